@@ -1,0 +1,38 @@
+//===- Tfm.h - the tfm dialect ----------------------------------*- C++ -*-===//
+//
+// Declares the tfm dialect, its enums, attributes, interfaces and ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_DIALECT_TFM_IR_TFM_H
+#define TFM_DIALECT_TFM_IR_TFM_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tfm/Dialect/Tfm/IR/TfmOpsDialect.h.inc"
+#include "tfm/Dialect/Tfm/IR/TfmEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tfm/Dialect/Tfm/IR/TfmAttrs.h.inc"
+
+#include "tfm/Dialect/Tfm/IR/TfmInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "tfm/Dialect/Tfm/IR/TfmOps.h.inc"
+
+namespace mlir::tfm {
+/// The argument attribute that names a parameter in the weight file.
+inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// The function attribute that marks a decoder block (input type == output type).
+inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
+
+/// The weight-file name of `v` if it is a function argument annotated with
+/// `tfm.param`, or an empty string.
+llvm::StringRef getParamName(Value v);
+} // namespace mlir::tfm
+
+#endif // TFM_DIALECT_TFM_IR_TFM_H

@@ -1,0 +1,350 @@
+//===- TfmOps.td - tfm operations --------------------------*- tablegen -*-===//
+#ifndef TFM_OPS_TD
+#define TFM_OPS_TD
+
+include "tfm/Dialect/Tfm/IR/TfmDialect.td"
+include "tfm/Dialect/Tfm/IR/TfmAttrs.td"
+include "tfm/Dialect/Tfm/IR/TfmInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Tfm_Float : AnyTypeOf<[F32, F16, BF16]>;
+def Tfm_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
+def Tfm_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
+
+class Tfm_LedgerOp<string mnemonic, list<Trait> traits = [],
+                   list<string> ledgerOverrides = []>
+    : Tfm_Op<mnemonic, !listconcat(traits,
+        [Pure, DeclareOpInterfaceMethods<Tfm_LedgerOpInterface,
+                                         ledgerOverrides>])> {
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def Tfm_EmbeddingOp : Tfm_LedgerOp<"embedding"> {
+  let summary = "token embedding lookup";
+  let description = [{
+    Gathers rows of the embedding table: `result[b, s, :] = table[ids[b, s], :]`.
+
+    - `ids`: `[B, S]` of i32 or i64.
+    - `table`: `[V, d]` (Hugging Face `wte.weight` / `embed_tokens.weight`).
+    - result: `[B, S, d]` with the table's element type.
+
+    Parameters: `V*d`. Ids outside `[0, V)` are clamped by the lowering.
+
+    ```mlir
+    %h = tfm.embedding %ids, %wte : (tensor<2x8xi64>, tensor<50257x768xf32>) -> tensor<2x8x768xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_TokenTensor:$ids, Tfm_FloatTensor:$table);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_PositionEmbeddingOp : Tfm_LedgerOp<"position_embedding"> {
+  let summary = "adds learned absolute position embeddings";
+  let description = [{
+    `result[b, s, :] = input[b, s, :] + table[offset + s, :]` (GPT-2's `wpe`).
+
+    - `input`: `[B, S, d]`; `table`: `[P, d]` with `P` the context length.
+    - `offset` (optional, `index`): position of the first token; 0 if absent.
+      Decode steps pass the current position here.
+    - result: the type of `input`.
+
+    Parameters: `P*d`. Without `offset`, `S <= P` is checked statically.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$table,
+                       Optional<Index>:$offset);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+def Tfm_LayerNormOp : Tfm_LedgerOp<"layer_norm"> {
+  let summary = "layer normalisation over the last dimension, with scale and bias";
+  let description = [{
+    `y = (x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias`, statistics
+    over the last dimension `d` (biased variance, as PyTorch). Statistics are
+    computed in f32 whatever the input type.
+
+    - `input`: `[..., d]`; `scale`, `bias`: `[d]`; result: the input's type.
+
+    Parameters: `2d`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$scale,
+                       Tfm_FloatTensor:$bias,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_RMSNormOp : Tfm_LedgerOp<"rms_norm"> {
+  let summary = "root-mean-square normalisation over the last dimension (scale only)";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * scale` (Llama's `RMSNorm`), with the
+    statistic computed in f32.
+
+    - `input`: `[..., d]`; `scale`: `[d]`; result: the input's type.
+
+    Parameters: `d`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$scale,
+                       DefaultValuedAttr<F32Attr, "1.0e-6">:$epsilon);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Projections
+//===----------------------------------------------------------------------===//
+
+def Tfm_LinearOp : Tfm_LedgerOp<"linear"> {
+  let summary = "affine projection of the last dimension";
+  let description = [{
+    `y = x W (+ b)` over the last dimension.
+
+    - `input`: `[..., in]`.
+    - `weight`: `[in, out]` when `layout = #tfm.layout<in_out>` (the default;
+      GPT-2 `Conv1D`), `[out, in]` when `layout = #tfm.layout<out_in>`
+      (`nn.Linear`: Llama, Mixtral).
+    - `bias` (optional): `[out]`.
+    - result: `[..., out]`, the input's element type.
+
+    Parameters: `in*out (+ out)`. FLOPs: `2 * n * in * out` with `n` the
+    product of the leading dimensions.
+
+    ```mlir
+    %y = tfm.linear %x, %w, %b : (tensor<2x8x768xf32>, tensor<768x2304xf32>, tensor<2304xf32>) -> tensor<2x8x2304xf32>
+    %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x16x4096xf32>, tensor<4096x4096xf32>) -> tensor<1x16x4096xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$weight,
+                       Optional<Tfm_FloatTensor>:$bias,
+                       DefaultValuedAttr<Tfm_WeightLayoutAttr,
+                                         "::mlir::tfm::WeightLayout::in_out">:$layout);
+  let results = (outs Tfm_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// Sizes of the projection: `in` and `out` whatever the layout.
+    int64_t getInFeatures();
+    int64_t getOutFeatures();
+  }];
+}
+
+def Tfm_LMHeadOp : Tfm_LedgerOp<"lm_head"> {
+  let summary = "projection of the final hidden states to vocabulary logits";
+  let description = [{
+    `logits = x W^T` with `weight` `[V, d]` (`layout = out_in`, the default,
+    as Hugging Face's `lm_head.weight` or a tied `wte.weight`) or `[d, V]`
+    (`in_out`). No bias.
+
+    - `input`: `[B, S, d]`; result: `[B, S, V]`.
+
+    Parameters: `V*d` (shared with the embedding when tied; the ledger counts a
+    shared tensor once in its totals). FLOPs: `2*B*S*d*V`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$weight,
+                       DefaultValuedAttr<Tfm_WeightLayoutAttr,
+                                         "::mlir::tfm::WeightLayout::out_in">:$layout);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
+  let summary = "splits the last dimension into consecutive pieces";
+  let description = [{
+    Splits `[..., n]` into pieces `[..., n_i]` with `sum(n_i) = n`, in order:
+    the Q, K and V parts of a fused QKV projection (`c_attn` in GPT-2, or the
+    output of `--tfm-fuse-qkv`).
+
+    ```mlir
+    %q, %k, %v = tfm.split %qkv : (tensor<2x8x2304xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>, tensor<2x8x768xf32>)
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Variadic<Tfm_FloatTensor>:$results);
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Heads and positions
+//===----------------------------------------------------------------------===//
+
+def Tfm_SplitHeadsOp : Tfm_Op<"split_heads", [Pure]> {
+  let summary = "reshapes [B, S, H*dh] to [B, H, S, dh]";
+  let description = [{
+    Splits the last dimension into `num_heads` heads of size `dh` and moves
+    the head axis before the sequence axis: `view(B,S,H,dh).transpose(1,2)`.
+    `dh` is the result's last dimension and need not equal `d/H` of the model.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, I64Attr:$num_heads);
+  let results = (outs Tfm_FloatTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tfm_MergeHeadsOp : Tfm_Op<"merge_heads", [Pure]> {
+  let summary = "reshapes [B, H, S, dh] to [B, S, H*dh]";
+  let description = [{
+    The inverse of `tfm.split_heads`: `transpose(1,2).reshape(B,S,H*dh)`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
+  let summary = "rotary position embedding (rotate-half convention)";
+  let description = [{
+    Rotates each head vector by position-dependent angles, in the
+    rotate-half convention of Llama / GPT-NeoX (pairs `(i, i + dh/2)`, not
+    interleaved pairs):
+
+    ```
+    inv_freq[i] = theta^(-2i/dh),   angle = (offset + s) * inv_freq[i]
+    y[..., i]        = x[i] * cos(angle) - x[i + dh/2] * sin(angle)
+    y[..., i + dh/2] = x[i + dh/2] * cos(angle) + x[i] * sin(angle)
+    ```
+
+    - `input`: `[B, H, S, dh]` with `dh` even; result: the same type.
+    - `offset` (optional, `index`): absolute position of the first token.
+    - `theta`: the base (`rope_theta`, 10000 by default).
+
+    No parameters.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Optional<Index>:$offset,
+                       DefaultValuedAttr<F32Attr, "10000.0">:$theta);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
+                                    ["getKVCacheBytesPerToken"]> {
+  let summary = "scaled dot-product attention, causal by default (MHA, GQA, MQA)";
+  let description = [{
+    `softmax(Q K^T * scale + mask) V` per query head.
+
+    - `query`: `[B, Hq, S, dh]`.
+    - `key`: `[B, Hkv, Skv, dh]`, `value`: `[B, Hkv, Skv, dv]`, with
+      `Hq % Hkv == 0`: query head `h` reads key/value head `h / (Hq/Hkv)`.
+      `Hkv == Hq` is MHA, `Hkv == 1` MQA, anything between GQA.
+    - `offset` (optional, `index`): absolute position of the first query.
+      Absent, queries are the last `S` positions (`offset = Skv - S`), which
+      covers prefill (`S == Skv`). A decode step over a preallocated cache
+      passes its position: later cache slots are then in the future and
+      masked by causality.
+    - `causal` (default true): query at position `p` sees keys `j <= p`.
+    - `scale` (default `1/sqrt(dh)`).
+    - result: `[B, Hq, S, dv]`.
+
+    FLOPs: `2*B*Hq*S*Skv*dh` for `Q K^T` plus `2*B*Hq*S*Skv*dv` for the
+    product with `V`, counted per query head (GQA does not shrink them) and
+    without the causal half. KV cache per token: `Hkv*(dh+dv)` elements per
+    sequence.
+
+    This op stays high-level until `--tfm-flash-attention` or
+    `--tfm-to-linalg` lowers it; nothing recovers it from generic IR.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$query, Tfm_FloatTensor:$key,
+                       Tfm_FloatTensor:$value, Optional<Index>:$offset,
+                       DefaultValuedAttr<BoolAttr, "true">:$causal,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs Tfm_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or `1/sqrt(dh)`.
+    double getScaleValue();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Activations and the MLP
+//===----------------------------------------------------------------------===//
+
+def Tfm_GeluOp : Tfm_LedgerOp<"gelu", [SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `approximate = none`: `0.5 x (1 + erf(x / sqrt(2)))`.
+    `approximate = tanh` (GPT-2's `gelu_new`):
+    `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input,
+                       DefaultValuedAttr<Tfm_GeluApproximationAttr,
+                         "::mlir::tfm::GeluApproximation::none">:$approximate);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_SiluOp : Tfm_LedgerOp<"silu", [SameOperandsAndResultType]> {
+  let summary = "sigmoid linear unit, x * sigmoid(x)";
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_SwiGLUOp : Tfm_LedgerOp<"swiglu", [SameOperandsAndResultType]> {
+  let summary = "gated SiLU: silu(gate) * up";
+  let description = [{
+    The gate of a SwiGLU MLP: `silu(gate) * up`, both `[B, S, m]`. With its
+    three projections (gate `d->m`, up `d->m`, down `m->d`) the MLP holds
+    `3*d*m` parameters.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$gate, Tfm_FloatTensor:$up);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_ResidualAddOp : Tfm_LedgerOp<"residual_add"> {
+  let summary = "adds a sublayer's output back onto the residual stream";
+  let description = [{
+    `result = residual + branch`. The residual stream is `[B, S, d]` and the
+    result has its type.
+
+    The op itself only requires the same rank and element type; that both
+    sides have identical shapes (the sublayer returned to `[B, S, d]`) is
+    checked by `--tfm-verify-contracts`, which can say which sublayer broke
+    the contract and where its output came from.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$residual, Tfm_FloatTensor:$branch);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
+  let summary = "sparse mixture of SwiGLU experts with top-k routing (Mixtral)";
+  let description = [{
+    Per token `x` (`[B, S, d]`):
+
+    ```
+    p        = softmax(x R^T)                    // router: [E, d]
+    (w, e)   = top_k(p)                          // k experts per token
+    w        = w / sum(w)                        // renormalised
+    y        = sum_i w_i * down_e_i(silu(gate_e_i(x)) * up_e_i(x))
+    ```
+
+    `expert_weights` holds, for each of the `E` experts in order, its gate
+    `[m, d]`, up `[m, d]` and down `[d, m]` weights in `nn.Linear` layout
+    (Mixtral's `w1`, `w3`, `w2`), so `3*E` operands.
+
+    Parameters: `E*d + 3*E*d*m`. FLOPs count the router and the `top_k`
+    experts a token runs: `2*n*d*E + top_k * 6*n*d*m`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$router,
+                       Variadic<Tfm_FloatTensor>:$expert_weights,
+                       I64Attr:$top_k);
+  let results = (outs Tfm_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    int64_t getNumExperts() { return getExpertWeights().size() / 3; }
+    int64_t getIntermediateSize();
+    Value getExpertGate(int64_t e) { return getExpertWeights()[3 * e]; }
+    Value getExpertUp(int64_t e) { return getExpertWeights()[3 * e + 1]; }
+    Value getExpertDown(int64_t e) { return getExpertWeights()[3 * e + 2]; }
+  }];
+}
+
+#endif // TFM_OPS_TD

@@ -1,0 +1,435 @@
+//===- TfmOps.cpp - tfm op verifiers and ledger hooks ---------------------===//
+//
+// Verifiers check the local shape contracts of each op (the ones visible from
+// its own operands); cross-op contracts live in --tfm-verify-contracts.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
+
+/// Emits "<what> must have rank <n>, got <type>" when the rank is wrong.
+static LogicalResult checkRank(Operation *op, Value v, StringRef what,
+                               int64_t rank) {
+  auto type = tensorType(v);
+  if (type.getRank() == rank)
+    return success();
+  return op->emitOpError() << what << " must have rank " << rank << ", got "
+                           << type;
+}
+
+/// Emits an error unless `a` and `b` share their element type.
+static LogicalResult checkSameElementType(Operation *op, Value a, StringRef an,
+                                          Value b, StringRef bn) {
+  Type ea = tensorType(a).getElementType(), eb = tensorType(b).getElementType();
+  if (ea == eb)
+    return success();
+  return op->emitOpError() << an << " element type " << ea << " differs from "
+                           << bn << " element type " << eb;
+}
+
+/// Checks that the result type equals `expected`, naming the contract.
+static LogicalResult checkResultType(Operation *op, Type expected) {
+  Type actual = op->getResult(0).getType();
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << "result type " << actual << " should be "
+                           << expected;
+}
+
+/// Checks a per-feature vector (norm scale/bias, linear bias): `[d]`.
+static LogicalResult checkVector(Operation *op, Value v, StringRef what,
+                                 int64_t d, StringRef dName) {
+  auto type = tensorType(v);
+  if (type.getRank() == 1 && type.getDimSize(0) == d)
+    return success();
+  return op->emitOpError() << what << " must be [" << d << "] (" << dName
+                           << "), got " << type;
+}
+
+static int64_t leadingElements(RankedTensorType t) {
+  return t.getNumElements() / t.getShape().back();
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  if (failed(checkRank(*this, getIds(), "ids", 2)) ||
+      failed(checkRank(*this, getTable(), "table", 2)))
+    return failure();
+  auto ids = tensorType(getIds()), table = tensorType(getTable());
+  return checkResultType(
+      *this, RankedTensorType::get({ids.getDimSize(0), ids.getDimSize(1),
+                                    table.getDimSize(1)},
+                                   table.getElementType()));
+}
+
+int64_t EmbeddingOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// PositionEmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PositionEmbeddingOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)) ||
+      failed(checkRank(*this, getTable(), "table", 2)) ||
+      failed(checkSameElementType(*this, getInput(), "input", getTable(),
+                                  "table")))
+    return failure();
+  auto in = tensorType(getInput()), table = tensorType(getTable());
+  if (table.getDimSize(1) != in.getDimSize(2))
+    return emitOpError() << "table width " << table.getDimSize(1)
+                         << " differs from the hidden size d="
+                         << in.getDimSize(2);
+  if (!getOffset() && in.getDimSize(1) > table.getDimSize(0))
+    return emitOpError() << "sequence length " << in.getDimSize(1)
+                         << " exceeds the " << table.getDimSize(0)
+                         << " positions of the table";
+  return checkResultType(*this, in);
+}
+
+int64_t PositionEmbeddingOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Norms
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyNorm(Operation *op, Value input,
+                                ArrayRef<std::pair<Value, StringRef>> params,
+                                float epsilon) {
+  auto in = tensorType(input);
+  if (in.getRank() < 1)
+    return op->emitOpError() << "input must have rank >= 1";
+  int64_t d = in.getShape().back();
+  for (auto [param, name] : params) {
+    if (failed(checkVector(op, param, name, d, "the normalised dimension d")) ||
+        failed(checkSameElementType(op, input, "input", param, name)))
+      return failure();
+  }
+  if (!(epsilon > 0.0f))
+    return op->emitOpError() << "epsilon must be positive, got " << epsilon;
+  return checkResultType(op, in);
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(),
+                    {{getScale(), "scale"}, {getBias(), "bias"}},
+                    getEpsilon().convertToFloat());
+}
+int64_t LayerNormOp::getFlopCount() { return 0; }
+
+LogicalResult RMSNormOp::verify() {
+  return verifyNorm(*this, getInput(), {{getScale(), "scale"}},
+                    getEpsilon().convertToFloat());
+}
+int64_t RMSNormOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+int64_t LinearOp::getInFeatures() {
+  auto w = tensorType(getWeight());
+  return getLayout() == WeightLayout::in_out ? w.getDimSize(0)
+                                             : w.getDimSize(1);
+}
+
+int64_t LinearOp::getOutFeatures() {
+  auto w = tensorType(getWeight());
+  return getLayout() == WeightLayout::in_out ? w.getDimSize(1)
+                                             : w.getDimSize(0);
+}
+
+LogicalResult LinearOp::verify() {
+  auto in = tensorType(getInput());
+  if (in.getRank() < 2)
+    return emitOpError() << "input must have rank >= 2, got " << in;
+  if (failed(checkRank(*this, getWeight(), "weight", 2)) ||
+      failed(checkSameElementType(*this, getInput(), "input", getWeight(),
+                                  "weight")))
+    return failure();
+  int64_t inFeatures = getInFeatures(), outFeatures = getOutFeatures();
+  if (in.getShape().back() != inFeatures)
+    return emitOpError() << "input's last dimension " << in.getShape().back()
+                         << " does not match the weight's in=" << inFeatures
+                         << " (weight " << getWeight().getType() << ", layout "
+                         << stringifyWeightLayout(getLayout()) << ")";
+  if (Value bias = getBias()) {
+    if (failed(checkVector(*this, bias, "bias", outFeatures,
+                           "the weight's out")) ||
+        failed(checkSameElementType(*this, getInput(), "input", bias, "bias")))
+      return failure();
+  }
+  SmallVector<int64_t> shape(in.getShape());
+  shape.back() = outFeatures;
+  return checkResultType(*this,
+                         RankedTensorType::get(shape, in.getElementType()));
+}
+
+int64_t LinearOp::getFlopCount() {
+  return 2 * leadingElements(tensorType(getInput())) * getInFeatures() *
+         getOutFeatures();
+}
+
+//===----------------------------------------------------------------------===//
+// LMHeadOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LMHeadOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)) ||
+      failed(checkRank(*this, getWeight(), "weight", 2)) ||
+      failed(checkSameElementType(*this, getInput(), "input", getWeight(),
+                                  "weight")))
+    return failure();
+  auto in = tensorType(getInput()), w = tensorType(getWeight());
+  bool outIn = getLayout() == WeightLayout::out_in;
+  int64_t vocab = w.getDimSize(outIn ? 0 : 1), d = w.getDimSize(outIn ? 1 : 0);
+  if (d != in.getDimSize(2))
+    return emitOpError() << "weight " << w << " (layout "
+                         << stringifyWeightLayout(getLayout())
+                         << ") expects hidden size " << d << ", input has "
+                         << in.getDimSize(2);
+  return checkResultType(
+      *this, RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), vocab},
+                                   in.getElementType()));
+}
+
+int64_t LMHeadOp::getFlopCount() {
+  return 2 * tensorType(getInput()).getNumElements() *
+         numElements(getWeight()) / tensorType(getInput()).getDimSize(2);
+}
+
+//===----------------------------------------------------------------------===//
+// SplitOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitOp::verify() {
+  auto in = tensorType(getInput());
+  if (getResults().empty())
+    return emitOpError() << "needs at least one result";
+  int64_t total = 0;
+  for (auto [i, r] : llvm::enumerate(getResults())) {
+    auto rt = tensorType(r);
+    if (rt.getRank() != in.getRank() ||
+        rt.getElementType() != in.getElementType() ||
+        rt.getShape().drop_back() != in.getShape().drop_back())
+      return emitOpError() << "result #" << i << " " << rt
+                           << " must match the input " << in
+                           << " in all but the last dimension";
+    total += rt.getShape().back();
+  }
+  if (total != in.getShape().back())
+    return emitOpError() << "pieces add up to " << total
+                         << ", but the last dimension of the input is "
+                         << in.getShape().back();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SplitHeadsOp / MergeHeadsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitHeadsOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)))
+    return failure();
+  auto in = tensorType(getInput());
+  int64_t heads = getNumHeads();
+  if (heads <= 0)
+    return emitOpError() << "num_heads must be positive, got " << heads;
+  int64_t width = in.getDimSize(2);
+  if (width % heads != 0)
+    return emitOpError() << "width " << width
+                         << " is not divisible by num_heads=" << heads;
+  return checkResultType(
+      *this, RankedTensorType::get(
+                 {in.getDimSize(0), heads, in.getDimSize(1), width / heads},
+                 in.getElementType()));
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 4)))
+    return failure();
+  auto in = tensorType(getInput());
+  return checkResultType(
+      *this, RankedTensorType::get({in.getDimSize(0), in.getDimSize(2),
+                                    in.getDimSize(1) * in.getDimSize(3)},
+                                   in.getElementType()));
+}
+
+//===----------------------------------------------------------------------===//
+// RoPEOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RoPEOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 4)))
+    return failure();
+  auto in = tensorType(getInput());
+  if (in.getDimSize(3) % 2 != 0)
+    return emitOpError() << "head dimension dh=" << in.getDimSize(3)
+                         << " must be even to rotate halves";
+  if (!(getTheta().convertToFloat() > 0.0f))
+    return emitOpError() << "theta must be positive";
+  return checkResultType(*this, in);
+}
+
+int64_t RoPEOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+double AttentionOp::getScaleValue() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0 / std::sqrt(double(tensorType(getQuery()).getDimSize(3)));
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(checkRank(*this, getQuery(), "query", 4)) ||
+      failed(checkRank(*this, getKey(), "key", 4)) ||
+      failed(checkRank(*this, getValue(), "value", 4)) ||
+      failed(checkSameElementType(*this, getQuery(), "query", getKey(),
+                                  "key")) ||
+      failed(checkSameElementType(*this, getQuery(), "query", getValue(),
+                                  "value")))
+    return failure();
+  auto q = tensorType(getQuery()), k = tensorType(getKey()),
+       v = tensorType(getValue());
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (k.getDimSize(0) != q.getDimSize(0) || v.getDimSize(0) != q.getDimSize(0))
+    return emitOpError() << "batch sizes differ: query " << q << ", key " << k
+                         << ", value " << v;
+  if (v.getDimSize(1) != hkv || v.getDimSize(2) != k.getDimSize(2))
+    return emitOpError() << "key " << k << " and value " << v
+                         << " must agree in heads and length";
+  if (hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "query heads Hq=" << hq
+                         << " must be a multiple of key/value heads Hkv="
+                         << hkv;
+  if (k.getDimSize(3) != q.getDimSize(3))
+    return emitOpError() << "query head dim " << q.getDimSize(3)
+                         << " differs from key head dim " << k.getDimSize(3);
+  if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
+    return emitOpError() << "query length " << q.getDimSize(2)
+                         << " exceeds key length " << k.getDimSize(2)
+                         << " with no offset";
+  return checkResultType(
+      *this, RankedTensorType::get({q.getDimSize(0), hq, q.getDimSize(2),
+                                    v.getDimSize(3)},
+                                   q.getElementType()));
+}
+
+int64_t AttentionOp::getFlopCount() {
+  auto q = tensorType(getQuery());
+  int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
+  int64_t skv = tensorType(getKey()).getDimSize(2);
+  return 2 * rows * skv * q.getDimSize(3) +
+         2 * rows * skv * tensorType(getValue()).getDimSize(3);
+}
+
+int64_t AttentionOp::getKVCacheBytesPerToken() {
+  auto k = tensorType(getKey()), v = tensorType(getValue());
+  int64_t bytes = k.getElementTypeBitWidth() / 8;
+  return k.getDimSize(1) * (k.getDimSize(3) + v.getDimSize(3)) * bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() { return success(); }
+int64_t GeluOp::getFlopCount() { return 0; }
+LogicalResult SiluOp::verify() { return success(); }
+int64_t SiluOp::getFlopCount() { return 0; }
+LogicalResult SwiGLUOp::verify() { return success(); }
+int64_t SwiGLUOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// ResidualAddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ResidualAddOp::verify() {
+  auto res = tensorType(getResidual()), branch = tensorType(getBranch());
+  if (res.getRank() != branch.getRank())
+    return emitOpError() << "residual " << res << " and branch " << branch
+                         << " differ in rank";
+  if (failed(checkSameElementType(*this, getResidual(), "residual",
+                                  getBranch(), "branch")))
+    return failure();
+  return checkResultType(*this, res);
+}
+
+int64_t ResidualAddOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// MoEOp
+//===----------------------------------------------------------------------===//
+
+int64_t MoEOp::getIntermediateSize() {
+  if (getExpertWeights().empty())
+    return 0;
+  return tensorType(getExpertGate(0)).getDimSize(0);
+}
+
+LogicalResult MoEOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)) ||
+      failed(checkRank(*this, getRouter(), "router", 2)))
+    return failure();
+  auto in = tensorType(getInput()), router = tensorType(getRouter());
+  int64_t d = in.getDimSize(2);
+  size_t numWeights = getExpertWeights().size();
+  if (numWeights == 0 || numWeights % 3 != 0)
+    return emitOpError() << "expects 3 weights (gate, up, down) per expert, got "
+                         << numWeights;
+  int64_t experts = getNumExperts();
+  if (router.getDimSize(0) != experts || router.getDimSize(1) != d)
+    return emitOpError() << "router must be [" << experts << ", " << d
+                         << "] (experts x d), got " << router;
+  if (getTopK() < 1 || getTopK() > experts)
+    return emitOpError() << "top_k=" << getTopK() << " must be in [1, "
+                         << experts << "]";
+  int64_t m = getIntermediateSize();
+  auto expect = [&](Value w, int64_t rows, int64_t cols, int64_t e,
+                    StringRef name) -> LogicalResult {
+    auto t = tensorType(w);
+    if (t.getRank() == 2 && t.getDimSize(0) == rows &&
+        t.getDimSize(1) == cols && t.getElementType() == in.getElementType())
+      return success();
+    return emitOpError() << "expert " << e << " " << name << " weight must be "
+                         << RankedTensorType::get({rows, cols},
+                                                  in.getElementType())
+                         << ", got " << t;
+  };
+  for (int64_t e = 0; e < experts; ++e) {
+    if (failed(expect(getExpertGate(e), m, d, e, "gate")) ||
+        failed(expect(getExpertUp(e), m, d, e, "up")) ||
+        failed(expect(getExpertDown(e), d, m, e, "down")))
+      return failure();
+  }
+  return checkResultType(*this, in);
+}
+
+int64_t MoEOp::getFlopCount() {
+  auto in = tensorType(getInput());
+  int64_t n = leadingElements(in), d = in.getDimSize(2);
+  return 2 * n * d * getNumExperts() +
+         getTopK() * 6 * n * d * getIntermediateSize();
+}
+
+#define GET_OP_CLASSES
+#include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"

@@ -1,0 +1,40 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TFM"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "common"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%tfm_src", config.tfm_src_root))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tfm_tools_dir, append_path=True)
+llvm_config.with_environment(
+    "PYTHONPATH",
+    [os.path.join(config.tfm_src_root, "python"),
+     os.path.join(config.tfm_src_root, "test", "common")],
+    append_path=True)
+config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
+
+tools = ["transformer-opt", "transformer-runner", "transformer-translate"]
+llvm_config.add_tool_substitutions(
+    [ToolSubst(t, unresolved="ignore") for t in tools],
+    [config.tfm_tools_dir, config.llvm_tools_dir])
+
+# Tests that compare against PyTorch need Debian's python3-torch.
+import subprocess
+if subprocess.call([config.python_executable, "-c", "import torch, numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
