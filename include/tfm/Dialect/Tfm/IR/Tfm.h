@@ -27,6 +27,11 @@
 namespace mlir::tfm {
 /// The argument attribute that names a parameter in the weight file.
 inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// On a parameter built by concatenating weight-file tensors (e.g. by
+/// --tfm-fuse-qkv): the names of the parts, in order, and the axis.
+inline constexpr llvm::StringLiteral kParamPartsAttrName = "tfm.param_parts";
+inline constexpr llvm::StringLiteral kParamConcatAxisAttrName =
+    "tfm.param_concat_axis";
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 

@@ -5,6 +5,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::arith { class ArithDialect; }
+namespace mlir::linalg { class LinalgDialect; }
+namespace mlir::math { class MathDialect; }
+namespace mlir::scf { class SCFDialect; }
+namespace mlir::tensor { class TensorDialect; }
+
 namespace mlir {
 namespace tfm {
 

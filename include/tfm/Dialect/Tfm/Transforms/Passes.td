@@ -38,4 +38,58 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
   ];
 }
 
+def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
+  let summary = "Fuses the Q, K and V projections of an attention into one GEMM";
+  let description = [{
+    Where the query, key and value of a `tfm.attention` come (through
+    `tfm.rope` and `tfm.split_heads`) from three `tfm.linear` ops that read
+    the same input, with the same element type, the same weight layout and
+    either all or no biases, and whose weights are `tfm.param` arguments,
+    the three projections become one `tfm.linear` against a concatenated
+    weight `[d, d_q + 2*d_kv]` (or `[d_q + 2*d_kv, d]` for `out_in`),
+    followed by a `tfm.split`. GQA and MQA (`d_kv < d_q`) are included.
+
+    The concatenated weight is a new function argument whose
+    `tfm.param_parts` attribute lists the original tensor names and
+    `tfm.param_concat_axis` the axis: the runner concatenates once, when it
+    binds weights, never on a forward call. The original arguments are
+    removed when nothing else uses them.
+
+    Projections that do not share an input, or whose dtypes or layouts
+    differ, or whose weights are not parameters, are left alone.
+  }];
+}
+
+def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
+  let summary = "Rewrites tfm.attention into tiled online-softmax loops (FlashAttention)";
+  let description = [{
+    Replaces each `tfm.attention` by loops over batch, key/value head and
+    query tiles; for each query tile an inner loop walks key/value tiles
+    keeping, per query row, a running maximum `m`, a running sum `l` and an
+    output accumulator, rescaling both by `exp(m_old - m_new)` on each tile
+    and dividing once at the end. The result is `scf` loops around `linalg`
+    ops on tensors, which the usual tensor pipeline bufferizes.
+
+    - Under a causal mask the inner loop stops at the last key tile a query
+      tile can see: tiles wholly in the future are skipped, not masked.
+    - GQA/MQA: a query tile holds all `Hq/Hkv` query heads of one key/value
+      head, so each K/V tile is read once for its whole group.
+    - Lengths that are not a multiple of the tile sizes are padded once up
+      front (the padding keys are masked), so every tile has a static shape.
+    - Scratch is `O(tile)`: no value of `S x S_kv` elements is created.
+    - f16/bf16 inputs accumulate in f32.
+  }];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+           "Query rows per tile">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
+           "Key/value rows per tile">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // TFM_TRANSFORMS_PASSES_TD

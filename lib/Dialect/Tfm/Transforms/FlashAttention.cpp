@@ -1,0 +1,382 @@
+//===- FlashAttention.cpp - tiled online-softmax attention ----------------===//
+//
+// Rewrites tfm.attention into the FlashAttention form: never materialise the
+// S x S_kv score matrix; walk key/value tiles keeping per query row a running
+// max m, a running sum l and an output accumulator acc:
+//
+//   s      = (Q_tile K_tile^T) * scale            masked: -inf
+//   m_new  = max(m, rowmax(s))
+//   p      = exp(s - m_new)
+//   corr   = exp(m - m_new)
+//   l      = l * corr + rowsum(p)
+//   acc    = acc * corr + p V_tile
+//   out    = acc / l                               once, after the last tile
+//
+// Loop nest: batch b, key/value head g, query tile (all Hq/Hkv query heads of
+// g at once, so each K/V tile is read once per group), key tile. The key loop
+// ends at the last tile a causal query tile can see; later tiles are skipped.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMFLASHATTENTION
+#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// Builds the tile computations of one attention op.
+class FlashBuilder {
+public:
+  FlashBuilder(ImplicitLocOpBuilder &b, AttentionOp op, int64_t queryTile,
+               int64_t keyTile)
+      : b(b), op(op), f32(b.getF32Type()) {
+    auto q = cast<RankedTensorType>(op.getQuery().getType());
+    auto k = cast<RankedTensorType>(op.getKey().getType());
+    auto v = cast<RankedTensorType>(op.getValue().getType());
+    batch = q.getDimSize(0);
+    kvHeads = k.getDimSize(1);
+    group = q.getDimSize(1) / kvHeads;
+    seq = q.getDimSize(2);
+    kvSeq = k.getDimSize(2);
+    headDim = q.getDimSize(3);
+    valueDim = v.getDimSize(3);
+    elemType = q.getElementType();
+    tq = std::min(queryTile, seq);
+    tk = std::min(keyTile, kvSeq);
+  }
+
+  Value build();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
+  }
+  Value toF32(OpBuilder &nb, Location loc, Value v) {
+    if (v.getType() == f32)
+      return v;
+    return arith::ExtFOp::create(nb, loc, f32, v);
+  }
+  Value filled(ArrayRef<int64_t> shape, Value value) {
+    Value empty = tensor::EmptyOp::create(b, shape, f32);
+    return linalg::FillOp::create(b, value, empty).getResult(0);
+  }
+  AffineMap map(unsigned dims, ArrayRef<unsigned> results) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned r : results)
+      exprs.push_back(b.getAffineDimExpr(r));
+    return AffineMap::get(dims, 0, exprs, b.getContext());
+  }
+  Value generic(Type resultType, ValueRange ins, Value out,
+                ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iters,
+                function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    return linalg::GenericOp::create(b, TypeRange{resultType}, ins,
+                                     ValueRange{out}, maps, iters, body)
+        .getResult(0);
+  }
+  /// Pads dimension 2 of `v` with zeros up to `padded` rows.
+  Value padSequence(Value v, int64_t padded) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getDimSize(2) == padded)
+      return v;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[2] = padded;
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(elemType));
+    return tensor::createPadHighOp(
+        RankedTensorType::get(shape, elemType), v, zero, /*nofold=*/false,
+        b.getLoc(), b);
+  }
+  /// A [rows x cols] slice of `v` at [bi, head, row, 0], dropping the unit dims
+  /// (or [group x rows x cols] when `heads` > 1).
+  Value slice(Value v, Value bi, Value head, int64_t heads, Value row,
+              int64_t rows, int64_t cols) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape;
+    if (heads > 1)
+      shape.push_back(heads);
+    shape.append({rows, cols});
+    auto sliceType = RankedTensorType::get(shape, type.getElementType());
+    SmallVector<OpFoldResult> offsets{bi, head, row, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(heads),
+                                    b.getIndexAttr(rows), b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, sliceType, v, offsets, sizes,
+                                          strides);
+  }
+
+  /// One step of the key loop: folds a key/value tile into (m, l, acc).
+  SmallVector<Value> foldKeyTile(Value qTile, Value kTile, Value vTile,
+                                 Value keyStart, Value queryPos0, Value m,
+                                 Value l, Value acc);
+
+  ImplicitLocOpBuilder &b;
+  AttentionOp op;
+  Type f32, elemType;
+  int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
+};
+
+SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
+                                             Value vTile, Value keyStart,
+                                             Value queryPos0, Value m, Value l,
+                                             Value acc) {
+  // Scores s[j, i, t] = sum_d q[j, i, d] * k[t, d], in f32.
+  auto scoreType = RankedTensorType::get({group, tq, tk}, f32);
+  Value scores = generic(
+      scoreType, {qTile, kTile}, filled({group, tq, tk}, f32Const(0.0)),
+      {map(4, {0, 1, 3}), map(4, {2, 3}), map(4, {0, 1, 2})},
+      {kPar, kPar, kPar, kRed}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value prod = arith::MulFOp::create(nb, loc, toF32(nb, loc, a[0]),
+                                           toF32(nb, loc, a[1]));
+        linalg::YieldOp::create(nb, loc,
+                                arith::AddFOp::create(nb, loc, a[2], prod)
+                                    .getResult());
+      });
+
+  double scale = op.getScaleValue();
+  bool causal = op.getCausal();
+  int64_t validKeys = kvSeq;
+  // The scaled score of (i, t), or -inf where the key is masked: a padding key
+  // or, under a causal mask, a key after the query's position.
+  auto scaledOrMasked = [&](OpBuilder &nb, Location loc, Value s) -> Value {
+    Value i = linalg::IndexOp::create(nb, loc, 1);
+    Value t = linalg::IndexOp::create(nb, loc, 2);
+    Value key = arith::AddIOp::create(nb, loc, keyStart, t);
+    Value masked = arith::CmpIOp::create(
+        nb, loc, arith::CmpIPredicate::sge, key,
+        arith::ConstantIndexOp::create(nb, loc, validKeys));
+    if (causal) {
+      Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
+      Value future = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sgt,
+                                           key, query);
+      masked = arith::OrIOp::create(nb, loc, masked, future);
+    }
+    Value scaled = arith::MulFOp::create(
+        nb, loc, s,
+        arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(scale)));
+    Value negInf = arith::ConstantOp::create(
+        nb, loc,
+        nb.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
+    return arith::SelectOp::create(nb, loc, masked, negInf, scaled);
+  };
+
+  // m_new[j, i] = max(m[j, i], max_t s[j, i, t]).
+  auto rowType = RankedTensorType::get({group, tq}, f32);
+  Value mNew = generic(rowType, {scores}, m, {map(3, {0, 1, 2}), map(3, {0, 1})},
+                       {kPar, kPar, kRed},
+                       [&](OpBuilder &nb, Location loc, ValueRange a) {
+                         Value s = scaledOrMasked(nb, loc, a[0]);
+                         linalg::YieldOp::create(
+                             nb, loc,
+                             arith::MaximumFOp::create(nb, loc, a[1], s)
+                                 .getResult());
+                       });
+
+  // p[j, i, t] = exp(s - m_new); masked keys give exp(-inf) = 0. m_new is
+  // finite: key 0 is visible to every query and lies in the first tile.
+  Value probs = generic(
+      scoreType, {scores, mNew}, tensor::EmptyOp::create(b, scoreType.getShape(), f32),
+      {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
+      {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value s = scaledOrMasked(nb, loc, a[0]);
+        Value e = math::ExpOp::create(
+            nb, loc, arith::SubFOp::create(nb, loc, s, a[1]));
+        linalg::YieldOp::create(nb, loc, e);
+      });
+
+  // corr = exp(m - m_new): how much the old running values shrink.
+  Value corr = generic(
+      rowType, {m, mNew}, tensor::EmptyOp::create(b, rowType.getShape(), f32),
+      {map(2, {0, 1}), map(2, {0, 1}), map(2, {0, 1})}, {kPar, kPar},
+      [&](OpBuilder &nb, Location loc, ValueRange a) {
+        linalg::YieldOp::create(
+            nb, loc,
+            math::ExpOp::create(nb, loc,
+                                arith::SubFOp::create(nb, loc, a[0], a[1]))
+                .getResult());
+      });
+
+  auto mulCorr = [&](OpBuilder &nb, Location loc, ValueRange a) {
+    linalg::YieldOp::create(
+        nb, loc, arith::MulFOp::create(nb, loc, a[1], a[0]).getResult());
+  };
+  // l_new = l * corr + sum_t p.
+  Value lScaled = generic(rowType, {corr}, l, {map(2, {0, 1}), map(2, {0, 1})},
+                          {kPar, kPar}, mulCorr);
+  Value lNew = generic(rowType, {probs}, lScaled,
+                       {map(3, {0, 1, 2}), map(3, {0, 1})}, {kPar, kPar, kRed},
+                       [&](OpBuilder &nb, Location loc, ValueRange a) {
+                         linalg::YieldOp::create(
+                             nb, loc,
+                             arith::AddFOp::create(nb, loc, a[1], a[0])
+                                 .getResult());
+                       });
+
+  // acc_new = acc * corr + p V.
+  auto accType = RankedTensorType::get({group, tq, valueDim}, f32);
+  Value accScaled =
+      generic(accType, {corr}, acc, {map(3, {0, 1}), map(3, {0, 1, 2})},
+              {kPar, kPar, kPar}, mulCorr);
+  Value accNew = generic(
+      accType, {probs, vTile}, accScaled,
+      {map(4, {0, 1, 3}), map(4, {3, 2}), map(4, {0, 1, 2})},
+      {kPar, kPar, kPar, kRed}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value prod =
+            arith::MulFOp::create(nb, loc, a[0], toF32(nb, loc, a[1]));
+        linalg::YieldOp::create(nb, loc,
+                                arith::AddFOp::create(nb, loc, a[2], prod)
+                                    .getResult());
+      });
+  return {mNew, lNew, accNew};
+}
+
+Value FlashBuilder::build() {
+  int64_t paddedSeq = llvm::divideCeil(seq, tq) * tq;
+  int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
+  Value q = padSequence(op.getQuery(), paddedSeq);
+  Value k = padSequence(op.getKey(), paddedKvSeq);
+  Value v = padSequence(op.getValue(), paddedKvSeq);
+
+  // Absolute position of query row 0; see tfm.attention's `offset`.
+  Value offset = op.getOffset() ? op.getOffset() : idx(kvSeq - seq);
+
+  auto outType =
+      RankedTensorType::get({batch, kvHeads * group, paddedSeq, valueDim},
+                            elemType);
+  Value init = tensor::EmptyOp::create(b, outType.getShape(), elemType);
+  Value zero = idx(0), one = idx(1);
+
+  auto loop = [&](Value lb, Value ub, Value step, ValueRange iterArgs,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(
+        b, lb, ub, step, iterArgs,
+        [&](OpBuilder &nb, Location loc, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, body(iv, args));
+        });
+    return forOp.getResults();
+  };
+
+  Value result = loop(zero, idx(batch), one, {init}, [&](Value bi, ValueRange o0) {
+    return SmallVector<Value>(loop(zero, idx(kvHeads), one, {o0[0]}, [&](Value g, ValueRange o1) {
+      return SmallVector<Value>(loop(zero, idx(paddedSeq), idx(tq), {o1[0]}, [&](Value qs, ValueRange o2) {
+        Value head0 = arith::MulIOp::create(b, g, idx(group));
+        Value qTile = slice(q, bi, head0, group, qs, tq, headDim);
+        if (group == 1) // Keep the [group, rows, cols] shape the maps expect.
+          qTile = tensor::ExpandShapeOp::create(
+              b, RankedTensorType::get({1, tq, headDim}, elemType), qTile,
+              SmallVector<ReassociationIndices>{{0, 1}, {2}});
+        Value queryPos0 = arith::AddIOp::create(b, offset, qs);
+
+        // Keys [0, kvEnd) can matter to this query tile; under a causal mask
+        // later tiles are wholly in the future and the loop never visits them.
+        Value kvEnd = idx(kvSeq);
+        if (op.getCausal())
+          kvEnd = arith::MinSIOp::create(
+              b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
+
+        Value negInf = arith::ConstantOp::create(
+            b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
+        Value m0 = filled({group, tq}, negInf);
+        Value l0 = filled({group, tq}, f32Const(0.0));
+        Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
+        ValueRange state = loop(zero, kvEnd, idx(tk), {m0, l0, acc0},
+                                [&](Value ks, ValueRange s) {
+          Value kTile = slice(k, bi, g, 1, ks, tk, headDim);
+          Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
+          return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
+                             s[2]);
+        });
+
+        // out = acc / l, in the output's element type.
+        auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
+        Value outTile = generic(
+            tileType, {state[2], state[1]},
+            tensor::EmptyOp::create(b, tileType.getShape(), elemType),
+            {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
+            {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+              Value r = arith::DivFOp::create(nb, loc, a[0], a[1]);
+              if (elemType != f32)
+                r = arith::TruncFOp::create(nb, loc, elemType, r);
+              linalg::YieldOp::create(nb, loc, r);
+            });
+        SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
+                                        b.getIndexAttr(tq),
+                                        b.getIndexAttr(valueDim)};
+        SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+        return SmallVector<Value>{tensor::InsertSliceOp::create(
+            b, outTile, o2[0], offsets, sizes, strides)};
+      }));
+    }));
+  })[0];
+
+  if (paddedSeq == seq)
+    return result;
+  auto type = cast<RankedTensorType>(op.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, type, result, offsets, sizes,
+                                        strides);
+}
+
+struct FlashAttentionPattern : public OpRewritePattern<AttentionOp> {
+  FlashAttentionPattern(MLIRContext *ctx, int64_t queryTile, int64_t keyTile)
+      : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    rewriter.replaceOp(op, FlashBuilder(b, op, queryTile, keyTile).build());
+    return success();
+  }
+
+  int64_t queryTile, keyTile;
+};
+
+struct FlashAttentionPass
+    : public tfm::impl::TfmFlashAttentionBase<FlashAttentionPass> {
+  using TfmFlashAttentionBase::TfmFlashAttentionBase;
+
+  void runOnOperation() override {
+    if (queryTile < 1 || keyTile < 1) {
+      getOperation().emitError() << "tfm-flash-attention: tile sizes must be "
+                                    "positive, got query-tile="
+                                 << queryTile << " key-tile=" << keyTile;
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FlashAttentionPattern>(&getContext(), queryTile, keyTile);
+    // One rewrite per attention op; the loops it creates are not revisited.
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
