@@ -19,8 +19,6 @@ static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-static int64_t numElements(Value v) { return tensorType(v).getNumElements(); }
-
 /// Emits "<what> must have rank <n>, got <type>" when the rank is wrong.
 static LogicalResult checkRank(Operation *op, Value v, StringRef what,
                                int64_t rank) {
@@ -60,8 +58,13 @@ static LogicalResult checkVector(Operation *op, Value v, StringRef what,
                            << "), got " << type;
 }
 
+/// Product of all but the last dimension (computed directly rather than
+/// dividing by the last dimension, which may be 0).
 static int64_t leadingElements(RankedTensorType t) {
-  return t.getNumElements() / t.getShape().back();
+  int64_t n = 1;
+  for (int64_t size : t.getShape().drop_back())
+    n *= size;
+  return n;
 }
 
 //===----------------------------------------------------------------------===//
@@ -114,7 +117,7 @@ static LogicalResult verifyNorm(Operation *op, Value input,
                                 float epsilon) {
   auto in = tensorType(input);
   if (in.getRank() < 1)
-    return op->emitOpError() << "input must have rank >= 1";
+    return op->emitOpError() << "input must have rank >= 1, got " << in;
   int64_t d = in.getShape().back();
   for (auto [param, name] : params) {
     if (failed(checkVector(op, param, name, d, "the normalised dimension d")) ||
@@ -210,8 +213,10 @@ LogicalResult LMHeadOp::verify() {
 }
 
 int64_t LMHeadOp::getFlopCount() {
-  return 2 * tensorType(getInput()).getNumElements() *
-         numElements(getWeight()) / tensorType(getInput()).getDimSize(2);
+  // 2*B*S*d*V, with V the weight's non-hidden dimension.
+  auto w = tensorType(getWeight());
+  int64_t vocab = w.getDimSize(getLayout() == WeightLayout::out_in ? 0 : 1);
+  return 2 * tensorType(getInput()).getNumElements() * vocab;
 }
 
 //===----------------------------------------------------------------------===//
@@ -220,6 +225,8 @@ int64_t LMHeadOp::getFlopCount() {
 
 LogicalResult SplitOp::verify() {
   auto in = tensorType(getInput());
+  if (in.getRank() < 1)
+    return emitOpError() << "input must have rank >= 1, got " << in;
   if (getResults().empty())
     return emitOpError() << "needs at least one result";
   int64_t total = 0;
@@ -283,7 +290,8 @@ LogicalResult RoPEOp::verify() {
     return emitOpError() << "head dimension dh=" << in.getDimSize(3)
                          << " must be even to rotate halves";
   if (!(getTheta().convertToFloat() > 0.0f))
-    return emitOpError() << "theta must be positive";
+    return emitOpError() << "theta must be positive, got "
+                         << getTheta().convertToFloat();
   return checkResultType(*this, in);
 }
 
@@ -400,9 +408,15 @@ LogicalResult MoEOp::verify() {
   if (router.getDimSize(0) != experts || router.getDimSize(1) != d)
     return emitOpError() << "router must be [" << experts << ", " << d
                          << "] (experts x d), got " << router;
-  if (getTopK() < 1 || getTopK() > experts)
-    return emitOpError() << "top_k=" << getTopK() << " must be in [1, "
-                         << experts << "]";
+  // The getter is unsigned; read the attribute signed so top_k = -1 is
+  // reported as -1.
+  int64_t topK = getTopKAttr().getInt();
+  if (topK < 1 || topK > experts)
+    return emitOpError() << "top_k=" << topK << " must be in [1, " << experts
+                         << "]";
+  // The intermediate size m is read off expert 0's gate: check its rank first.
+  if (failed(checkRank(*this, getExpertGate(0), "expert 0 gate weight", 2)))
+    return failure();
   int64_t m = getIntermediateSize();
   auto expect = [&](Value w, int64_t rows, int64_t cols, int64_t e,
                     StringRef name) -> LogicalResult {

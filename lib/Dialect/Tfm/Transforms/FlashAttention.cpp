@@ -179,40 +179,51 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
     return arith::SelectOp::create(nb, loc, masked, negInf, scaled);
   };
 
-  // m_new[j, i] = max(m[j, i], max_t s[j, i, t]).
+  // The tile's row maxima, then corr = exp(m - m_new) (how much the old
+  // running values shrink), then m_new = max(m, tile max) written into m's
+  // buffer only after corr has read m, so the loop updates m in place.
   auto rowType = RankedTensorType::get({group, tq}, f32);
-  Value mNew = generic(rowType, {scores}, m, {map(3, {0, 1, 2}), map(3, {0, 1})},
-                       {kPar, kPar, kRed},
+  Value negInf = arith::ConstantOp::create(
+      b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
+  Value tileMax = generic(
+      rowType, {scores}, filled({group, tq}, negInf),
+      {map(3, {0, 1, 2}), map(3, {0, 1})}, {kPar, kPar, kRed},
+      [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value s = scaledOrMasked(nb, loc, a[0]);
+        linalg::YieldOp::create(
+            nb, loc, arith::MaximumFOp::create(nb, loc, a[1], s).getResult());
+      });
+  auto rowMap = map(2, {0, 1});
+  Value corr = generic(
+      rowType, {m, tileMax}, tensor::EmptyOp::create(b, rowType.getShape(), f32),
+      {rowMap, rowMap, rowMap}, {kPar, kPar},
+      [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value mNew = arith::MaximumFOp::create(nb, loc, a[0], a[1]);
+        linalg::YieldOp::create(
+            nb, loc,
+            math::ExpOp::create(nb, loc,
+                                arith::SubFOp::create(nb, loc, a[0], mNew))
+                .getResult());
+      });
+  Value mNew = generic(rowType, {tileMax}, m, {rowMap, rowMap}, {kPar, kPar},
                        [&](OpBuilder &nb, Location loc, ValueRange a) {
-                         Value s = scaledOrMasked(nb, loc, a[0]);
                          linalg::YieldOp::create(
                              nb, loc,
-                             arith::MaximumFOp::create(nb, loc, a[1], s)
+                             arith::MaximumFOp::create(nb, loc, a[1], a[0])
                                  .getResult());
                        });
 
   // p[j, i, t] = exp(s - m_new); masked keys give exp(-inf) = 0. m_new is
   // finite: key 0 is visible to every query and lies in the first tile.
   Value probs = generic(
-      scoreType, {scores, mNew}, tensor::EmptyOp::create(b, scoreType.getShape(), f32),
+      scoreType, {scores, mNew},
+      tensor::EmptyOp::create(b, scoreType.getShape(), f32),
       {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
       {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
         Value s = scaledOrMasked(nb, loc, a[0]);
         Value e = math::ExpOp::create(
             nb, loc, arith::SubFOp::create(nb, loc, s, a[1]));
         linalg::YieldOp::create(nb, loc, e);
-      });
-
-  // corr = exp(m - m_new): how much the old running values shrink.
-  Value corr = generic(
-      rowType, {m, mNew}, tensor::EmptyOp::create(b, rowType.getShape(), f32),
-      {map(2, {0, 1}), map(2, {0, 1}), map(2, {0, 1})}, {kPar, kPar},
-      [&](OpBuilder &nb, Location loc, ValueRange a) {
-        linalg::YieldOp::create(
-            nb, loc,
-            math::ExpOp::create(nb, loc,
-                                arith::SubFOp::create(nb, loc, a[0], a[1]))
-                .getResult());
       });
 
   auto mulCorr = [&](OpBuilder &nb, Location loc, ValueRange a) {

@@ -1,6 +1,17 @@
 //===- PrintLedger.cpp - the model ledger ---------------------------------===//
+//
+// Prints the accounting of Ledger.h for every function holding tfm ops, as an
+// aligned text table (numbers with thousands separators) or as JSON (plain
+// integers) for scripts. Output goes to stdout; the IR is not changed.
+//
+//===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMPRINTLEDGER
@@ -10,9 +21,308 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
+/// 1771776 -> "1,771,776".
+static std::string withSeparators(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+/// "768x2304" for a shape, "scalar" for rank 0.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(shape, os, "x");
+  return out;
+}
+
+/// "2x8x768 f32" per result, comma separated.
+static std::string outputString(Operation *op) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleaveComma(op->getResultTypes(), os, [&](Type type) {
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      os << shapeString(tensor.getShape()) << ' ' << tensor.getElementType();
+    else
+      os << type;
+  });
+  return out;
+}
+
+/// "1024x4096 (in 4096 -> out 1024)": the stored shape, then the projection
+/// it implements, since `out_in` weights read backwards.
+static std::string weightString(const LedgerWeight &weight) {
+  std::string out = shapeString(weight.type.getShape());
+  if (weight.inOut)
+    out += " (in " + std::to_string(weight.inOut->first) + " -> out " +
+           std::to_string(weight.inOut->second) + ")";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Text
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A table whose columns are as wide as their widest cell; the first
+/// `textColumns` columns are left-aligned, numbers right-aligned.
+struct Table {
+  unsigned textColumns;
+  SmallVector<std::string> header;
+  SmallVector<SmallVector<std::string>> rows;
+  /// Lines printed under a row, outside the column grid.
+  SmallVector<SmallVector<std::string>> notes;
+
+  void addRow(SmallVector<std::string> cells,
+              SmallVector<std::string> rowNotes = {}) {
+    rows.push_back(std::move(cells));
+    notes.push_back(std::move(rowNotes));
+  }
+
+  void print(raw_ostream &os) const {
+    SmallVector<size_t> widths(header.size(), 0);
+    auto widen = [&](ArrayRef<std::string> cells) {
+      for (auto [i, cell] : llvm::enumerate(cells))
+        widths[i] = std::max(widths[i], cell.size());
+    };
+    widen(header);
+    for (const auto &row : rows)
+      widen(row);
+    auto printCells = [&](ArrayRef<std::string> cells) {
+      for (auto [i, cell] : llvm::enumerate(cells)) {
+        if (i)
+          os << "  ";
+        if (i < textColumns)
+          os << cell << std::string(widths[i] - cell.size(), ' ');
+        else
+          os << std::string(widths[i] - cell.size(), ' ') << cell;
+      }
+      os << '\n';
+    };
+    printCells(header);
+    for (auto [row, rowNotes] : llvm::zip(rows, notes)) {
+      printCells(row);
+      for (const std::string &note : rowNotes)
+        os << "    " << note << '\n';
+    }
+  }
+};
+} // namespace
+
+static SmallVector<std::string> totalsCells(StringRef name,
+                                            const LedgerTotals &t) {
+  return {name.str(),
+          withSeparators(t.ops),
+          withSeparators(t.params),
+          withSeparators(t.flops),
+          withSeparators(t.weightBytes),
+          withSeparators(t.activationBytes),
+          withSeparators(t.kvCacheBytesPerToken)};
+}
+
+static void printText(raw_ostream &os, FunctionOpInterface fn,
+                      const FunctionLedger &ledger) {
+  os << "tfm ledger for @" << fn.getName();
+  if (fn->hasAttr(kBlockAttrName))
+    os << " (" << kBlockAttrName << ")";
+  os << "\n\n";
+
+  Table ops{4,
+            {"label", "op", "category", "output", "params", "FLOPs",
+             "weight bytes", "activation bytes", "KV bytes/token"},
+            {},
+            {}};
+  for (const LedgerRow &row : ledger.rows) {
+    SmallVector<std::string> weights;
+    for (const LedgerWeight &weight : row.weights)
+      weights.push_back("param " + weight.name.str() + ": " +
+                        weightString(weight));
+    ops.addRow({row.label, row.op->getName().getStringRef().str(),
+                stringifyLedgerCategory(row.category).str(),
+                outputString(row.op), withSeparators(row.params),
+                withSeparators(row.flops), withSeparators(row.weightBytes),
+                withSeparators(row.activationBytes),
+                withSeparators(row.kvCacheBytesPerToken)},
+               std::move(weights));
+  }
+  ops.print(os);
+
+  os << "\ntotals:\n";
+  Table totals{1,
+               {"category", "ops", "params", "FLOPs", "weight bytes",
+                "activation bytes", "KV bytes/token"},
+               {},
+               {}};
+  for (unsigned c = 0; c < kNumLedgerCategories; ++c)
+    if (ledger.byCategory[c].ops)
+      totals.addRow(totalsCells(
+          stringifyLedgerCategory(LedgerCategory(c)), ledger.byCategory[c]));
+  totals.addRow(totalsCells("function", ledger.total));
+  totals.print(os);
+
+  os << "\nparameters: " << withSeparators(ledger.total.params) << " ("
+     << withSeparators(ledger.total.weightBytes) << " bytes)\n";
+  os << "activation bytes: " << withSeparators(ledger.total.activationBytes)
+     << " (sum of all tfm op results)\n";
+  os << "KV cache: " << withSeparators(ledger.total.kvCacheBytesPerToken)
+     << " bytes per token per sequence\n";
+  for (const LedgerSharedParam &shared : ledger.shared) {
+    os << "note: parameter " << shared.weight.name << " ("
+       << withSeparators(shared.weight.type.getNumElements())
+       << " params) is shared (tied) by ";
+    llvm::interleave(
+        shared.users, os,
+        [&](unsigned user) { os << "'" << ledger.rows[user].label << "'"; },
+        " and ");
+    os << "; counted once in the totals, under "
+       << stringifyLedgerCategory(ledger.rows[shared.users.front()].category)
+       << "\n";
+  }
+  os << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static void writeTotals(llvm::json::OStream &json, const LedgerTotals &t) {
+  json.attribute("ops", t.ops);
+  json.attribute("params", t.params);
+  json.attribute("flops", t.flops);
+  json.attribute("weight_bytes", t.weightBytes);
+  json.attribute("activation_bytes", t.activationBytes);
+  json.attribute("kv_cache_bytes_per_token", t.kvCacheBytesPerToken);
+}
+
+static void writeShape(llvm::json::OStream &json, ArrayRef<int64_t> shape) {
+  json.attributeArray("shape", [&] {
+    for (int64_t dim : shape)
+      json.value(dim);
+  });
+}
+
+static void printJson(llvm::json::OStream &json, FunctionOpInterface fn,
+                      const FunctionLedger &ledger) {
+  json.object([&] {
+    json.attribute("function", fn.getName());
+    json.attribute("block", fn->hasAttr(kBlockAttrName));
+    json.attributeArray("ops", [&] {
+      for (const LedgerRow &row : ledger.rows) {
+        json.object([&] {
+          json.attribute("label", row.label);
+          json.attribute("op", row.op->getName().getStringRef());
+          json.attribute("category", stringifyLedgerCategory(row.category));
+          json.attributeArray("outputs", [&] {
+            for (Type type : row.op->getResultTypes()) {
+              auto tensor = dyn_cast<RankedTensorType>(type);
+              if (!tensor)
+                continue;
+              json.object([&] {
+                writeShape(json, tensor.getShape());
+                std::string element;
+                llvm::raw_string_ostream(element) << tensor.getElementType();
+                json.attribute("element_type", element);
+              });
+            }
+          });
+          json.attribute("params", row.params);
+          json.attributeArray("weights", [&] {
+            for (const LedgerWeight &weight : row.weights) {
+              json.object([&] {
+                json.attribute("name", weight.name);
+                writeShape(json, weight.type.getShape());
+                json.attribute("params", weight.type.getNumElements());
+                if (weight.inOut) {
+                  json.attribute("in", weight.inOut->first);
+                  json.attribute("out", weight.inOut->second);
+                }
+              });
+            }
+          });
+          json.attribute("flops", row.flops);
+          json.attribute("weight_bytes", row.weightBytes);
+          json.attribute("activation_bytes", row.activationBytes);
+          json.attribute("kv_cache_bytes_per_token", row.kvCacheBytesPerToken);
+        });
+      }
+    });
+    json.attributeObject("totals", [&] {
+      writeTotals(json, ledger.total);
+      json.attributeObject("categories", [&] {
+        for (unsigned c = 0; c < kNumLedgerCategories; ++c)
+          if (ledger.byCategory[c].ops)
+            json.attributeObject(
+                stringifyLedgerCategory(LedgerCategory(c)),
+                [&] { writeTotals(json, ledger.byCategory[c]); });
+      });
+    });
+    json.attributeArray("shared_params", [&] {
+      for (const LedgerSharedParam &shared : ledger.shared) {
+        json.object([&] {
+          json.attribute("name", shared.weight.name);
+          json.attribute("params", shared.weight.type.getNumElements());
+          json.attributeArray("users", [&] {
+            for (unsigned user : shared.users)
+              json.value(ledger.rows[user].label);
+          });
+          json.attribute("counted_under",
+                         stringifyLedgerCategory(
+                             ledger.rows[shared.users.front()].category));
+        });
+      }
+    });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
 namespace {
 struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
   using TfmPrintLedgerBase::TfmPrintLedgerBase;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    if (format != "text" && format != "json") {
+      getOperation().emitError()
+          << "tfm-print-ledger: unknown format '" << format
+          << "' (expected 'text' or 'json')";
+      return signalPassFailure();
+    }
+
+    SmallVector<FunctionOpInterface> functions;
+    getOperation().walk(
+        [&](FunctionOpInterface fn) { functions.push_back(fn); });
+
+    raw_ostream &os = llvm::outs();
+    if (format == "text") {
+      for (FunctionOpInterface fn : functions) {
+        FunctionLedger ledger = computeLedger(fn);
+        if (!ledger.rows.empty())
+          printText(os, fn, ledger);
+      }
+    } else {
+      // One JSON document for the whole module: an array with one object per
+      // function, so that the output parses as is.
+      llvm::json::OStream json(os, /*IndentSize=*/2);
+      json.array([&] {
+        for (FunctionOpInterface fn : functions) {
+          FunctionLedger ledger = computeLedger(fn);
+          if (!ledger.rows.empty())
+            printJson(json, fn, ledger);
+        }
+      });
+      os << "\n";
+    }
+    os.flush();
+    markAllAnalysesPreserved();
+  }
 };
 } // namespace

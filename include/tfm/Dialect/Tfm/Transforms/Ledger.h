@@ -1,0 +1,86 @@
+//===- Ledger.h - the model ledger's accounting ------------------*- C++ -*-===//
+//
+// What each tfm op of a function costs: parameters, FLOPs, weight and
+// activation bytes, KV cache per token, grouped by the sublayer the op belongs
+// to. `--tfm-print-ledger` prints this; other passes (memory reports) can
+// reuse the numbers without reparsing its output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H
+#define TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace mlir::tfm {
+
+/// Where an op's cost is booked. Norms are always `Norm`; other ops inside a
+/// residual sublayer take the sublayer's kind.
+enum class LedgerCategory { Embedding, Norm, Attention, MLP, MoE, LMHead, Other };
+inline constexpr unsigned kNumLedgerCategories = 7;
+llvm::StringRef stringifyLedgerCategory(LedgerCategory category);
+
+/// Assigns a category to every tfm op of `function` (non-tfm ops are absent).
+/// A sublayer is found structurally: for each `tfm.residual_add`, the ops in
+/// the backward slice of its branch operand but not of its residual operand.
+llvm::DenseMap<Operation *, LedgerCategory>
+classifyLedgerOps(Operation *function);
+
+/// One `tfm.param` operand of an op.
+struct LedgerWeight {
+  Value value;
+  llvm::StringRef name;
+  RankedTensorType type;
+  /// The projection's `in -> out` sizes for weights of linear/lm_head, whose
+  /// stored shape depends on the layout; unset for everything else.
+  std::optional<std::pair<int64_t, int64_t>> inOut;
+};
+
+/// The ledger entry of one tfm op.
+struct LedgerRow {
+  Operation *op;
+  /// The op's `loc("name")` if it has one, else its op name.
+  std::string label;
+  LedgerCategory category;
+  llvm::SmallVector<LedgerWeight, 2> weights;
+  int64_t params = 0, flops = 0, weightBytes = 0, activationBytes = 0,
+          kvCacheBytesPerToken = 0;
+};
+
+/// Sums over a set of rows; a parameter tensor is booked once, under the
+/// category of its first user.
+struct LedgerTotals {
+  int64_t ops = 0, params = 0, flops = 0, weightBytes = 0,
+          activationBytes = 0, kvCacheBytesPerToken = 0;
+};
+
+/// A parameter tensor read by more than one op (tied embeddings).
+struct LedgerSharedParam {
+  LedgerWeight weight;
+  /// Indices into `FunctionLedger::rows`, the first one carrying the cost.
+  llvm::SmallVector<unsigned, 2> users;
+};
+
+struct FunctionLedger {
+  llvm::SmallVector<LedgerRow> rows;
+  std::array<LedgerTotals, kNumLedgerCategories> byCategory;
+  LedgerTotals total;
+  llvm::SmallVector<LedgerSharedParam> shared;
+};
+
+/// Bytes of a static tensor type (sub-byte element types round up).
+int64_t getTensorBytes(RankedTensorType type);
+
+/// The ledger of `function`, rows in program order. Empty when it holds no
+/// tfm op.
+FunctionLedger computeLedger(Operation *function);
+
+} // namespace mlir::tfm
+
+#endif // TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H

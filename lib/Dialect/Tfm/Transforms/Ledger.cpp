@@ -1,0 +1,203 @@
+//===- Ledger.cpp - the model ledger's accounting -------------------------===//
+//
+// Per-op costs come from the op types (parameters, activation bytes) and the
+// LedgerOpInterface (FLOPs, KV cache). The category of an op comes from the
+// residual structure of the function, so that e.g. a linear is booked under
+// attention or MLP without relying on names.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Dialect/Tfm/Transforms/Ledger.h"
+
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+StringRef mlir::tfm::stringifyLedgerCategory(LedgerCategory category) {
+  switch (category) {
+  case LedgerCategory::Embedding:
+    return "embedding";
+  case LedgerCategory::Norm:
+    return "norm";
+  case LedgerCategory::Attention:
+    return "attention";
+  case LedgerCategory::MLP:
+    return "mlp";
+  case LedgerCategory::MoE:
+    return "moe";
+  case LedgerCategory::LMHead:
+    return "lm_head";
+  case LedgerCategory::Other:
+    return "other";
+  }
+  llvm_unreachable("unknown ledger category");
+}
+
+int64_t mlir::tfm::getTensorBytes(RankedTensorType type) {
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+static bool isTfmOp(Operation *op) { return isa<TfmDialect>(op->getDialect()); }
+
+/// All ops `root` transitively depends on through operands (block arguments
+/// end the walk). Written out rather than using SliceAnalysis so that ops of
+/// any dialect, with or without regions, are followed the same way.
+static llvm::DenseSet<Operation *> backwardSlice(Value root) {
+  llvm::DenseSet<Operation *> slice;
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || !slice.insert(def).second)
+      continue;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return slice;
+}
+
+/// The category an op has wherever it appears, if any.
+static std::optional<LedgerCategory> getIntrinsicCategory(Operation *op) {
+  if (isa<EmbeddingOp, PositionEmbeddingOp>(op))
+    return LedgerCategory::Embedding;
+  if (isa<LayerNormOp, RMSNormOp>(op))
+    return LedgerCategory::Norm;
+  if (isa<LMHeadOp>(op))
+    return LedgerCategory::LMHead;
+  return std::nullopt;
+}
+
+llvm::DenseMap<Operation *, LedgerCategory>
+mlir::tfm::classifyLedgerOps(Operation *function) {
+  llvm::DenseMap<Operation *, LedgerCategory> categories;
+  SmallVector<ResidualAddOp> residuals;
+  function->walk([&](ResidualAddOp op) { residuals.push_back(op); });
+
+  for (ResidualAddOp add : residuals) {
+    llvm::DenseSet<Operation *> onStream = backwardSlice(add.getResidual());
+    SmallVector<Operation *> sublayer;
+    for (Operation *op : backwardSlice(add.getBranch()))
+      if (isTfmOp(op) && !onStream.contains(op))
+        sublayer.push_back(op);
+    LedgerCategory kind = LedgerCategory::MLP;
+    if (llvm::any_of(sublayer, [](Operation *op) { return isa<AttentionOp>(op); }))
+      kind = LedgerCategory::Attention;
+    else if (llvm::any_of(sublayer, [](Operation *op) { return isa<MoEOp>(op); }))
+      kind = LedgerCategory::MoE;
+    // An op reachable from two sublayers (unusual sharing) stays with the
+    // first one in program order.
+    for (Operation *op : sublayer)
+      categories.try_emplace(op, getIntrinsicCategory(op).value_or(kind));
+  }
+
+  function->walk([&](Operation *op) {
+    if (!isTfmOp(op) || categories.contains(op))
+      return;
+    LedgerCategory category = LedgerCategory::Other;
+    if (auto intrinsic = getIntrinsicCategory(op))
+      category = *intrinsic;
+    else if (isa<AttentionOp>(op))
+      category = LedgerCategory::Attention;
+    else if (isa<MoEOp>(op))
+      category = LedgerCategory::MoE;
+    categories[op] = category;
+  });
+  return categories;
+}
+
+/// `loc("name")`, or the first name inside a fused location; else the op name.
+static std::string getLabel(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(part))
+        return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// The `in -> out` sizes of a projection weight, whatever its layout.
+static std::optional<std::pair<int64_t, int64_t>> getInOut(Operation *op,
+                                                           Value operand) {
+  if (auto linear = dyn_cast<LinearOp>(op); linear && operand == linear.getWeight())
+    return std::make_pair(linear.getInFeatures(), linear.getOutFeatures());
+  if (auto head = dyn_cast<LMHeadOp>(op); head && operand == head.getWeight()) {
+    auto w = cast<RankedTensorType>(operand.getType());
+    bool outIn = head.getLayout() == WeightLayout::out_in;
+    return std::make_pair(w.getDimSize(outIn ? 1 : 0),
+                          w.getDimSize(outIn ? 0 : 1));
+  }
+  return std::nullopt;
+}
+
+static LedgerRow makeRow(Operation *op, LedgerCategory category) {
+  LedgerRow row;
+  row.op = op;
+  row.label = getLabel(op);
+  row.category = category;
+  for (Value operand : op->getOperands()) {
+    StringRef name = getParamName(operand);
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (name.empty() || !type || !type.hasStaticShape())
+      continue;
+    row.weights.push_back({operand, name, type, getInOut(op, operand)});
+    row.params += type.getNumElements();
+    row.weightBytes += getTensorBytes(type);
+  }
+  for (Type type : op->getResultTypes())
+    row.activationBytes += getTensorBytes(dyn_cast<RankedTensorType>(type));
+  if (auto ledger = dyn_cast<LedgerOpInterface>(op)) {
+    row.flops = ledger.getFlopCount();
+    row.kvCacheBytesPerToken = ledger.getKVCacheBytesPerToken();
+  }
+  return row;
+}
+
+FunctionLedger mlir::tfm::computeLedger(Operation *function) {
+  FunctionLedger ledger;
+  llvm::DenseMap<Operation *, LedgerCategory> categories =
+      classifyLedgerOps(function);
+  function->walk([&](Operation *op) {
+    auto it = categories.find(op);
+    if (it != categories.end())
+      ledger.rows.push_back(makeRow(op, it->second));
+  });
+
+  // Parameters are booked at their first user; later users are recorded so
+  // that the shared tensor can be reported.
+  llvm::DenseMap<Value, unsigned> firstUser, sharedIndex;
+  for (auto [index, row] : llvm::enumerate(ledger.rows)) {
+    LedgerTotals &category = ledger.byCategory[unsigned(row.category)];
+    for (LedgerTotals *t : {&category, &ledger.total}) {
+      t->ops += 1;
+      t->flops += row.flops;
+      t->activationBytes += row.activationBytes;
+      t->kvCacheBytesPerToken += row.kvCacheBytesPerToken;
+    }
+    for (const LedgerWeight &weight : row.weights) {
+      auto [first, isFirstUse] = firstUser.try_emplace(weight.value, index);
+      if (isFirstUse) {
+        for (LedgerTotals *t : {&category, &ledger.total}) {
+          t->params += weight.type.getNumElements();
+          t->weightBytes += getTensorBytes(weight.type);
+        }
+        continue;
+      }
+      if (first->second == index)
+        continue; // One op reading a tensor twice is still one user.
+      auto [shared, isNew] =
+          sharedIndex.try_emplace(weight.value, ledger.shared.size());
+      if (isNew)
+        ledger.shared.push_back({weight, {first->second}});
+      SmallVector<unsigned, 2> &users = ledger.shared[shared->second].users;
+      if (users.back() != index)
+        users.push_back(index);
+    }
+  }
+  return ledger;
+}

@@ -1,0 +1,97 @@
+// RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16" | FileCheck %s
+// RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16" --one-shot-bufferize="bufferize-function-boundaries" | FileCheck %s --check-prefix=BUF
+
+// Causal MHA, S = 128: the score matrix would be 128x128 per head. After the
+// rewrite only 32x16 score tiles exist, before and after bufferization.
+// CHECK-LABEL: func.func @causal_mha
+// CHECK-NOT: tfm.attention
+// CHECK-NOT: x128x128x
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[QS:.+]] = %{{.+}} to %[[C128]] step %[[C32]]
+// Causal skip: the key loop stops after the query tile's last position.
+// CHECK: %[[POS:.+]] = arith.addi %{{.+}}, %[[QS]] : index
+// CHECK: %[[LAST:.+]] = arith.addi %[[POS]], %[[C32]] : index
+// CHECK: %[[END:.+]] = arith.minsi %[[C128]], %[[LAST]] : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step %[[C16]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32x64xf32>)
+// Scores of one tile, the running max, exp(s - m), the rescaling factor.
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x32x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK: tensor.insert_slice
+// CHECK-NOT: x128x128x
+// BUF-LABEL: func.func @causal_mha
+// BUF-NOT: x128x128x
+// BUF-NOT: 128x128
+func.func @causal_mha(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>, %v: tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32> {
+  %a = tfm.attention %q, %k, %v : (tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>, tensor<1x4x128x64xf32>) -> tensor<1x4x128x64xf32>
+  return %a : tensor<1x4x128x64xf32>
+}
+
+// -----
+
+// GQA (8 query heads, 2 key/value heads): a query tile holds the 4 heads of
+// one group and each K/V tile is sliced once per group. Non-causal: the key
+// loop covers every tile.
+// CHECK-LABEL: func.func @gqa_not_causal
+// CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: tensor.extract_slice %{{.+}} [1, 4, 32, 16] [1, 1, 1, 1] : tensor<2x8x32x16xf32> to tensor<4x32x16xf32>
+// CHECK-NOT: arith.minsi
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C48]] step %[[C16]]
+// CHECK: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<4x32x16xf32>)
+func.func @gqa_not_causal(%q: tensor<2x8x32x16xf32>, %k: tensor<2x2x48x16xf32>, %v: tensor<2x2x48x16xf32>) -> tensor<2x8x32x16xf32> {
+  %a = tfm.attention %q, %k, %v {causal = false} : (tensor<2x8x32x16xf32>, tensor<2x2x48x16xf32>, tensor<2x2x48x16xf32>) -> tensor<2x8x32x16xf32>
+  return %a : tensor<2x8x32x16xf32>
+}
+
+// -----
+
+// Odd lengths: S = 37 pads to 64 for 32-row query tiles, Skv = 37 to 48 for
+// 16-row key tiles; padding keys (index >= 37) are masked and the padded
+// output rows are sliced away.
+// CHECK-LABEL: func.func @odd_lengths
+// CHECK: tensor.pad %{{.+}} high[0, 0, 27, 0]
+// CHECK: tensor.pad %{{.+}} high[0, 0, 11, 0]
+// CHECK: tensor.pad %{{.+}} high[0, 0, 11, 0]
+// CHECK: arith.cmpi sge, %{{.+}}, %c37
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 2, 37, 8] [1, 1, 1, 1] : tensor<1x2x64x8xf32> to tensor<1x2x37x8xf32>
+func.func @odd_lengths(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf32>, %v: tensor<1x2x37x8xf32>) -> tensor<1x2x37x8xf32> {
+  %a = tfm.attention %q, %k, %v : (tensor<1x2x37x8xf32>, tensor<1x2x37x8xf32>, tensor<1x2x37x8xf32>) -> tensor<1x2x37x8xf32>
+  return %a : tensor<1x2x37x8xf32>
+}
+
+// -----
+
+// Decode: one query at an explicit position against a 64-slot cache. The
+// query tile shrinks to 1 row; the key loop ends at position + 1.
+// CHECK-LABEL: func.func @decode_step
+// CHECK-SAME: %[[POS:[a-z0-9]+]]: index
+// CHECK: %[[QPOS:.+]] = arith.addi %[[POS]], %{{.+}} : index
+// CHECK: arith.addi %[[QPOS]], %c1 : index
+// CHECK: arith.minsi
+// CHECK: outs(%{{.+}} : tensor<1x1x16xf32>)
+func.func @decode_step(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x64x8xf32>, %v: tensor<1x2x64x8xf32>, %pos: index) -> tensor<1x2x1x8xf32> {
+  %a = tfm.attention %q, %k, %v, %pos : (tensor<1x2x1x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, index) -> tensor<1x2x1x8xf32>
+  return %a : tensor<1x2x1x8xf32>
+}
+
+// -----
+
+// f16 inputs: scores, running statistics and the accumulator are f32; the
+// output tile is truncated once.
+// CHECK-LABEL: func.func @half
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1x1x16x8xf16>) -> tensor<1x1x16x8xf16> {
+  %a = tfm.attention %q, %k, %v : (tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>) -> tensor<1x1x16x8xf16>
+  return %a : tensor<1x1x16x8xf16>
+}

@@ -1,0 +1,185 @@
+// Round trip of every tfm op, in the custom form and through the generic
+// form, covering each optional operand and attribute in both its present and
+// absent (default) state.
+// RUN: transformer-opt %s | transformer-opt | FileCheck %s
+// RUN: transformer-opt %s --mlir-print-op-generic | transformer-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @embeddings
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<2x8xi64> {tfm.input = "input_ids"}, %[[WTE:[^:]+]]: tensor<64x16xf32> {tfm.param = "wte.weight"}, %[[WPE:[^:]+]]: tensor<32x16xf32> {tfm.param = "wpe.weight"}, %[[POS:[^:]+]]: index {tfm.input = "position"})
+func.func @embeddings(%ids: tensor<2x8xi64> {tfm.input = "input_ids"},
+                      %wte: tensor<64x16xf32> {tfm.param = "wte.weight"},
+                      %wpe: tensor<32x16xf32> {tfm.param = "wpe.weight"},
+                      %pos: index {tfm.input = "position"})
+    -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  // CHECK: %[[TOK:.+]] = tfm.embedding %[[IDS]], %[[WTE]] : (tensor<2x8xi64>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  %tok = tfm.embedding %ids, %wte : (tensor<2x8xi64>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: %[[H0:.+]] = tfm.position_embedding %[[TOK]], %[[WPE]] : (tensor<2x8x16xf32>, tensor<32x16xf32>) -> tensor<2x8x16xf32>
+  %h0 = tfm.position_embedding %tok, %wpe : (tensor<2x8x16xf32>, tensor<32x16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: %[[H1:.+]] = tfm.position_embedding %[[TOK]], %[[WPE]], %[[POS]] : (tensor<2x8x16xf32>, tensor<32x16xf32>, index) -> tensor<2x8x16xf32>
+  %h1 = tfm.position_embedding %tok, %wpe, %pos : (tensor<2x8x16xf32>, tensor<32x16xf32>, index) -> tensor<2x8x16xf32>
+  // CHECK: return %[[H0]], %[[H1]]
+  return %h0, %h1 : tensor<2x8x16xf32>, tensor<2x8x16xf32>
+}
+
+// i32 token ids.
+// CHECK-LABEL: func.func @embedding_i32
+// CHECK: tfm.embedding %{{.+}}, %{{.+}} : (tensor<1x4xi32>, tensor<64x16xbf16>) -> tensor<1x4x16xbf16>
+func.func @embedding_i32(%ids: tensor<1x4xi32>, %wte: tensor<64x16xbf16>) -> tensor<1x4x16xbf16> {
+  %0 = tfm.embedding %ids, %wte : (tensor<1x4xi32>, tensor<64x16xbf16>) -> tensor<1x4x16xbf16>
+  return %0 : tensor<1x4x16xbf16>
+}
+
+// CHECK-LABEL: func.func @norms
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[G:[^:]+]]: tensor<16xf32>, %[[B:[^:]+]]: tensor<16xf32>)
+func.func @norms(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>)
+    -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  // The default epsilon is elided; a custom one is kept.
+  // CHECK: tfm.layer_norm %[[X]], %[[G]], %[[B]] : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %0 = tfm.layer_norm %x, %g, %b : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: tfm.layer_norm %[[X]], %[[G]], %[[B]] {epsilon = 9.99999997E-7 : f32}
+  %1 = tfm.layer_norm %x, %g, %b {epsilon = 1.0e-6 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: tfm.rms_norm %[[X]], %[[G]] : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %2 = tfm.rms_norm %x, %g : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  // CHECK: tfm.rms_norm %[[X]], %[[G]] {epsilon = 9.99999974E-6 : f32}
+  %3 = tfm.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  return %0, %1, %2, %3 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
+}
+
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[W:[^:]+]]: tensor<16x48xf32>, %[[B:[^:]+]]: tensor<48xf32>, %[[WT:[^:]+]]: tensor<48x16xf32>, %[[X2:[^:]+]]: tensor<8x16xf32>)
+func.func @linear(%x: tensor<2x8x16xf32>, %w: tensor<16x48xf32>, %b: tensor<48xf32>,
+                  %wt: tensor<48x16xf32>, %x2: tensor<8x16xf32>)
+    -> (tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<8x48xf32>) {
+  // in_out (the default) is elided, with and without bias.
+  // CHECK: tfm.linear %[[X]], %[[W]], %[[B]] : (tensor<2x8x16xf32>, tensor<16x48xf32>, tensor<48xf32>) -> tensor<2x8x48xf32>
+  %0 = tfm.linear %x, %w, %b : (tensor<2x8x16xf32>, tensor<16x48xf32>, tensor<48xf32>) -> tensor<2x8x48xf32>
+  // CHECK: tfm.linear %[[X]], %[[W]] : (tensor<2x8x16xf32>, tensor<16x48xf32>) -> tensor<2x8x48xf32>
+  %1 = tfm.linear %x, %w {layout = #tfm.layout<in_out>} : (tensor<2x8x16xf32>, tensor<16x48xf32>) -> tensor<2x8x48xf32>
+  // CHECK: tfm.linear %[[X]], %[[WT]], %[[B]] {layout = #tfm.layout<out_in>} : (tensor<2x8x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x8x48xf32>
+  %2 = tfm.linear %x, %wt, %b {layout = #tfm.layout<out_in>} : (tensor<2x8x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> tensor<2x8x48xf32>
+  // CHECK: tfm.linear %[[X]], %[[WT]] {layout = #tfm.layout<out_in>} : (tensor<2x8x16xf32>, tensor<48x16xf32>) -> tensor<2x8x48xf32>
+  %3 = tfm.linear %x, %wt {layout = #tfm.layout<out_in>} : (tensor<2x8x16xf32>, tensor<48x16xf32>) -> tensor<2x8x48xf32>
+  // Rank 2 inputs are fine too.
+  // CHECK: tfm.linear %[[X2]], %[[W]] : (tensor<8x16xf32>, tensor<16x48xf32>) -> tensor<8x48xf32>
+  %4 = tfm.linear %x2, %w : (tensor<8x16xf32>, tensor<16x48xf32>) -> tensor<8x48xf32>
+  return %0, %1, %2, %3, %4 : tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<8x48xf32>
+}
+
+// CHECK-LABEL: func.func @lm_head
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[WTE:[^:]+]]: tensor<64x16xf32>, %[[W:[^:]+]]: tensor<16x64xf32>)
+func.func @lm_head(%x: tensor<2x8x16xf32>, %wte: tensor<64x16xf32>, %w: tensor<16x64xf32>)
+    -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>) {
+  // out_in is lm_head's default and is elided.
+  // CHECK: tfm.lm_head %[[X]], %[[WTE]] : (tensor<2x8x16xf32>, tensor<64x16xf32>) -> tensor<2x8x64xf32>
+  %0 = tfm.lm_head %x, %wte : (tensor<2x8x16xf32>, tensor<64x16xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.lm_head %[[X]], %[[W]] {layout = #tfm.layout<in_out>} : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+  %1 = tfm.lm_head %x, %w {layout = #tfm.layout<in_out>} : (tensor<2x8x16xf32>, tensor<16x64xf32>) -> tensor<2x8x64xf32>
+  return %0, %1 : tensor<2x8x64xf32>, tensor<2x8x64xf32>
+}
+
+// GPT-2 style attention: fused QKV split into equal thirds, MHA, merge.
+// CHECK-LABEL: func.func @mha
+// CHECK-SAME: (%[[QKV:[^:]+]]: tensor<2x8x48xf32>)
+func.func @mha(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // CHECK: %[[S:.+]]:3 = tfm.split %[[QKV]] : (tensor<2x8x48xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>)
+  %q, %k, %v = tfm.split %qkv : (tensor<2x8x48xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>)
+  // CHECK: %[[Q:.+]] = tfm.split_heads %[[S]]#0 {num_heads = 4 : i64} : (tensor<2x8x16xf32>) -> tensor<2x4x8x4xf32>
+  // CHECK: %[[K:.+]] = tfm.split_heads %[[S]]#1 {num_heads = 4 : i64}
+  // CHECK: %[[V:.+]] = tfm.split_heads %[[S]]#2 {num_heads = 4 : i64}
+  %qh = tfm.split_heads %q {num_heads = 4} : (tensor<2x8x16xf32>) -> tensor<2x4x8x4xf32>
+  %kh = tfm.split_heads %k {num_heads = 4} : (tensor<2x8x16xf32>) -> tensor<2x4x8x4xf32>
+  %vh = tfm.split_heads %v {num_heads = 4} : (tensor<2x8x16xf32>) -> tensor<2x4x8x4xf32>
+  // causal = true and the 1/sqrt(dh) scale are defaults and are elided.
+  // CHECK: %[[A:.+]] = tfm.attention %[[Q]], %[[K]], %[[V]] : (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x4xf32>
+  %a = tfm.attention %qh, %kh, %vh : (tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>) -> tensor<2x4x8x4xf32>
+  // CHECK: %[[M:.+]] = tfm.merge_heads %[[A]] : (tensor<2x4x8x4xf32>) -> tensor<2x8x16xf32>
+  %m = tfm.merge_heads %a : (tensor<2x4x8x4xf32>) -> tensor<2x8x16xf32>
+  // CHECK: return %[[M]]
+  return %m : tensor<2x8x16xf32>
+}
+
+// Uneven split pieces (a GQA fused projection).
+// CHECK-LABEL: func.func @split_uneven
+// CHECK: tfm.split %{{.+}} : (tensor<1x4x32xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+// CHECK-LABEL: func.func @split_single
+// CHECK: tfm.split %{{.+}} : (tensor<1x4x32xf32>) -> tensor<1x4x32xf32>
+func.func @split_uneven(%x: tensor<1x4x32xf32>) -> tensor<1x4x8xf32> {
+  %q, %k, %v = tfm.split %x : (tensor<1x4x32xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  return %k : tensor<1x4x8xf32>
+}
+func.func @split_single(%x: tensor<1x4x32xf32>) -> tensor<1x4x32xf32> {
+  %0 = tfm.split %x : (tensor<1x4x32xf32>) -> (tensor<1x4x32xf32>)
+  return %0 : tensor<1x4x32xf32>
+}
+
+// Llama style: GQA (8 query heads over 2 kv heads), RoPE with and without
+// offset, a custom theta, a decode step with an offset into a cache.
+// CHECK-LABEL: func.func @gqa_rope
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x8x4x16xf16>, %[[K:[^:]+]]: tensor<1x2x4x16xf16>, %[[V:[^:]+]]: tensor<1x2x4x16xf16>, %[[KC:[^:]+]]: tensor<1x2x32x16xf16>, %[[VC:[^:]+]]: tensor<1x2x32x16xf16>, %[[POS:[^:]+]]: index)
+func.func @gqa_rope(%q: tensor<1x8x4x16xf16>, %k: tensor<1x2x4x16xf16>, %v: tensor<1x2x4x16xf16>,
+                    %kc: tensor<1x2x32x16xf16>, %vc: tensor<1x2x32x16xf16>, %pos: index)
+    -> (tensor<1x8x4x16xf16>, tensor<1x8x4x16xf16>) {
+  // CHECK: %[[QR:.+]] = tfm.rope %[[Q]] : (tensor<1x8x4x16xf16>) -> tensor<1x8x4x16xf16>
+  %qr = tfm.rope %q : (tensor<1x8x4x16xf16>) -> tensor<1x8x4x16xf16>
+  // CHECK: %[[KR:.+]] = tfm.rope %[[K]] {theta = 5.000000e+05 : f32} : (tensor<1x2x4x16xf16>) -> tensor<1x2x4x16xf16>
+  %kr = tfm.rope %k {theta = 500000.0 : f32} : (tensor<1x2x4x16xf16>) -> tensor<1x2x4x16xf16>
+  // CHECK: %[[QD:.+]] = tfm.rope %[[Q]], %[[POS]] : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
+  %qd = tfm.rope %q, %pos : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
+  // CHECK: tfm.attention %[[QR]], %[[KR]], %[[V]] : (tensor<1x8x4x16xf16>, tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>) -> tensor<1x8x4x16xf16>
+  %a = tfm.attention %qr, %kr, %v : (tensor<1x8x4x16xf16>, tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>) -> tensor<1x8x4x16xf16>
+  // The cache is longer than the query; the offset says where the queries are.
+  // CHECK: tfm.attention %[[QD]], %[[KC]], %[[VC]], %[[POS]] : (tensor<1x8x4x16xf16>, tensor<1x2x32x16xf16>, tensor<1x2x32x16xf16>, index) -> tensor<1x8x4x16xf16>
+  %d = tfm.attention %qd, %kc, %vc, %pos : (tensor<1x8x4x16xf16>, tensor<1x2x32x16xf16>, tensor<1x2x32x16xf16>, index) -> tensor<1x8x4x16xf16>
+  return %a, %d : tensor<1x8x4x16xf16>, tensor<1x8x4x16xf16>
+}
+
+// MQA (one kv head) in bf16, non-causal with an explicit scale, and a head
+// dim (dh = 32) that is not d/H of the model (d = 64, H = 4), with dv != dh.
+// CHECK-LABEL: func.func @mqa_bf16
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x128xbf16>, %[[K:[^:]+]]: tensor<2x1x8x32xbf16>, %[[V:[^:]+]]: tensor<2x1x8x24xbf16>)
+func.func @mqa_bf16(%x: tensor<2x8x128xbf16>, %k: tensor<2x1x8x32xbf16>, %v: tensor<2x1x8x24xbf16>)
+    -> tensor<2x8x96xbf16> {
+  // CHECK: %[[Q:.+]] = tfm.split_heads %[[X]] {num_heads = 4 : i64} : (tensor<2x8x128xbf16>) -> tensor<2x4x8x32xbf16>
+  %q = tfm.split_heads %x {num_heads = 4} : (tensor<2x8x128xbf16>) -> tensor<2x4x8x32xbf16>
+  // CHECK: %[[A:.+]] = tfm.attention %[[Q]], %[[K]], %[[V]] {causal = false, scale = 1.250000e-01 : f32} : (tensor<2x4x8x32xbf16>, tensor<2x1x8x32xbf16>, tensor<2x1x8x24xbf16>) -> tensor<2x4x8x24xbf16>
+  %a = tfm.attention %q, %k, %v {causal = false, scale = 0.125 : f32} : (tensor<2x4x8x32xbf16>, tensor<2x1x8x32xbf16>, tensor<2x1x8x24xbf16>) -> tensor<2x4x8x24xbf16>
+  // CHECK: tfm.merge_heads %[[A]] : (tensor<2x4x8x24xbf16>) -> tensor<2x8x96xbf16>
+  %m = tfm.merge_heads %a : (tensor<2x4x8x24xbf16>) -> tensor<2x8x96xbf16>
+  return %m : tensor<2x8x96xbf16>
+}
+
+// CHECK-LABEL: func.func @activations
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x64xf32>, %[[Y:[^:]+]]: tensor<2x8x64xf32>)
+func.func @activations(%x: tensor<2x8x64xf32>, %y: tensor<2x8x64xf32>)
+    -> (tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>) {
+  // CHECK: tfm.gelu %[[X]] : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %0 = tfm.gelu %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.gelu %[[X]] {approximate = #tfm.gelu<tanh>} : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %1 = tfm.gelu %x {approximate = #tfm.gelu<tanh>} : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.silu %[[X]] : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %2 = tfm.silu %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.swiglu %[[X]], %[[Y]] : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %3 = tfm.swiglu %x, %y : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  return %0, %1, %2, %3 : tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>
+}
+
+// CHECK-LABEL: func.func @residual_f16
+// CHECK: tfm.residual_add %{{.+}}, %{{.+}} : (tensor<2x8x16xf16>, tensor<2x8x16xf16>) -> tensor<2x8x16xf16>
+func.func @residual_f16(%h: tensor<2x8x16xf16>, %b: tensor<2x8x16xf16>) -> tensor<2x8x16xf16> {
+  %0 = tfm.residual_add %h, %b : (tensor<2x8x16xf16>, tensor<2x8x16xf16>) -> tensor<2x8x16xf16>
+  return %0 : tensor<2x8x16xf16>
+}
+
+// Mixtral style MoE: 2 experts, top-2, d = 16, m = 32.
+// CHECK-LABEL: func.func @moe
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x16xf32>, %[[R:[^:]+]]: tensor<2x16xf32>, %[[G0:[^:]+]]: tensor<32x16xf32>, %[[U0:[^:]+]]: tensor<32x16xf32>, %[[D0:[^:]+]]: tensor<16x32xf32>, %[[G1:[^:]+]]: tensor<32x16xf32>, %[[U1:[^:]+]]: tensor<32x16xf32>, %[[D1:[^:]+]]: tensor<16x32xf32>)
+func.func @moe(%x: tensor<1x4x16xf32>, %router: tensor<2x16xf32>,
+               %g0: tensor<32x16xf32>, %u0: tensor<32x16xf32>, %d0: tensor<16x32xf32>,
+               %g1: tensor<32x16xf32>, %u1: tensor<32x16xf32>, %d1: tensor<16x32xf32>)
+    -> tensor<1x4x16xf32> {
+  // CHECK: tfm.moe %[[X]], %[[R]], %[[G0]], %[[U0]], %[[D0]], %[[G1]], %[[U1]], %[[D1]] {top_k = 2 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>) -> tensor<1x4x16xf32>
+  %0 = tfm.moe %x, %router, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 2}
+      : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>,
+         tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>) -> tensor<1x4x16xf32>
+  return %0 : tensor<1x4x16xf32>
+}
