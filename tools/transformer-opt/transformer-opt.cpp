@@ -7,6 +7,7 @@
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,6 +19,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tfm::registerTfmPasses();
   mlir::tfm::registerTfmConversionPasses();
+  mlir::tfm::registerTfmPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tfm::TfmDialect>();

@@ -357,6 +357,29 @@ int64_t AttentionOp::getKVCacheBytesPerToken() {
 }
 
 //===----------------------------------------------------------------------===//
+// KVCacheWriteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KVCacheWriteOp::verify() {
+  if (failed(checkRank(*this, getCache(), "cache", 4)) ||
+      failed(checkRank(*this, getUpdate(), "update", 4)) ||
+      failed(checkSameElementType(*this, getCache(), "cache", getUpdate(),
+                                  "update")))
+    return failure();
+  auto cache = tensorType(getCache()), update = tensorType(getUpdate());
+  if (cache.getDimSize(0) != update.getDimSize(0) ||
+      cache.getDimSize(1) != update.getDimSize(1) ||
+      cache.getDimSize(3) != update.getDimSize(3))
+    return emitOpError() << "update " << update << " must match cache "
+                         << cache << " in batch, heads and head dim";
+  if (update.getDimSize(2) > cache.getDimSize(2))
+    return emitOpError() << "update of " << update.getDimSize(2)
+                         << " positions exceeds the cache's "
+                         << cache.getDimSize(2);
+  return checkResultType(*this, cache);
+}
+
+//===----------------------------------------------------------------------===//
 // Activations
 //===----------------------------------------------------------------------===//
 

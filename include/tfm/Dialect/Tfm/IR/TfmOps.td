@@ -266,6 +266,31 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
   }];
 }
 
+def Tfm_KVCacheWriteOp : Tfm_Op<"kv_cache_write", [Pure]> {
+  let summary = "writes new keys or values into a preallocated KV cache";
+  let description = [{
+    `result = cache` with `result[:, :, position : position + S, :] = update`.
+
+    - `cache`: `[B, Hkv, S_max, dh]`, preallocated for the whole generation.
+    - `update`: `[B, Hkv, S, dh]`, the keys or values of the new tokens.
+    - `position` (`index`): the sequence position of the first new token;
+      `position + S <= S_max` is the caller's contract (transformer-runner
+      checks it before every step).
+    - result: the cache's type.
+
+    On tensors this is a value-semantics update; after bufferization with a
+    writable cache argument it writes in place, so a decode step costs
+    `O(S)` cache writes, not a copy of the cache. An attention over the
+    result with `offset = position` sees exactly the tokens written so far:
+    later slots are in the future and masked.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$cache, Tfm_FloatTensor:$update,
+                       Index:$position);
+  let results = (outs Tfm_FloatTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Activations and the MLP
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,268 @@
+//===- Pointwise.cpp - activations, residual, embeddings, RoPE to linalg --===//
+//
+// One linalg.generic per op. Transcendental activations and RoPE compute in
+// f32 and round once; gathers (embedding rows, position rows, the RoPE
+// partner element) are tensor.extract inside the generic's body.
+//
+//===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
+
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+/// silu(v) = v / (1 + exp(-v)), on an f32 scalar.
+static Value silu(OpBuilder &b, Location loc, Value v) {
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
+  Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), e);
+  return arith::DivFOp::create(b, loc, v, denom);
+}
+
+/// clamp(v, lo, hi) on index values (signed).
+static Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo,
+                        int64_t hi) {
+  Value low = arith::MaxSIOp::create(b, loc, v, indexConst(b, loc, lo));
+  return arith::MinSIOp::create(b, loc, low, indexConst(b, loc, hi));
+}
+
+namespace {
+struct GeluLowering : OpConversionPattern<GeluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GeluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    bool useTanh = op.getApproximate() == GeluApproximation::tanh;
+    Value y = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getInput(),
+        [&](OpBuilder &b, Location loc, ValueRange args)
+            -> SmallVector<Value> {
+          Value x = extToF32(b, loc, args[0]);
+          Value inner;
+          if (useTanh) {
+            // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+            Value x3 = arith::MulFOp::create(
+                b, loc, x, arith::MulFOp::create(b, loc, x, x));
+            Value poly = arith::AddFOp::create(
+                b, loc, x,
+                arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715), x3));
+            inner = math::TanhOp::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, f32Const(b, loc, std::sqrt(2.0 / M_PI)), poly));
+          } else {
+            // erf(x / sqrt(2))
+            inner = math::ErfOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, x, f32Const(b, loc, M_SQRT1_2)));
+          }
+          Value onePlus =
+              arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), inner);
+          Value half = arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5), x);
+          return {truncFromF32(b, loc,
+                               arith::MulFOp::create(b, loc, half, onePlus),
+                               type.getElementType())};
+        });
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+struct SiluLowering : OpConversionPattern<SiluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SiluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), type, adaptor.getInput(),
+                             [&](OpBuilder &b, Location loc, ValueRange args)
+                                 -> SmallVector<Value> {
+                               Value s = silu(b, loc, extToF32(b, loc, args[0]));
+                               return {truncFromF32(b, loc, s,
+                                                    type.getElementType())};
+                             }));
+    return success();
+  }
+};
+
+struct SwiGLULowering : OpConversionPattern<SwiGLUOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SwiGLUOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type,
+                {adaptor.getGate(), adaptor.getUp()},
+                [&](OpBuilder &b, Location loc, ValueRange args)
+                    -> SmallVector<Value> {
+                  Value s = silu(b, loc, extToF32(b, loc, args[0]));
+                  Value y =
+                      arith::MulFOp::create(b, loc, s, extToF32(b, loc, args[1]));
+                  return {truncFromF32(b, loc, y, type.getElementType())};
+                }));
+    return success();
+  }
+};
+
+struct ResidualAddLowering : OpConversionPattern<ResidualAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ResidualAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // The pass checked beforehand that both sides have the result's type.
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), tensorType(op.getResult()),
+                             {adaptor.getResidual(), adaptor.getBranch()},
+                             [](OpBuilder &b, Location loc, ValueRange args)
+                                 -> SmallVector<Value> {
+                               return {arith::AddFOp::create(b, loc, args[0],
+                                                             args[1])};
+                             }));
+    return success();
+  }
+};
+
+/// result[b, s, j] = table[clamp(ids[b, s], 0, V-1), j].
+struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    int64_t vocab = tensorType(op.getTable()).getDimSize(0);
+    Value table = adaptor.getTable();
+    AffineMap idsMap = AffineMap::get(
+        3, 0, {rewriter.getAffineDimExpr(0), rewriter.getAffineDimExpr(1)},
+        rewriter.getContext());
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type, adaptor.getIds(),
+                [&](OpBuilder &b, Location loc, ValueRange args)
+                    -> SmallVector<Value> {
+                  Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                        args[0]);
+                  Value row = clampIndex(b, loc, id, 0, vocab - 1);
+                  Value col = linalg::IndexOp::create(b, loc, 2);
+                  return {tensor::ExtractOp::create(b, loc, table,
+                                                    ValueRange{row, col})};
+                },
+                {idsMap}));
+    return success();
+  }
+};
+
+/// result[b, s, j] = input[b, s, j] + table[offset + s, j]; positions past
+/// the table are clamped to its last row, like out-of-range token ids.
+struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PositionEmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    int64_t positions = tensorType(op.getTable()).getDimSize(0);
+    Value table = adaptor.getTable(), offset = adaptor.getOffset();
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type, adaptor.getInput(),
+                [&](OpBuilder &b, Location loc, ValueRange args)
+                    -> SmallVector<Value> {
+                  Value pos = linalg::IndexOp::create(b, loc, 1);
+                  if (offset)
+                    pos = arith::AddIOp::create(b, loc, pos, offset);
+                  pos = clampIndex(b, loc, pos, 0, positions - 1);
+                  Value col = linalg::IndexOp::create(b, loc, 2);
+                  Value p = tensor::ExtractOp::create(b, loc, table,
+                                                      ValueRange{pos, col});
+                  return {arith::AddFOp::create(b, loc, args[0], p)};
+                }));
+    return success();
+  }
+};
+
+/// Rotate-half RoPE, angles in f32 exactly as Hugging Face computes them:
+/// inv_freq[i] = 1 / theta^((2i) / dh), angle = float(offset + s) * inv_freq.
+struct RoPELowering : OpConversionPattern<RoPEOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RoPEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    int64_t dh = type.getDimSize(3), half = dh / 2;
+    double theta = op.getTheta().convertToDouble();
+    Value input = adaptor.getInput(), offset = adaptor.getOffset();
+    Type f32 = rewriter.getF32Type(), i64 = rewriter.getI64Type();
+    rewriter.replaceOp(
+        op,
+        buildElementwise(
+            rewriter, op.getLoc(), type, input,
+            [&](OpBuilder &b, Location loc, ValueRange args)
+                -> SmallVector<Value> {
+              Value bi = linalg::IndexOp::create(b, loc, 0);
+              Value hi = linalg::IndexOp::create(b, loc, 1);
+              Value si = linalg::IndexOp::create(b, loc, 2);
+              Value i = linalg::IndexOp::create(b, loc, 3);
+              Value halfC = indexConst(b, loc, half);
+              Value firstHalf = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, i, halfC);
+              // Frequency index i mod dh/2 and the partner element.
+              Value fi = arith::RemUIOp::create(b, loc, i, halfC);
+              Value partnerIdx = arith::SelectOp::create(
+                  b, loc, firstHalf, arith::AddIOp::create(b, loc, i, halfC),
+                  arith::SubIOp::create(b, loc, i, halfC));
+              Value partner = extToF32(
+                  b, loc,
+                  tensor::ExtractOp::create(b, loc, input,
+                                            ValueRange{bi, hi, si, partnerIdx}));
+              auto toF32 = [&](Value idx) -> Value {
+                return arith::SIToFPOp::create(
+                    b, loc, f32, arith::IndexCastOp::create(b, loc, i64, idx));
+              };
+              Value exponent = arith::DivFOp::create(
+                  b, loc,
+                  arith::MulFOp::create(b, loc, f32Const(b, loc, 2.0),
+                                        toF32(fi)),
+                  f32Const(b, loc, double(dh)));
+              Value invFreq = arith::DivFOp::create(
+                  b, loc, f32Const(b, loc, 1.0),
+                  math::PowFOp::create(b, loc, f32Const(b, loc, theta),
+                                       exponent));
+              Value pos = offset ? arith::AddIOp::create(b, loc, offset, si)
+                                 : si;
+              Value angle =
+                  arith::MulFOp::create(b, loc, toF32(pos), invFreq);
+              Value cos = math::CosOp::create(b, loc, angle);
+              Value sin = math::SinOp::create(b, loc, angle);
+              // First half: x*cos - x[i+h]*sin; second: x*cos + x[i-h]*sin.
+              Value rotated = arith::SelectOp::create(
+                  b, loc, firstHalf, arith::NegFOp::create(b, loc, partner),
+                  partner);
+              Value x = extToF32(b, loc, args[0]);
+              Value y = arith::AddFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, x, cos),
+                  arith::MulFOp::create(b, loc, rotated, sin));
+              return {truncFromF32(b, loc, y, type.getElementType())};
+            }));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfm::lowering::populatePointwisePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<GeluLowering, SiluLowering, SwiGLULowering, ResidualAddLowering,
+               EmbeddingLowering, PositionEmbeddingLowering, RoPELowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,93 @@
+//===- Reshapes.cpp - tfm.split / split_heads / merge_heads to tensor -----===//
+//
+// Pure data movement: slices of the last dimension, and reshapes around a
+// linalg.transpose of the head and sequence axes.
+//
+//===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
+
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::lowering;
+
+/// [B, X, Y, dh] -> [B, Y, X, dh] into a fresh tensor.
+static Value transposeMiddle(OpBuilder &b, Location loc, Value v) {
+  RankedTensorType type = tensorType(v);
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[1], shape[2]);
+  Value init = emptyTensor(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+namespace {
+struct SplitLowering : OpConversionPattern<SplitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType inType = tensorType(op.getInput());
+    int64_t rank = inType.getRank(), start = 0;
+    SmallVector<Value> pieces;
+    for (Value result : op.getResults()) {
+      RankedTensorType type = tensorType(result);
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      offsets.back() = start;
+      pieces.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), type, adaptor.getInput(), ValueRange{},
+          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr(offsets),
+          rewriter.getDenseI64ArrayAttr(type.getShape()),
+          rewriter.getDenseI64ArrayAttr(strides)));
+      start += type.getShape().back();
+    }
+    rewriter.replaceOp(op, pieces);
+    return success();
+  }
+};
+
+/// view(B, S, H, dh).transpose(1, 2)
+struct SplitHeadsLowering : OpConversionPattern<SplitHeadsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplitHeadsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    SmallVector<int64_t> viewShape{type.getDimSize(0), type.getDimSize(2),
+                                   type.getDimSize(1), type.getDimSize(3)};
+    Value view = tensor::ExpandShapeOp::create(
+        rewriter, op.getLoc(), type.clone(viewShape), adaptor.getInput(),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
+        getAsIndexOpFoldResult(rewriter.getContext(), viewShape));
+    rewriter.replaceOp(op, transposeMiddle(rewriter, op.getLoc(), view));
+    return success();
+  }
+};
+
+/// transpose(1, 2).reshape(B, S, H*dh)
+struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MergeHeadsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value transposed =
+        transposeMiddle(rewriter, op.getLoc(), adaptor.getInput());
+    rewriter.replaceOp(op, tensor::CollapseShapeOp::create(
+                               rewriter, op.getLoc(), transposed,
+                               SmallVector<ReassociationIndices>{
+                                   {0}, {1}, {2, 3}}));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tfm::lowering::populateReshapePatterns(RewritePatternSet &patterns) {
+  patterns.add<SplitLowering, SplitHeadsLowering, MergeHeadsLowering>(
+      patterns.getContext());
+}

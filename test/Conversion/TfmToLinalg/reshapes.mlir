@@ -1,0 +1,31 @@
+// RUN: transformer-opt %s --tfm-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x20xf32>
+// CHECK: %[[A:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [2, 3, 8] [1, 1, 1]
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[X]][0, 0, 8] [2, 3, 4] [1, 1, 1]
+// CHECK: %[[C:.*]] = tensor.extract_slice %[[X]][0, 0, 12] [2, 3, 8] [1, 1, 1]
+// CHECK: return %[[A]], %[[B]], %[[C]]
+func.func @split(%x: tensor<2x3x20xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x4xf32>, tensor<2x3x8xf32>) {
+  %a, %b, %c = tfm.split %x : (tensor<2x3x20xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x4xf32>, tensor<2x3x8xf32>)
+  return %a, %b, %c : tensor<2x3x8xf32>, tensor<2x3x4xf32>, tensor<2x3x8xf32>
+}
+
+// view(B, S, H, dh).transpose(1, 2)
+// CHECK-LABEL: func.func @split_heads
+// CHECK: %[[V:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 4, 2] : tensor<2x3x8xf32> into tensor<2x3x4x2xf32>
+// CHECK: linalg.transpose ins(%[[V]] : tensor<2x3x4x2xf32>) outs(%{{.*}} : tensor<2x4x3x2xf32>) permutation = [0, 2, 1, 3]
+func.func @split_heads(%x: tensor<2x3x8xf32>) -> tensor<2x4x3x2xf32> {
+  %y = tfm.split_heads %x {num_heads = 4 : i64} : (tensor<2x3x8xf32>) -> tensor<2x4x3x2xf32>
+  return %y : tensor<2x4x3x2xf32>
+}
+
+// transpose(1, 2).reshape(B, S, H*dh)
+// CHECK-LABEL: func.func @merge_heads
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x3x2xf32>) outs(%{{.*}} : tensor<2x3x4x2xf32>) permutation = [0, 2, 1, 3]
+// CHECK: tensor.collapse_shape %[[T]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x4x2xf32> into tensor<2x3x8xf32>
+// CHECK-NOT: tfm.
+func.func @merge_heads(%x: tensor<2x4x3x2xf32>) -> tensor<2x3x8xf32> {
+  %y = tfm.merge_heads %x : (tensor<2x4x3x2xf32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}

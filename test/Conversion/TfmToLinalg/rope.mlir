@@ -1,0 +1,28 @@
+// RUN: transformer-opt %s --tfm-to-linalg | FileCheck %s
+
+// Rotate-half RoPE in f32: inv_freq = 1 / theta^(2 (i mod dh/2) / dh), angle
+// = (offset + s) * inv_freq, the partner element x[i +- dh/2] read with
+// tensor.extract, negated in the first half.
+// CHECK-LABEL: func.func @rope_f16
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x2x3x8xf16>, %[[OFF:[^:]*]]: index
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1x2x3x8xf16>)
+// CHECK: %[[S:.*]] = linalg.index 2
+// CHECK: %[[I:.*]] = linalg.index 3
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[I]], %c4
+// CHECK: %[[FI:.*]] = arith.remui %[[I]], %c4
+// CHECK: %[[PI:.*]] = arith.select %[[FIRST]]
+// CHECK: %[[PARTNER:.*]] = tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[S]], %[[PI]]]
+// CHECK: arith.extf %[[PARTNER]] : f16 to f32
+// CHECK: arith.constant 8.000000e+00 : f32
+// CHECK: %[[POW:.*]] = math.powf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.divf %{{.*}}, %[[POW]] : f32
+// CHECK: arith.addi %[[OFF]], %[[S]] : index
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: arith.negf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: tfm.
+func.func @rope_f16(%x: tensor<1x2x3x8xf16>, %off: index) -> tensor<1x2x3x8xf16> {
+  %y = tfm.rope %x, %off {theta = 500000.0 : f32} : (tensor<1x2x3x8xf16>, index) -> tensor<1x2x3x8xf16>
+  return %y : tensor<1x2x3x8xf16>
+}
