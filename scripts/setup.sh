@@ -13,6 +13,9 @@ PACKAGES=(
   python3-torch python3-numpy
   # Without it torch uses the reference BLAS (30x slower) in benchmarks.
   libopenblas0-pthread
+  # The public-domain King James Bible the bundled tiny model was trained on
+  # (models/tiny-kjv/train.py reads it through the `bible` program).
+  bible-kjv
 )
 
 missing=()

@@ -95,3 +95,13 @@ func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1
   %a = tfm.attention %q, %k, %v : (tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>) -> tensor<1x1x16x8xf16>
   return %a : tensor<1x1x16x8xf16>
 }
+
+// -----
+
+// With causal-skip=false every key tile is visited and the future is masked:
+// the baseline the benchmark measures the skip against.
+// RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 causal-skip=false" | FileCheck %s --check-prefix=NOSKIP
+// NOSKIP-LABEL: func.func @causal_mha
+// NOSKIP-NOT: arith.minsi
+// NOSKIP: scf.for %{{.+}} = %{{.+}} to %c128 step %c16
+// NOSKIP: arith.cmpi sgt

@@ -48,8 +48,8 @@ constexpr IteratorType kRed = IteratorType::reduction;
 class FlashBuilder {
 public:
   FlashBuilder(ImplicitLocOpBuilder &b, AttentionOp op, int64_t queryTile,
-               int64_t keyTile)
-      : b(b), op(op), f32(b.getF32Type()) {
+               int64_t keyTile, bool causalSkip)
+      : b(b), op(op), causalSkip(causalSkip), f32(b.getF32Type()) {
     auto q = cast<RankedTensorType>(op.getQuery().getType());
     auto k = cast<RankedTensorType>(op.getKey().getType());
     auto v = cast<RankedTensorType>(op.getValue().getType());
@@ -131,6 +131,7 @@ private:
 
   ImplicitLocOpBuilder &b;
   AttentionOp op;
+  bool causalSkip;
   Type f32, elemType;
   int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
 };
@@ -302,7 +303,7 @@ Value FlashBuilder::build() {
         // Keys [0, kvEnd) can matter to this query tile; under a causal mask
         // later tiles are wholly in the future and the loop never visits them.
         Value kvEnd = idx(kvSeq);
-        if (op.getCausal())
+        if (op.getCausal() && causalSkip)
           kvEnd = arith::MinSIOp::create(
               b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
 
@@ -355,17 +356,20 @@ Value FlashBuilder::build() {
 }
 
 struct FlashAttentionPattern : public OpRewritePattern<AttentionOp> {
-  FlashAttentionPattern(MLIRContext *ctx, int64_t queryTile, int64_t keyTile)
-      : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile) {}
+  FlashAttentionPattern(MLIRContext *ctx, int64_t queryTile, int64_t keyTile,
+                        bool causalSkip)
+      : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile),
+        causalSkip(causalSkip) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, FlashBuilder(b, op, queryTile, keyTile).build());
+    rewriter.replaceOp(op, FlashBuilder(b, op, queryTile, keyTile, causalSkip).build());
     return success();
   }
 
   int64_t queryTile, keyTile;
+  bool causalSkip;
 };
 
 struct FlashAttentionPass
@@ -380,7 +384,8 @@ struct FlashAttentionPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<FlashAttentionPattern>(&getContext(), queryTile, keyTile);
+    patterns.add<FlashAttentionPattern>(&getContext(), queryTile, keyTile,
+                                        causalSkip);
     // One rewrite per attention op; the loops it creates are not revisited.
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);

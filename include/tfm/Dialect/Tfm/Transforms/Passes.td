@@ -84,6 +84,9 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
            "Query rows per tile">,
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
            "Key/value rows per tile">,
+    Option<"causalSkip", "causal-skip", "bool", /*default=*/"true",
+           "Skip key tiles wholly in a causal query tile's future (off: visit "
+           "and mask them; for measuring what the skip saves)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

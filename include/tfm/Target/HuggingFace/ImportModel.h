@@ -1,0 +1,61 @@
+//===- ImportModel.h - whole tfm models from Hugging Face configs -*- C++ -*-===//
+//
+// Builds the tfm module of a whole causal LM (embedding, decoder blocks, final
+// norm, LM head) from a checked ModelConfig, at static sizes chosen by the
+// caller. Parameters are `tfm.param` arguments named as in the model's
+// Hugging Face checkpoint (GPT-2 without the `transformer.` prefix), so a
+// runner can bind a .safetensors file by name.
+//
+// Entry points:
+//   @forward(input_ids [B,S], params...) -> logits [B,S,V]
+// and, when a KV cache length S_max is given, the generation entries
+//   @prefill(input_ids [B,S], %pos, params..., caches...) -> logits, caches...
+//   @decode (input_ids [B,1], %pos, params..., caches...) -> logits, caches...
+// where `%pos: index {tfm.input = "position"}` is the position of the first
+// token and each layer i has two cache arguments [B, Hkv, S_max, dh] with
+// argument attribute `tfm.kv_cache = "<i>.key"` / `"<i>.value"`, returned
+// updated (result attribute `tfm.kv_cache` with the same name) after the
+// layer's new keys (after RoPE) and values were written at `pos` with
+// tfm.kv_cache_write. Attention then reads the whole cache with
+// `offset = pos`: causality masks the slots not written yet.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
+#define TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
+
+#include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir {
+class MLIRContext;
+namespace tfm::hf {
+
+/// The argument attribute naming a KV cache tensor ("<layer>.key" /
+/// "<layer>.value"), also set as result attribute on the updated cache.
+inline constexpr llvm::StringLiteral kKVCacheAttrName = "tfm.kv_cache";
+
+struct ImportOptions {
+  /// B.
+  int64_t batch = 1;
+  /// S of @forward and @prefill; 0 picks min(128, context length).
+  int64_t seqLen = 0;
+  /// S_max of the KV cache; 0 emits @forward only.
+  int64_t kvCacheLength = 0;
+};
+
+/// The sequence length `options` resolve to for `config`.
+int64_t getSeqLen(const ModelConfig &config, const ImportOptions &options);
+
+/// Builds and verifies the module. Errors (sizes that do not fit the model's
+/// context, non-positive sizes) read "<option>: <what is wrong>". The context
+/// must have the tfm and func dialects loaded.
+llvm::Expected<OwningOpRef<ModuleOp>>
+importModel(MLIRContext &context, const ModelConfig &config,
+            const ImportOptions &options);
+
+} // namespace tfm::hf
+} // namespace mlir
+
+#endif // TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H

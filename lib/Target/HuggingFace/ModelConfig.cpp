@@ -1,0 +1,415 @@
+//===- ModelConfig.cpp - reading a Hugging Face config.json ---------------===//
+//
+// Mirrors the defaults of transformers' GPT2Config, LlamaConfig and
+// MixtralConfig for optional fields, but requires the sizes: a config.json
+// saved by transformers always has them, so a missing one means a broken or
+// foreign file rather than "use the class default".
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace mlir::tfm::hf;
+using llvm::StringRef;
+using llvm::Twine;
+namespace json = llvm::json;
+
+llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
+  switch (family) {
+  case ModelFamily::GPT2:
+    return "gpt2";
+  case ModelFamily::Llama:
+    return "llama";
+  case ModelFamily::Mixtral:
+    return "mixtral";
+  }
+  llvm_unreachable("unknown model family");
+}
+
+/// Sizes become tensor dimensions whose products (V*d, B*S*V, ...) must stay
+/// far from int64 overflow.
+static constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
+
+/// Fields that do not change the math of inference, in any of the families:
+/// training-only settings, token ids, generation defaults, bookkeeping.
+static constexpr StringRef kNeutralFields[] = {
+    "_attn_implementation_autoset", "_name_or_path", "architectures",
+    "auto_map", "bad_words_ids", "chunk_size_feed_forward", "do_sample",
+    "dtype", "early_stopping", "finetuning_task", "forced_bos_token_id",
+    "forced_eos_token_id", "gradient_checkpointing", "id2label",
+    "initializer_range", "is_decoder", "is_encoder_decoder", "label2id",
+    "length_penalty", "max_length", "min_length", "model_type", "name_or_path",
+    "no_repeat_ngram_size", "num_beams", "num_return_sequences",
+    "output_attentions", "output_hidden_states", "output_router_logits",
+    "prefix", "problem_type", "pruned_heads", "remove_invalid_values",
+    "repetition_penalty", "return_dict", "router_aux_loss_coef",
+    "router_jitter_noise", "task_specific_params", "temperature",
+    "tie_encoder_decoder", "tokenizer_class", "top_k", "top_p", "torch_dtype",
+    "torchscript", "transformers_version", "use_cache", "use_return_dict"};
+
+/// Name patterns of neutral fields: dropout probabilities (`attn_pdrop`,
+/// `attention_dropout`), special token ids, and the `summary_*` settings of
+/// GPT-2's double-heads model, which the causal LM does not build.
+static bool isNeutralByPattern(StringRef key) {
+  return key.ends_with("_pdrop") || key.ends_with("dropout") ||
+         key.ends_with("_token_id") || key.ends_with("_token_ids") ||
+         key.starts_with("summary_");
+}
+
+/// "a string", "an array", ... for messages about composite values; scalars
+/// are quoted as written.
+static std::string describe(const json::Value &value) {
+  switch (value.kind()) {
+  case json::Value::Array:
+    return "an array";
+  case json::Value::Object:
+    return "an object";
+  default:
+    return llvm::formatv("{0}", value).str();
+  }
+}
+
+namespace {
+/// Reads fields of the top-level object, remembering which it understood and
+/// the first error. Reading goes on after an error (returning defaults) so
+/// that callers stay linear; only the first error is reported.
+class FieldReader {
+public:
+  explicit FieldReader(const json::Object &object) : object(object) {}
+
+  /// The value of `key`, or null when it is absent or JSON `null` (which
+  /// transformers reads as "use the default" as well).
+  const json::Value *lookup(StringRef key) {
+    understood.insert(key);
+    const json::Value *value = object.get(key);
+    return value && value->kind() != json::Value::Null ? value : nullptr;
+  }
+
+  void fail(StringRef key, const Twine &what) {
+    if (error.empty())
+      error = (key + ": " + what).str();
+  }
+  bool failed() const { return !error.empty(); }
+  const std::string &getError() const { return error; }
+
+  /// A size: a positive integer; missing is an error.
+  int64_t requiredSize(StringRef key, StringRef modelType) {
+    const json::Value *value = lookup(key);
+    if (!value) {
+      fail(key, "missing; a " + modelType + " config must give it");
+      return 1;
+    }
+    return toSize(key, *value).value_or(1);
+  }
+
+  /// A size with a default, for fields transformers defaults too.
+  int64_t sizeOr(StringRef key, int64_t defaultValue) {
+    const json::Value *value = lookup(key);
+    return value ? toSize(key, *value).value_or(defaultValue) : defaultValue;
+  }
+
+  /// A non-negative number (epsilons); `positive` excludes 0 (RoPE theta).
+  double numberOr(StringRef key, double defaultValue, bool positive = false) {
+    const json::Value *value = lookup(key);
+    if (!value)
+      return defaultValue;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || *number < 0 || (positive && *number == 0)) {
+      fail(key, Twine("expected a ") + (positive ? "positive" : "non-negative") +
+                    " number, got " + describe(*value));
+      return defaultValue;
+    }
+    return *number;
+  }
+
+  bool boolOr(StringRef key, bool defaultValue) {
+    const json::Value *value = lookup(key);
+    if (!value)
+      return defaultValue;
+    std::optional<bool> flag = value->getAsBoolean();
+    if (!flag) {
+      fail(key, "expected true or false, got " + describe(*value));
+      return defaultValue;
+    }
+    return *flag;
+  }
+
+  std::string stringOr(StringRef key, StringRef defaultValue) {
+    const json::Value *value = lookup(key);
+    if (!value)
+      return defaultValue.str();
+    std::optional<StringRef> text = value->getAsString();
+    if (!text) {
+      fail(key, "expected a string, got " + describe(*value));
+      return defaultValue.str();
+    }
+    return text->str();
+  }
+
+  /// A flag tfm cannot honour when true: `true` is an error saying `why`.
+  void rejectTrue(StringRef key, const Twine &why) {
+    if (boolOr(key, false))
+      fail(key, "true is not supported: " + why);
+  }
+
+  /// A field tfm cannot honour unless it is absent or null.
+  void rejectNonNull(StringRef key, const Twine &why) {
+    if (const json::Value *value = lookup(key))
+      fail(key, describe(*value) + " is not supported: " + why);
+  }
+
+  /// Fields present in the file that nothing read and that are not known to
+  /// be neutral, sorted (json::Object is unordered).
+  std::vector<std::string> getUnknownFields() const {
+    std::vector<std::string> unknown;
+    for (const auto &entry : object) {
+      StringRef key = entry.first;
+      if (!understood.contains(key) && !llvm::is_contained(kNeutralFields, key) &&
+          !isNeutralByPattern(key))
+        unknown.push_back(key.str());
+    }
+    std::sort(unknown.begin(), unknown.end());
+    return unknown;
+  }
+
+private:
+  std::optional<int64_t> toSize(StringRef key, const json::Value &value) {
+    std::optional<int64_t> size = value.getAsInteger();
+    if (!size || *size < 1 || *size > kMaxSize) {
+      fail(key, "expected a positive integer below 2^31, got " +
+                    describe(value));
+      return std::nullopt;
+    }
+    return size;
+  }
+
+  const json::Object &object;
+  llvm::StringSet<> understood;
+  std::string error;
+};
+} // namespace
+
+/// Quantized checkpoints store other tensors (int weights, scales) under the
+/// same names: importing them as f32 would silently mean the wrong weights.
+static void readCommonRejections(FieldReader &r) {
+  r.rejectNonNull("quantization_config",
+                  "quantized checkpoints are not supported; tfm reads float "
+                  "weights");
+}
+
+static void readGPT2(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::GPT2;
+  c.vocabSize = r.requiredSize("vocab_size", "gpt2");
+  c.hiddenSize = r.requiredSize("n_embd", "gpt2");
+  c.numLayers = r.requiredSize("n_layer", "gpt2");
+  c.numHeads = r.requiredSize("n_head", "gpt2");
+  // transformers sizes wpe by n_positions; n_ctx is its legacy spelling,
+  // used only when n_positions is absent.
+  bool hasCtx = r.lookup("n_ctx") != nullptr;
+  if (r.lookup("n_positions") || !hasCtx) {
+    c.maxPositionsField = "n_positions";
+    c.maxPositions = r.requiredSize("n_positions", "gpt2");
+  } else {
+    c.maxPositionsField = "n_ctx";
+    c.maxPositions = r.requiredSize("n_ctx", "gpt2");
+  }
+  c.intermediateSize = r.sizeOr("n_inner", 4 * c.hiddenSize);
+  c.normEps = r.numberOr("layer_norm_epsilon", 1e-5);
+
+  std::string act = r.stringOr("activation_function", "gelu_new");
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
+    c.activation = Activation::GeluTanh;
+  else if (act == "gelu")
+    c.activation = Activation::GeluExact;
+  else
+    r.fail("activation_function",
+           "unsupported activation '" + act +
+               "' (tfm supports gelu_new, gelu_pytorch_tanh, gelu_fast and "
+               "gelu)");
+
+  // GPT2LMHeadModel ties lm_head to wte unless the config says otherwise.
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
+  c.scaleAttnWeights = r.boolOr("scale_attn_weights", true);
+  r.rejectTrue("scale_attn_by_inverse_layer_idx",
+               "it scales each layer's attention by 1/(layer+1), which "
+               "tfm.attention does not model");
+  r.rejectTrue("reorder_and_upcast_attn",
+               "tfm does not model the reordered, upcast attention");
+  r.rejectTrue("add_cross_attention",
+               "cross-attention needs an encoder; tfm builds decoder-only "
+               "models");
+  readCommonRejections(r);
+
+  if (r.failed())
+    return;
+  if (c.hiddenSize % c.numHeads != 0)
+    return r.fail("n_head", llvm::formatv("{0} heads do not divide n_embd = {1}",
+                                          c.numHeads, c.hiddenSize));
+  c.numKVHeads = c.numHeads;
+  c.headDim = c.hiddenSize / c.numHeads;
+}
+
+/// RoPE settings. transformers 4.x writes `rope_theta` and `rope_scaling`;
+/// 5.x groups them as `rope_parameters`. Only plain (unscaled) RoPE is
+/// implemented, so any scaling is an error rather than a silent mismatch.
+static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
+  c.ropeTheta = r.numberOr("rope_theta", defaultTheta, /*positive=*/true);
+  if (const json::Value *scaling = r.lookup("rope_scaling")) {
+    std::string kind;
+    if (const json::Object *object = scaling->getAsObject()) {
+      for (StringRef key : {"rope_type", "type"})
+        if (std::optional<StringRef> name = object->getString(key))
+          kind = name->str();
+    }
+    // {"rope_type": "default"} is transformers' spelling of "no scaling".
+    if (kind != "default")
+      r.fail("rope_scaling",
+             (kind.empty() ? describe(*scaling) : "'" + kind + "'") +
+                 " RoPE scaling is not supported; tfm implements unscaled "
+                 "RoPE (rope_scaling must be null)");
+  }
+  const json::Value *params = r.lookup("rope_parameters");
+  if (!params)
+    return;
+  const json::Object *object = params->getAsObject();
+  if (!object)
+    return r.fail("rope_parameters",
+                  "expected an object, got " + describe(*params));
+  for (const auto &entry : *object) {
+    StringRef key = entry.first;
+    const json::Value &value = entry.second;
+    std::string field = ("rope_parameters." + key).str();
+    if (key == "rope_type") {
+      std::optional<StringRef> type = value.getAsString();
+      if (!type || *type != "default")
+        r.fail(field, describe(value) + " is not supported; tfm implements "
+                                        "unscaled RoPE ('default')");
+    } else if (key == "rope_theta") {
+      std::optional<double> theta = value.getAsNumber();
+      if (!theta || *theta <= 0)
+        r.fail(field, "expected a positive number, got " + describe(value));
+      else
+        c.ropeTheta = *theta;
+    } else {
+      r.fail(field, "is not supported; tfm implements unscaled RoPE with "
+                    "only rope_type and rope_theta");
+    }
+  }
+}
+
+static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
+  c.family = family;
+  bool mixtral = family == ModelFamily::Mixtral;
+  std::string type = mixtral ? "mixtral" : "llama";
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredSize("num_hidden_layers", type);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize("intermediate_size", type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  // LlamaConfig: None -> MHA; MixtralConfig defaults to 8.
+  c.numKVHeads = r.sizeOr("num_key_value_heads", mixtral ? 8 : c.numHeads);
+  bool explicitHeadDim = r.lookup("head_dim") != nullptr;
+  c.headDim = r.sizeOr("head_dim", c.hiddenSize / c.numHeads);
+  c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6);
+
+  std::string act = r.stringOr("hidden_act", "silu");
+  if (act == "silu" || act == "swish")
+    c.activation = Activation::SiLU;
+  else
+    r.fail("hidden_act", "unsupported activation '" + act +
+                             "' (tfm supports silu for " + type + ")");
+
+  readRoPE(r, c, mixtral ? 1e6 : 10000.0);
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
+
+  if (mixtral) {
+    c.numExperts = r.requiredSize("num_local_experts", type);
+    c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", type);
+    r.rejectNonNull("sliding_window",
+                    "tfm implements full causal attention (sliding_window "
+                    "must be null)");
+  } else {
+    c.attentionBias = r.boolOr("attention_bias", false);
+    c.mlpBias = r.boolOr("mlp_bias", false);
+    int64_t tp = r.sizeOr("pretraining_tp", 1);
+    if (tp > 1)
+      r.fail("pretraining_tp",
+             llvm::formatv("{0} is not supported: it splits the projections "
+                           "into slices whose sum only approximates the "
+                           "unsplit model; it must be 1",
+                           tp));
+  }
+  readCommonRejections(r);
+
+  if (r.failed())
+    return;
+  if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
+    return r.fail("num_attention_heads",
+                  llvm::formatv("{0} heads do not divide hidden_size = {1} "
+                                "(and no head_dim is given)",
+                                c.numHeads, c.hiddenSize));
+  if (c.numHeads % c.numKVHeads != 0)
+    return r.fail("num_key_value_heads",
+                  llvm::formatv("{0} key/value heads do not divide "
+                                "num_attention_heads = {1}",
+                                c.numKVHeads, c.numHeads));
+  if (c.headDim % 2 != 0)
+    return r.fail(explicitHeadDim ? "head_dim" : "num_attention_heads",
+                  llvm::formatv("RoPE needs an even head size, got {0}",
+                                c.headDim));
+  if (mixtral && c.numExpertsPerToken > c.numExperts)
+    return r.fail("num_experts_per_tok",
+                  llvm::formatv("{0} exceeds num_local_experts = {1}",
+                                c.numExpertsPerToken, c.numExperts));
+}
+
+llvm::Expected<ModelConfig>
+mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
+  auto makeError = [](const Twine &message) {
+    return llvm::createStringError(
+        std::make_error_code(std::errc::invalid_argument), message);
+  };
+  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  if (!parsed)
+    return makeError("invalid JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *object = parsed->getAsObject();
+  if (!object)
+    return makeError("invalid config: expected a JSON object at the top "
+                     "level, got " +
+                     describe(*parsed));
+
+  FieldReader r(*object);
+  ModelConfig c;
+  const json::Value *typeValue = r.lookup("model_type");
+  if (!typeValue)
+    return makeError("model_type: missing; tfm imports gpt2, llama and "
+                     "mixtral");
+  std::optional<StringRef> type = typeValue->getAsString();
+  if (!type)
+    return makeError("model_type: expected a string, got " +
+                     describe(*typeValue));
+  c.modelType = type->str();
+  if (*type == "gpt2")
+    readGPT2(r, c);
+  else if (*type == "llama")
+    readLlamaLike(r, c, ModelFamily::Llama);
+  else if (*type == "mixtral")
+    readLlamaLike(r, c, ModelFamily::Mixtral);
+  else
+    return makeError("model_type: unsupported model type '" + *type +
+                     "' (tfm imports gpt2, llama and mixtral)");
+  if (r.failed())
+    return makeError(r.getError());
+  c.unknownFields = r.getUnknownFields();
+  return c;
+}

@@ -1,0 +1,128 @@
+//===- transformer-translate.cpp - models into tfm ------------------------===//
+//
+// Translates model descriptions from other ecosystems into tfm modules:
+//
+//   transformer-translate --import-hf-config config.json
+//       [--batch B] [--seq-len S] [--kv-cache S_max] [-o out.mlir]
+//
+// reads a Hugging Face config.json (gpt2, llama, mixtral) and prints the
+// verified tfm module of the whole causal LM (see
+// tfm/Target/HuggingFace/ImportModel.h for its entry points). Locations are
+// printed, so op names such as loc("h.0.attn.c_attn") survive into
+// transformer-opt and its ledger.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Target/HuggingFace/ImportModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("transformer-translate options");
+
+static cl::opt<std::string> importHFConfig(
+    "import-hf-config",
+    cl::desc("Import the Hugging Face config.json of a gpt2, llama or mixtral "
+             "model ('-' reads stdin)"),
+    cl::value_desc("config.json"), cl::cat(category));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size B (default 1)"),
+                              cl::init(1), cl::cat(category));
+static cl::opt<int64_t>
+    seqLen("seq-len",
+           cl::desc("Sequence length S of @forward and @prefill (default: "
+                    "128, or the model's context length if shorter)"),
+           cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    kvCache("kv-cache",
+            cl::desc("Also emit @prefill and @decode over a KV cache of "
+                     "S_max positions"),
+            cl::value_desc("S_max"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("filename"),
+                                       cl::init("-"), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "transformer-translate: error: " << message << "\n";
+  return 1;
+}
+
+/// A one-line summary of the model, printed above the module for readers.
+static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
+                         const tfm::hf::ModelConfig &c,
+                         const tfm::hf::ImportOptions &options) {
+  os << "// Imported by transformer-translate from " << fileName << ":\n"
+     << "// " << c.modelType << ", " << c.numLayers << " layers, d=" << c.hiddenSize
+     << ", " << c.numHeads << " query / " << c.numKVHeads
+     << " key-value heads of " << c.headDim << ", MLP width "
+     << c.intermediateSize;
+  if (c.family == tfm::hf::ModelFamily::Mixtral)
+    os << " x " << c.numExperts << " experts (top " << c.numExpertsPerToken
+       << ")";
+  os << ", vocab " << c.vocabSize << ", "
+     << (c.tieWordEmbeddings ? "tied" : "untied") << " LM head\n"
+     << "// B=" << options.batch << ", S=" << getSeqLen(c, options);
+  if (options.kvCacheLength)
+    os << ", KV cache of " << options.kvCacheLength << " positions";
+  os << "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "transformer-translate: models into tfm\n");
+  if (importHFConfig.empty())
+    return fail("nothing to translate: pass --import-hf-config config.json");
+
+  // Messages name the file as given ("<stdin>" for "-").
+  std::string fileName =
+      importHFConfig == "-" ? std::string("<stdin>") : importHFConfig;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFileOrSTDIN(importHFConfig, /*IsText=*/true);
+  if (!buffer)
+    return fail(fileName + ": " + buffer.getError().message());
+
+  llvm::Expected<tfm::hf::ModelConfig> config =
+      tfm::hf::parseModelConfig((*buffer)->getBuffer());
+  if (!config)
+    return fail(fileName + ": " + llvm::toString(config.takeError()));
+  for (const std::string &field : config->unknownFields)
+    llvm::errs() << "transformer-translate: warning: " << fileName
+                 << ": " << field
+                 << ": unknown field, ignored; the model is built as if it "
+                    "were absent\n";
+
+  MLIRContext context;
+  context.loadDialect<tfm::TfmDialect, func::FuncDialect>();
+  tfm::hf::ImportOptions options;
+  options.batch = batch;
+  options.seqLen = seqLen;
+  options.kvCacheLength = kvCache;
+  auto module = tfm::hf::importModel(context, *config, options);
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+  printSummary(output->os(), fileName, *config, options);
+  (*module)->print(output->os(), OpPrintingFlags()
+                                     .enableDebugInfo(/*enable=*/true,
+                                                      /*prettyForm=*/false)
+                                     .useLocalScope()
+                                     .printNameLocAsPrefix());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
