@@ -1,0 +1,68 @@
+//===- EntrySignature.h - what a tfm entry function expects ------*- C++ -*-===//
+//
+// Reads, before any lowering, what an entry function needs from the caller:
+// each argument's role (a `tfm.param` weight, possibly fused from several
+// tensors by --tfm-fuse-qkv; a `tfm.input` tensor; an `index` value; a
+// `tfm.kv_cache` buffer updated in place), name, element type and static
+// shape, and each result's `tfm.output` (or `tfm.kv_cache`) name. This is what lets a runner bind weight files and arrays
+// by name and check them before compiling anything.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_ENTRYSIGNATURE_H
+#define TFM_RUNTIME_ENTRYSIGNATURE_H
+
+#include "tfm/Runtime/DType.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+namespace tfm::runtime {
+
+struct EntryArgument {
+  enum class Kind { Param, Input, Index, KVCache };
+  Kind kind;
+  /// `tfm.param` / `tfm.input` / `tfm.kv_cache` value, or `arg<N>` when none
+  /// is present.
+  std::string name;
+  /// For a parameter fused by --tfm-fuse-qkv (`tfm.param_parts`): the weight
+  /// file tensors to concatenate along `concatAxis`.
+  std::vector<std::string> parts;
+  int64_t concatAxis = 0;
+  /// Element type and shape; unused for Kind::Index.
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape;
+};
+
+struct EntryResult {
+  /// `tfm.output` value, `tfm.kv_cache` value, or `result<N>`.
+  std::string name;
+  /// A KV cache result is the updated cache argument `cacheArgument`: it has
+  /// no out-parameter of its own (see tfm/Pipelines/Pipelines.h).
+  bool isKVCache = false;
+  unsigned cacheArgument = 0;
+  DType dtype;
+  llvm::SmallVector<int64_t, 4> shape;
+};
+
+struct EntrySignature {
+  std::string function;
+  std::vector<EntryArgument> arguments;
+  std::vector<EntryResult> results;
+};
+
+/// The signature of `entry` in `module`. An empty `entry` picks `forward`, or
+/// else the only public function. Errors (unknown entry, listing the public
+/// functions; dynamic shapes; unsupported types; duplicate names) say which
+/// argument or result is at fault.
+llvm::Expected<EntrySignature> getEntrySignature(ModuleOp module,
+                                                 llvm::StringRef entry);
+
+} // namespace tfm::runtime
+} // namespace mlir
+
+#endif // TFM_RUNTIME_ENTRYSIGNATURE_H

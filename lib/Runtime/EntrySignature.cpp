@@ -1,0 +1,192 @@
+//===- EntrySignature.cpp - what a tfm entry function expects -------------===//
+#include "tfm/Runtime/EntrySignature.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tfm::runtime;
+
+static constexpr llvm::StringLiteral kParamAttr = "tfm.param";
+static constexpr llvm::StringLiteral kInputAttr = "tfm.input";
+static constexpr llvm::StringLiteral kOutputAttr = "tfm.output";
+static constexpr llvm::StringLiteral kKVCacheAttr = "tfm.kv_cache";
+static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
+static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
+
+template <typename... Ts>
+static llvm::Error makeError(const char *fmt, Ts &&...vals) {
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument),
+      llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
+}
+
+static std::optional<DType> getDType(Type type) {
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isSignlessInteger(64))
+    return DType::I64;
+  if (type.isSignlessInteger(32))
+    return DType::I32;
+  if (type.isSignlessInteger(16))
+    return DType::I16;
+  if (type.isSignlessInteger(8))
+    return DType::I8;
+  return std::nullopt;
+}
+
+/// Element type and shape of a statically shaped tensor of a supported type;
+/// `what` names the value in the error.
+static llvm::Error getTensorInfo(Type type, const std::string &what,
+                                 DType &dtype,
+                                 llvm::SmallVectorImpl<int64_t> &shape) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return makeError("{0} has type {1}; expected a ranked tensor or index",
+                     what, type);
+  if (!tensor.hasStaticShape())
+    return makeError("{0} has dynamic shape {1}; shapes must be static", what,
+                     type);
+  std::optional<DType> d = getDType(tensor.getElementType());
+  if (!d)
+    return makeError("{0} has unsupported element type {1}", what,
+                     tensor.getElementType());
+  dtype = *d;
+  shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  return llvm::Error::success();
+}
+
+static func::FuncOp findEntry(ModuleOp module, llvm::StringRef entry,
+                              std::string &error) {
+  llvm::SmallVector<func::FuncOp> publicFuncs;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isPublic() && !fn.isExternal())
+      publicFuncs.push_back(fn);
+  std::string names;
+  for (func::FuncOp fn : publicFuncs)
+    names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+  if (names.empty())
+    names = "none";
+
+  llvm::StringRef wanted = entry.empty() ? "forward" : entry;
+  for (func::FuncOp fn : publicFuncs)
+    if (fn.getSymName() == wanted)
+      return fn;
+  if (entry.empty() && publicFuncs.size() == 1)
+    return publicFuncs.front();
+  if (entry.empty())
+    error = llvm::formatv("no entry function: there is no @forward and {0} "
+                          "public functions; pass --entry (public functions: "
+                          "{1})",
+                          publicFuncs.size(), names);
+  else
+    error = llvm::formatv("no public function @{0} (public functions: {1})",
+                          entry, names);
+  return nullptr;
+}
+
+llvm::Expected<EntrySignature>
+mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
+  std::string error;
+  func::FuncOp fn = findEntry(module, entry, error);
+  if (!fn)
+    return makeError("{0}", error);
+
+  EntrySignature signature;
+  signature.function = fn.getSymName().str();
+  llvm::StringSet<> argNames;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    EntryArgument arg;
+    Type type = fn.getArgument(i).getType();
+    auto param = fn.getArgAttrOfType<StringAttr>(i, kParamAttr);
+    auto input = fn.getArgAttrOfType<StringAttr>(i, kInputAttr);
+    auto cache = fn.getArgAttrOfType<StringAttr>(i, kKVCacheAttr);
+    if (int(bool(param)) + int(bool(input)) + int(bool(cache)) > 1)
+      return makeError("argument #{0} of @{1} has more than one of tfm.param, "
+                       "tfm.input and tfm.kv_cache",
+                       i, signature.function);
+    if (param) {
+      arg.kind = EntryArgument::Kind::Param;
+      arg.name = param.getValue().str();
+    } else if (cache) {
+      arg.kind = EntryArgument::Kind::KVCache;
+      arg.name = cache.getValue().str();
+    } else {
+      arg.kind = EntryArgument::Kind::Input;
+      arg.name = input ? input.getValue().str() : "arg" + std::to_string(i);
+    }
+    std::string what = llvm::formatv("argument #{0} ('{1}') of @{2}", i,
+                                     arg.name, signature.function);
+    if (type.isIndex()) {
+      if (param)
+        return makeError("{0} is a tfm.param of type index; parameters must "
+                         "be tensors",
+                         what);
+      arg.kind = EntryArgument::Kind::Index;
+    } else if (llvm::Error err =
+                   getTensorInfo(type, what, arg.dtype, arg.shape)) {
+      return std::move(err);
+    }
+    if (auto parts = fn.getArgAttrOfType<ArrayAttr>(i, kPartsAttr)) {
+      auto axis = fn.getArgAttrOfType<IntegerAttr>(i, kAxisAttr);
+      if (!param || !axis || axis.getInt() < 0 ||
+          axis.getInt() >= int64_t(arg.shape.size()))
+        return makeError("{0}: tfm.param_parts needs tfm.param and an in-range "
+                         "tfm.param_concat_axis",
+                         what);
+      arg.concatAxis = axis.getInt();
+      for (Attribute part : parts) {
+        auto name = dyn_cast<StringAttr>(part);
+        if (!name)
+          return makeError("{0}: tfm.param_parts must hold strings", what);
+        arg.parts.push_back(name.getValue().str());
+      }
+    }
+    // Parameters may legitimately repeat (a tied embedding passed twice);
+    // two inputs with one name could never be told apart.
+    if (arg.kind != EntryArgument::Kind::Param &&
+        !argNames.insert(arg.name).second)
+      return makeError("{0}: another argument already has this name", what);
+    signature.arguments.push_back(std::move(arg));
+  }
+
+  llvm::StringSet<> resultNames;
+  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
+    EntryResult result;
+    auto output = fn.getResultAttrOfType<StringAttr>(i, kOutputAttr);
+    auto cache = fn.getResultAttrOfType<StringAttr>(i, kKVCacheAttr);
+    result.name = output ? output.getValue().str()
+                  : cache ? cache.getValue().str()
+                          : "result" + std::to_string(i);
+    std::string what = llvm::formatv("result #{0} ('{1}') of @{2}", i,
+                                     result.name, signature.function);
+    if (llvm::Error err = getTensorInfo(fn.getResultTypes()[i], what,
+                                        result.dtype, result.shape))
+      return std::move(err);
+    if (cache) {
+      auto it = llvm::find_if(signature.arguments, [&](const EntryArgument &a) {
+        return a.kind == EntryArgument::Kind::KVCache &&
+               a.name == cache.getValue();
+      });
+      if (it == signature.arguments.end() || it->dtype != result.dtype ||
+          it->shape != result.shape)
+        return makeError("{0} is a tfm.kv_cache result but no cache argument "
+                         "of that name and type exists",
+                         what);
+      result.isKVCache = true;
+      result.cacheArgument = it - signature.arguments.begin();
+    }
+    if (!resultNames.insert(result.name).second)
+      return makeError("{0}: another result already has this name", what);
+    signature.results.push_back(std::move(result));
+  }
+  return signature;
+}

@@ -1,0 +1,207 @@
+//===- SafeTensors.cpp - memory-mapped .safetensors reader ----------------===//
+#include "tfm/Runtime/SafeTensors.h"
+
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+using namespace mlir::tfm::runtime;
+using llvm::Error;
+using llvm::Expected;
+
+/// The reference implementation refuses headers above 100 MB; so do we, which
+/// also keeps a corrupt length from asking for a huge JSON parse.
+static constexpr uint64_t kMaxHeaderSize = 100'000'000;
+
+template <typename... Ts>
+static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument),
+      "%s: %s", path.str().c_str(),
+      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
+}
+
+/// Reads a non-negative integer JSON value exactly (no doubles).
+static std::optional<int64_t> getNonNegativeInt(const llvm::json::Value &v) {
+  std::optional<int64_t> i = v.getAsInteger();
+  if (!i || *i < 0)
+    return std::nullopt;
+  return i;
+}
+
+/// Parses one tensor entry of the header (not yet placed in the data area).
+static Expected<TensorView> parseEntry(llvm::StringRef path,
+                                       llvm::StringRef name,
+                                       const llvm::json::Value &value) {
+  const llvm::json::Object *entry = value.getAsObject();
+  if (!entry)
+    return makeError(path, "tensor '{0}': header entry is not a JSON object",
+                     name);
+  TensorView view;
+  view.name = name.str();
+
+  std::optional<llvm::StringRef> dtypeName = entry->getString("dtype");
+  if (!dtypeName)
+    return makeError(path, "tensor '{0}': missing or non-string \"dtype\"",
+                     name);
+  std::optional<DType> dtype = parseSafeTensorsDType(*dtypeName);
+  if (!dtype)
+    return makeError(path, "tensor '{0}': unknown dtype '{1}'", name,
+                     *dtypeName);
+  view.dtype = *dtype;
+
+  const llvm::json::Array *shape = entry->getArray("shape");
+  if (!shape)
+    return makeError(path, "tensor '{0}': missing or non-array \"shape\"",
+                     name);
+  for (const llvm::json::Value &dim : *shape) {
+    std::optional<int64_t> d = getNonNegativeInt(dim);
+    if (!d)
+      return makeError(path,
+                       "tensor '{0}': shape entries must be non-negative "
+                       "integers",
+                       name);
+    view.shape.push_back(*d);
+  }
+
+  const llvm::json::Array *offsets = entry->getArray("data_offsets");
+  std::optional<int64_t> begin, end;
+  if (offsets && offsets->size() == 2) {
+    begin = getNonNegativeInt((*offsets)[0]);
+    end = getNonNegativeInt((*offsets)[1]);
+  }
+  if (!begin || !end || *begin > *end)
+    return makeError(path,
+                     "tensor '{0}': \"data_offsets\" must be [begin, end] "
+                     "with 0 <= begin <= end",
+                     name);
+
+  std::optional<uint64_t> expected =
+      getNumBytes(view.shape, getDTypeSize(view.dtype));
+  if (!expected)
+    return makeError(path, "tensor '{0}': shape {1} is too large", name,
+                     formatShape(view.shape));
+  uint64_t actual = uint64_t(*end - *begin);
+  if (actual != *expected)
+    return makeError(path,
+                     "tensor '{0}': data_offsets [{1}, {2}] span {3} bytes but "
+                     "{4} {5} needs {6}",
+                     name, *begin, *end, actual,
+                     getSafeTensorsDTypeName(view.dtype),
+                     formatShape(view.shape), *expected);
+  // Offsets are placed in the data area by the caller; stash begin for now.
+  view.data = reinterpret_cast<const char *>(uintptr_t(*begin));
+  view.numBytes = actual;
+  return view;
+}
+
+Expected<std::unique_ptr<SafeTensorsFile>>
+SafeTensorsFile::open(llvm::StringRef path) {
+  // A writable buffer is a private (copy-on-write) mapping for large files:
+  // generated code that writes into an argument buffer then touches only its
+  // own pages, never the file, and never faults on a read-only mapping.
+  llvm::ErrorOr<std::unique_ptr<llvm::WritableMemoryBuffer>> buffer =
+      llvm::WritableMemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError(path, "cannot open: {0}", buffer.getError().message());
+  return parse(std::move(*buffer), path);
+}
+
+Expected<std::unique_ptr<SafeTensorsFile>>
+SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                       llvm::StringRef path) {
+  std::unique_ptr<SafeTensorsFile> file(new SafeTensorsFile());
+  file->path = path.str();
+  uint64_t fileSize = buffer->getBufferSize();
+  const char *start = buffer->getBufferStart();
+  if (fileSize < 8)
+    return makeError(path,
+                     "not a safetensors file: {0} bytes, shorter than the "
+                     "8-byte header length",
+                     fileSize);
+  uint64_t headerSize =
+      llvm::support::endian::read64le(reinterpret_cast<const uint8_t *>(start));
+  if (headerSize > fileSize - 8)
+    return makeError(path,
+                     "header length {0} exceeds the {1} bytes that follow it "
+                     "(truncated or not a safetensors file)",
+                     headerSize, fileSize - 8);
+  if (headerSize > kMaxHeaderSize)
+    return makeError(path, "header length {0} exceeds the {1}-byte limit",
+                     headerSize, kMaxHeaderSize);
+
+  llvm::StringRef headerText(start + 8, headerSize);
+  Expected<llvm::json::Value> header = llvm::json::parse(headerText);
+  if (!header)
+    return makeError(path, "malformed JSON header: {0}",
+                     llvm::toString(header.takeError()));
+  const llvm::json::Object *root = header->getAsObject();
+  if (!root)
+    return makeError(path, "JSON header is not an object");
+
+  const char *dataStart = start + 8 + headerSize;
+  uint64_t dataSize = fileSize - 8 - headerSize;
+  for (const auto &[key, value] : *root) {
+    llvm::StringRef name = key;
+    if (name == "__metadata__") {
+      const llvm::json::Object *meta = value.getAsObject();
+      if (!meta)
+        return makeError(path, "\"__metadata__\" is not a JSON object");
+      for (const auto &[metaKey, metaValue] : *meta) {
+        std::optional<llvm::StringRef> s = metaValue.getAsString();
+        if (!s)
+          return makeError(path, "\"__metadata__\" entry '{0}' is not a string",
+                           llvm::StringRef(metaKey));
+        file->metadata[metaKey] = s->str();
+      }
+      continue;
+    }
+    Expected<TensorView> view = parseEntry(path, name, value);
+    if (!view)
+      return view.takeError();
+    file->tensors.push_back(std::move(*view));
+  }
+
+  // json::Object is unordered: sort by offset (then name, for determinism),
+  // then check bounds and overlaps in one sweep.
+  auto beginOf = [](const TensorView &t) {
+    return uint64_t(reinterpret_cast<uintptr_t>(t.data));
+  };
+  std::sort(file->tensors.begin(), file->tensors.end(),
+            [&](const TensorView &a, const TensorView &b) {
+              return std::make_pair(beginOf(a), llvm::StringRef(a.name)) <
+                     std::make_pair(beginOf(b), llvm::StringRef(b.name));
+            });
+  const TensorView *previous = nullptr;
+  for (TensorView &t : file->tensors) {
+    uint64_t begin = beginOf(t), end = begin + t.numBytes;
+    if (end > dataSize)
+      return makeError(path,
+                       "tensor '{0}': data_offsets [{1}, {2}] extend past the "
+                       "{3}-byte data area (truncated file?)",
+                       t.name, begin, end, dataSize);
+    if (t.numBytes != 0) {
+      if (previous && begin < beginOf(*previous) + previous->numBytes)
+        return makeError(path,
+                         "tensor '{0}': data_offsets [{1}, {2}] overlap tensor "
+                         "'{3}' [{4}, {5}]",
+                         t.name, begin, end, previous->name,
+                         beginOf(*previous),
+                         beginOf(*previous) + previous->numBytes);
+      previous = &t;
+    }
+  }
+  for (TensorView &t : file->tensors)
+    t.data = dataStart + beginOf(t);
+  for (auto [i, t] : llvm::enumerate(file->tensors))
+    file->index[t.name] = i;
+  file->buffer = std::move(buffer);
+  return file;
+}
+
+const TensorView *SafeTensorsFile::lookup(llvm::StringRef name) const {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : &tensors[it->second];
+}

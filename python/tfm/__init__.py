@@ -1,0 +1,1 @@
+"""Python helpers of the tfm compiler (test and reference tooling)."""
