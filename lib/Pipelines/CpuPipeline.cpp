@@ -1,11 +1,15 @@
 //===- CpuPipeline.cpp - tfm -> LLVM dialect for the host CPU -------------===//
 //
-// --tfm-cpu-pipeline: tfm -> linalg on tensors -> fused -> bufferized with
-// identity layouts and results as out-parameters -> loops -> LLVM dialect,
-// following the calling convention documented in tfm/Pipelines/Pipelines.h.
+// --tfm-cpu-pipeline: tfm (Q/K/V fused, attention in flash form) -> linalg on
+// tensors -> fused -> contractions tiled and vectorised -> bufferized with
+// identity layouts, KV caches in place and results as out-parameters ->
+// vectors lowered, the rest as loops -> LLVM dialect, following the calling
+// convention documented in tfm/Pipelines/Pipelines.h.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Pipelines.h"
+
+#include "PipelinePasses.h"
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
@@ -24,51 +28,40 @@
 
 using namespace mlir;
 
-namespace {
-/// Fixes the ABI of the public entry points before bufferization: every
-/// public function gets `llvm.emit_c_interface` (the `_mlir_ciface_` wrapper
-/// the runner calls), and its tensor arguments are marked not writable so
-/// that bufferization never reuses a caller's input (a weight, the hidden
-/// state) as scratch space.
-struct PrepareCpuAbiPass
-    : public PassWrapper<PrepareCpuAbiPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareCpuAbiPass)
-  StringRef getArgument() const final { return "tfm-prepare-cpu-abi"; }
-  StringRef getDescription() const final {
-    return "Marks public functions for the C interface and their tensor "
-           "arguments read-only";
-  }
-  void runOnOperation() override {
-    OpBuilder b(&getContext());
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (!func.isPublic() || func.isExternal())
-        continue;
-      func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    b.getUnitAttr());
-      for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
-        if (isa<TensorType>(type))
-          func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                          b.getBoolAttr(false));
-    }
-  }
-};
-} // namespace
-
 void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
                                     const CpuPipelineOptions &options) {
   // tfm -> linalg on tensors.
   if (options.verifyContracts)
     pm.addPass(createTfmVerifyContracts());
+  if (options.fuseQKV)
+    pm.addPass(createTfmFuseQKV());
+  if (options.flashAttention) {
+    TfmFlashAttentionOptions flash;
+    flash.queryTile = options.flashQueryTile;
+    flash.keyTile = options.flashKeyTile;
+    pm.addPass(createTfmFlashAttention(flash));
+  }
   pm.addPass(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
   // Producer/consumer fusion of generics; the upstream control only fuses a
   // producer with a single use, so nothing is recomputed.
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  if (options.vectorize) {
+    ContractionTiling tiling;
+    tiling.registerRows = options.registerRows;
+    tiling.registerCols = options.registerCols;
+    tiling.blockRows = options.blockRows;
+    tiling.blockCols = options.blockCols;
+    tiling.blockDepth = options.blockDepth;
+    pm.addNestedPass<func::FuncOp>(
+        createTileAndVectorizeContractionsPass(tiling));
+    pm.addPass(createCanonicalizerPass());
+  }
 
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
-  pm.addPass(std::make_unique<PrepareCpuAbiPass>());
+  pm.addPass(createPrepareCpuAbiPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -77,6 +70,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   bufferize.unknownTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // KV caches were written in place: their results are the cache arguments.
+  pm.addPass(createDropKVCacheResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   // Write results straight into the caller's buffer instead of copying.
   outParams.hoistStaticAllocs = true;
@@ -88,15 +83,25 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Loops, then the LLVM dialect. expand-strided-metadata must precede
-  // lower-affine (it emits affine.apply), or casts are left unresolved.
+  // Vectors to 1-D SIMD form, the remaining linalg ops to loops, then the
+  // LLVM dialect. expand-strided-metadata must precede lower-affine (it emits
+  // affine.apply), or casts are left unresolved.
+  pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle1D;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // Vector code reads with ub.poison paddings.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -105,7 +110,16 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::tfm::registerCpuPipelinePasses() {
+  registerPass([] { return createPrepareCpuAbiPass(); });
+  registerPass([] { return createDropKVCacheResultsPass(); });
+  registerPass(
+      [] { return createTileAndVectorizeContractionsPass(ContractionTiling()); });
+  registerPass([] { return createLowerVectorsPass(); });
+}
+
 void mlir::tfm::registerTfmPipelines() {
+  registerCpuPipelinePasses();
   PassPipelineRegistration<CpuPipelineOptions>(
       "tfm-cpu-pipeline",
       "Lowers a tfm module to the LLVM dialect for the host CPU (C interface, "

@@ -8,6 +8,26 @@
 // the identity layout, passed as a `StridedMemRefType *` through the
 // `_mlir_ciface_<name>` wrapper; each tensor result becomes a trailing
 // out-parameter memref that the caller allocates; `index` arguments are i64.
+// Tensor arguments are read-only: the code never writes into them.
+//
+// KV caches are the exception, updated in place. A tensor argument with the
+// string arg attribute `tfm.kv_cache = "<name>"` (e.g. "0.key" for layer 0's
+// keys) is a cache `[B, Hkv, S_max, dh]` the caller owns for the whole
+// generation; the function returns its updated value (tfm.kv_cache_write
+// results) as a result with the result attribute `tfm.kv_cache` of the same
+// name and the same type. The pipeline marks such arguments writable for
+// bufferization and drops the matching results: the compiled function writes
+// the new keys/values straight into the caller's buffer and has NO
+// out-parameter for a cache result (the result list of the C interface is the
+// function's results minus its `tfm.kv_cache` results). If bufferization
+// cannot update a cache in place (the old cache value is read after the
+// write), the pipeline fails with an error naming the cache rather than
+// silently copying it.
+//
+// With `fuse-qkv` on (the default), tfm-fuse-qkv replaces the Q, K and V
+// weights of an attention by one argument whose `tfm.param_parts` lists the
+// original parameter names and `tfm.param_concat_axis` the axis the caller
+// concatenates them along.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PIPELINES_H
@@ -23,9 +43,51 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> verifyContracts{
       *this, "verify-contracts",
       llvm::cl::desc("Run --tfm-verify-contracts first"), llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseQKV{
+      *this, "fuse-qkv",
+      llvm::cl::desc("Fuse the Q/K/V projections into one GEMM "
+                     "(--tfm-fuse-qkv; changes the signature, see above)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
+                     "instead of materialising the score matrix"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> flashQueryTile{
+      *this, "flash-query-tile",
+      llvm::cl::desc("Query rows per flash-attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> flashKeyTile{
+      *this, "flash-key-tile",
+      llvm::cl::desc("Key/value rows per flash-attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
+                     "for comparison)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Rows (M) of the contraction register tile"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> registerCols{
+      *this, "register-cols",
+      llvm::cl::desc("Columns (N, vector lanes) of the contraction register "
+                     "tile; the largest power of two dividing N is used"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> blockRows{
+      *this, "block-rows", llvm::cl::desc("Cache block rows (M)"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> blockCols{
+      *this, "block-cols", llvm::cl::desc("Cache block columns (N)"),
+      llvm::cl::init(384)};
+  PassOptions::Option<int64_t> blockDepth{
+      *this, "block-depth", llvm::cl::desc("Cache block depth (K)"),
+      llvm::cl::init(192)};
 };
 
-/// tfm -> linalg -> bufferized loops (vectorised where it pays) -> LLVM dialect.
+/// tfm -> linalg -> tiled and vectorised contractions, bufferized, the rest
+/// as loops -> LLVM dialect.
 void buildTfmCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers `--tfm-cpu-pipeline` (and later pipelines) with the pass registry.

@@ -1,7 +1,9 @@
-//===- Reshapes.cpp - tfm.split / split_heads / merge_heads to tensor -----===//
+//===- Reshapes.cpp - split / split_heads / merge_heads / kv_cache_write --===//
 //
-// Pure data movement: slices of the last dimension, and reshapes around a
-// linalg.transpose of the head and sequence axes.
+// Pure data movement: slices of the last dimension, reshapes around a
+// linalg.transpose of the head and sequence axes, and the KV-cache update as
+// a tensor.insert_slice (which bufferizes to an in-place write when the cache
+// buffer is writable).
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -85,9 +87,32 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
     return success();
   }
 };
+
+/// cache[:, :, position : position + S, :] = update. The insert_slice is the
+/// form one-shot bufferization writes in place: with a writable cache
+/// argument the update costs a copy of `update` into a subview, not a copy of
+/// the cache.
+struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KVCacheWriteOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType update = tensorType(op.getUpdate());
+    SmallVector<OpFoldResult> offsets{
+        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
+        adaptor.getPosition(), rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : update.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        op, adaptor.getUpdate(), adaptor.getCache(), offsets, sizes, strides);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tfm::lowering::populateReshapePatterns(RewritePatternSet &patterns) {
-  patterns.add<SplitLowering, SplitHeadsLowering, MergeHeadsLowering>(
-      patterns.getContext());
+  patterns.add<SplitLowering, SplitHeadsLowering, MergeHeadsLowering,
+               KVCacheWriteLowering>(patterns.getContext());
 }

@@ -1,0 +1,57 @@
+// Each option of --tfm-cpu-pipeline parses and changes what it says.
+//
+// fuse-qkv (default on): the Q/K/V weights become one concatenated parameter.
+// RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=FUSED
+// RUN: transformer-opt %s --tfm-cpu-pipeline="fuse-qkv=false" | FileCheck %s --check-prefix=UNFUSED
+// FUSED: llvm.func @_mlir_ciface_attn(
+// FUSED-SAME: tfm.param_parts = ["q.weight", "k.weight", "v.weight"]
+// UNFUSED: llvm.func @_mlir_ciface_attn(
+// UNFUSED-SAME: {tfm.param = "q.weight"}
+// UNFUSED-SAME: {tfm.param = "k.weight"}
+// UNFUSED-SAME: {tfm.param = "v.weight"}
+// UNFUSED-NOT: tfm.param_parts
+//
+// flash-attention (default on, tiles 64/64): the attention becomes loops over
+// query and key tiles; off, two batch matmuls around a softmax.
+// RUN: transformer-opt %s --tfm-cpu-pipeline --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=FLASH
+// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-attention=false" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFLASH
+// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=TILES
+// FLASH-NOT: linalg.batch_matmul
+// FLASH: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+// FLASH-NOT: linalg.batch_matmul
+// NOFLASH: linalg.batch_matmul
+// NOFLASH-NOT: scf.for
+// TILES-DAG: %[[C2:.*]] = arith.constant 2 : index
+// TILES-DAG: %[[C4:.*]] = arith.constant 4 : index
+// TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C2]]
+// TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]]
+//
+// vectorize (default on): contractions become SIMD code; off, scalar loops.
+// RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC
+// RUN: transformer-opt %s --tfm-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
+// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4" | FileCheck %s --check-prefix=SMALL
+// VEC: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// SCALAR-NOT: vector<
+// SMALL: llvm.intr.fmuladd({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
+// SMALL-NOT: vector<16xf32>
+
+// RUN: not transformer-opt %s --tfm-cpu-pipeline="no-such-option=1" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: no-such-option
+
+func.func @attn(%x: tensor<1x8x32xf32> {tfm.input = "hidden"},
+                %wq: tensor<32x32xf32> {tfm.param = "q.weight"},
+                %wk: tensor<32x32xf32> {tfm.param = "k.weight"},
+                %wv: tensor<32x32xf32> {tfm.param = "v.weight"},
+                %wo: tensor<32x32xf32> {tfm.param = "o.weight"})
+    -> (tensor<1x8x32xf32> {tfm.output = "hidden"}) {
+  %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x8x32xf32>, tensor<32x32xf32>) -> tensor<1x8x32xf32>
+  %k = tfm.linear %x, %wk {layout = #tfm.layout<out_in>} : (tensor<1x8x32xf32>, tensor<32x32xf32>) -> tensor<1x8x32xf32>
+  %v = tfm.linear %x, %wv {layout = #tfm.layout<out_in>} : (tensor<1x8x32xf32>, tensor<32x32xf32>) -> tensor<1x8x32xf32>
+  %qh = tfm.split_heads %q {num_heads = 2 : i64} : (tensor<1x8x32xf32>) -> tensor<1x2x8x16xf32>
+  %kh = tfm.split_heads %k {num_heads = 2 : i64} : (tensor<1x8x32xf32>) -> tensor<1x2x8x16xf32>
+  %vh = tfm.split_heads %v {num_heads = 2 : i64} : (tensor<1x8x32xf32>) -> tensor<1x2x8x16xf32>
+  %a = tfm.attention %qh, %kh, %vh : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %m = tfm.merge_heads %a : (tensor<1x2x8x16xf32>) -> tensor<1x8x32xf32>
+  %o = tfm.linear %m, %wo {layout = #tfm.layout<out_in>} : (tensor<1x8x32xf32>, tensor<32x32xf32>) -> tensor<1x8x32xf32>
+  return %o : tensor<1x8x32xf32>
+}
