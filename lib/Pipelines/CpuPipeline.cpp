@@ -39,6 +39,7 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
     TfmFlashAttentionOptions flash;
     flash.queryTile = options.flashQueryTile;
     flash.keyTile = options.flashKeyTile;
+    flash.causalSkip = options.flashCausalSkip;
     pm.addPass(createTfmFlashAttention(flash));
   }
   pm.addPass(createConvertTfmToLinalg());

@@ -25,6 +25,12 @@
 // TILES-DAG: %[[C4:.*]] = arith.constant 4 : index
 // TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C2]]
 // TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]]
+// flash-causal-skip (default on): the key loop of a causal query tile ends at
+// the tile's last position; off, it runs over every key tile.
+// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=SKIP
+// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4 flash-causal-skip=false" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSKIP
+// SKIP: arith.minsi
+// NOSKIP-NOT: arith.minsi
 //
 // vectorize (default on): contractions become SIMD code; off, scalar loops.
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC

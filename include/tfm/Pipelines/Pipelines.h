@@ -61,6 +61,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "flash-key-tile",
       llvm::cl::desc("Key/value rows per flash-attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> flashCausalSkip{
+      *this, "flash-causal-skip",
+      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
+                     "(off: visit and mask them, to measure the skip)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
