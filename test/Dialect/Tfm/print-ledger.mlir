@@ -40,6 +40,8 @@
 // GPT2:      h.0.attn.split_heads_v tfm.split_heads attention 1x12x8x64 f32 0 0 0 24,576 0
 // 12 heads * (2*8*8*64 for Q K^T + 2*8*8*64 for P V); K and V: 2*12*64 f32 per token.
 // GPT2-NEXT: h.0.attn.attention tfm.attention attention 1x12x8x64 f32 0 196,608 0 24,576 6,144
+// Scratch: naive 2*12*8*8*4; flash one 8x8 tile: (2*8*8 + 4*8 + 2*8*64)*4.
+// GPT2-NEXT:   scratch: naive 6,144 bytes (f32 scores + probabilities, S x S_kv each), flash 4,736 bytes (64x64 tiles)
 // GPT2-NEXT: h.0.attn.merge_heads tfm.merge_heads attention 1x8x768 f32 0 0 0 24,576 0
 // GPT2-NEXT: h.0.attn.c_proj tfm.linear attention 1x8x768 f32 590,592 9,437,184 2,362,368 24,576 0
 // GPT2-NEXT:   param h.0.attn.c_proj.weight: 768x768 (in 768 -> out 768)

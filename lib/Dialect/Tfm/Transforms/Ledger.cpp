@@ -135,7 +135,41 @@ static std::optional<std::pair<int64_t, int64_t>> getInOut(Operation *op,
   return std::nullopt;
 }
 
-static LedgerRow makeRow(Operation *op, LedgerCategory category) {
+AttentionScratch
+mlir::tfm::estimateAttentionScratch(Operation *op,
+                                    const LedgerOptions &options) {
+  auto attention = cast<AttentionOp>(op);
+  auto q = cast<RankedTensorType>(attention.getQuery().getType());
+  auto k = cast<RankedTensorType>(attention.getKey().getType());
+  auto v = cast<RankedTensorType>(attention.getValue().getType());
+  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1),
+          seq = q.getDimSize(2), dh = q.getDimSize(3),
+          kvHeads = k.getDimSize(1), kvSeq = k.getDimSize(2),
+          dv = v.getDimSize(3), elem = q.getElementTypeBitWidth() / 8;
+  constexpr int64_t f32 = 4;
+  AttentionScratch scratch;
+  scratch.naiveBytes = 2 * batch * heads * seq * kvSeq * f32;
+
+  int64_t group = heads / kvHeads;
+  int64_t tq = std::min(options.flashQueryTile, seq);
+  int64_t tk = std::min(options.flashKeyTile, kvSeq);
+  // Scores and probabilities of one tile; m, l, tile max and correction per
+  // row; the accumulator and the output tile.
+  int64_t tile = (2 * group * tq * tk + 4 * group * tq + 2 * group * tq * dv) *
+                 f32;
+  int64_t paddedSeq = llvm::divideCeil(seq, tq) * tq;
+  int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
+  int64_t padding = 0;
+  if (paddedSeq != seq)
+    padding += batch * heads * paddedSeq * (dh + dv) * elem;
+  if (paddedKvSeq != kvSeq)
+    padding += batch * kvHeads * paddedKvSeq * (dh + dv) * elem;
+  scratch.flashBytes = tile + padding;
+  return scratch;
+}
+
+static LedgerRow makeRow(Operation *op, LedgerCategory category,
+                         const LedgerOptions &options) {
   LedgerRow row;
   row.op = op;
   row.label = getLabel(op);
@@ -155,23 +189,32 @@ static LedgerRow makeRow(Operation *op, LedgerCategory category) {
     row.flops = ledger.getFlopCount();
     row.kvCacheBytesPerToken = ledger.getKVCacheBytesPerToken();
   }
+  if (isa<AttentionOp>(op))
+    row.scratch = estimateAttentionScratch(op, options);
   return row;
 }
 
-FunctionLedger mlir::tfm::computeLedger(Operation *function) {
+FunctionLedger mlir::tfm::computeLedger(Operation *function,
+                                        const LedgerOptions &options) {
   FunctionLedger ledger;
   llvm::DenseMap<Operation *, LedgerCategory> categories =
       classifyLedgerOps(function);
   function->walk([&](Operation *op) {
     auto it = categories.find(op);
     if (it != categories.end())
-      ledger.rows.push_back(makeRow(op, it->second));
+      ledger.rows.push_back(makeRow(op, it->second, options));
   });
 
   // Parameters are booked at their first user; later users are recorded so
   // that the shared tensor can be reported.
   llvm::DenseMap<Value, unsigned> firstUser, sharedIndex;
   for (auto [index, row] : llvm::enumerate(ledger.rows)) {
+    if (row.scratch) {
+      ledger.peakScratch.naiveBytes =
+          std::max(ledger.peakScratch.naiveBytes, row.scratch->naiveBytes);
+      ledger.peakScratch.flashBytes =
+          std::max(ledger.peakScratch.flashBytes, row.scratch->flashBytes);
+    }
     LedgerTotals &category = ledger.byCategory[unsigned(row.category)];
     for (LedgerTotals *t : {&category, &ledger.total}) {
       t->ops += 1;

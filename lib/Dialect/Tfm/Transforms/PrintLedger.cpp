@@ -128,7 +128,8 @@ static SmallVector<std::string> totalsCells(StringRef name,
 }
 
 static void printText(raw_ostream &os, FunctionOpInterface fn,
-                      const FunctionLedger &ledger) {
+                      const FunctionLedger &ledger,
+                      const LedgerOptions &options) {
   os << "tfm ledger for @" << fn.getName();
   if (fn->hasAttr(kBlockAttrName))
     os << " (" << kBlockAttrName << ")";
@@ -144,6 +145,13 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
     for (const LedgerWeight &weight : row.weights)
       weights.push_back("param " + weight.name.str() + ": " +
                         weightString(weight));
+    if (row.scratch)
+      weights.push_back(
+          "scratch: naive " + withSeparators(row.scratch->naiveBytes) +
+          " bytes (f32 scores + probabilities, S x S_kv each), flash " +
+          withSeparators(row.scratch->flashBytes) + " bytes (" +
+          std::to_string(options.flashQueryTile) + "x" +
+          std::to_string(options.flashKeyTile) + " tiles)");
     ops.addRow({row.label, row.op->getName().getStringRef().str(),
                 stringifyLedgerCategory(row.category).str(),
                 outputString(row.op), withSeparators(row.params),
@@ -173,6 +181,12 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
      << " (sum of all tfm op results)\n";
   os << "KV cache: " << withSeparators(ledger.total.kvCacheBytesPerToken)
      << " bytes per token per sequence\n";
+  if (ledger.peakScratch.naiveBytes)
+    os << "attention peak scratch: naive "
+       << withSeparators(ledger.peakScratch.naiveBytes)
+       << " bytes, flash " << withSeparators(ledger.peakScratch.flashBytes)
+       << " bytes (--tfm-flash-attention with " << options.flashQueryTile
+       << "x" << options.flashKeyTile << " tiles)\n";
   for (const LedgerSharedParam &shared : ledger.shared) {
     os << "note: parameter " << shared.weight.name << " ("
        << withSeparators(shared.weight.type.getNumElements())
@@ -210,6 +224,10 @@ static void writeShape(llvm::json::OStream &json, ArrayRef<int64_t> shape) {
 
 static void printJson(llvm::json::OStream &json, FunctionOpInterface fn,
                       const FunctionLedger &ledger) {
+  auto writeScratch = [&](const AttentionScratch &scratch) {
+    json.attribute("scratch_naive_bytes", scratch.naiveBytes);
+    json.attribute("scratch_flash_bytes", scratch.flashBytes);
+  };
   json.object([&] {
     json.attribute("function", fn.getName());
     json.attribute("block", fn->hasAttr(kBlockAttrName));
@@ -250,9 +268,13 @@ static void printJson(llvm::json::OStream &json, FunctionOpInterface fn,
           json.attribute("weight_bytes", row.weightBytes);
           json.attribute("activation_bytes", row.activationBytes);
           json.attribute("kv_cache_bytes_per_token", row.kvCacheBytesPerToken);
+          if (row.scratch)
+            writeScratch(*row.scratch);
         });
       }
     });
+    json.attributeObject("attention_peak_scratch",
+                         [&] { writeScratch(ledger.peakScratch); });
     json.attributeObject("totals", [&] {
       writeTotals(json, ledger.total);
       json.attributeObject("categories", [&] {
@@ -297,6 +319,13 @@ struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
       return signalPassFailure();
     }
 
+    if (flashQueryTile < 1 || flashKeyTile < 1) {
+      getOperation().emitError() << "tfm-print-ledger: tile sizes must be "
+                                    "positive";
+      return signalPassFailure();
+    }
+    LedgerOptions options{flashQueryTile, flashKeyTile};
+
     SmallVector<FunctionOpInterface> functions;
     getOperation().walk(
         [&](FunctionOpInterface fn) { functions.push_back(fn); });
@@ -304,9 +333,9 @@ struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
     raw_ostream &os = llvm::outs();
     if (format == "text") {
       for (FunctionOpInterface fn : functions) {
-        FunctionLedger ledger = computeLedger(fn);
+        FunctionLedger ledger = computeLedger(fn, options);
         if (!ledger.rows.empty())
-          printText(os, fn, ledger);
+          printText(os, fn, ledger, options);
       }
     } else {
       // One JSON document for the whole module: an array with one object per
@@ -314,7 +343,7 @@ struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
       llvm::json::OStream json(os, /*IndentSize=*/2);
       json.array([&] {
         for (FunctionOpInterface fn : functions) {
-          FunctionLedger ledger = computeLedger(fn);
+          FunctionLedger ledger = computeLedger(fn, options);
           if (!ledger.rows.empty())
             printJson(json, fn, ledger);
         }

@@ -43,6 +43,24 @@ struct LedgerWeight {
 };
 
 /// The ledger entry of one tfm op.
+/// Scratch memory an attention needs beyond its inputs and output, in the
+/// naive form (--tfm-to-linalg: the f32 score matrix and the probabilities,
+/// 2 x B*Hq*S*S_kv) and in the flash form (--tfm-flash-attention: one
+/// query tile's f32 scores, probabilities, running statistics and
+/// accumulator, plus padded copies of q/k/v/out when the lengths are not
+/// multiples of the tiles).
+struct AttentionScratch {
+  int64_t naiveBytes = 0, flashBytes = 0;
+};
+
+/// Tile sizes the flash estimate assumes (the pass's and pipeline's defaults).
+struct LedgerOptions {
+  int64_t flashQueryTile = 64, flashKeyTile = 64;
+};
+
+AttentionScratch estimateAttentionScratch(Operation *attention,
+                                          const LedgerOptions &options);
+
 struct LedgerRow {
   Operation *op;
   /// The op's `loc("name")` if it has one, else its op name.
@@ -51,6 +69,8 @@ struct LedgerRow {
   llvm::SmallVector<LedgerWeight, 2> weights;
   int64_t params = 0, flops = 0, weightBytes = 0, activationBytes = 0,
           kvCacheBytesPerToken = 0;
+  /// Set on tfm.attention rows.
+  std::optional<AttentionScratch> scratch;
 };
 
 /// Sums over a set of rows; a parameter tensor is booked once, under the
@@ -72,6 +92,9 @@ struct FunctionLedger {
   std::array<LedgerTotals, kNumLedgerCategories> byCategory;
   LedgerTotals total;
   llvm::SmallVector<LedgerSharedParam> shared;
+  /// The largest attention scratch of the function (attentions run one
+  /// after another, so the peak is a maximum, not a sum).
+  AttentionScratch peakScratch;
 };
 
 /// Bytes of a static tensor type (sub-byte element types round up).
@@ -79,7 +102,8 @@ int64_t getTensorBytes(RankedTensorType type);
 
 /// The ledger of `function`, rows in program order. Empty when it holds no
 /// tfm op.
-FunctionLedger computeLedger(Operation *function);
+FunctionLedger computeLedger(Operation *function,
+                             const LedgerOptions &options = {});
 
 } // namespace mlir::tfm
 

@@ -30,11 +30,19 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
     activation bytes and KV-cache bytes per token; then totals per
     category (embedding, norm, attention, mlp, moe, lm_head) and for the
     function. A parameter used by two ops (tied embeddings) is counted once
-    in the totals. Output goes to stdout; the IR is left unchanged.
+    in the totals. For each attention it also reports the peak scratch
+    memory of the naive form (the f32 score and probability matrices,
+    `S x S_kv` each) and of the flash form (one tile's worth, for the
+    given tile sizes), and the function's peak of each.
+    Output goes to stdout; the IR is left unchanged.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "Output format: text or json">,
+    Option<"flashQueryTile", "flash-query-tile", "int64_t", /*default=*/"64",
+           "Query tile the flash-attention scratch estimate assumes">,
+    Option<"flashKeyTile", "flash-key-tile", "int64_t", /*default=*/"64",
+           "Key tile the flash-attention scratch estimate assumes">,
   ];
 }
 
