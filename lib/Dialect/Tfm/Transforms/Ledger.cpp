@@ -109,15 +109,33 @@ mlir::tfm::classifyLedgerOps(Operation *function) {
   return categories;
 }
 
-/// `loc("name")`, or the first name inside a fused location; else the op name.
+/// `loc("name")`; for a fused location (e.g. the one GEMM --tfm-fuse-qkv
+/// makes of three projections) its names with their common dotted prefix
+/// factored out, `a.b.{q_proj,k_proj,v_proj}`; else the op name.
 static std::string getLabel(Operation *op) {
   Location loc = op->getLoc();
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    SmallVector<StringRef> names;
     for (Location part : fused.getLocations())
       if (auto name = dyn_cast<NameLoc>(part))
-        return name.getName().str();
+        names.push_back(name.getName().strref());
+    if (names.size() == 1)
+      return names.front().str();
+    if (!names.empty()) {
+      // The longest prefix ending in '.' that every name shares.
+      StringRef prefix = names.front();
+      for (StringRef n : names)
+        while (!n.starts_with(prefix))
+          prefix = prefix.drop_back();
+      prefix = prefix.take_front(prefix.rfind('.') + 1);
+      std::string label = prefix.str() + "{";
+      for (auto [i, n] : llvm::enumerate(names))
+        label += (i ? "," : "") + n.drop_front(prefix.size()).str();
+      return label + "}";
+    }
+  }
   return op->getName().getStringRef().str();
 }
 
