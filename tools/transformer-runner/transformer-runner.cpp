@@ -3,6 +3,13 @@
 //   transformer-runner MODEL.mlir --weights W.safetensors
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
+//   transformer-runner config.json --weights model.safetensors
+//       (--input-ids ids.npy | --prompt TEXT)
+//       [--output logits.npy | --generate N [--output-tokens out.npy]]
+//
+// A model given as a Hugging Face config.json is imported in-process at the
+// batch and length of the ids; see HuggingFaceModel.h for that mode. The rest
+// of this comment is about .mlir models.
 //
 // Reads the entry function's signature before lowering, binds every
 // `tfm.param` argument to the tensor of that name in the .safetensors file
@@ -19,18 +26,16 @@
 // ends with one `transformer-runner: error: ...` line and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "Compile.h"
+#include "HuggingFaceModel.h"
 #include "RunnerRegistration.h"
+#include "RunnerSupport.h"
 
-#include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
 
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -39,28 +44,21 @@
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/xxhash.h"
-
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
 
 using namespace mlir;
 using namespace mlir::tfm;
+using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> modelFile(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir>"));
+                                      cl::desc("<model.mlir | config.json>"));
 static cl::opt<std::string>
     weightsFile("weights", cl::value_desc("file.safetensors"),
                 cl::desc("Weights, bound to tfm.param arguments by name"));
@@ -68,9 +66,30 @@ static cl::list<std::string>
     inputSpecs("input", cl::value_desc("NAME=FILE.npy|NAME=INTEGER"),
                cl::desc("Value of a tfm.input argument (an .npy array for a "
                         "tensor, an integer for an index)"));
-static cl::list<std::string>
-    outputSpecs("output", cl::value_desc("NAME=FILE.npy"),
-                cl::desc("Write the tfm.output result NAME (f16/bf16 as f32)"));
+static cl::list<std::string> outputSpecs(
+    "output", cl::value_desc("NAME=FILE.npy"),
+    cl::desc("Write the tfm.output result NAME (f16/bf16 as f32); for a "
+             "config.json model, FILE.npy (or logits=FILE.npy) receives the "
+             "logits"));
+static cl::opt<std::string> inputIdsFile(
+    "input-ids", cl::value_desc("ids.npy"),
+    cl::desc("config.json models: token ids [B, S] (int64 or int32)"));
+static cl::opt<std::string> promptText(
+    "prompt", cl::value_desc("text"),
+    cl::desc("config.json models with a byte-level vocabulary (256): the "
+             "prompt's UTF-8 bytes are the ids (B = 1); the generated text "
+             "is printed"));
+static cl::opt<int64_t> generateCount(
+    "generate", cl::init(0), cl::value_desc("N"),
+    cl::desc("config.json models: generate N tokens greedily with @prefill "
+             "and @decode over a KV cache"));
+static cl::opt<std::string> outputTokensFile(
+    "output-tokens", cl::value_desc("tokens.npy"),
+    cl::desc("With --generate: write the prompt and the new tokens, "
+             "[B, S + N] int64"));
+static cl::opt<int64_t> maxSeqLen(
+    "max-seq-len", cl::init(0), cl::value_desc("S_max"),
+    cl::desc("With --generate: positions of the KV cache (default S + N)"));
 static cl::opt<std::string>
     entryName("entry", cl::value_desc("function"),
               cl::desc("Entry function (default: @forward, or the only "
@@ -96,255 +115,16 @@ static cl::opt<unsigned>
     printCount("print-values", cl::init(4), cl::value_desc("N"),
                cl::desc("Leading values of each result to print"));
 
-/// Reports one error line and exits: bad input never crashes the runner.
-[[noreturn]] static void fail(const llvm::Twine &message) {
-  llvm::errs() << "transformer-runner: error: " << message << "\n";
-  std::exit(1);
-}
-
-template <typename T> static T check(llvm::Expected<T> value) {
-  if (!value)
-    fail(llvm::toString(value.takeError()));
-  return std::move(*value);
-}
+//===----------------------------------------------------------------------===//
+// Inputs and outputs
+//===----------------------------------------------------------------------===//
 
 namespace {
-/// A zero-initialised, 64-byte aligned host buffer.
-class AlignedBuffer {
-public:
-  explicit AlignedBuffer(uint64_t numBytes) {
-    uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
-    data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
-    if (!data)
-      fail(llvm::formatv("cannot allocate {0} bytes", numBytes));
-    std::memset(data.get(), 0, rounded);
-  }
-  char *get() const { return data.get(); }
-
-private:
-  struct Free {
-    void operator()(char *p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> data;
-};
-
-/// A memref descriptor of any rank, laid out as StridedMemRefType<T, Rank>:
-/// {allocated, aligned, offset, sizes[Rank], strides[Rank]}, identity layout.
-/// The element type does not change the layout, so one builder serves every
-/// tensor argument.
-class MemRefDescriptor {
-public:
-  MemRefDescriptor(void *data, llvm::ArrayRef<int64_t> shape) {
-    size_t rank = shape.size();
-    words.resize(3 + 2 * rank);
-    intptr_t address = reinterpret_cast<intptr_t>(data);
-    words[0] = address;
-    words[1] = address;
-    words[2] = 0;
-    int64_t stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      words[3 + i] = shape[i];
-      words[3 + rank + i] = stride;
-      stride *= shape[i];
-    }
-  }
-  void *get() { return words.data(); }
-
-private:
-  std::vector<int64_t> words;
-};
-
-template <int Rank> constexpr bool hasDescriptorLayout() {
-  using Ref = StridedMemRefType<float, Rank>;
-  return sizeof(Ref) == sizeof(int64_t) * (3 + 2 * Rank) &&
-         offsetof(Ref, offset) == 2 * sizeof(int64_t) &&
-         offsetof(Ref, sizes) == 3 * sizeof(int64_t) &&
-         offsetof(Ref, strides) == (3 + Rank) * sizeof(int64_t);
-}
-static_assert(hasDescriptorLayout<1>() && hasDescriptorLayout<2>() &&
-                  hasDescriptorLayout<3>() && hasDescriptorLayout<4>(),
-              "MemRefDescriptor must match StridedMemRefType");
-static_assert(sizeof(StridedMemRefType<float, 0>) == 3 * sizeof(int64_t),
-              "MemRefDescriptor must match StridedMemRefType");
-
-/// Where one argument's value lives.
-struct BoundArgument {
-  void *data = nullptr;                    // tensors
-  std::unique_ptr<AlignedBuffer> storage; // when the data had to be copied
-  int64_t index = 0;                       // index arguments
-  bool bound = false;
-};
-
 struct OutputRequest {
   std::string path;
   bool written = false;
 };
 } // namespace
-
-static std::string describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
-  return (getDTypeName(dtype) + " " + formatShape(shape)).str();
-}
-
-static std::string describeArgument(const EntrySignature &sig, size_t i) {
-  const EntryArgument &arg = sig.arguments[i];
-  std::string what =
-      llvm::formatv("argument #{0} of @{1}", i, sig.function).str();
-  if (arg.kind == EntryArgument::Kind::Index)
-    return what + ", index";
-  return what + ", " + describe(arg.dtype, arg.shape);
-}
-
-//===----------------------------------------------------------------------===//
-// Parameters
-//===----------------------------------------------------------------------===//
-
-/// SplitMix64: tiny, and deterministic across platforms.
-static uint64_t nextRandom(uint64_t &state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/// Values depend on the seed and the parameter's name only, so reordering
-/// arguments keeps them. Norm scales (1-D "...weight") sit around 1 so that
-/// activations keep their size through the blocks.
-static void fillRandom(const EntryArgument &arg, uint64_t seed, char *out) {
-  uint64_t state = seed ^ llvm::xxh3_64bits(arg.name);
-  bool isScale = arg.shape.size() == 1 && llvm::StringRef(arg.name).ends_with("weight");
-  uint64_t count = *getNumBytes(arg.shape, 1);
-  size_t size = getDTypeSize(arg.dtype);
-  for (uint64_t i = 0; i < count; ++i) {
-    // 24 random bits -> [0, 1) exactly representable in f32.
-    float u = float(nextRandom(state) >> 40) * 0x1p-24f;
-    float value = (u - 0.5f) * 0.1f + (isScale ? 1.0f : 0.0f);
-    char *dst = out + i * size;
-    switch (arg.dtype) {
-    case DType::F32:
-      std::memcpy(dst, &value, 4);
-      break;
-    case DType::F64: {
-      double d = value;
-      std::memcpy(dst, &d, 8);
-      break;
-    }
-    case DType::F16: {
-      uint16_t h = floatToHalf(value);
-      std::memcpy(dst, &h, 2);
-      break;
-    }
-    case DType::BF16: {
-      uint16_t h = floatToBFloat16(value);
-      std::memcpy(dst, &h, 2);
-      break;
-    }
-    default:
-      break; // Integer parameters stay zero.
-    }
-  }
-}
-
-/// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
-/// every part must have the argument's dtype and its dims except along the
-/// axis, and the parts' extents along the axis must add up.
-static void concatenateParts(const EntrySignature &sig, size_t i,
-                             const SafeTensorsFile &weights, char *out) {
-  const EntryArgument &arg = sig.arguments[i];
-  size_t axis = arg.concatAxis;
-  std::vector<const TensorView *> views;
-  int64_t extent = 0;
-  for (const std::string &part : arg.parts) {
-    const TensorView *view = weights.lookup(part);
-    if (!view)
-      fail(llvm::formatv("{0}: no tensor '{1}' (a part of the fused parameter "
-                         "'{2}', {3})",
-                         weights.getPath(), part, arg.name,
-                         describeArgument(sig, i)));
-    bool fits = view->dtype == arg.dtype &&
-                view->shape.size() == arg.shape.size();
-    for (size_t d = 0; fits && d < arg.shape.size(); ++d)
-      fits = d == axis || view->shape[d] == arg.shape[d];
-    if (!fits)
-      fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, which cannot be "
-                         "concatenated along axis {4} into the fused "
-                         "parameter '{5}' ({6})",
-                         weights.getPath(), part,
-                         getSafeTensorsDTypeName(view->dtype),
-                         formatShape(view->shape), axis, arg.name,
-                         describeArgument(sig, i)));
-    extent += view->shape[axis];
-    views.push_back(view);
-  }
-  if (extent != arg.shape[axis])
-    fail(llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
-                       "{2} along axis {3}, but @{4} expects {5}",
-                       weights.getPath(), arg.name, extent, axis, sig.function,
-                       describe(arg.dtype, arg.shape)));
-  // Row-major: for each index of the leading dims, copy each part's slab.
-  uint64_t outer = *getNumBytes(llvm::ArrayRef(arg.shape).take_front(axis), 1);
-  uint64_t inner = *getNumBytes(llvm::ArrayRef(arg.shape).drop_front(axis + 1),
-                                getDTypeSize(arg.dtype));
-  for (uint64_t o = 0; o < outer; ++o)
-    for (const TensorView *view : views) {
-      uint64_t slab = inner * view->shape[axis];
-      std::memcpy(out, view->data + o * slab, slab);
-      out += slab;
-    }
-}
-
-static void bindParameters(const EntrySignature &sig,
-                           const SafeTensorsFile *weights,
-                           std::vector<BoundArgument> &bound) {
-  for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
-    if (arg.kind != EntryArgument::Kind::Param)
-      continue;
-    uint64_t numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
-    if (randomWeights.getNumOccurrences() == 0 && !weights)
-      fail(llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
-                         "FILE.safetensors or --random-weights SEED",
-                         arg.name, describeArgument(sig, i)));
-    if (!weights) {
-      bound[i].storage = std::make_unique<AlignedBuffer>(numBytes);
-      fillRandom(arg, randomWeights, bound[i].storage->get());
-      bound[i].data = bound[i].storage->get();
-      bound[i].bound = true;
-      continue;
-    }
-    if (!arg.parts.empty()) {
-      bound[i].storage = std::make_unique<AlignedBuffer>(numBytes);
-      concatenateParts(sig, i, *weights, bound[i].storage->get());
-      bound[i].data = bound[i].storage->get();
-      bound[i].bound = true;
-      continue;
-    }
-    const TensorView *view = weights->lookup(arg.name);
-    if (!view)
-      fail(llvm::formatv("{0}: no tensor '{1}' ({2})",
-                         weights->getPath(), arg.name,
-                         describeArgument(sig, i)));
-    if (view->dtype != arg.dtype || view->shape != arg.shape)
-      fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
-                         weights->getPath(), arg.name,
-                         getSafeTensorsDTypeName(view->dtype),
-                         formatShape(view->shape), sig.function,
-                         describe(arg.dtype, arg.shape)));
-    // Generated code assumes natural alignment; safetensors only aligns the
-    // data area as its writer chose, so copy the rare misaligned tensor.
-    // The mapping is private and writable, hence the const_cast is safe.
-    if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
-      bound[i].storage = std::make_unique<AlignedBuffer>(numBytes);
-      std::memcpy(bound[i].storage->get(), view->data, numBytes);
-      bound[i].data = bound[i].storage->get();
-    } else {
-      bound[i].data = const_cast<char *>(view->data);
-    }
-    bound[i].bound = true;
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Inputs and outputs
-//===----------------------------------------------------------------------===//
 
 static std::pair<llvm::StringRef, llvm::StringRef>
 splitSpec(llvm::StringRef flag, llvm::StringRef spec) {
@@ -389,7 +169,7 @@ static void bindInput(const EntrySignature &sig, size_t i,
                        describe(array.dtype, array.shape)));
   uint64_t count = array.getNumElements();
   bound.storage =
-      std::make_unique<AlignedBuffer>(count * getDTypeSize(arg.dtype));
+      std::make_shared<AlignedBuffer>(count * getDTypeSize(arg.dtype));
   int64_t bad = convertElements(array.data, array.dtype, bound.storage->get(),
                                 arg.dtype, count);
   if (bad >= 0)
@@ -421,7 +201,7 @@ static void bindInputs(const EntrySignature &sig,
       continue;
     if (arg.kind == EntryArgument::Kind::KVCache) {
       // A fresh generation: the cache starts out zero.
-      bound[i].storage = std::make_unique<AlignedBuffer>(
+      bound[i].storage = std::make_shared<AlignedBuffer>(
           *getNumBytes(arg.shape, getDTypeSize(arg.dtype)));
       bound[i].data = bound[i].storage->get();
       bound[i].bound = true;
@@ -454,152 +234,45 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
   return requests;
 }
 
-/// Element `i` of a result as a double (for printing and conversion).
-static double loadAsDouble(const char *data, DType dtype, uint64_t i) {
-  auto load = [&](auto zero) {
-    decltype(zero) value;
-    std::memcpy(&value, data + i * sizeof(value), sizeof(value));
-    return value;
-  };
-  switch (dtype) {
-  case DType::F64: return load(double());
-  case DType::F32: return load(float());
-  case DType::F16: return halfToFloat(load(uint16_t()));
-  case DType::BF16: return bfloat16ToFloat(load(uint16_t()));
-  case DType::I64: return double(load(int64_t()));
-  case DType::I32: return load(int32_t());
-  case DType::I16: return load(int16_t());
-  case DType::I8: return load(int8_t());
-  case DType::U8: return load(uint8_t());
-  case DType::Bool: return load(uint8_t()) != 0;
+/// The config.json mode (HuggingFaceModel.h); .mlir-only options are
+/// rejected rather than silently ignored.
+static void runConfig(MLIRContext &context) {
+  if (!inputSpecs.empty() || !entryName.empty() || repeat)
+    fail("--input, --entry and --repeat apply to .mlir models; a config.json "
+         "model takes --input-ids or --prompt");
+  HuggingFaceRunOptions options;
+  options.configPath = modelFile;
+  options.weightsPath = weightsFile;
+  if (randomWeights.getNumOccurrences())
+    options.randomSeed = randomWeights;
+  options.inputIdsPath = inputIdsFile;
+  if (promptText.getNumOccurrences())
+    options.prompt = promptText;
+  if (outputSpecs.size() > 1)
+    fail("--output: a config.json model has one output, the logits");
+  for (llvm::StringRef spec : outputSpecs) {
+    if (spec.contains('=')) {
+      auto [name, path] = splitSpec("output", spec);
+      if (name != "logits")
+        fail(llvm::formatv("--output '{0}': a config.json model has one "
+                           "output, 'logits'",
+                           name));
+      options.logitsPath = path.str();
+    } else {
+      options.logitsPath = spec.str();
+    }
   }
-  return 0;
-}
-
-static void reportResult(const EntryResult &result, const char *data) {
-  uint64_t count = *getNumBytes(result.shape, 1);
-  llvm::outs() << result.name << (result.isKVCache ? " (kv cache)" : "")
-               << ": " << formatShape(result.shape) << " "
-               << getDTypeName(result.dtype) << " [";
-  for (uint64_t i = 0, e = std::min<uint64_t>(count, printCount); i < e; ++i)
-    llvm::outs() << (i ? ", " : "")
-                 << llvm::format("%.6g", loadAsDouble(data, result.dtype, i));
-  llvm::outs() << (count > printCount ? ", ...]" : "]") << "\n";
-}
-
-static void writeResult(const EntryResult &result, const char *data,
-                        llvm::StringRef path) {
-  if (result.dtype != DType::F16 && result.dtype != DType::BF16) {
-    if (llvm::Error err = writeNpy(path, result.dtype, result.shape, data))
-      fail(llvm::toString(std::move(err)));
-    return;
-  }
-  uint64_t count = *getNumBytes(result.shape, 1);
-  std::vector<float> widened(count);
-  convertElements(data, result.dtype, widened.data(), DType::F32, count);
-  if (llvm::Error err =
-          writeNpy(path, DType::F32, result.shape, widened.data()))
-    fail(llvm::toString(std::move(err)));
-}
-
-//===----------------------------------------------------------------------===//
-// Compilation and execution
-//===----------------------------------------------------------------------===//
-
-using Clock = std::chrono::steady_clock;
-
-static double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
-
-/// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
-/// wrapper with the wrong number of pointers would corrupt memory instead of
-/// failing.
-static void checkCInterface(ModuleOp module, const EntrySignature &sig) {
-  std::string symbol = "_mlir_ciface_" + sig.function;
-  auto wrapper = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol);
-  if (!wrapper)
-    fail(llvm::formatv("the lowered module has no {0}; the CPU pipeline must "
-                       "emit C interfaces",
-                       symbol));
-  size_t expected = sig.arguments.size() +
-                    llvm::count_if(sig.results, [](const EntryResult &r) {
-                      return !r.isKVCache;
-                    });
-  LLVM::LLVMFunctionType type = wrapper.getFunctionType();
-  if (type.getNumParams() != expected ||
-      !isa<LLVM::LLVMVoidType>(type.getReturnType()))
-    fail(llvm::formatv("{0} has type {1}; expected {2} parameters (arguments, "
-                       "then one out-parameter per non-cache result) "
-                       "returning void",
-                       symbol, type, expected));
-}
-
-static std::unique_ptr<CpuPipelineOptions> parsePipelineOptions() {
-  std::unique_ptr<CpuPipelineOptions> options =
-      CpuPipelineOptions::createFromString(pipelineOptions);
-  if (!options)
-    fail(llvm::formatv("--pipeline-options '{0}': not valid options of "
-                       "--tfm-cpu-pipeline",
-                       pipelineOptions));
-  return options;
-}
-
-/// The pipeline's first, signature-changing steps (see the file comment).
-static void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options) {
-  PassManager pm(module.getContext());
-  if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
-  if (options.verifyContracts)
-    pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
-  if (failed(pm.run(module)))
-    fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
-                       "diagnostics above)",
-                       modelFile));
-  options.verifyContracts = false;
-  options.fuseQKV = false;
-}
-
-static std::unique_ptr<ExecutionEngine>
-compile(ModuleOp module, const EntrySignature &sig,
-        const CpuPipelineOptions &options) {
-  PassManager pm(module.getContext());
-  if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
-  buildTfmCpuPipeline(pm, options);
-  if (failed(pm.run(module)))
-    fail(llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
-                       "the diagnostics above)",
-                       modelFile));
-  checkCInterface(module, sig);
-
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder)
-    fail("cannot detect the host: " + llvm::toString(builder.takeError()));
-  auto machine = builder->createTargetMachine();
-  if (!machine)
-    fail("cannot create a target machine: " +
-         llvm::toString(machine.takeError()));
-  auto transformer = makeOptimizingTransformer(3, /*sizeLevel=*/0,
-                                               machine->get());
-
-  std::vector<llvm::StringRef> libs(sharedLibs.begin(), sharedLibs.end());
-  if (sharedLibs.getNumOccurrences() == 0 &&
-      llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
-    libs.push_back(TFM_C_RUNNER_UTILS); // Resolves memrefCopy and friends.
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.sharedLibPaths = libs;
-  auto engine =
-      ExecutionEngine::create(module, engineOptions, std::move(*machine));
-  if (!engine)
-    fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  (*engine)->initialize();
-  return std::move(*engine);
+  options.generate = generateCount;
+  options.tokensPath = outputTokensFile;
+  options.maxSeqLen = maxSeqLen;
+  if (maxSeqLen.getNumOccurrences() && maxSeqLen <= 0)
+    fail(llvm::formatv("--max-seq-len {0}: must be positive", maxSeqLen));
+  if (generateCount.getNumOccurrences() && generateCount <= 0)
+    fail(llvm::formatv("--generate {0}: must be positive", generateCount));
+  options.pipelineOptions = pipelineOptions;
+  options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
+  options.printCount = printCount;
+  runHuggingFaceModel(context, options);
 }
 
 int main(int argc, char **argv) {
@@ -615,6 +288,16 @@ int main(int argc, char **argv) {
   registerRunnerDialects(registry);
   MLIRContext context(registry);
 
+  if (llvm::StringRef(modelFile).ends_with(".json")) {
+    runConfig(context);
+    return 0;
+  }
+  if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
+      generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
+      maxSeqLen.getNumOccurrences())
+    fail("--input-ids, --prompt, --generate, --output-tokens and "
+         "--max-seq-len apply to config.json models");
+
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(modelFile, &message);
   if (!file)
@@ -629,80 +312,49 @@ int main(int argc, char **argv) {
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
 
-  std::unique_ptr<CpuPipelineOptions> options = parsePipelineOptions();
-  runSignaturePasses(*module, *options);
+  std::unique_ptr<CpuPipelineOptions> options =
+      parsePipelineOptions(pipelineOptions);
+  runSignaturePasses(*module, *options, modelFile);
   EntrySignature sig = check(getEntrySignature(*module, entryName));
 
   // Bind and check everything before the (slow) compilation.
   if (!weightsFile.empty() && randomWeights.getNumOccurrences())
     fail("--weights and --random-weights are mutually exclusive");
-  std::unique_ptr<SafeTensorsFile> weights;
-  if (!weightsFile.empty())
-    weights = check(SafeTensorsFile::open(weightsFile));
+  std::unique_ptr<SafeTensorsFile> weightsData;
+  WeightSource weights;
+  if (!weightsFile.empty()) {
+    weightsData = check(SafeTensorsFile::open(weightsFile));
+    weights.file = weightsData.get();
+  }
+  if (randomWeights.getNumOccurrences())
+    weights.randomSeed = randomWeights;
   std::vector<BoundArgument> bound(sig.arguments.size());
-  bindParameters(sig, weights.get(), bound);
+  llvm::StringMap<BoundArgument> sharedParams;
+  bindParameters(sig, weights, bound, sharedParams);
   bindInputs(sig, bound);
   std::vector<OutputRequest> requests = parseOutputs(sig);
-
-  std::vector<std::unique_ptr<AlignedBuffer>> resultStorage;
-  std::vector<char *> results;
-  for (const EntryResult &r : sig.results) {
-    if (r.isKVCache) {
-      results.push_back(static_cast<char *>(bound[r.cacheArgument].data));
-      continue;
-    }
-    resultStorage.push_back(std::make_unique<AlignedBuffer>(
-        *getNumBytes(r.shape, getDTypeSize(r.dtype))));
-    results.push_back(resultStorage.back()->get());
-  }
-
-  // The packed wrapper takes a pointer to each C-interface argument: a
-  // descriptor pointer per tensor, the i64 itself per index, then one
-  // descriptor pointer per non-cache result (trailing out-parameters).
-  std::vector<MemRefDescriptor> descriptors;
-  descriptors.reserve(sig.arguments.size() + sig.results.size());
-  for (auto [i, arg] : llvm::enumerate(sig.arguments))
-    if (arg.kind != EntryArgument::Kind::Index)
-      descriptors.emplace_back(bound[i].data, arg.shape);
-  for (auto [i, r] : llvm::enumerate(sig.results))
-    if (!r.isKVCache)
-      descriptors.emplace_back(results[i], r.shape);
-  std::vector<void *> descriptorPointers;
-  for (MemRefDescriptor &d : descriptors)
-    descriptorPointers.push_back(d.get());
-  llvm::SmallVector<void *> packedArgs;
-  size_t nextDescriptor = 0;
-  for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
-    if (arg.kind == EntryArgument::Kind::Index)
-      packedArgs.push_back(&bound[i].index);
-    else
-      packedArgs.push_back(&descriptorPointers[nextDescriptor++]);
-  }
-  while (nextDescriptor < descriptorPointers.size())
-    packedArgs.push_back(&descriptorPointers[nextDescriptor++]);
+  CallFrame frame(sig, std::move(bound));
 
   Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<ExecutionEngine> engine = compile(*module, sig, *options);
-  std::string symbol = "_mlir_ciface_" + sig.function;
-  auto packed = engine->lookupPacked(symbol);
-  if (!packed)
-    fail(llvm::formatv("the lowered module has no {0} ({1}); the CPU "
-                       "pipeline must emit C interfaces",
-                       symbol, llvm::toString(packed.takeError())));
+  std::unique_ptr<JitModule> jit = compileModule(
+      *module, {&sig}, *options,
+      std::vector<std::string>(sharedLibs.begin(), sharedLibs.end()),
+      modelFile);
+  PackedFunction packed = jit->lookup(sig.function);
   double compileMs = millisecondsSince(compileStart);
 
-  (*packed)(packedArgs.data());
+  packed(frame.getPackedArguments());
   std::vector<double> times;
   for (unsigned r = 0; r < repeat; ++r) {
     Clock::time_point start = Clock::now();
-    (*packed)(packedArgs.data());
+    packed(frame.getPackedArguments());
     times.push_back(millisecondsSince(start));
   }
 
   for (auto [i, r] : llvm::enumerate(sig.results)) {
-    reportResult(r, results[i]);
+    reportResult(r, frame.getResultData(i), printCount);
     if (!requests[i].path.empty())
-      writeResult(r, results[i], requests[i].path);
+      writeResult(r, frame.getResultData(i), requests[i].path);
   }
   if (!times.empty()) {
     llvm::sort(times);

@@ -1,0 +1,64 @@
+//===- Compile.h - lowering and JIT-compiling tfm modules -------*- C++ -*-===//
+//
+// The runner's use of the tfm CPU pipeline and MLIR's ExecutionEngine, behind
+// a small interface so that only one TU pays for the JIT headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+
+#include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Runtime/EntrySignature.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ExecutionEngine;
+class ModuleOp;
+namespace tfm::runner {
+
+/// A `_mlir_ciface_` wrapper called through the ExecutionEngine's packed
+/// interface: one pointer per C-interface argument.
+using PackedFunction = void (*)(void **);
+
+/// A JIT-compiled module.
+class JitModule {
+public:
+  explicit JitModule(std::unique_ptr<ExecutionEngine> engine);
+  ~JitModule();
+  /// The packed wrapper of `_mlir_ciface_<function>`; fails if absent.
+  PackedFunction lookup(llvm::StringRef function);
+
+private:
+  std::unique_ptr<ExecutionEngine> engine;
+};
+
+/// The CPU pipeline's --pipeline-options string parsed, or an error naming it.
+std::unique_ptr<CpuPipelineOptions>
+parsePipelineOptions(llvm::StringRef options);
+
+/// The pipeline's first, signature-changing steps: the contract check and the
+/// Q/K/V fusion run on their own, because binding must see the signature that
+/// is compiled (fusion concatenates weight arguments). Turns them off in
+/// `options` for the rest of the pipeline. `what` names the model in errors.
+void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                        llvm::StringRef what);
+
+/// Lowers `module` with the rest of the CPU pipeline, checks that each of
+/// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
+/// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
+/// MLIR's c_runner_utils when installed.
+std::unique_ptr<JitModule>
+compileModule(ModuleOp module,
+              llvm::ArrayRef<const runtime::EntrySignature *> entries,
+              const CpuPipelineOptions &options,
+              llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what);
+
+} // namespace tfm::runner
+} // namespace mlir
+
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H

@@ -1,0 +1,54 @@
+//===- HuggingFaceModel.h - running Hugging Face models ----------*- C++ -*-===//
+//
+// transformer-runner's config.json mode: import a Hugging Face model
+// in-process (tfm/Target/HuggingFace/ImportModel.h) at the sizes the input
+// calls for, bind its checkpoint, and either run @forward once (logits) or
+// generate greedily with @prefill and @decode over a preallocated KV cache.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+namespace tfm::runner {
+
+struct HuggingFaceRunOptions {
+  std::string configPath;
+  /// A .safetensors checkpoint, or else random weights from `randomSeed`.
+  std::string weightsPath;
+  std::optional<uint64_t> randomSeed;
+  /// Token ids [B, S] (.npy, int64 or int32), or a prompt whose UTF-8 bytes
+  /// are the ids of a byte-level model (B = 1).
+  std::string inputIdsPath;
+  std::optional<std::string> prompt;
+  /// Without generation: where to write @forward's logits [B, S, V] (f32).
+  std::string logitsPath;
+  /// New tokens to generate greedily (0: run @forward instead).
+  int64_t generate = 0;
+  /// Where to write the prompt and the new tokens, [B, S + N] int64.
+  std::string tokensPath;
+  /// KV cache length; 0 picks S + N.
+  int64_t maxSeqLen = 0;
+  std::string pipelineOptions;
+  std::vector<std::string> sharedLibs;
+  unsigned printCount = 4;
+};
+
+/// Runs the model; every error ends the process with one error line.
+void runHuggingFaceModel(MLIRContext &context,
+                         const HuggingFaceRunOptions &options);
+
+/// `bytes` as UTF-8 text, each invalid sequence (maximal subpart) replaced by
+/// U+FFFD as Python's bytes.decode("utf-8", errors="replace") does.
+std::string decodeUtf8Lossy(const std::vector<uint8_t> &bytes);
+
+} // namespace tfm::runner
+} // namespace mlir
+
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
