@@ -17,12 +17,16 @@ for model in "$root"/examples/*.mlir; do
     -o /dev/null
 done
 
-if [ -x "$bin/transformer-runner" ]; then
-  echo
-  echo "=== running examples/tiny-gpt2.mlir (random weights, seed 1) ==="
-  ids="$(mktemp --suffix .npy)"
-  /usr/bin/python3 -c "import numpy as np; np.save('$ids', np.arange(8, dtype=np.int64).reshape(1, 8) * 7 % 256)"
-  "$bin/transformer-runner" "$root/examples/tiny-gpt2.mlir" --random-weights 1 \
-    --input "input_ids=$ids" --repeat 10
-  rm -f "$ids"
-fi
+echo
+echo "=== running examples/tiny-gpt2.mlir (random weights, seed 1; 10 timed runs) ==="
+ids="$(mktemp --suffix .npy)"
+trap 'rm -f "$ids"' EXIT
+/usr/bin/python3 -c "import numpy as np; np.save('$ids', (np.arange(8, dtype=np.int64).reshape(1, 8) * 7) % 256)"
+"$bin/transformer-runner" "$root/examples/tiny-gpt2.mlir" --random-weights 1 \
+  --input "input_ids=$ids" --repeat 10
+
+echo
+echo "=== generating with models/tiny-kjv (a byte-level Llama trained on the KJV) ==="
+"$bin/transformer-runner" "$root/models/tiny-kjv/config.json" \
+  --weights "$root/models/tiny-kjv/model.safetensors" \
+  --prompt "${TFM_PROMPT:-In the beginning}" --generate "${TFM_GENERATE:-200}"

@@ -57,63 +57,65 @@ using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 namespace cl = llvm::cl;
 
+static cl::OptionCategory runnerCategory("transformer-runner options");
+
 static cl::opt<std::string> modelFile(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir | config.json>"));
+                                      cl::desc("<model.mlir | config.json>"), cl::cat(runnerCategory));
 static cl::opt<std::string>
     weightsFile("weights", cl::value_desc("file.safetensors"),
-                cl::desc("Weights, bound to tfm.param arguments by name"));
+                cl::desc("Weights, bound to tfm.param arguments by name"), cl::cat(runnerCategory));
 static cl::list<std::string>
     inputSpecs("input", cl::value_desc("NAME=FILE.npy|NAME=INTEGER"),
                cl::desc("Value of a tfm.input argument (an .npy array for a "
-                        "tensor, an integer for an index)"));
+                        "tensor, an integer for an index)"), cl::cat(runnerCategory));
 static cl::list<std::string> outputSpecs(
     "output", cl::value_desc("NAME=FILE.npy"),
     cl::desc("Write the tfm.output result NAME (f16/bf16 as f32); for a "
              "config.json model, FILE.npy (or logits=FILE.npy) receives the "
-             "logits"));
+             "logits"), cl::cat(runnerCategory));
 static cl::opt<std::string> inputIdsFile(
     "input-ids", cl::value_desc("ids.npy"),
-    cl::desc("config.json models: token ids [B, S] (int64 or int32)"));
+    cl::desc("config.json models: token ids [B, S] (int64 or int32)"), cl::cat(runnerCategory));
 static cl::opt<std::string> promptText(
     "prompt", cl::value_desc("text"),
     cl::desc("config.json models with a byte-level vocabulary (256): the "
              "prompt's UTF-8 bytes are the ids (B = 1); the generated text "
-             "is printed"));
+             "is printed"), cl::cat(runnerCategory));
 static cl::opt<int64_t> generateCount(
     "generate", cl::init(0), cl::value_desc("N"),
     cl::desc("config.json models: generate N tokens greedily with @prefill "
-             "and @decode over a KV cache"));
+             "and @decode over a KV cache"), cl::cat(runnerCategory));
 static cl::opt<std::string> outputTokensFile(
     "output-tokens", cl::value_desc("tokens.npy"),
     cl::desc("With --generate: write the prompt and the new tokens, "
-             "[B, S + N] int64"));
+             "[B, S + N] int64"), cl::cat(runnerCategory));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0), cl::value_desc("S_max"),
-    cl::desc("With --generate: positions of the KV cache (default S + N)"));
+    cl::desc("With --generate: positions of the KV cache (default S + N)"), cl::cat(runnerCategory));
 static cl::opt<std::string>
     entryName("entry", cl::value_desc("function"),
               cl::desc("Entry function (default: @forward, or the only "
-                       "public function)"));
+                       "public function)"), cl::cat(runnerCategory));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0), cl::value_desc("N"),
            cl::desc("Time N runs and report compile time and the median, "
-                    "min and max run time"));
+                    "min and max run time"), cl::cat(runnerCategory));
 static cl::opt<uint64_t> randomWeights(
     "random-weights", cl::value_desc("SEED"),
     cl::desc("Fill parameters with deterministic uniform values in "
              "[-0.05, 0.05) (1-D '*weight' norm scales around 1) instead of "
-             "reading --weights"));
+             "reading --weights"), cl::cat(runnerCategory));
 static cl::opt<std::string> pipelineOptions(
     "pipeline-options", cl::value_desc("options"),
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
-             "fuse-qkv=0'"));
+             "fuse-qkv=0'"), cl::cat(runnerCategory));
 static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
     cl::desc("Libraries to resolve symbols from (default: MLIR's "
-             "c_runner_utils when it is installed)"));
+             "c_runner_utils when it is installed)"), cl::cat(runnerCategory));
 static cl::opt<unsigned>
     printCount("print-values", cl::init(4), cl::value_desc("N"),
-               cl::desc("Leading values of each result to print"));
+               cl::desc("Leading values of each result to print"), cl::cat(runnerCategory));
 
 //===----------------------------------------------------------------------===//
 // Inputs and outputs
@@ -281,6 +283,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // --help lists the runner's own options, not every LLVM backend flag.
+  cl::HideUnrelatedOptions(runnerCategory);
   cl::ParseCommandLineOptions(
       argc, argv, "transformer-runner: JIT-run a tfm model on real weights\n");
 
