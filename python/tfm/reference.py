@@ -151,3 +151,104 @@ def moe(w, p, h, n_experts, top_k):
                        w[e_p + "w2.weight"])
             out[rows] += weights[rows, slot].unsqueeze(-1) * y
     return out.reshape(b, s, d)
+
+
+# --- Whole models from a Hugging Face config.json ------------------------------
+#
+# These read the config dict themselves, with transformers' defaults, rather
+# than tfm.models' parser, so that a test comparing the two checks the front
+# end's reading of the config as well as its ops.
+
+def _cfg(c, key, default):
+    """`c[key]`, or `default` when the key is absent or null (transformers
+    reads null as "use the default")."""
+    value = c.get(key)
+    return default if value is None else value
+
+
+def hf_gpt2_block(w, p, x, n_head, eps=1e-5, approximate="tanh", scale=None):
+    """A GPT-2 block as GPT2Block: any n_inner (read off c_fc), exact or tanh
+    GELU, and `scale` = 1.0 for scale_attn_weights = false."""
+    d = x.shape[-1]
+    h = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], eps)
+    qkv = linear(h, w[p + "attn.c_attn.weight"], w[p + "attn.c_attn.bias"], "in_out")
+    q, k, v = qkv.split(d, dim=-1)
+    a = attention(split_heads(q, n_head), split_heads(k, n_head),
+                  split_heads(v, n_head), scale=scale)
+    a = linear(merge_heads(a), w[p + "attn.c_proj.weight"], w[p + "attn.c_proj.bias"], "in_out")
+    x = x + a
+    h = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], eps)
+    h = gelu(linear(h, w[p + "mlp.c_fc.weight"], w[p + "mlp.c_fc.bias"], "in_out"), approximate)
+    h = linear(h, w[p + "mlp.c_proj.weight"], w[p + "mlp.c_proj.bias"], "in_out")
+    return x + h
+
+
+def hf_llama_attention(w, p, h, n_heads, n_kv_heads, head_dim, theta, bias=False):
+    """LlamaAttention: q/k/v/o projections (all with biases when
+    attention_bias), head size `head_dim` (need not be d / n_heads), GQA/MQA
+    by repeated K/V heads, rotate-half RoPE."""
+    def proj(x, name):
+        a = p + f"self_attn.{name}."
+        return linear(x, w[a + "weight"], w[a + "bias"] if bias else None)
+    q, k, v = proj(h, "q_proj"), proj(h, "k_proj"), proj(h, "v_proj")
+    if q.shape[-1] != n_heads * head_dim or k.shape[-1] != n_kv_heads * head_dim:
+        raise ValueError(f"{p}self_attn: q/k widths {q.shape[-1]}/{k.shape[-1]} "
+                         f"do not match {n_heads}/{n_kv_heads} heads of {head_dim}")
+    q = rope(split_heads(q, n_heads), theta)
+    k = rope(split_heads(k, n_kv_heads), theta)
+    a = attention(q, k, split_heads(v, n_kv_heads))
+    return proj(merge_heads(a), "o_proj")
+
+
+def hf_swiglu_mlp(w, p, h, bias=False):
+    """LlamaMLP: down(silu(gate(x)) * up(x)), with biases when mlp_bias."""
+    def proj(x, name):
+        return linear(x, w[p + name + ".weight"], w[p + name + ".bias"] if bias else None)
+    return proj(silu(proj(h, "gate_proj")) * proj(h, "up_proj"), "down_proj")
+
+
+def hf_causal_lm_logits(c, w, ids):
+    """Logits [B, S, V] of GPT2LMHeadModel, LlamaForCausalLM or
+    MixtralForCausalLM for the config.json dict `c`, weights `w` named as in
+    the checkpoint (GPT-2 with or without the `transformer.` prefix)."""
+    t = c["model_type"]
+    if t == "gpt2":
+        prefix = "transformer." if "transformer.wte.weight" in w else ""
+        eps = _cfg(c, "layer_norm_epsilon", 1e-5)
+        act = _cfg(c, "activation_function", "gelu_new")
+        approximate = "none" if act == "gelu" else "tanh"
+        scale = None if _cfg(c, "scale_attn_weights", True) else 1.0
+        wte = w[prefix + "wte.weight"]
+        x = wte[ids] + w[prefix + "wpe.weight"][:ids.shape[1]]
+        for i in range(c["n_layer"]):
+            x = hf_gpt2_block(w, f"{prefix}h.{i}.", x, c["n_head"], eps,
+                              approximate, scale)
+        x = layer_norm(x, w[prefix + "ln_f.weight"], w[prefix + "ln_f.bias"], eps)
+        head = wte if _cfg(c, "tie_word_embeddings", True) else w["lm_head.weight"]
+        return x @ head.t()
+    if t not in ("llama", "mixtral"):
+        raise ValueError(f"unsupported model_type {t!r}")
+    mixtral = t == "mixtral"
+    n_heads = c["num_attention_heads"]
+    n_kv = _cfg(c, "num_key_value_heads", 8 if mixtral else n_heads)
+    head_dim = _cfg(c, "head_dim", c["hidden_size"] // n_heads)
+    eps = _cfg(c, "rms_norm_eps", 1e-5 if mixtral else 1e-6)
+    theta = _cfg(c, "rope_theta", 1e6 if mixtral else 10000.0)
+    theta = _cfg(_cfg(c, "rope_parameters", {}), "rope_theta", theta)
+    attn_bias = _cfg(c, "attention_bias", False) and not mixtral
+    mlp_bias = _cfg(c, "mlp_bias", False) and not mixtral
+    embed = w["model.embed_tokens.weight"]
+    x = embed[ids]
+    for i in range(c["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        x = x + hf_llama_attention(w, p, h, n_heads, n_kv, head_dim, theta, attn_bias)
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        if mixtral:
+            x = x + moe(w, p + "block_sparse_moe.", h, c["num_local_experts"],
+                        c["num_experts_per_tok"])
+        else:
+            x = x + hf_swiglu_mlp(w, p + "mlp.", h, mlp_bias)
+    x = rms_norm(x, w["model.norm.weight"], eps)
+    head = embed if _cfg(c, "tie_word_embeddings", False) else w["lm_head.weight"]
+    return x @ head.t()

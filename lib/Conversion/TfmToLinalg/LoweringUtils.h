@@ -78,6 +78,7 @@ Value buildMatmulF32(OpBuilder &b, Location loc, Value x, Value weight,
 Value buildSoftmaxF32(OpBuilder &b, Location loc, Value x);
 
 void populateProjectionPatterns(RewritePatternSet &patterns);
+void populateMoEPatterns(RewritePatternSet &patterns);
 void populateAttentionPatterns(RewritePatternSet &patterns);
 void populateNormPatterns(RewritePatternSet &patterns);
 void populatePointwisePatterns(RewritePatternSet &patterns);

@@ -246,6 +246,7 @@ struct ConvertTfmToLinalgPass
 
     RewritePatternSet patterns(ctx);
     lowering::populateProjectionPatterns(patterns);
+    lowering::populateMoEPatterns(patterns);
     lowering::populateAttentionPatterns(patterns);
     lowering::populateNormPatterns(patterns);
     lowering::populatePointwisePatterns(patterns);

@@ -1,34 +1,95 @@
-// RUN: transformer-opt %s --tfm-to-linalg | FileCheck %s
+// RUN: transformer-opt %s --tfm-to-linalg --split-input-file | FileCheck %s
 
-// Router softmax (max-subtracted), top-k by rank (a reduction counting the
-// experts that beat each one), renormalised weights, then every expert on
-// every token weighted by its routing weight (0 when not selected).
+// Routed MoE, n = 80 tokens, d = 4, m = 6, E = 3, top_k = 2. Per token:
+// router softmax (max-subtracted), top-k by rank (a reduction counting the
+// experts that beat each one: higher probability, or equal at a lower index),
+// renormalised weights.
 // CHECK-LABEL: func.func @moe
-// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
-// CHECK: %[[LOGITS:.*]] = linalg.matmul {{.*}} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<2x4xf32>)
+// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x40x4xf32> into tensor<80x4xf32>
+// CHECK: linalg.matmul {{.*}} ins(%[[X]], %{{.*}} : tensor<80x4xf32>, tensor<3x4xf32>)
 // CHECK: arith.maximumf
 // CHECK: math.exp
-// CHECK: arith.divf
 // CHECK: %[[RANK:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf oeq
 // CHECK: arith.cmpi ult
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[RANK]] : tensor<3x2xf32>, tensor<3x2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[RANK]] : tensor<80x3xf32>, tensor<80x3xf32>)
 // CHECK: arith.cmpf olt, %{{.*}}, %cst{{.*}} : f32
-// Expert 0: gate, up, silu(gate) * up, down, accumulate.
-// CHECK: linalg.matmul {{.*}} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<5x4xf32>)
-// CHECK: linalg.matmul {{.*}} ins(%[[X]], %{{.*}} : tensor<3x4xf32>, tensor<5x4xf32>)
+// CHECK: %[[ROUTING:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<80x3xf32>, tensor<80xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf
+// The output accumulates over a loop over the 3 experts.
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<80x4xf32>)
+// Scan: the tokens whose rank for expert e is < top_k, compacted.
+// CHECK: %[[LIST:.*]]:3 = scf.for %[[T:.*]] = {{.*}} iter_args({{.*}}) -> (index, tensor<80xindex>, tensor<80xf32>)
+// CHECK: tensor.extract %[[RANK]][%[[T]], %[[E]]]
+// CHECK: arith.cmpf olt
+// CHECK: tensor.extract %[[ROUTING]][%[[T]], %[[E]]]
+// CHECK: tensor.insert %[[T]] into
+// The expert's weights, picked by index and used as they are (no transpose).
+// CHECK: %[[W:.*]]:3 = scf.index_switch %[[E]] -> tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>
+// CHECK: case 0 {
+// CHECK: case 1 {
+// CHECK: default {
+// CHECK-NOT: linalg.transpose
+// Full chunks of 64 of the expert's count_e tokens: gather (transposed),
+// W_gate X^T, W_up X^T, SwiGLU, W_down H^T.
+// CHECK: %[[REM:.*]] = arith.remsi %[[LIST]]#0, %[[C64:.*]] : index
+// CHECK: %[[FULL:.*]] = arith.subi %[[LIST]]#0, %[[REM]]
+// CHECK: %[[C64B:.*]] = arith.constant 64 : index
+// CHECK: %[[ACC:.*]] = scf.for %[[C0:.*]] = %{{.*}} to %[[FULL]] step %[[C64B]]
+// CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %[[C64B]]
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK: tensor.extract %[[LIST]]#1
+// CHECK: tensor.extract %[[X]]
+// CHECK: linalg.matmul ins(%[[W]]#0, %[[XT]] : tensor<6x4xf32>, tensor<4x64xf32>)
+// CHECK: linalg.matmul ins(%[[W]]#1, %[[XT]] : tensor<6x4xf32>, tensor<4x64xf32>)
 // CHECK: math.exp
-// CHECK: %[[DOWN:.*]] = linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x5xf32>, tensor<4x5xf32>)
-// CHECK: %[[W0:.*]] = tensor.extract_slice %{{.*}}[0, 0] [3, 1] [1, 1] : tensor<3x2xf32> to tensor<3xf32>
-// CHECK: linalg.generic {{.*}} ins(%[[DOWN]], %[[W0]] : tensor<3x4xf32>, tensor<3xf32>)
-// Expert 1 reads routing column 1.
-// CHECK: tensor.extract_slice %{{.*}}[0, 1] [3, 1] [1, 1] : tensor<3x2xf32> to tensor<3xf32>
-// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [1, 3, 4]
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[W]]#2, %{{.*}} : tensor<4x6xf32>, tensor<6x64xf32>)
+// Scatter-add weight * column into the token's output row, valid slots only.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
+// CHECK: tensor.extract_slice %[[Y]][0, %{{.*}}] [4, 1] [1, 1] : tensor<4x64xf32> to tensor<4xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 4] [1, 1] : tensor<80x4xf32> to tensor<4xf32>
+// CHECK: arith.mulf
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [1, 4] [1, 1] : tensor<4xf32> into tensor<80x4xf32>
+// The remainder in chunks of 16.
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %{{.*}} = %[[FULL]] to %[[LIST]]#0 step %[[C16]] iter_args(%{{.*}} = %[[ACC]])
+// CHECK: linalg.matmul ins(%[[W]]#0, %{{.*}} : tensor<6x4xf32>, tensor<4x16xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 40, 4]
+// No expert runs on all 80 tokens, nothing is [E, n, m]-sized.
+// CHECK-NOT: 6x80xf32
+// CHECK-NOT: 80x6xf32
 // CHECK-NOT: tfm.
-func.func @moe(%x: tensor<1x3x4xf32>, %r: tensor<2x4xf32>,
-               %g0: tensor<5x4xf32>, %u0: tensor<5x4xf32>, %d0: tensor<4x5xf32>,
-               %g1: tensor<5x4xf32>, %u1: tensor<5x4xf32>, %d1: tensor<4x5xf32>) -> tensor<1x3x4xf32> {
-  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x3x4xf32>, tensor<2x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<4x5xf32>, tensor<5x4xf32>, tensor<5x4xf32>, tensor<4x5xf32>) -> tensor<1x3x4xf32>
-  return %y : tensor<1x3x4xf32>
+func.func @moe(%x: tensor<2x40x4xf32>, %r: tensor<3x4xf32>,
+               %g0: tensor<6x4xf32>, %u0: tensor<6x4xf32>, %d0: tensor<4x6xf32>,
+               %g1: tensor<6x4xf32>, %u1: tensor<6x4xf32>, %d1: tensor<4x6xf32>,
+               %g2: tensor<6x4xf32>, %u2: tensor<6x4xf32>, %d2: tensor<4x6xf32>) -> tensor<2x40x4xf32> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1, %g2, %u2, %d2 {top_k = 2 : i64} : (tensor<2x40x4xf32>, tensor<3x4xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>) -> tensor<2x40x4xf32>
+  return %y : tensor<2x40x4xf32>
+}
+
+// -----
+
+// Fewer tokens than a chunk (n = 3): one chunk size, n; f16 is gathered into
+// f32 (the weights stay f16 operands of the f32 matmul) and the result is
+// rounded once at the end. With two experts the switch has one case.
+// CHECK-LABEL: func.func @moe_small
+// CHECK: scf.index_switch %{{.*}} -> tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>
+// CHECK-NEXT: case 0 {
+// CHECK: default {
+// CHECK-NOT: arith.remsi
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C3]]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xf16>, tensor<4x3xf32>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: tfm.
+func.func @moe_small(%x: tensor<1x3x4xf16>, %r: tensor<2x4xf16>,
+               %g0: tensor<5x4xf16>, %u0: tensor<5x4xf16>, %d0: tensor<4x5xf16>,
+               %g1: tensor<5x4xf16>, %u1: tensor<5x4xf16>, %d1: tensor<4x5xf16>) -> tensor<1x3x4xf16> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x3x4xf16>, tensor<2x4xf16>, tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>, tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>) -> tensor<1x3x4xf16>
+  return %y : tensor<1x3x4xf16>
 }
