@@ -15,6 +15,8 @@ config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfm_src", config.tfm_src_root))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%llvm_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -88,6 +88,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 4096, 8192])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--forms", nargs="+",
+                        default=["naive", "flash", "flash-noskip", "torch"],
+                        help="subset of naive flash flash-noskip torch")
     args = parser.parse_args()
 
     rows = []
@@ -105,14 +108,18 @@ def main():
             }
             result = {}
             for form, options in forms.items():
+                if form not in args.forms:
+                    continue
                 result[form] = run_tfm(tmp, s, options, args.repeat)
                 print(f"S={s} {form}: {result[form][0]:.1f} ms, peak {result[form][1]:.0f} MiB",
                       flush=True)
-            out, rss = measure(["/usr/bin/python3", "-c", TORCH_ATTENTION] +
-                               [os.path.join(tmp, n + ".npy") for n in "qkv"] +
-                               [str(args.repeat)])
-            result["torch"] = (float(out.split()[-1]), rss)
-            print(f"S={s} torch: {result['torch'][0]:.1f} ms, peak {rss:.0f} MiB", flush=True)
+            if "torch" in args.forms:
+                out, rss = measure(["/usr/bin/python3", "-c", TORCH_ATTENTION] +
+                                   [os.path.join(tmp, n + ".npy") for n in "qkv"] +
+                                   [str(args.repeat)])
+                result["torch"] = (float(out.split()[-1]), rss)
+                print(f"S={s} torch: {result['torch'][0]:.1f} ms, peak {rss:.0f} MiB",
+                      flush=True)
             rows.append((s, result))
 
     print()
@@ -121,13 +128,16 @@ def main():
     print(f"{'S':>6} | {'naive ms':>9} {'MiB':>6} | {'flash ms':>9} {'MiB':>6} | "
           f"{'no-skip ms':>10} | {'torch ms':>9} {'MiB':>6} | "
           f"{'mem naive/flash':>15} {'noskip/flash':>12} {'flash/torch':>11}")
+    nan = (float("nan"), float("nan"))
     for s, r in rows:
-        print(f"{s:>6} | {r['naive'][0]:>9.1f} {r['naive'][1]:>6.0f} | "
-              f"{r['flash'][0]:>9.1f} {r['flash'][1]:>6.0f} | {r['flash-noskip'][0]:>10.1f} | "
-              f"{r['torch'][0]:>9.1f} {r['torch'][1]:>6.0f} | "
-              f"{r['naive'][1] / r['flash'][1]:>15.1f} "
-              f"{r['flash-noskip'][0] / r['flash'][0]:>12.2f} "
-              f"{r['flash'][0] / r['torch'][0]:>11.2f}")
+        naive, flash = r.get("naive", nan), r.get("flash", nan)
+        noskip, torch = r.get("flash-noskip", nan), r.get("torch", nan)
+        print(f"{s:>6} | {naive[0]:>9.1f} {naive[1]:>6.0f} | "
+              f"{flash[0]:>9.1f} {flash[1]:>6.0f} | {noskip[0]:>10.1f} | "
+              f"{torch[0]:>9.1f} {torch[1]:>6.0f} | "
+              f"{naive[1] / flash[1]:>15.1f} "
+              f"{noskip[0] / flash[0]:>12.2f} "
+              f"{flash[0] / torch[0]:>11.2f}")
 
 
 if __name__ == "__main__":
