@@ -18,6 +18,9 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numerics_common import MODULE_PROLOGUE  # noqa: E402
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "python"))
 from tfm import reference  # noqa: E402
@@ -168,41 +171,8 @@ for name, *_ in cases:
     print("// Case %s: no mismatch (the second number is the max error)." % name)
     print("// CHECK: data =")
     print("// CHECK-NEXT: [0,")
-print("""
-module {
-  func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
+print(MODULE_PROLOGUE)
 
-  // Prints [number of mismatching elements, max abs error].
-  func.func private @check(%y: tensor<?xf32>, %ref: tensor<?xf32>, %atol: f32, %rtol: f32) {
-    %z = arith.constant 0.0 : f32
-    %e0 = tensor.empty() : tensor<f32>
-    %bad0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
-    %max0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
-    %r:2 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
-        ins(%y, %ref : tensor<?xf32>, tensor<?xf32>) outs(%bad0, %max0 : tensor<f32>, tensor<f32>) {
-    ^bb0(%a: f32, %b: f32, %bad: f32, %mx: f32):
-      %d = arith.subf %a, %b : f32
-      %ad = math.absf %d : f32
-      %ab = math.absf %b : f32
-      %tol0 = arith.mulf %rtol, %ab : f32
-      %tol = arith.addf %atol, %tol0 : f32
-      // NaN compares unordered: counts as a mismatch.
-      %ok = arith.cmpf ole, %ad, %tol : f32
-      %one = arith.constant 1.0 : f32
-      %inc = arith.select %ok, %z, %one : f32
-      %nb = arith.addf %bad, %inc : f32
-      %nm = arith.maximumf %mx, %ad : f32
-      linalg.yield %nb, %nm : f32, f32
-    } -> (tensor<f32>, tensor<f32>)
-    %nbad = tensor.extract %r#0[] : tensor<f32>
-    %nmax = tensor.extract %r#1[] : tensor<f32>
-    %out = tensor.from_elements %nbad, %nmax : tensor<2xf32>
-    %buf = bufferization.to_buffer %out : tensor<2xf32> to memref<2xf32>
-    %u = memref.cast %buf : memref<2xf32> to memref<*xf32>
-    call @printMemrefF32(%u) : (memref<*xf32>) -> ()
-    return
-  }
-""")
 for name, args, top_k, ref, dt, _, _ in cases:
     types = [ty(a.shape, dt) for a in args]
     sig = ", ".join("%%a%d: %s" % (i, t) for i, t in enumerate(types))
