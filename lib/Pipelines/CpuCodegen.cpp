@@ -19,9 +19,19 @@
 // vector width), never more than the configured sizes, so every tile has a static shape and no padding, peeling
 // or masking is needed: a prime extent just gets a narrower tile.
 //
+// Fewer than 16 rows against a transposed B (a decode step's projections
+// against [out, in] weights) take a second form instead: no copy of B; each
+// output is a dot product of two unit-stride rows, accumulated as partial sums
+// in a vector<dot-depth> over K and reduced once at the end (K remainders
+// with narrower vectors, the last few elements as scalars).
+//
 // tfm-lower-vectors (buffers): vector.contract -> outer products -> vector.fma,
 // n-D transfers -> 1-D loads/stores, the rest of the vector dialect to the
 // 1-D form convert-vector-to-llvm emits as SIMD instructions.
+//
+// tfm-outline-loop-nests / tfm-finalize-outlined-loops (loops, then LLVM
+// dialect): split a whole model's one huge function into a function per loop
+// nest, which bounds LLVM's compile time (see OutlineLoopNestsPass).
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"
@@ -30,11 +40,13 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -43,6 +55,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -85,11 +98,17 @@ namespace {
 struct ContractionPlan {
   unsigned m, n, k, bInput;
   bool transposeB;
+  /// Few rows against a transposed B: dot products along K instead (see
+  /// vectorizeAsDotProducts).
+  bool dotProducts = false;
 };
 } // namespace
 
 /// Fewest output rows for which a transposed B is worth a transposing copy.
 static constexpr int64_t kMinRowsToTransposeB = 16;
+
+/// Shallowest K for which the dot-product form is used at all.
+static constexpr int64_t kMinDotDepth = 4;
 
 static std::optional<unsigned> dimPosition(AffineExpr e) {
   if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -153,8 +172,16 @@ static FailureOr<ContractionPlan> planContraction(linalg::LinalgOp op) {
     int64_t rows = 1;
     for (unsigned d : dims->m)
       rows *= ranges[d];
-    if (rows < kMinRowsToTransposeB)
-      return failure();
+    if (rows < kMinRowsToTransposeB) {
+      // Dot products need K innermost in both operands (unit-stride rows of
+      // A and of B), a single reduction and enough depth for a vector.
+      if (dims->k.size() != 1 ||
+          dimPosition(maps[a].getResults().back()) != plan.k ||
+          dimPosition(maps[plan.bInput].getResults().back()) != plan.k ||
+          ranges[plan.k] < kMinDotDepth)
+        return failure();
+      plan.dotProducts = true;
+    }
   }
   // The K step must be the innermost loop for the accumulator to stay in
   // registers: every contraction tfm emits lists its reductions last.
@@ -220,6 +247,96 @@ static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
   return result;
 }
 
+/// Vectorises `op` in place (static shapes: no masks).
+static void vectorizeInPlace(RewriterBase &rewriter, Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+      rewriter, op, /*inputVectorSizes=*/{},
+      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+      /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/false);
+  if (succeeded(vectorized))
+    rewriter.replaceOp(op, vectorized->replacements);
+}
+
+/// The largest power of two at most `n` (n >= 1).
+static int64_t powerOfTwoFloor(int64_t n) {
+  int64_t t = 1;
+  while (t * 2 <= n)
+    t *= 2;
+  return t;
+}
+
+/// Vectorises the reduction over loop `k` (the last loop) of `op` as partial
+/// sums: a vector<width> accumulator per output that walks K `width` elements
+/// at a time (loaded with unit stride from both operands), then one
+/// reduction per output. A K that `width` does not divide is split: the
+/// remainder goes through the same scheme with a narrower width, and what is
+/// left under kMinDotDepth stays a scalar loop.
+static void vectorizeAsPartialSums(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   unsigned k, int64_t depth) {
+  int64_t extent = op.getStaticLoopRanges()[k];
+  int64_t width = powerOfTwoFloor(std::min(depth, extent));
+  if (width < kMinDotDepth)
+    return;
+  int64_t head = extent / width * width;
+  TilingInterface body = cast<TilingInterface>(op.getOperation()), tail;
+  if (head < extent) {
+    rewriter.setInsertionPoint(op);
+    std::tie(body, tail) = linalg::splitOp(rewriter, body, k,
+                                           rewriter.getIndexAttr(head));
+    if (!body)
+      return;
+  }
+  auto partial = dyn_cast<PartialReductionOpInterface>(body.getOperation());
+  if (!partial)
+    return;
+  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
+  sizes[k] = rewriter.getIndexAttr(width);
+  rewriter.setInsertionPoint(body);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileReductionUsingScf(rewriter, partial, sizes);
+  if (failed(tiled))
+    return;
+  rewriter.replaceOp(body, tiled->replacements);
+  // The identity fill, the accumulating body and the final reduction are all
+  // vectorised, so the partial-sum tensor folds away into registers.
+  for (Value init : tiled->initialValues)
+    vectorizeInPlace(rewriter, init.getDefiningOp());
+  for (Operation *tiledOp : tiled->tiledOps)
+    vectorizeInPlace(rewriter, tiledOp);
+  for (Operation *merge : tiled->mergeOps)
+    vectorizeInPlace(rewriter, merge);
+  if (auto rest = dyn_cast_or_null<linalg::LinalgOp>(tail.getOperation()))
+    vectorizeAsPartialSums(rewriter, rest, k, extent - head);
+}
+
+/// Few rows against a transposed B ([N, K], nn.Linear weights): each output
+/// is a dot product of two unit-stride rows, so no transposing copy of B is
+/// needed. Every parallel loop but N is tiled by 1 and N by `dotCols` (rows
+/// of B sharing each load of A); the K loop then becomes partial sums.
+static void vectorizeAsDotProducts(RewriterBase &rewriter,
+                                   linalg::GenericOp op,
+                                   const ContractionPlan &plan,
+                                   const ContractionTiling &tiling) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[plan.n] = largestDivisor(ranges[plan.n], tiling.dotCols);
+  sizes[plan.k] = 0;
+  for (auto [size, range] : llvm::zip(sizes, ranges))
+    if (size == range)
+      size = 0;
+  FailureOr<linalg::LinalgOp> tiledOp =
+      tile(rewriter, cast<linalg::LinalgOp>(op.getOperation()), sizes);
+  if (failed(tiledOp))
+    return;
+  vectorizeAsPartialSums(rewriter, *tiledOp, plan.k, tiling.dotDepth);
+}
+
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                              const ContractionPlan &plan,
                              const ContractionTiling &tiling) {
@@ -229,6 +346,8 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                                  : linalg::generalizeNamedOp(rewriter, op);
   if (failed(generic))
     return;
+  if (plan.dotProducts)
+    return vectorizeAsDotProducts(rewriter, *generic, plan, tiling);
   if (plan.transposeB)
     transposeB(rewriter, *generic, plan);
 
@@ -254,15 +373,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);
   if (failed(registerTile))
     return;
-  rewriter.setInsertionPoint(*registerTile);
-  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-      rewriter, *registerTile, /*inputVectorSizes=*/{},
-      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-      /*flatten1DDepthwiseConv=*/false,
-      /*assumeDynamicDimsMatchVecSizes=*/false,
-      /*createNamedContraction=*/false);
-  if (succeeded(vectorized))
-    rewriter.replaceOp(*registerTile, vectorized->replacements);
+  vectorizeInPlace(rewriter, *registerTile);
 }
 
 static void addCanonicalizationPatterns(MLIRContext *ctx,
@@ -353,6 +464,21 @@ struct TileAndVectorizeContractionsPass
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();
     }
+    // What is left of multi_reductions are the final sums of dot products
+    // (vectorizeAsPartialSums): one vector.reduction per output. Those may
+    // reassociate -- the partial sums already did -- so LLVM adds the lanes as
+    // a tree instead of one by one.
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+      func.walk([&](vector::ReductionOp reduction) {
+        reduction.setFastmathAttr(arith::FastMathFlagsAttr::get(
+            ctx, reduction.getFastmath() | arith::FastMathFlags::reassoc));
+      });
+    }
     // Read and write the accumulator straight from the loop-carried tensor,
     // so the pair is a loop-invariant subset of the K loop...
     RewritePatternSet patterns(ctx);
@@ -427,7 +553,133 @@ struct LowerVectorsPass
       return signalPassFailure();
   }
 };
+
+/// Marks the functions OutlineLoopNestsPass created until they are llvm.func.
+static constexpr llvm::StringLiteral kOutlinedAttr = "tfm.outlined_loop_nest";
+
+/// Moves every top-level loop nest of a function into a function of its own,
+/// never inlined. A whole model lowers to one function with thousands of
+/// loops in sequence; LLVM's scalar evolution answers "is this loop entry
+/// guarded by a condition" by walking the dominator tree up to the enclosing
+/// loop -- for a top-level loop, to the function entry -- so O3 spends time
+/// quadratic in the number of loops (IndVarSimplify alone took 60% of a
+/// 7 s compile). A call per loop nest costs nothing measurable at run time.
+struct OutlineLoopNestsPass
+    : public PassWrapper<OutlineLoopNestsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineLoopNestsPass)
+  StringRef getArgument() const final { return "tfm-outline-loop-nests"; }
+  StringRef getDescription() const final {
+    return "Outlines each top-level loop nest into a private no-inline "
+           "function (bounds LLVM compile time on whole models)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<func::FuncDialect, scf::SCFDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    SymbolTable symbols(module);
+    for (func::FuncOp func :
+         llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      SmallVector<scf::ForOp> nests;
+      for (Block &block : func.getBody())
+        for (auto loop : block.getOps<scf::ForOp>())
+          nests.push_back(loop);
+      // A few loops compile fast enough; keep small kernels whole.
+      if (nests.size() < kMinNestsToOutline)
+        continue;
+      unsigned index = 0;
+      for (scf::ForOp loop : nests) {
+        if (failed(outline(rewriter, symbols, func, loop, index++)))
+          return signalPassFailure();
+      }
+    }
+  }
+
+  static constexpr size_t kMinNestsToOutline = 16;
+
+  LogicalResult outline(IRRewriter &rewriter, SymbolTable &symbols,
+                        func::FuncOp func, scf::ForOp loop, unsigned index) {
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    auto wrapper =
+        scf::ExecuteRegionOp::create(rewriter, loc, loop.getResultTypes());
+    Block *body = rewriter.createBlock(&wrapper.getRegion());
+    rewriter.replaceAllUsesWith(loop.getResults(), wrapper.getResults());
+    loop->moveBefore(body, body->end());
+    rewriter.setInsertionPointToEnd(body);
+    scf::YieldOp::create(rewriter, loc, loop.getResults());
+    // Constants travel as constants, not arguments: loop bounds and steps
+    // must stay visible to the optimiser.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(wrapper.getRegion(), captured);
+    rewriter.setInsertionPointToStart(body);
+    for (Value value : captured) {
+      Operation *def = value.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        continue;
+      Value copy = rewriter.clone(*def)->getResult(0);
+      replaceAllUsesInRegionWith(value, copy, wrapper.getRegion());
+    }
+    std::string name =
+        (func.getSymName() + "__loop" + std::to_string(index)).str();
+    while (symbols.lookup(name))
+      name += "_";
+    func::CallOp call;
+    FailureOr<func::FuncOp> outlined = outlineSingleBlockRegion(
+        rewriter, loc, wrapper.getRegion(), name, &call);
+    if (failed(outlined))
+      return loop.emitError("cannot outline this loop nest");
+    symbols.insert(*outlined);
+    outlined->setPrivate();
+    // Made no_inline once it is an llvm.func (tfm-finalize-outlined-loops):
+    // func.func has no such attribute.
+    outlined->getOperation()->setAttr(kOutlinedAttr, rewriter.getUnitAttr());
+    // Inline the wrapper back: only the call remains.
+    Block &wrapperBlock = wrapper.getRegion().front();
+    auto yield = cast<scf::YieldOp>(wrapperBlock.getTerminator());
+    SmallVector<Value> results(yield.getOperands());
+    rewriter.inlineBlockBefore(&wrapperBlock, wrapper);
+    rewriter.replaceOp(wrapper, results);
+    rewriter.eraseOp(yield);
+    return success();
+  }
+};
+
+/// After func-to-llvm: outlined loop nests become internal and no_inline (the
+/// O3 inliner would otherwise merge every single-call function back).
+struct FinalizeOutlinedLoopsPass
+    : public PassWrapper<FinalizeOutlinedLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FinalizeOutlinedLoopsPass)
+  StringRef getArgument() const final {
+    return "tfm-finalize-outlined-loops";
+  }
+  StringRef getDescription() const final {
+    return "Makes the llvm.func of outlined loop nests internal and no_inline";
+  }
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<LLVM::LLVMFuncOp>()) {
+      if (!func->hasAttr(kOutlinedAttr))
+        continue;
+      func->removeAttr(kOutlinedAttr);
+      func.setNoInline(true);
+      func.setLinkage(LLVM::Linkage::Internal);
+      func->removeAttr(SymbolTable::getVisibilityAttrName());
+    }
+  }
+};
 } // namespace
+
+std::unique_ptr<Pass> mlir::tfm::createFinalizeOutlinedLoopsPass() {
+  return std::make_unique<FinalizeOutlinedLoopsPass>();
+}
+
+std::unique_ptr<Pass> mlir::tfm::createOutlineLoopNestsPass() {
+  return std::make_unique<OutlineLoopNestsPass>();
+}
 
 std::unique_ptr<Pass>
 mlir::tfm::createTileAndVectorizeContractionsPass(const ContractionTiling &t) {

@@ -55,6 +55,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
     tiling.blockRows = options.blockRows;
     tiling.blockCols = options.blockCols;
     tiling.blockDepth = options.blockDepth;
+    tiling.dotCols = options.dotCols;
+    tiling.dotDepth = options.dotDepth;
     pm.addNestedPass<func::FuncOp>(
         createTileAndVectorizeContractionsPass(tiling));
     pm.addPass(createCanonicalizerPass());
@@ -89,6 +91,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   // affine.apply), or casts are left unresolved.
   pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (options.outlineLoops)
+    pm.addPass(createOutlineLoopNestsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -108,6 +112,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (options.outlineLoops)
+    pm.addPass(createFinalizeOutlinedLoopsPass());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -117,6 +123,8 @@ void mlir::tfm::registerCpuPipelinePasses() {
   registerPass(
       [] { return createTileAndVectorizeContractionsPass(ContractionTiling()); });
   registerPass([] { return createLowerVectorsPass(); });
+  registerPass([] { return createOutlineLoopNestsPass(); });
+  registerPass([] { return createFinalizeOutlinedLoopsPass(); });
 }
 
 void mlir::tfm::registerTfmPipelines() {

@@ -31,6 +31,8 @@ struct ContractionTiling {
   int64_t blockRows = 128;    // cache block (M)
   int64_t blockCols = 384;    // cache block (N)
   int64_t blockDepth = 192;   // cache block (K)
+  int64_t dotCols = 4;        // rows of B per dot-product tile (few rows)
+  int64_t dotDepth = 32;      // vector width of the dot-product partial sums
 };
 
 /// On tensors: tiles every f32 contraction (matmuls, batch matmuls, the
@@ -43,6 +45,15 @@ createTileAndVectorizeContractionsPass(const ContractionTiling &tiling);
 /// On buffers: lowers the vector dialect to 1-D vectors and vector.fma, the
 /// form convert-vector-to-llvm turns into straight-line SIMD code.
 std::unique_ptr<Pass> createLowerVectorsPass();
+
+/// On loops: moves every top-level loop nest of a function with many of them
+/// into a private function marked `no_inline`, so that LLVM's optimiser works
+/// on many small functions instead of one huge one (compile time).
+std::unique_ptr<Pass> createOutlineLoopNestsPass();
+
+/// After the conversion to the LLVM dialect: makes the functions of outlined
+/// loop nests internal and `no_inline`.
+std::unique_ptr<Pass> createFinalizeOutlinedLoopsPass();
 
 /// Registers the passes above under their arguments.
 void registerCpuPipelinePasses();

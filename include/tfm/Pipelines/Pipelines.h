@@ -89,6 +89,21 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> blockDepth{
       *this, "block-depth", llvm::cl::desc("Cache block depth (K)"),
       llvm::cl::init(192)};
+  PassOptions::Option<int64_t> dotCols{
+      *this, "dot-cols",
+      llvm::cl::desc("Outputs (rows of an [out, in] weight) per tile of the "
+                     "dot-product form used for fewer than 16 rows"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> dotDepth{
+      *this, "dot-depth",
+      llvm::cl::desc("Vector width (K) of the dot-product partial sums; "
+                     "powers of two, narrower for K remainders"),
+      llvm::cl::init(32)};
+  PassOptions::Option<bool> outlineLoops{
+      *this, "outline-loops",
+      llvm::cl::desc("Outline each top-level loop nest of a function with "
+                     "many into a no-inline function (LLVM compile time)"),
+      llvm::cl::init(true)};
 };
 
 /// tfm -> linalg -> tiled and vectorised contractions, bufferized, the rest
