@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times y = x W for x [M, K] and an f32 weight through --tfm-cpu-pipeline,
-# single-threaded, and prints the median GFLOP/s of REPEAT calls.
+# single-threaded, and prints the median GFLOP/s of REPEAT calls, beside
+# PyTorch's (one thread, same shapes and layout) and the ratio.
 #
 # Usage: bench/linear.sh [M K N [LAYOUT [REPEAT [PIPELINE_OPTIONS]]]]
 #   LAYOUT: in_out (W [K, N], linalg.matmul) or out_in (W [N, K], nn.Linear,
@@ -54,12 +55,26 @@ MLIR
 "$llvm/bin/mlir-runner" -O3 -e main -entry-point-result=void \
   -shared-libs="$llvm/lib/libmlir_runner_utils.so,$llvm/lib/libmlir_c_runner_utils.so" \
   "$work/linear.ll.mlir" > "$work/times.txt"
-/usr/bin/python3 - "$work/times.txt" "$M" "$K" "$N" "$LAYOUT" "$OPTS" <<'PY'
-import statistics, sys
+OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 - "$work/times.txt" "$M" "$K" "$N" "$LAYOUT" "$OPTS" "$REPEAT" <<'PY'
+import statistics, sys, time
+import torch
 times = [float(l) for l in open(sys.argv[1]) if l.strip()]
 m, k, n = map(int, sys.argv[2:5])
+layout, repeat = sys.argv[5], int(sys.argv[7])
 med = statistics.median(times)
-print(f"linear {m}x{k}x{n} {sys.argv[5]} [{sys.argv[6] or 'default'}]: "
+print(f"tfm   linear {m}x{k}x{n} {layout} [{sys.argv[6] or 'default'}]: "
       f"median {med * 1e3:.2f} ms, min {min(times) * 1e3:.2f} ms, "
       f"{2 * m * k * n / med / 1e9:.1f} GFLOP/s (median of {len(times)})")
+# The peer: PyTorch on the same thread count (one), same shapes and layout.
+torch.set_num_threads(1)
+x = torch.full((1, m, k), 0.01)
+w = torch.full((n, k) if layout == "out_in" else (k, n), 0.02)
+f = (lambda: torch.nn.functional.linear(x, w)) if layout == "out_in" else (lambda: x @ w)
+f()
+ttimes = []
+for _ in range(repeat):
+    t = time.perf_counter(); f(); ttimes.append(time.perf_counter() - t)
+tmed = statistics.median(ttimes)
+print(f"torch linear {m}x{k}x{n} {layout}: median {tmed * 1e3:.2f} ms, "
+      f"{2 * m * k * n / tmed / 1e9:.1f} GFLOP/s; tfm/torch time {med / tmed:.2f}")
 PY

@@ -114,9 +114,14 @@ def main():
                 print(f"S={s} {form}: {result[form][0]:.1f} ms, peak {result[form][1]:.0f} MiB",
                       flush=True)
             if "torch" in args.forms:
+                # One thread, like tfm's code: torch's setting does not reach
+                # OpenBLAS's own thread pool, the environment does.
+                threads = os.environ.get("TFM_BENCH_THREADS", "1")
+                env = dict(os.environ, OPENBLAS_NUM_THREADS=threads,
+                           OMP_NUM_THREADS=threads)
                 out, rss = measure(["/usr/bin/python3", "-c", TORCH_ATTENTION] +
                                    [os.path.join(tmp, n + ".npy") for n in "qkv"] +
-                                   [str(args.repeat)])
+                                   [str(args.repeat)], env=env)
                 result["torch"] = (float(out.split()[-1]), rss)
                 print(f"S={s} torch: {result['torch'][0]:.1f} ms, peak {rss:.0f} MiB",
                       flush=True)
