@@ -44,9 +44,9 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   }
   pm.addPass(createConvertTfmToLinalg());
   pm.addPass(createCanonicalizerPass());
-  // Producer/consumer fusion of generics; the upstream control only fuses a
-  // producer with a single use, so nothing is recomputed.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // Producer/consumer fusion of generics where nothing is recomputed (not
+  // into contractions: see FuseElementwise.cpp).
+  pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   if (options.vectorize) {
     ContractionTiling tiling;
@@ -120,6 +120,7 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
 void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createPrepareCpuAbiPass(); });
   registerPass([] { return createDropKVCacheResultsPass(); });
+  registerPass([] { return createFuseElementwisePass(); });
   registerPass(
       [] { return createTileAndVectorizeContractionsPass(ContractionTiling()); });
   registerPass([] { return createLowerVectorsPass(); });

@@ -24,6 +24,10 @@ std::unique_ptr<Pass> createPrepareCpuAbiPass();
 /// fails with a clear error when bufferization had to copy the cache.
 std::unique_ptr<Pass> createDropKVCacheResultsPass();
 
+/// Producer/consumer fusion of linalg ops, restricted to consumers that read
+/// each produced element once (no recomputation inside contractions).
+std::unique_ptr<Pass> createFuseElementwisePass();
+
 /// Register tile sizes of the contraction code generator.
 struct ContractionTiling {
   int64_t registerRows = 4;   // rows of the register tile (M)
