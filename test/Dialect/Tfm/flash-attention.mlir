@@ -105,3 +105,7 @@ func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1
 // NOSKIP-NOT: arith.minsi
 // NOSKIP: scf.for %{{.+}} = %{{.+}} to %c128 step %c16
 // NOSKIP: arith.cmpi sgt
+
+// Tile sizes must be positive.
+// RUN: not transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=0" 2>&1 | FileCheck %s --check-prefix=BADTILE
+// BADTILE: tfm-flash-attention: tile sizes must be positive, got query-tile=0 key-tile=64

@@ -383,11 +383,8 @@ LogicalResult KVCacheWriteOp::verify() {
 // Activations
 //===----------------------------------------------------------------------===//
 
-LogicalResult GeluOp::verify() { return success(); }
 int64_t GeluOp::getFlopCount() { return 0; }
-LogicalResult SiluOp::verify() { return success(); }
 int64_t SiluOp::getFlopCount() { return 0; }
-LogicalResult SwiGLUOp::verify() { return success(); }
 int64_t SwiGLUOp::getFlopCount() { return 0; }
 
 //===----------------------------------------------------------------------===//

@@ -380,7 +380,8 @@ struct FlashAttentionPass
     if (queryTile < 1 || keyTile < 1) {
       getOperation().emitError() << "tfm-flash-attention: tile sizes must be "
                                     "positive, got query-tile="
-                                 << queryTile << " key-tile=" << keyTile;
+                                 << int64_t(queryTile)
+                                 << " key-tile=" << int64_t(keyTile);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

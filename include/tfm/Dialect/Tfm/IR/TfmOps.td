@@ -306,12 +306,16 @@ def Tfm_GeluOp : Tfm_LedgerOp<"gelu", [SameOperandsAndResultType]> {
                        DefaultValuedAttr<Tfm_GeluApproximationAttr,
                          "::mlir::tfm::GeluApproximation::none">:$approximate);
   let results = (outs Tfm_FloatTensor:$result);
+  // SameOperandsAndResultType is the whole contract.
+  let hasVerifier = 0;
 }
 
 def Tfm_SiluOp : Tfm_LedgerOp<"silu", [SameOperandsAndResultType]> {
   let summary = "sigmoid linear unit, x * sigmoid(x)";
   let arguments = (ins Tfm_FloatTensor:$input);
   let results = (outs Tfm_FloatTensor:$result);
+  // SameOperandsAndResultType is the whole contract.
+  let hasVerifier = 0;
 }
 
 def Tfm_SwiGLUOp : Tfm_LedgerOp<"swiglu", [SameOperandsAndResultType]> {
@@ -323,6 +327,8 @@ def Tfm_SwiGLUOp : Tfm_LedgerOp<"swiglu", [SameOperandsAndResultType]> {
   }];
   let arguments = (ins Tfm_FloatTensor:$gate, Tfm_FloatTensor:$up);
   let results = (outs Tfm_FloatTensor:$result);
+  // SameOperandsAndResultType is the whole contract.
+  let hasVerifier = 0;
 }
 
 def Tfm_ResidualAddOp : Tfm_LedgerOp<"residual_add"> {
