@@ -9,6 +9,8 @@ PACKAGES=(
   # clang-22 + lld compile MLIR-heavy TUs ~40% faster than g++ 12.
   clang-22 lld-22
   cmake ninja-build
+  # OpenMP runtime: the CPU pipeline's parallel loops call libomp.
+  libomp-22-dev
   # The numerical reference for tests: PyTorch 1.13 CPU for /usr/bin/python3.
   python3-torch python3-numpy
   # Without it torch uses the reference BLAS (30x slower) in benchmarks.

@@ -15,9 +15,12 @@
 //      transfer pair is hoisted out of the K loop at tensor level (the loop
 //      then carries the accumulator in registers: hoisting after
 //      bufferization cannot prove that arguments do not alias).
-// Tile sizes are divisors of the static extents (powers of two for the
-// vector width), never more than the configured sizes, so every tile has a static shape and no padding, peeling
-// or masking is needed: a prime extent just gets a narrower tile.
+// Tile sizes come from the op's `tfm.cpu_tiling` plan (tfm-cpu-configure,
+// derived from the target CPU). Extents the register tile does not divide
+// are split first: the bulk gets the full tile, the remainder a tile of its
+// own size (rows) or the largest power-of-two width that fits (columns), so
+// every tile has a static shape and an odd or prime extent costs only a thin
+// strip, not the vector width of the whole op.
 //
 // Fewer than 16 rows against a transposed B (a decode step's projections
 // against [out, in] weights) take a second form instead: no copy of B; each
@@ -70,16 +73,6 @@ static int64_t largestDivisor(int64_t n, int64_t cap) {
     if (n % t == 0)
       return t;
   return 1;
-}
-
-/// The largest power of two that divides `n` and is at most `cap`. Vector
-/// widths that are not powers of two (48, 96) legalise badly in LLVM: a 4x48
-/// register tile measured 15 times slower than 4x64.
-static int64_t largestPowerOfTwoDivisor(int64_t n, int64_t cap) {
-  int64_t t = 1;
-  while (t * 2 <= cap && n % (t * 2) == 0)
-    t *= 2;
-  return t;
 }
 
 /// The largest multiple of `inner` that divides `n` and is at most
@@ -337,6 +330,88 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
   vectorizeAsPartialSums(rewriter, *tiledOp, plan.k, tiling.dotDepth);
 }
 
+/// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
+/// cache blocks and `rows x cols` register tiles, and vectorises the latter.
+static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  const ContractionPlan &plan,
+                                  const ContractionTiling &tiling,
+                                  int64_t rows, int64_t cols) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Cache blocks: every loop but M, N and K is tiled by 1.
+  SmallVector<int64_t> block(ranges.size(), 1), reg(ranges.size(), 0);
+  block[plan.m] = blockSize(ranges[plan.m], rows, tiling.blockRows);
+  block[plan.n] = blockSize(ranges[plan.n], cols, tiling.blockCols);
+  // A K without a usable divisor is not blocked at all: a tiny K block would
+  // reload the accumulators every few steps.
+  int64_t depth = largestDivisor(ranges[plan.k], tiling.blockDepth);
+  block[plan.k] = depth * 4 >= std::min(tiling.blockDepth, ranges[plan.k])
+                      ? depth
+                      : ranges[plan.k];
+  for (auto [size, range] : llvm::zip(block, ranges))
+    if (size == range)
+      size = 0;
+  reg[plan.m] = rows == (block[plan.m] ? block[plan.m] : ranges[plan.m]) ? 0 : rows;
+  reg[plan.n] = cols == (block[plan.n] ? block[plan.n] : ranges[plan.n]) ? 0 : cols;
+  reg[plan.k] = (block[plan.k] ? block[plan.k] : ranges[plan.k]) == 1 ? 0 : 1;
+
+  FailureOr<linalg::LinalgOp> blocked = tile(rewriter, op, block);
+  if (failed(blocked))
+    return;
+  FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);
+  if (failed(registerTile))
+    return;
+  vectorizeInPlace(rewriter, *registerTile);
+}
+
+/// Splits `op` along loop `dim` at the largest multiple of `tileSize` below
+/// its extent. Returns the bulk (extent a multiple of `tileSize`) and the
+/// remainder (null when `tileSize` divides the extent).
+static std::pair<linalg::LinalgOp, linalg::LinalgOp>
+splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
+                  int64_t tileSize) {
+  int64_t extent = op.getStaticLoopRanges()[dim];
+  int64_t bulk = extent / tileSize * tileSize;
+  if (bulk == extent || bulk == 0)
+    return {op, nullptr};
+  rewriter.setInsertionPoint(op);
+  auto [head, tail] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
+                      rewriter.getIndexAttr(bulk));
+  return {dyn_cast_or_null<linalg::LinalgOp>(head.getOperation()),
+          dyn_cast_or_null<linalg::LinalgOp>(tail.getOperation())};
+}
+
+/// Any M and N at full register-tile size: the bulk of M (a multiple of the
+/// tile rows) and of N (a multiple of the full vector width) gets the full
+/// register tile; what is left over along M gets a tile of the remaining
+/// rows, along N the largest power-of-two width that fits, recursively. So
+/// V = 50257 runs 50256 columns at full width and one as a narrow strip.
+static void tileAndVectorizeAnySize(RewriterBase &rewriter,
+                                    linalg::LinalgOp op,
+                                    const ContractionPlan &plan,
+                                    const ContractionTiling &tiling) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = std::min(tiling.registerRows, ranges[plan.m]);
+  auto [mBulk, mRest] = splitOffRemainder(rewriter, op, plan.m, rows);
+  if (!mBulk)
+    return;
+  if (mRest) {
+    tileAndVectorizeAnySize(rewriter, mBulk, plan, tiling);
+    tileAndVectorizeAnySize(rewriter, mRest, plan, tiling);
+    return;
+  }
+  int64_t cols = powerOfTwoFloor(std::min(tiling.registerCols, ranges[plan.n]));
+  auto [nBulk, nRest] = splitOffRemainder(rewriter, op, plan.n, cols);
+  if (!nBulk)
+    return;
+  if (nRest) {
+    tileAndVectorizeAnySize(rewriter, nBulk, plan, tiling);
+    tileAndVectorizeAnySize(rewriter, nRest, plan, tiling);
+    return;
+  }
+  tileAndVectorizeExact(rewriter, op, plan, tiling, rows, cols);
+}
+
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                              const ContractionPlan &plan,
                              const ContractionTiling &tiling) {
@@ -350,30 +425,8 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     return vectorizeAsDotProducts(rewriter, *generic, plan, tiling);
   if (plan.transposeB)
     transposeB(rewriter, *generic, plan);
-
-  SmallVector<int64_t> ranges = generic->getStaticLoopRanges();
-  int64_t rows = largestDivisor(ranges[plan.m], tiling.registerRows);
-  int64_t cols = largestPowerOfTwoDivisor(ranges[plan.n], tiling.registerCols);
-  // Cache blocks: every loop but M, N and K is tiled by 1.
-  SmallVector<int64_t> block(ranges.size(), 1), reg(ranges.size(), 0);
-  block[plan.m] = blockSize(ranges[plan.m], rows, tiling.blockRows);
-  block[plan.n] = blockSize(ranges[plan.n], cols, tiling.blockCols);
-  block[plan.k] = largestDivisor(ranges[plan.k], tiling.blockDepth);
-  for (auto [size, range] : llvm::zip(block, ranges))
-    if (size == range)
-      size = 0;
-  reg[plan.m] = rows == (block[plan.m] ? block[plan.m] : ranges[plan.m]) ? 0 : rows;
-  reg[plan.n] = cols == (block[plan.n] ? block[plan.n] : ranges[plan.n]) ? 0 : cols;
-  reg[plan.k] = (block[plan.k] ? block[plan.k] : ranges[plan.k]) == 1 ? 0 : 1;
-
-  FailureOr<linalg::LinalgOp> blocked =
-      tile(rewriter, cast<linalg::LinalgOp>(generic->getOperation()), block);
-  if (failed(blocked))
-    return;
-  FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);
-  if (failed(registerTile))
-    return;
-  vectorizeInPlace(rewriter, *registerTile);
+  tileAndVectorizeAnySize(
+      rewriter, cast<linalg::LinalgOp>(generic->getOperation()), plan, tiling);
 }
 
 static void addCanonicalizationPatterns(MLIRContext *ctx,
@@ -417,8 +470,6 @@ struct TileAndVectorizeContractionsPass
     : public PassWrapper<TileAndVectorizeContractionsPass,
                          OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileAndVectorizeContractionsPass)
-  explicit TileAndVectorizeContractionsPass(const ContractionTiling &tiling)
-      : tiling(tiling) {}
   StringRef getArgument() const final {
     return "tfm-tile-and-vectorize-contractions";
   }
@@ -435,17 +486,26 @@ struct TileAndVectorizeContractionsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    SmallVector<std::pair<linalg::LinalgOp, ContractionPlan>> work;
+    struct Work {
+      linalg::LinalgOp op;
+      ContractionPlan plan;
+      ContractionTiling tiling;
+    };
+    SmallVector<Work> work;
     func.walk([&](linalg::LinalgOp op) {
+      // Only contractions tfm-cpu-configure planned.
+      std::optional<ContractionTiling> tiling = tilingFromAttr(op);
+      if (!tiling)
+        return;
       if (FailureOr<ContractionPlan> plan = planContraction(op);
           succeeded(plan))
-        work.push_back({op, *plan});
+        work.push_back({op, *plan, *tiling});
     });
     if (work.empty())
       return;
     IRRewriter rewriter(ctx);
-    for (auto &[op, plan] : work)
-      tileAndVectorize(rewriter, op, plan, tiling);
+    for (Work &w : work)
+      tileAndVectorize(rewriter, w.op, w.plan, w.tiling);
 
     // The vectoriser emits broadcasting reads, a multiply and a
     // multi_reduction over the (unit) K step: fold them back into one
@@ -493,9 +553,10 @@ struct TileAndVectorizeContractionsPass
     for (scf::ForOp loop : loops)
       hoistLoopInvariantSubsets(
           rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+    // The plan is spent; contractions left untiled (other element types)
+    // keep no stale attribute.
+    func.walk([](Operation *op) { op->removeAttr(kCpuTilingAttrName); });
   }
-
-  ContractionTiling tiling;
 };
 
 struct LowerVectorsPass
@@ -681,9 +742,8 @@ std::unique_ptr<Pass> mlir::tfm::createOutlineLoopNestsPass() {
   return std::make_unique<OutlineLoopNestsPass>();
 }
 
-std::unique_ptr<Pass>
-mlir::tfm::createTileAndVectorizeContractionsPass(const ContractionTiling &t) {
-  return std::make_unique<TileAndVectorizeContractionsPass>(t);
+std::unique_ptr<Pass> mlir::tfm::createTileAndVectorizeContractionsPass() {
+  return std::make_unique<TileAndVectorizeContractionsPass>();
 }
 
 std::unique_ptr<Pass> mlir::tfm::createLowerVectorsPass() {

@@ -49,16 +49,16 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   if (options.vectorize) {
-    ContractionTiling tiling;
-    tiling.registerRows = options.registerRows;
-    tiling.registerCols = options.registerCols;
-    tiling.blockRows = options.blockRows;
-    tiling.blockCols = options.blockCols;
-    tiling.blockDepth = options.blockDepth;
-    tiling.dotCols = options.dotCols;
-    tiling.dotDepth = options.dotDepth;
-    pm.addNestedPass<func::FuncOp>(
-        createTileAndVectorizeContractionsPass(tiling));
+    ContractionTiling overrides;
+    overrides.registerRows = options.registerRows;
+    overrides.registerCols = options.registerCols;
+    overrides.blockRows = options.blockRows;
+    overrides.blockCols = options.blockCols;
+    overrides.blockDepth = options.blockDepth;
+    overrides.dotCols = options.dotCols;
+    overrides.dotDepth = options.dotDepth;
+    pm.addPass(createCpuConfigurePass(options.cpu, overrides));
+    pm.addNestedPass<func::FuncOp>(createTileAndVectorizeContractionsPass());
     pm.addPass(createCanonicalizerPass());
   }
 
@@ -101,6 +101,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
       vector::VectorContractLowering::OuterProduct;
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle1D;
+  // Inline, vectorisable tanh/erf/exp instead of libm calls.
+  pm.addPass(createApproximateMathPass());
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -121,9 +123,10 @@ void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createPrepareCpuAbiPass(); });
   registerPass([] { return createDropKVCacheResultsPass(); });
   registerPass([] { return createFuseElementwisePass(); });
-  registerPass(
-      [] { return createTileAndVectorizeContractionsPass(ContractionTiling()); });
+  registerPass([] { return createCpuConfigurePass(); });
+  registerPass([] { return createTileAndVectorizeContractionsPass(); });
   registerPass([] { return createLowerVectorsPass(); });
+  registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createOutlineLoopNestsPass(); });
   registerPass([] { return createFinalizeOutlinedLoopsPass(); });
 }

@@ -8,7 +8,12 @@
 #ifndef TFM_LIB_PIPELINES_PIPELINEPASSES_H
 #define TFM_LIB_PIPELINES_PIPELINEPASSES_H
 
+#include "tfm/Pipelines/CpuTarget.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Pass/Pass.h"
+
+#include <optional>
 
 #include <memory>
 
@@ -28,23 +33,32 @@ std::unique_ptr<Pass> createDropKVCacheResultsPass();
 /// each produced element once (no recomputation inside contractions).
 std::unique_ptr<Pass> createFuseElementwisePass();
 
-/// Register tile sizes of the contraction code generator.
-struct ContractionTiling {
-  int64_t registerRows = 4;   // rows of the register tile (M)
-  int64_t registerCols = 64;  // columns of the register tile (N, the vector)
-  int64_t blockRows = 128;    // cache block (M)
-  int64_t blockCols = 384;    // cache block (N)
-  int64_t blockDepth = 192;   // cache block (K)
-  int64_t dotCols = 4;        // rows of B per dot-product tile (few rows)
-  int64_t dotDepth = 32;      // vector width of the dot-product partial sums
-};
+/// Names of the attributes that carry the CPU code generation plan.
+inline constexpr llvm::StringLiteral kCpuTargetAttrName = "tfm.cpu_target";
+inline constexpr llvm::StringLiteral kCpuTilingAttrName = "tfm.cpu_tiling";
 
-/// On tensors: tiles every f32 contraction (matmuls, batch matmuls, the
-/// contraction generics of flash attention) into cache blocks and register
-/// tiles, vectorises the register tile into vector.contract and hoists its
-/// accumulator out of the reduction loop.
-std::unique_ptr<Pass>
-createTileAndVectorizeContractionsPass(const ContractionTiling &tiling);
+/// The `tfm.cpu_tiling` dictionary of `tiling`, and back (std::nullopt when
+/// `op` has none or it is malformed).
+DictionaryAttr tilingToAttr(MLIRContext *ctx, const ContractionTiling &tiling);
+std::optional<ContractionTiling> tilingFromAttr(Operation *op);
+
+/// Looks up the target CPU (`cpu`, "host" by default), derives the tiling
+/// from it (fields of `overrides` that are non-zero win) and records target
+/// and tiling in the IR; see CpuConfigure.cpp.
+std::unique_ptr<Pass> createCpuConfigurePass(StringRef cpu,
+                                             const ContractionTiling &overrides);
+std::unique_ptr<Pass> createCpuConfigurePass();
+
+/// On tensors: tiles every f32 contraction that carries a `tfm.cpu_tiling`
+/// plan (matmuls, batch matmuls, the contraction generics of flash
+/// attention) into cache blocks and register tiles, remainders split off
+/// and tiled on their own, vectorises the register tile into vector.contract
+/// and hoists its accumulator out of the reduction loop.
+std::unique_ptr<Pass> createTileAndVectorizeContractionsPass();
+
+/// Inline polynomial approximations of f32 tanh, erf, exp and log instead of
+/// libm calls (see ApproximateMath.cpp for the error bounds).
+std::unique_ptr<Pass> createApproximateMathPass();
 
 /// On buffers: lowers the vector dialect to 1-D vectors and vector.fma, the
 /// form convert-vector-to-llvm turns into straight-line SIMD code.

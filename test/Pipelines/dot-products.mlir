@@ -1,4 +1,4 @@
-// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-tile-and-vectorize-contractions --canonicalize --split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=znver3 --tfm-tile-and-vectorize-contractions --canonicalize --split-input-file | FileCheck %s
 
 // One row against an out_in weight [N, K]: no transposing copy of the weight;
 // N in tiles of 3 (the largest divisor of 6 up to dot-cols = 4), K = 100 as

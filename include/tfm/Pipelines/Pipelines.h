@@ -71,34 +71,47 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
                      "for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("Target CPU (an LLVM CPU name such as znver3 or "
+                     "skylake-avx512, or 'host'): tile sizes are derived from "
+                     "its vector width, register count and caches"),
+      llvm::cl::init("host")};
+  // Overrides of the derived tiling (0: derived from the target).
   PassOptions::Option<int64_t> registerRows{
       *this, "register-rows",
-      llvm::cl::desc("Rows (M) of the contraction register tile"),
-      llvm::cl::init(4)};
+      llvm::cl::desc("Rows (M) of the contraction register tile (0: from "
+                     "the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> registerCols{
       *this, "register-cols",
       llvm::cl::desc("Columns (N, vector lanes) of the contraction register "
-                     "tile; the largest power of two dividing N is used"),
-      llvm::cl::init(64)};
+                     "tile, a power of two (0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockRows{
-      *this, "block-rows", llvm::cl::desc("Cache block rows (M)"),
-      llvm::cl::init(128)};
+      *this, "block-rows", llvm::cl::desc("Cache block rows (M; 0: from the "
+                                          "target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockCols{
-      *this, "block-cols", llvm::cl::desc("Cache block columns (N)"),
-      llvm::cl::init(384)};
+      *this, "block-cols",
+      llvm::cl::desc("Cache block columns (N; 0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockDepth{
-      *this, "block-depth", llvm::cl::desc("Cache block depth (K)"),
-      llvm::cl::init(192)};
+      *this, "block-depth",
+      llvm::cl::desc("Cache block depth (K; 0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> dotCols{
       *this, "dot-cols",
       llvm::cl::desc("Outputs (rows of an [out, in] weight) per tile of the "
-                     "dot-product form used for fewer than 16 rows"),
-      llvm::cl::init(4)};
+                     "dot-product form used for fewer than 16 rows (0: from "
+                     "the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> dotDepth{
       *this, "dot-depth",
       llvm::cl::desc("Vector width (K) of the dot-product partial sums; "
-                     "powers of two, narrower for K remainders"),
-      llvm::cl::init(32)};
+                     "powers of two, narrower for K remainders (0: from the "
+                     "target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Outline each top-level loop nest of a function with "

@@ -1,0 +1,66 @@
+//===- CpuTarget.h - what the CPU code generator needs of a target -*- C++ -*-===//
+//
+// The few facts about a CPU that decide tile sizes: the widest f32 SIMD
+// register, how many of them there are, whether it has FMA, and the data
+// cache sizes. They come from LLVM's description of a named CPU (the
+// pipeline's `cpu=` option, like `-mcpu`) or from the host, never from
+// constants tuned on one machine. The tiling *policy* that turns them into
+// tile sizes is `deriveContractionTiling`; the mechanism that applies tile
+// sizes lives in the codegen passes and reads them from the IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_PIPELINES_CPUTARGET_H
+#define TFM_PIPELINES_CPUTARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::tfm {
+
+struct CpuTarget {
+  /// LLVM's name of the CPU (e.g. "znver3", "skylake-avx512").
+  std::string cpu;
+  /// Width of the widest SIMD register usable for f32 (128, 256 or 512).
+  unsigned vectorBits = 128;
+  /// Number of such registers (16 with AVX2, 32 with AVX-512).
+  unsigned vectorRegisters = 16;
+  bool hasFMA = false;
+  /// Per-core data caches in bytes.
+  int64_t l1Bytes = 32 * 1024;
+  int64_t l2Bytes = 512 * 1024;
+
+  /// f32 lanes of one vector register.
+  int64_t lanes() const { return vectorBits / 32; }
+
+  /// The target named `cpu` ("host" or empty: the machine this runs on).
+  /// Fails with a message naming the CPU when LLVM does not know it.
+  static llvm::Expected<CpuTarget> lookup(llvm::StringRef cpu);
+};
+
+/// Tile sizes of the contraction code generator (all in elements).
+struct ContractionTiling {
+  int64_t registerRows = 0; // rows of the register tile (M)
+  int64_t registerCols = 0; // columns of the register tile (N, the vectors)
+  int64_t blockRows = 0;    // cache block (M)
+  int64_t blockCols = 0;    // cache block (N)
+  int64_t blockDepth = 0;   // cache block (K)
+  int64_t dotCols = 0;      // rows of B per dot-product tile (few rows)
+  int64_t dotDepth = 0;     // vector width of the dot-product partial sums
+};
+
+/// The tiling policy: register tiles that keep every accumulator, the B
+/// vectors of one K step and one broadcast A element in registers (no
+/// spills), with power-of-two vector widths; cache blocks sized so that the
+/// B block stays in L2 and one K slice of A and B in L1.
+ContractionTiling deriveContractionTiling(const CpuTarget &target);
+
+/// `tiling` with each non-zero field of `overrides` replacing its value.
+ContractionTiling withOverrides(ContractionTiling tiling,
+                                const ContractionTiling &overrides);
+
+} // namespace mlir::tfm
+
+#endif // TFM_PIPELINES_CPUTARGET_H

@@ -1,0 +1,131 @@
+//===- CpuConfigure.cpp - choose CPU tile sizes from the target ------------===//
+//
+// tfm-cpu-configure: the policy half of CPU code generation (as IREE's
+// LLVMCPU KernelDispatch): looks up the target CPU (`cpu=` option, default
+// the host), derives contraction tile sizes from its vector width, register
+// count and caches (deriveContractionTiling), and records both in the IR:
+//
+//   module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
+//                      vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
+//   linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
+//                  block = array<i64: M, N, K>, dot = array<i64: 4, 32>}}
+//
+// The mechanism (tfm-tile-and-vectorize-contractions) only reads these
+// attributes, so tests check the plan for any named CPU without running on it.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelinePasses.h"
+
+#include "tfm/Pipelines/CpuTarget.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("cpu", b.getStringAttr(target.cpu)),
+      b.getNamedAttr("vector_bits", b.getI64IntegerAttr(target.vectorBits)),
+      b.getNamedAttr("vector_registers",
+                     b.getI64IntegerAttr(target.vectorRegisters)),
+      b.getNamedAttr("fma", b.getBoolAttr(target.hasFMA)),
+      b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
+      b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
+  });
+}
+
+DictionaryAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
+                                       const ContractionTiling &t) {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("register", b.getDenseI64ArrayAttr(
+                                     {t.registerRows, t.registerCols})),
+      b.getNamedAttr("block", b.getDenseI64ArrayAttr(
+                                  {t.blockRows, t.blockCols, t.blockDepth})),
+      b.getNamedAttr("dot", b.getDenseI64ArrayAttr({t.dotCols, t.dotDepth})),
+  });
+}
+
+std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(kCpuTilingAttrName);
+  if (!dict)
+    return std::nullopt;
+  auto reg = dict.getAs<DenseI64ArrayAttr>("register");
+  auto block = dict.getAs<DenseI64ArrayAttr>("block");
+  auto dot = dict.getAs<DenseI64ArrayAttr>("dot");
+  if (!reg || reg.size() != 2 || !block || block.size() != 3 || !dot ||
+      dot.size() != 2)
+    return std::nullopt;
+  ContractionTiling t;
+  t.registerRows = reg[0];
+  t.registerCols = reg[1];
+  t.blockRows = block[0];
+  t.blockCols = block[1];
+  t.blockDepth = block[2];
+  t.dotCols = dot[0];
+  t.dotDepth = dot[1];
+  if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
+      t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 || t.dotDepth < 1)
+    return std::nullopt;
+  return t;
+}
+
+namespace {
+struct CpuConfigurePass
+    : public PassWrapper<CpuConfigurePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuConfigurePass)
+  CpuConfigurePass() = default;
+  CpuConfigurePass(const CpuConfigurePass &other) : PassWrapper(other) {}
+  CpuConfigurePass(StringRef cpuName, const ContractionTiling &overrides)
+      : overrides(overrides) {
+    cpu = cpuName.str();
+  }
+  StringRef getArgument() const final { return "tfm-cpu-configure"; }
+  StringRef getDescription() const final {
+    return "Derives contraction tile sizes from the target CPU and records "
+           "them (tfm.cpu_target on the module, tfm.cpu_tiling on each "
+           "contraction)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::Expected<CpuTarget> target = CpuTarget::lookup(cpu);
+    if (!target) {
+      module.emitError() << "tfm-cpu-configure: "
+                         << llvm::toString(target.takeError());
+      return signalPassFailure();
+    }
+    ContractionTiling tiling =
+        withOverrides(deriveContractionTiling(*target), overrides);
+    MLIRContext *ctx = &getContext();
+    module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
+    DictionaryAttr tilingAttr = tilingToAttr(ctx, tiling);
+    module.walk([&](linalg::LinalgOp op) {
+      if (op->getNumResults() == 1 && linalg::isaContractionOpInterface(op))
+        op->setAttr(kCpuTilingAttrName, tilingAttr);
+    });
+  }
+
+  Option<std::string> cpu{*this, "cpu",
+                          llvm::cl::desc("LLVM CPU name, or 'host'"),
+                          llvm::cl::init("host")};
+  ContractionTiling overrides;
+};
+} // namespace
+
+std::unique_ptr<Pass>
+mlir::tfm::createCpuConfigurePass(StringRef cpu,
+                                  const ContractionTiling &overrides) {
+  return std::make_unique<CpuConfigurePass>(cpu, overrides);
+}
+
+std::unique_ptr<Pass> mlir::tfm::createCpuConfigurePass() {
+  return std::make_unique<CpuConfigurePass>();
+}

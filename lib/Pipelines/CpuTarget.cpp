@@ -1,0 +1,158 @@
+//===- CpuTarget.cpp - CPU facts and the tiling policy built on them ------===//
+#include "tfm/Pipelines/CpuTarget.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <algorithm>
+#include <memory>
+#include <unistd.h>
+
+using namespace mlir::tfm;
+
+/// Vector facts from LLVM feature names (x86 today; other architectures get
+/// the conservative 128-bit, 16-register description).
+static void applyFeatures(CpuTarget &target,
+                          llvm::function_ref<bool(llvm::StringRef)> has) {
+  if (has("avx512f")) {
+    target.vectorBits = 512;
+    target.vectorRegisters = 32;
+  } else if (has("avx")) {
+    target.vectorBits = 256;
+    target.vectorRegisters = 16;
+  } else {
+    target.vectorBits = 128;
+    target.vectorRegisters = 16;
+  }
+  target.hasFMA = has("fma") || has("avx512f");
+}
+
+/// Typical per-core caches of a CPU generation, for named targets (LLVM's
+/// CPU descriptions carry no cache sizes).
+static void applyTypicalCaches(CpuTarget &target) {
+  if (target.vectorBits >= 512) {
+    target.l1Bytes = 48 * 1024;
+    target.l2Bytes = 1024 * 1024;
+  } else {
+    target.l1Bytes = 32 * 1024;
+    target.l2Bytes = 512 * 1024;
+  }
+}
+
+llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
+  CpuTarget target;
+  if (cpu.empty() || cpu == "host") {
+    target.cpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    applyFeatures(target,
+                  [&](llvm::StringRef f) { return features.lookup(f); });
+    applyTypicalCaches(target);
+    // The machine's own caches where the OS reports them (VMs may not).
+    if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
+      target.l1Bytes = l1;
+    if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
+      target.l2Bytes = l2;
+    return target;
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}': no LLVM target for {1}: {2}", cpu,
+                      triple.str(), error));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(triple, cpu, ""));
+  if (!info || !info->isCPUStringValid(cpu))
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}' is not a CPU LLVM knows for {1} (try "
+                      "`llc -mcpu=help`, or 'host')",
+                      cpu, triple.str()));
+  target.cpu = cpu.str();
+  applyFeatures(target, [&](llvm::StringRef f) {
+    return info->checkFeatures(("+" + f).str());
+  });
+  applyTypicalCaches(target);
+  return target;
+}
+
+/// Largest power of two <= n (n >= 1).
+static int64_t floorPowerOfTwo(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n)
+    p *= 2;
+  return p;
+}
+
+ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target) {
+  const int64_t lanes = target.lanes();
+  const int64_t registers = target.vectorRegisters;
+  // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
+  // `vectors` registers for the B row of one K step and one for the
+  // broadcast A element must fit, or LLVM spills inside the K loop. Among the
+  // tiles that fit, take the fewest loads per FMA: (rows + vectors) /
+  // (rows * vectors). Vectors per row are powers of two (other widths
+  // legalise badly), rows at most 8 (A is read as broadcasts).
+  int64_t bestRows = 1, bestVectors = 1;
+  double bestCost = 1e9;
+  for (int64_t vectors : {1, 2, 4}) {
+    int64_t rows = std::min<int64_t>(8, (registers - vectors - 1) / vectors);
+    if (rows < 1)
+      continue;
+    double cost = double(rows + vectors) / double(rows * vectors);
+    if (cost < bestCost - 1e-9) {
+      bestCost = cost;
+      bestRows = rows;
+      bestVectors = vectors;
+    }
+  }
+  ContractionTiling tiling;
+  tiling.registerRows = bestRows;
+  tiling.registerCols = bestVectors * lanes;
+  // K slice: the B micro-panel (K x cols) and the A micro-panel (rows x K)
+  // in three quarters of L1.
+  int64_t depth = target.l1Bytes * 3 / 4 /
+                  ((tiling.registerCols + tiling.registerRows) * 4);
+  tiling.blockDepth = std::clamp<int64_t>(floorPowerOfTwo(std::max<int64_t>(
+                                              depth, 1)),
+                                          64, 512);
+  // N block: the B block (K slice x N block) in half of L2.
+  int64_t cols = target.l2Bytes / 2 / (tiling.blockDepth * 4);
+  tiling.blockCols = std::clamp<int64_t>(
+      cols / tiling.registerCols * tiling.registerCols, tiling.registerCols,
+      1024);
+  // M block: the A block in a quarter of L2.
+  int64_t rows = target.l2Bytes / 4 / (tiling.blockDepth * 4);
+  tiling.blockRows = std::clamp<int64_t>(
+      rows / tiling.registerRows * tiling.registerRows, tiling.registerRows,
+      256);
+  // Dot products (decode): four outputs share each load of the activation
+  // row; partial sums four vectors deep hide the FMA latency.
+  tiling.dotCols = 4;
+  tiling.dotDepth = std::max<int64_t>(32, 2 * lanes);
+  return tiling;
+}
+
+ContractionTiling mlir::tfm::withOverrides(ContractionTiling tiling,
+                                           const ContractionTiling &o) {
+  auto pick = [](int64_t &field, int64_t override) {
+    if (override > 0)
+      field = override;
+  };
+  pick(tiling.registerRows, o.registerRows);
+  pick(tiling.registerCols, o.registerCols);
+  pick(tiling.blockRows, o.blockRows);
+  pick(tiling.blockCols, o.blockCols);
+  pick(tiling.blockDepth, o.blockDepth);
+  pick(tiling.dotCols, o.dotCols);
+  pick(tiling.dotDepth, o.dotDepth);
+  return tiling;
+}
