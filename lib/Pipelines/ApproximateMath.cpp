@@ -7,10 +7,11 @@
 // (`tanhf`, `erff`, `expf`) are opaque to LLVM's loop vectoriser and cost a
 // call per element; the inline polynomials vectorise (measured: GELU over
 // 512x3072 elements ~7x faster). The approximations' errors are bounded and
-// tested against libm in test/Pipelines/approximate-math-accuracy.mlir
-// (relative error <= 2e-6 for exp, absolute <= 2e-6 for tanh and erf on the
-// ranges a transformer produces); that is far inside the 1e-4/1e-3 tolerance
-// the numerics tests hold the whole model to.
+// tested against libm in test/Pipelines/approximate-math-accuracy.mlir:
+// absolute error <= 1e-6 for tanh on [-10, 10] and erf on [-6, 6], relative
+// error <= 1e-6 for exp on [-87, 88] (measured maxima 2.4e-7, 2.4e-7 and
+// 1.2e-7: about 2 ulp); far inside the 1e-4/1e-3 tolerance the numerics
+// tests hold whole models to.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"

@@ -220,14 +220,19 @@ static void transposeB(RewriterBase &rewriter, linalg::GenericOp op,
   });
 }
 
-/// Tiles `op` with `sizes` (0: not tiled) and returns the tiled op.
+/// Tiles `op` with `sizes` (0: not tiled) and returns the tiled op; with
+/// `parallel`, the tile loop is one scf.forall (only parallel loops may be
+/// tiled then).
 static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
                                         linalg::LinalgOp op,
-                                        ArrayRef<int64_t> sizes) {
+                                        ArrayRef<int64_t> sizes,
+                                        bool parallel = false) {
   if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
     return op;
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  if (parallel)
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -238,6 +243,16 @@ static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
   if (!result)
     return failure();
   return result;
+}
+
+/// Fewest cache blocks an outermost contraction is split into, so that the
+/// threads get equal shares (with 2 to 8 threads, at most one block apart).
+static constexpr int64_t kMinParallelBlocks = 16;
+
+/// Whether `op` runs outside any loop, so that its outermost tile loop can
+/// be the parallel one (nested parallel loops would only add fork costs).
+static bool isOutermost(Operation *op) {
+  return !op->getParentOfType<LoopLikeOpInterface>();
 }
 
 /// Vectorises `op` in place (static shapes: no masks).
@@ -323,8 +338,10 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
   for (auto [size, range] : llvm::zip(sizes, ranges))
     if (size == range)
       size = 0;
+  // The outputs of an outermost one are shared among threads.
   FailureOr<linalg::LinalgOp> tiledOp =
-      tile(rewriter, cast<linalg::LinalgOp>(op.getOperation()), sizes);
+      tile(rewriter, cast<linalg::LinalgOp>(op.getOperation()), sizes,
+           /*parallel=*/isOutermost(op));
   if (failed(tiledOp))
     return;
   vectorizeAsPartialSums(rewriter, *tiledOp, plan.k, tiling.dotDepth);
@@ -332,6 +349,9 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
 
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
 /// cache blocks and `rows x cols` register tiles, and vectorises the latter.
+/// The cache blocks of an outermost contraction are iterations of one
+/// scf.forall over M, N and the batch loops (threads share the blocks); the
+/// K blocks and register tiles are scf.for loops inside.
 static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
                                   const ContractionPlan &plan,
                                   const ContractionTiling &tiling,
@@ -347,6 +367,24 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   block[plan.k] = depth * 4 >= std::min(tiling.blockDepth, ranges[plan.k])
                       ? depth
                       : ranges[plan.k];
+  // Enough parallel blocks to share among threads: halve the N block, then
+  // the M block, until there are kMinParallelBlocks (or the register tile).
+  bool parallel = isOutermost(op);
+  auto parallelBlocks = [&] {
+    int64_t count = 1;
+    for (unsigned i = 0; i < ranges.size(); ++i)
+      if (i != plan.k)
+        count *= ranges[i] / block[i];
+    return count;
+  };
+  while (parallel && parallelBlocks() < kMinParallelBlocks) {
+    if (block[plan.n] > cols)
+      block[plan.n] = blockSize(ranges[plan.n], cols, block[plan.n] / 2);
+    else if (block[plan.m] > rows)
+      block[plan.m] = blockSize(ranges[plan.m], rows, block[plan.m] / 2);
+    else
+      break;
+  }
   for (auto [size, range] : llvm::zip(block, ranges))
     if (size == range)
       size = 0;
@@ -354,7 +392,21 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   reg[plan.n] = cols == (block[plan.n] ? block[plan.n] : ranges[plan.n]) ? 0 : cols;
   reg[plan.k] = (block[plan.k] ? block[plan.k] : ranges[plan.k]) == 1 ? 0 : 1;
 
-  FailureOr<linalg::LinalgOp> blocked = tile(rewriter, op, block);
+  // Parallel blocks first (M, N, batch), then the K blocks inside.
+  SmallVector<int64_t> parallelBlock(block), depthBlock(block.size(), 0);
+  parallelBlock[plan.k] = 0;
+  depthBlock[plan.k] = block[plan.k];
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (unsigned i = 0; i < iters.size(); ++i)
+    if (iters[i] == utils::IteratorType::reduction && i != plan.k) {
+      depthBlock[i] = parallelBlock[i];
+      parallelBlock[i] = 0;
+    }
+  FailureOr<linalg::LinalgOp> blocked =
+      tile(rewriter, op, parallelBlock, parallel);
+  if (failed(blocked))
+    return;
+  blocked = tile(rewriter, *blocked, depthBlock);
   if (failed(blocked))
     return;
   FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);

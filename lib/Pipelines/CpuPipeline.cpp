@@ -22,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -85,6 +86,16 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Independent tiles (scf.forall: GEMM cache blocks, flash attention's
+  // batch x head group x query tile) become OpenMP worksharing loops, or
+  // sequential loops without threads.
+  if (options.parallel) {
+    pm.addPass(createForallToParallelLoopPass());
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createInlineAllocaScopesPass());
+  } else {
+    pm.addPass(createForallToForLoopPass());
+  }
 
   // Vectors to 1-D SIMD form, the remaining linalg ops to loops, then the
   // LLVM dialect. expand-strided-metadata must precede lower-affine (it emits
@@ -111,6 +122,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -127,6 +140,7 @@ void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createTileAndVectorizeContractionsPass(); });
   registerPass([] { return createLowerVectorsPass(); });
   registerPass([] { return createApproximateMathPass(); });
+  registerPass([] { return createInlineAllocaScopesPass(); });
   registerPass([] { return createOutlineLoopNestsPass(); });
   registerPass([] { return createFinalizeOutlinedLoopsPass(); });
 }

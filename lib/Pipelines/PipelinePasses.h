@@ -56,6 +56,11 @@ std::unique_ptr<Pass> createCpuConfigurePass();
 /// and hoists its accumulator out of the reduction loop.
 std::unique_ptr<Pass> createTileAndVectorizeContractionsPass();
 
+/// Inlines memref.alloca_scope ops that scope no alloca (the ones
+/// convert-scf-to-openmp puts around loop bodies), so the loops inside can
+/// be lowered to control flow.
+std::unique_ptr<Pass> createInlineAllocaScopesPass();
+
 /// Inline polynomial approximations of f32 tanh, erf, exp and log instead of
 /// libm calls (see ApproximateMath.cpp for the error bounds).
 std::unique_ptr<Pass> createApproximateMathPass();

@@ -3,7 +3,7 @@
 // element against PyTorch: |y - ref| <= atol + rtol * |ref| (1e-4 / 1e-3 for
 // f32). @check prints, per case in order, [mismatches, max abs error].
 // REQUIRES: mlir-runner
-// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 
 // Case attn_gqa: no mismatch (the second number is the max error).
 // CHECK: data =

@@ -21,9 +21,8 @@
 // FLASH-NOT: linalg.batch_matmul
 // NOFLASH: linalg.batch_matmul
 // NOFLASH-NOT: scf.for
-// TILES-DAG: %[[C2:.*]] = arith.constant 2 : index
 // TILES-DAG: %[[C4:.*]] = arith.constant 4 : index
-// TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C2]]
+// TILES: scf.forall ({{.*}}) = (0, 0, 0) to (1, 2, 8) step (1, 1, 2)
 // TILES: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4]]
 // flash-causal-skip (default on): the key loop of a causal query tile ends at
 // the tile's last position; off, it runs over every key tile.
@@ -31,6 +30,14 @@
 // RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4 flash-causal-skip=false" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSKIP
 // SKIP: arith.minsi
 // NOSKIP-NOT: arith.minsi
+//
+// parallel (default on): independent tiles run as OpenMP worksharing loops;
+// off, as sequential loops (no omp ops, no OpenMP runtime calls).
+// RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=PAR
+// RUN: transformer-opt %s --tfm-cpu-pipeline="parallel=false" | FileCheck %s --check-prefix=SEQ
+// PAR: omp.parallel
+// PAR: omp.wsloop
+// SEQ-NOT: omp.
 //
 // vectorize (default on): contractions become SIMD code; off, scalar loops.
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC

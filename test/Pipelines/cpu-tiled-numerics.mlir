@@ -1,10 +1,10 @@
 // REQUIRES: mlir-runner
-// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 // The tile plans of an AVX2 and an AVX-512 target (6x16 and 6x64 register
 // tiles; odd extents split into a bulk and remainder strips) on any host:
-// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=skylake-avx512" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=6 register-cols=16 block-rows=12 block-cols=48 block-depth=7" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=skylake-avx512" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=6 register-cols=16 block-rows=12 block-cols=48 block-depth=7" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 
 // Projections large enough to take every path of the tiled, vectorised
 // contraction code (several cache blocks in M, N and K, register tiles, B

@@ -4,7 +4,7 @@
 // |y - ref| <= atol + rtol * |ref| (1e-4 / 1e-3 for f32, 2e-3 for f16).
 // @check prints, per case in order, [mismatches, max abs error].
 // REQUIRES: mlir-runner
-// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 
 // Case moe_chunks: no mismatch (the second number is the max error).
 // CHECK: data =

@@ -114,6 +114,15 @@ runner::compileModule(ModuleOp module,
   std::vector<llvm::StringRef> libs(sharedLibs.begin(), sharedLibs.end());
   if (sharedLibs.empty() && llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
     libs.push_back(TFM_C_RUNNER_UTILS); // Resolves memrefCopy and friends.
+  // The parallel loops call the OpenMP runtime (__kmpc_fork_call, ...).
+  if (options.parallel) {
+    if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
+      fail(llvm::formatv("the OpenMP runtime {0} is missing (install "
+                         "libomp-22-dev, or compile with "
+                         "--pipeline-options=parallel=0)",
+                         TFM_OPENMP_RUNTIME));
+    libs.push_back(TFM_OPENMP_RUNTIME);
+  }
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;

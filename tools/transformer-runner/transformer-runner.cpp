@@ -284,9 +284,26 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   // --help lists the runner's own options, not every LLVM backend flag.
+  // An LLVM library in the process registers a hidden, undocumented
+  // `-threads` of its own; the runner's --threads takes the name over.
+  if (cl::Option *other = cl::getRegisteredOptions().lookup("threads"))
+    other->removeArgument();
+  static cl::opt<unsigned> threadCount(
+      "threads", cl::init(0), cl::value_desc("N"),
+      cl::desc("Threads for the compiled code's parallel loops (default: "
+               "all cores, or OMP_NUM_THREADS when set)"),
+      cl::cat(runnerCategory));
   cl::HideUnrelatedOptions(runnerCategory);
   cl::ParseCommandLineOptions(
       argc, argv, "transformer-runner: JIT-run a tfm model on real weights\n");
+
+  // The OpenMP runtime reads its thread count when the compiled code first
+  // forks, which is after this.
+  if (threadCount.getNumOccurrences()) {
+    if (threadCount == 0)
+      fail("--threads: must be at least 1");
+    setenv("OMP_NUM_THREADS", std::to_string(threadCount).c_str(), 1);
+  }
 
   DialectRegistry registry;
   registerRunnerDialects(registry);

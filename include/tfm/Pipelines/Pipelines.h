@@ -112,6 +112,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "powers of two, narrower for K remainders (0: from the "
                      "target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run independent tiles (GEMM cache blocks, flash "
+                     "attention's batch x head group x query tile, decode "
+                     "GEMV columns) on OpenMP threads; the code then calls "
+                     "libomp (OMP_NUM_THREADS, or the runner's --threads)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Outline each top-level loop nest of a function with "

@@ -9,9 +9,8 @@
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
-// CHECK: scf.for %[[B:.+]] = %{{.+}} to %{{.+}} step
-// CHECK: scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step
-// CHECK: scf.for %[[QS:.+]] = %{{.+}} to %[[C128]] step %[[C32]]
+// Batch x kv head x query tile: independent, one scf.forall.
+// CHECK: scf.forall (%[[B:.+]], %[[G:.+]], %[[QS:.+]]) = (0, 0, 0) to (1, 4, 128) step (1, 1, 32) shared_outs
 // Causal skip: the key loop stops after the query tile's last position.
 // CHECK: %[[POS:.+]] = arith.addi %{{.+}}, %[[QS]] : index
 // CHECK: %[[LAST:.+]] = arith.addi %[[POS]], %[[C32]] : index
@@ -24,7 +23,8 @@
 // CHECK: math.exp
 // CHECK: scf.yield
 // CHECK: arith.divf
-// CHECK: tensor.insert_slice
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[B]], %{{.+}}, %[[QS]], 0] [1, 1, 32, 64]
 // CHECK-NOT: x128x128x
 // BUF-LABEL: func.func @causal_mha
 // BUF-NOT: x128x128x

@@ -275,7 +275,7 @@ Value FlashBuilder::build() {
       RankedTensorType::get({batch, kvHeads * group, paddedSeq, valueDim},
                             elemType);
   Value init = tensor::EmptyOp::create(b, outType.getShape(), elemType);
-  Value zero = idx(0), one = idx(1);
+  Value zero = idx(0);
 
   auto loop = [&](Value lb, Value ub, Value step, ValueRange iterArgs,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
@@ -289,59 +289,74 @@ Value FlashBuilder::build() {
     return forOp.getResults();
   };
 
-  Value result = loop(zero, idx(batch), one, {init}, [&](Value bi, ValueRange o0) {
-    return SmallVector<Value>(loop(zero, idx(kvHeads), one, {o0[0]}, [&](Value g, ValueRange o1) {
-      return SmallVector<Value>(loop(zero, idx(paddedSeq), idx(tq), {o1[0]}, [&](Value qs, ValueRange o2) {
-        Value head0 = arith::MulIOp::create(b, g, idx(group));
-        Value qTile = slice(q, bi, head0, group, qs, tq, headDim);
-        if (group == 1) // Keep the [group, rows, cols] shape the maps expect.
-          qTile = tensor::ExpandShapeOp::create(
-              b, RankedTensorType::get({1, tq, headDim}, elemType), qTile,
-              SmallVector<ReassociationIndices>{{0, 1}, {2}});
-        Value queryPos0 = arith::AddIOp::create(b, offset, qs);
+  // Every (batch, kv head, query tile) is independent: one scf.forall over
+  // the three, each iteration writing its own output tile, so targets can
+  // run them in parallel (CPU threads, GPU blocks).
+  auto forall = scf::ForallOp::create(
+      b, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(kvHeads),
+                             b.getIndexAttr(paddedSeq)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                             b.getIndexAttr(tq)},
+      ValueRange{init}, /*mapping=*/std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value bi = forall.getInductionVar(0);
+    Value g = forall.getInductionVar(1);
+    Value qs = forall.getInductionVar(2);
+    Value head0 = arith::MulIOp::create(b, g, idx(group));
+    Value qTile = slice(q, bi, head0, group, qs, tq, headDim);
+    if (group == 1) // Keep the [group, rows, cols] shape the maps expect.
+      qTile = tensor::ExpandShapeOp::create(
+          b, RankedTensorType::get({1, tq, headDim}, elemType), qTile,
+          SmallVector<ReassociationIndices>{{0, 1}, {2}});
+    Value queryPos0 = arith::AddIOp::create(b, offset, qs);
 
-        // Keys [0, kvEnd) can matter to this query tile; under a causal mask
-        // later tiles are wholly in the future and the loop never visits them.
-        Value kvEnd = idx(kvSeq);
-        if (op.getCausal() && causalSkip)
-          kvEnd = arith::MinSIOp::create(
-              b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
+    // Keys [0, kvEnd) can matter to this query tile; under a causal mask
+    // later tiles are wholly in the future and the loop never visits them.
+    Value kvEnd = idx(kvSeq);
+    if (op.getCausal() && causalSkip)
+      kvEnd = arith::MinSIOp::create(
+          b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
 
-        Value negInf = arith::ConstantOp::create(
-            b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
-        Value m0 = filled({group, tq}, negInf);
-        Value l0 = filled({group, tq}, f32Const(0.0));
-        Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
-        ValueRange state = loop(zero, kvEnd, idx(tk), {m0, l0, acc0},
-                                [&](Value ks, ValueRange s) {
+    Value negInf = arith::ConstantOp::create(
+        b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
+    Value m0 = filled({group, tq}, negInf);
+    Value l0 = filled({group, tq}, f32Const(0.0));
+    Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
+    ValueRange state =
+        loop(zero, kvEnd, idx(tk), {m0, l0, acc0}, [&](Value ks, ValueRange s) {
           Value kTile = slice(k, bi, g, 1, ks, tk, headDim);
           Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
           return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
                              s[2]);
         });
 
-        // out = acc / l, in the output's element type.
-        auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
-        Value outTile = generic(
-            tileType, {state[2], state[1]},
-            tensor::EmptyOp::create(b, tileType.getShape(), elemType),
-            {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
-            {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-              Value r = arith::DivFOp::create(nb, loc, a[0], a[1]);
-              if (elemType != f32)
-                r = arith::TruncFOp::create(nb, loc, elemType, r);
-              linalg::YieldOp::create(nb, loc, r);
-            });
-        SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
-        SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
-                                        b.getIndexAttr(tq),
-                                        b.getIndexAttr(valueDim)};
-        SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-        return SmallVector<Value>{tensor::InsertSliceOp::create(
-            b, outTile, o2[0], offsets, sizes, strides)};
-      }));
-    }));
-  })[0];
+    // out = acc / l, in the output's element type.
+    auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
+    Value outTile = generic(
+        tileType, {state[2], state[1]},
+        tensor::EmptyOp::create(b, tileType.getShape(), elemType),
+        {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
+        {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+          Value r = arith::DivFOp::create(nb, loc, a[0], a[1]);
+          if (elemType != f32)
+            r = arith::TruncFOp::create(nb, loc, elemType, r);
+          linalg::YieldOp::create(nb, loc, r);
+        });
+    SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
+                                    b.getIndexAttr(tq),
+                                    b.getIndexAttr(valueDim)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    b.setInsertionPointToEnd(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, outTile,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+  }
+  Value result = forall.getResult(0);
 
   if (paddedSeq == seq)
     return result;
