@@ -29,8 +29,8 @@
 
 using namespace mlir;
 
-void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
-                                    const CpuPipelineOptions &options) {
+void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
+                                          const CpuPipelineOptions &options) {
   // tfm -> linalg on tensors.
   if (options.verifyContracts)
     pm.addPass(createTfmVerifyContracts());
@@ -49,16 +49,25 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   // into contractions: see FuseElementwise.cpp).
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  if (!options.vectorize)
+    return;
+  ContractionTiling overrides;
+  overrides.registerRows = options.registerRows;
+  overrides.registerCols = options.registerCols;
+  overrides.blockRows = options.blockRows;
+  overrides.blockCols = options.blockCols;
+  overrides.blockDepth = options.blockDepth;
+  overrides.dotCols = options.dotCols;
+  overrides.dotDepth = options.dotDepth;
+  pm.addPass(createCpuConfigurePass(options.cpu, overrides));
+  // Weights in panel layout: changes the signature (see Pipelines.h).
+  if (options.packWeights)
+    pm.addPass(createCpuPackWeightsPass());
+}
+
+void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
+                                        const CpuPipelineOptions &options) {
   if (options.vectorize) {
-    ContractionTiling overrides;
-    overrides.registerRows = options.registerRows;
-    overrides.registerCols = options.registerCols;
-    overrides.blockRows = options.blockRows;
-    overrides.blockCols = options.blockCols;
-    overrides.blockDepth = options.blockDepth;
-    overrides.dotCols = options.dotCols;
-    overrides.dotDepth = options.dotDepth;
-    pm.addPass(createCpuConfigurePass(options.cpu, overrides));
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizeContractionsPass());
     pm.addPass(createCanonicalizerPass());
   }
@@ -132,11 +141,18 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
+                                    const CpuPipelineOptions &options) {
+  buildTfmCpuSignatureStage(pm, options);
+  buildTfmCpuCodegenStage(pm, options);
+}
+
 void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createPrepareCpuAbiPass(); });
   registerPass([] { return createDropKVCacheResultsPass(); });
   registerPass([] { return createFuseElementwisePass(); });
   registerPass([] { return createCpuConfigurePass(); });
+  registerPass([] { return createCpuPackWeightsPass(); });
   registerPass([] { return createTileAndVectorizeContractionsPass(); });
   registerPass([] { return createLowerVectorsPass(); });
   registerPass([] { return createApproximateMathPass(); });

@@ -49,6 +49,11 @@ std::unique_ptr<Pass> createCpuConfigurePass(StringRef cpu,
                                              const ContractionTiling &overrides);
 std::unique_ptr<Pass> createCpuConfigurePass();
 
+/// Makes every f32 matmul whose B is a weight parameter read a new parameter
+/// in the register tile's panel layout (`tfm.param_pack`); see
+/// CpuPackWeights.cpp.
+std::unique_ptr<Pass> createCpuPackWeightsPass();
+
 /// On tensors: tiles every f32 contraction that carries a `tfm.cpu_tiling`
 /// plan (matmuls, batch matmuls, the contraction generics of flash
 /// attention) into cache blocks and register tiles, remainders split off

@@ -15,6 +15,7 @@ static constexpr llvm::StringLiteral kOutputAttr = "tfm.output";
 static constexpr llvm::StringLiteral kKVCacheAttr = "tfm.kv_cache";
 static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
 static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
+static constexpr llvm::StringLiteral kPackAttr = "tfm.param_pack";
 
 template <typename... Ts>
 static llvm::Error makeError(const char *fmt, Ts &&...vals) {
@@ -137,8 +138,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
     }
     if (auto parts = fn.getArgAttrOfType<ArrayAttr>(i, kPartsAttr)) {
       auto axis = fn.getArgAttrOfType<IntegerAttr>(i, kAxisAttr);
-      if (!param || !axis || axis.getInt() < 0 ||
-          axis.getInt() >= int64_t(arg.shape.size()))
+      // A packed parameter concatenates its parts in the file's 2-D shape.
+      int64_t rank = fn.getArgAttr(i, kPackAttr) ? 2 : arg.shape.size();
+      if (!param || !axis || axis.getInt() < 0 || axis.getInt() >= rank)
         return makeError("{0}: tfm.param_parts needs tfm.param and an in-range "
                          "tfm.param_concat_axis",
                          what);
@@ -149,6 +151,34 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
           return makeError("{0}: tfm.param_parts must hold strings", what);
         arg.parts.push_back(name.getValue().str());
       }
+    }
+    if (auto pack = fn.getArgAttrOfType<DictionaryAttr>(i, kPackAttr)) {
+      auto layout = pack.getAs<StringAttr>("layout");
+      auto panel = pack.getAs<IntegerAttr>("panel");
+      auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
+      if (!param || !layout || !panel || !shape || shape.size() != 2 ||
+          (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
+          panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1)
+        return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
+                         "\"in_out\" | \"out_in\", panel = N > 0, shape = "
+                         "array<i64: rows, cols>}",
+                         what);
+      PackedLayout &packed = arg.packed.emplace();
+      packed.outIn = layout.getValue() == "out_in";
+      packed.panel = panel.getInt();
+      packed.fileShape.assign(shape.asArrayRef().begin(),
+                              shape.asArrayRef().end());
+      int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
+      int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
+      llvm::SmallVector<int64_t, 4> expected{
+          (n + packed.panel - 1) / packed.panel, k, packed.panel};
+      if (arg.shape != expected || arg.dtype != DType::F32 ||
+          (!arg.parts.empty() && arg.concatAxis != 0 &&
+           arg.concatAxis != 1))
+        return makeError("{0}: tfm.param_pack of a {1}x{2} weight in panels "
+                         "of {3} needs an f32 argument of shape {4}x{2}x{3}",
+                         what, packed.fileShape[0], packed.fileShape[1],
+                         packed.panel, expected[0]);
     }
     // Parameters may legitimately repeat (a tied embedding passed twice);
     // two inputs with one name could never be told apart.

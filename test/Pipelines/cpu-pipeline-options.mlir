@@ -6,9 +6,9 @@
 // FUSED: llvm.func @_mlir_ciface_attn(
 // FUSED-SAME: tfm.param_parts = ["q.weight", "k.weight", "v.weight"]
 // UNFUSED: llvm.func @_mlir_ciface_attn(
-// UNFUSED-SAME: {tfm.param = "q.weight"}
-// UNFUSED-SAME: {tfm.param = "k.weight"}
-// UNFUSED-SAME: {tfm.param = "v.weight"}
+// UNFUSED-SAME: {tfm.param = "q.weight"
+// UNFUSED-SAME: {tfm.param = "k.weight"
+// UNFUSED-SAME: {tfm.param = "v.weight"
 // UNFUSED-NOT: tfm.param_parts
 //
 // flash-attention (default on, tiles 64/64): the attention becomes loops over
@@ -31,6 +31,15 @@
 // SKIP: arith.minsi
 // NOSKIP-NOT: arith.minsi
 //
+// pack-weights (default on): matmul weights are read in panel layout from
+// arguments that say how to pack them; off, as the weight file has them.
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | FileCheck %s --check-prefix=PACK
+// RUN: transformer-opt %s --tfm-cpu-pipeline="pack-weights=false" | FileCheck %s --check-prefix=NOPACK
+// PACK: llvm.func @_mlir_ciface_attn(
+// PACK-SAME: {tfm.param = "o.weight", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 32, 32>}}
+// PACK-SAME: tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 96, 32>}
+// NOPACK-NOT: tfm.param_pack
+//
 // parallel (default on): independent tiles run as OpenMP worksharing loops;
 // off, as sequential loops (no omp ops, no OpenMP runtime calls).
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=PAR
@@ -42,7 +51,7 @@
 // vectorize (default on): contractions become SIMD code; off, scalar loops.
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC
 // RUN: transformer-opt %s --tfm-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
-// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4" | FileCheck %s --check-prefix=SMALL
+// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4 dot-depth=4" | FileCheck %s --check-prefix=SMALL
 // VEC: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // SCALAR-NOT: vector<
 // SMALL: llvm.intr.fmuladd({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>

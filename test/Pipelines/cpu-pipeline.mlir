@@ -13,7 +13,7 @@
 // CHECK-NOT: unrealized_conversion_cast
 // CHECK: llvm.func @block(
 // CHECK-SAME: ) attributes {llvm.emit_c_interface
-// CHECK: llvm.func @_mlir_ciface_block(%{{[^:]*}}: !llvm.ptr {tfm.input = "hidden"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "ln.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "fc.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.output = "hidden"}
+// CHECK: llvm.func @_mlir_ciface_block(%{{[^:]*}}: !llvm.ptr {tfm.input = "hidden"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "ln.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "fc.weight", tfm.param_pack = {layout = "{{in_out|out_in}}", panel = {{[0-9]+}} : i64, shape = array<i64: {{[0-9]+}}, {{[0-9]+}}>}}, %{{[^:]*}}: !llvm.ptr {tfm.output = "hidden"}
 // CHECK-SAME: ) attributes {llvm.emit_c_interface
 // CHECK-NOT: = tfm.
 // CHECK-NOT: linalg.

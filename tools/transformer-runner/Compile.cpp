@@ -49,16 +49,11 @@ void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
-  if (options.verifyContracts)
-    pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
+  buildTfmCpuSignatureStage(pm, options);
   if (failed(pm.run(module)))
-    fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
-                       "diagnostics above)",
+    fail(llvm::formatv("{0} does not pass the tfm contract checks or cannot "
+                       "be lowered (see the diagnostics above)",
                        what));
-  options.verifyContracts = false;
-  options.fuseQKV = false;
 }
 
 /// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
@@ -93,7 +88,7 @@ runner::compileModule(ModuleOp module,
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
-  buildTfmCpuPipeline(pm, options);
+  buildTfmCpuCodegenStage(pm, options);
   if (failed(pm.run(module)))
     fail(llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
                        "the diagnostics above)",

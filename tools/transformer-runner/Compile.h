@@ -41,14 +41,15 @@ private:
 std::unique_ptr<CpuPipelineOptions>
 parsePipelineOptions(llvm::StringRef options);
 
-/// The pipeline's first, signature-changing steps: the contract check and the
-/// Q/K/V fusion run on their own, because binding must see the signature that
-/// is compiled (fusion concatenates weight arguments). Turns them off in
-/// `options` for the rest of the pipeline. `what` names the model in errors.
+/// The pipeline's signature stage (buildTfmCpuSignatureStage: contracts,
+/// Q/K/V fusion, lowering to linalg, weight packing) runs on its own, because
+/// binding must see the signature that is compiled (fusion concatenates
+/// weight arguments, packing changes their layout). `what` names the model
+/// in errors.
 void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
                         llvm::StringRef what);
 
-/// Lowers `module` with the rest of the CPU pipeline, checks that each of
+/// Lowers `module` with the rest of the CPU pipeline (the codegen stage), checks that each of
 /// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
 /// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
 /// MLIR's c_runner_utils when installed.

@@ -53,7 +53,11 @@ std::string runner::describeArgument(const EntrySignature &sig, size_t i) {
       llvm::formatv("argument #{0} of @{1}", i, sig.function).str();
   if (arg.kind == EntryArgument::Kind::Index)
     return what + ", index";
-  return what + ", " + describe(arg.dtype, arg.shape);
+  // A packed parameter is described as the weight file holds it.
+  return what + ", " +
+         describe(arg.dtype, arg.packed ? llvm::ArrayRef<int64_t>(
+                                              arg.packed->fileShape)
+                                        : llvm::ArrayRef<int64_t>(arg.shape));
 }
 
 //===----------------------------------------------------------------------===//
@@ -71,11 +75,12 @@ static uint64_t nextRandom(uint64_t &state) {
 /// Values depend on the seed and the parameter's name only, so reordering
 /// arguments keeps them. Norm scales (1-D "...weight") sit around 1 so that
 /// activations keep their size through the blocks.
-static void fillRandom(const EntryArgument &arg, uint64_t seed, char *out) {
+static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
+                       uint64_t seed, char *out) {
   uint64_t state = seed ^ llvm::xxh3_64bits(arg.name);
   bool isScale =
-      arg.shape.size() == 1 && llvm::StringRef(arg.name).ends_with("weight");
-  uint64_t count = *getNumBytes(arg.shape, 1);
+      shape.size() == 1 && llvm::StringRef(arg.name).ends_with("weight");
+  uint64_t count = *getNumBytes(shape, 1);
   size_t size = getDTypeSize(arg.dtype);
   for (uint64_t i = 0; i < count; ++i) {
     // 24 random bits -> [0, 1) exactly representable in f32.
@@ -111,6 +116,7 @@ static void fillRandom(const EntryArgument &arg, uint64_t seed, char *out) {
 /// every part must have the argument's dtype and its dims except along the
 /// axis, and the parts' extents along the axis must add up.
 static void concatenateParts(const EntrySignature &sig, size_t i,
+                             llvm::ArrayRef<int64_t> shape,
                              const WeightSource &weights, char *out) {
   const EntryArgument &arg = sig.arguments[i];
   const SafeTensorsFile &file = *weights.file;
@@ -126,9 +132,9 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
                          file.getPath(), part, arg.name,
                          describeArgument(sig, i)));
     bool fits =
-        view->dtype == arg.dtype && view->shape.size() == arg.shape.size();
-    for (size_t d = 0; fits && d < arg.shape.size(); ++d)
-      fits = d == axis || view->shape[d] == arg.shape[d];
+        view->dtype == arg.dtype && view->shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = d == axis || view->shape[d] == shape[d];
     if (!fits)
       fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, which cannot be "
                          "concatenated along axis {4} into the fused "
@@ -140,14 +146,14 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
     extent += view->shape[axis];
     views.push_back(view);
   }
-  if (extent != arg.shape[axis])
+  if (extent != shape[axis])
     fail(llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
                        "{2} along axis {3}, but @{4} expects {5}",
                        file.getPath(), arg.name, extent, axis, sig.function,
-                       describe(arg.dtype, arg.shape)));
+                       describe(arg.dtype, shape)));
   // Row-major: for each index of the leading dims, copy each part's slab.
-  uint64_t outer = *getNumBytes(llvm::ArrayRef(arg.shape).take_front(axis), 1);
-  uint64_t inner = *getNumBytes(llvm::ArrayRef(arg.shape).drop_front(axis + 1),
+  uint64_t outer = *getNumBytes(llvm::ArrayRef(shape).take_front(axis), 1);
+  uint64_t inner = *getNumBytes(llvm::ArrayRef(shape).drop_front(axis + 1),
                                 getDTypeSize(arg.dtype));
   for (uint64_t o = 0; o < outer; ++o)
     for (const TensorView *view : views) {
@@ -157,24 +163,61 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
     }
 }
 
+/// Packs a row-major f32 weight of `fileShape` into `layout`'s panels
+/// (tfm.param_pack; see tfm/Runtime/EntrySignature.h).
+static void packWeight(const PackedLayout &layout, const char *source,
+                       char *out) {
+  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
+  const float *w = reinterpret_cast<const float *>(source);
+  float *p = reinterpret_cast<float *>(out);
+  for (int64_t j = 0; j < panels; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float *row = p + (j * k + kk) * panel;
+      for (int64_t r = 0; r < panel; ++r) {
+        int64_t col = j * panel + r;
+        row[r] = col >= n        ? 0.0f
+                 : layout.outIn ? w[col * k + kk]
+                                : w[kk * n + col];
+      }
+    }
+}
+
 /// Binds one parameter (not yet bound under its name).
 static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
                                    const WeightSource &weights) {
   const EntryArgument &arg = sig.arguments[i];
+  // The tensor as the weight file has it; packed afterwards if the compiled
+  // code reads it in panel layout.
+  llvm::ArrayRef<int64_t> fileShape =
+      arg.packed ? llvm::ArrayRef<int64_t>(arg.packed->fileShape)
+                 : llvm::ArrayRef<int64_t>(arg.shape);
   uint64_t numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
+  uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(arg.dtype));
   BoundArgument result;
   result.bound = true;
+  auto packInto = [&](const char *source) {
+    result.storage = std::make_shared<AlignedBuffer>(numBytes);
+    packWeight(*arg.packed, source, result.storage->get());
+    result.data = result.storage->get();
+  };
   if (!weights.file && !weights.randomSeed)
     fail(llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
                        "FILE.safetensors or --random-weights SEED",
                        arg.name, describeArgument(sig, i)));
   if (!weights.file || !arg.parts.empty()) {
-    result.storage = std::make_shared<AlignedBuffer>(numBytes);
+    auto logical = std::make_shared<AlignedBuffer>(fileBytes);
     if (weights.file)
-      concatenateParts(sig, i, weights, result.storage->get());
+      concatenateParts(sig, i, fileShape, weights, logical->get());
     else
-      fillRandom(arg, *weights.randomSeed, result.storage->get());
-    result.data = result.storage->get();
+      fillRandom(arg, fileShape, *weights.randomSeed, logical->get());
+    if (arg.packed) {
+      packInto(logical->get());
+    } else {
+      result.storage = std::move(logical);
+      result.data = result.storage->get();
+    }
     return result;
   }
   const SafeTensorsFile &file = *weights.file;
@@ -183,12 +226,23 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   if (!view)
     fail(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(), name,
                        describeArgument(sig, i)));
-  if (view->dtype != arg.dtype || view->shape != arg.shape)
+  if (view->dtype != arg.dtype || llvm::ArrayRef(view->shape) != fileShape)
     fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
                        file.getPath(), name,
                        getSafeTensorsDTypeName(view->dtype),
                        formatShape(view->shape), sig.function,
-                       describe(arg.dtype, arg.shape)));
+                       describe(arg.dtype, fileShape)));
+  if (arg.packed) {
+    // Packing reads floats: copy a misaligned tensor first.
+    if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
+      AlignedBuffer aligned(fileBytes);
+      std::memcpy(aligned.get(), view->data, fileBytes);
+      packInto(aligned.get());
+    } else {
+      packInto(view->data);
+    }
+    return result;
+  }
   // Generated code assumes natural alignment; safetensors only aligns the
   // data area as its writer chose, so copy the rare misaligned tensor.
   // The mapping is private and writable, hence the const_cast is safe.
@@ -209,9 +263,16 @@ void runner::bindParameters(const EntrySignature &sig,
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;
-    auto it = shared.find(arg.name);
+    // A packed and a plain binding of one tensor are different buffers.
+    std::string key = arg.name;
+    if (arg.packed)
+      key += llvm::formatv("#packed({0},{1})",
+                           arg.packed->outIn ? "out_in" : "in_out",
+                           arg.packed->panel)
+                 .str();
+    auto it = shared.find(key);
     if (it == shared.end())
-      it = shared.try_emplace(arg.name, bindParameter(sig, i, weights)).first;
+      it = shared.try_emplace(key, bindParameter(sig, i, weights)).first;
     bound[i] = it->second;
   }
 }

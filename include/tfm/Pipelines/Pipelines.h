@@ -29,6 +29,13 @@
 // original parameter names and `tfm.param_concat_axis` the axis the caller
 // concatenates them along.
 //
+// With `pack-weights` on (the default), a weight read by matmuls becomes an
+// argument of type tensor<ceil(N/nr) x K x nr> with `tfm.param_pack =
+// {layout, panel = nr, shape}`: the caller packs the weight-file tensor of
+// that `shape` (after any concatenation) as P[j, k, r] = W(k, j*nr + r),
+// zero past N, W(k, n) being W[k, n] for layout "in_out" and W[n, k] for
+// "out_in". The original argument stays only if something else reads it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
@@ -112,6 +119,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "powers of two, narrower for K remainders (0: from the "
                      "target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> packWeights{
+      *this, "pack-weights",
+      llvm::cl::desc("Read matmul weights in the register tile's panel layout "
+                     "(packed once at bind time; changes the signature, see "
+                     "above)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run independent tiles (GEMM cache blocks, flash "
@@ -127,8 +140,19 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 };
 
 /// tfm -> linalg -> tiled and vectorised contractions, bufferized, the rest
-/// as loops -> LLVM dialect.
+/// as loops -> LLVM dialect: the two stages below in sequence.
 void buildTfmCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// The stage that fixes the entry signature: contracts, Q/K/V fusion, flash
+/// form, tfm -> linalg on tensors, fusion, the target's tile plan and weight
+/// packing. A runner binds weights against the signature after this stage.
+void buildTfmCpuSignatureStage(OpPassManager &pm,
+                               const CpuPipelineOptions &options);
+
+/// The rest: tiling and vectorisation, bufferization and the calling
+/// convention, loops, threads, LLVM dialect.
+void buildTfmCpuCodegenStage(OpPassManager &pm,
+                             const CpuPipelineOptions &options);
 
 /// Registers `--tfm-cpu-pipeline` (and later pipelines) with the pass registry.
 void registerTfmPipelines();

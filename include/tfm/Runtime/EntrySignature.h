@@ -16,12 +16,23 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir {
 class ModuleOp;
 namespace tfm::runtime {
+
+/// How a parameter is packed from its weight-file tensor (`tfm.param_pack`,
+/// see tfm/Pipelines/Pipelines.h): P[j, k, r] = W(k, j * panel + r), zero
+/// past N, with W(k, n) = W[k, n] (in_out) or W[n, k] (out_in).
+struct PackedLayout {
+  bool outIn = false;
+  int64_t panel = 1;
+  /// The tensor's shape in the weight file (after concatenating any parts).
+  llvm::SmallVector<int64_t, 2> fileShape;
+};
 
 struct EntryArgument {
   enum class Kind { Param, Input, Index, KVCache };
@@ -33,6 +44,9 @@ struct EntryArgument {
   /// file tensors to concatenate along `concatAxis`.
   std::vector<std::string> parts;
   int64_t concatAxis = 0;
+  /// Set for a parameter read in panel layout; `shape` is then the packed
+  /// shape.
+  std::optional<PackedLayout> packed;
   /// Element type and shape; unused for Kind::Index.
   DType dtype = DType::F32;
   llvm::SmallVector<int64_t, 4> shape;

@@ -32,6 +32,9 @@ inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
 inline constexpr llvm::StringLiteral kParamPartsAttrName = "tfm.param_parts";
 inline constexpr llvm::StringLiteral kParamConcatAxisAttrName =
     "tfm.param_concat_axis";
+/// On a parameter the CPU pipeline reads in the GEMM micro-kernel's panel
+/// layout (tfm-cpu-pack-weights): how to pack the weight-file tensor.
+inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 

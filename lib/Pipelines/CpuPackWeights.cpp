@@ -1,0 +1,240 @@
+//===- CpuPackWeights.cpp - weights in the micro-kernel's panel layout -----===//
+//
+// tfm-cpu-pack-weights (after tfm-cpu-configure, before tiling): every f32
+// matmul `C[m, n] += A[m, k] * W` whose W is a weight parameter -- `[K, N]`
+// (in_out) or `[N, K]` (out_in, nn.Linear) -- reads W instead from a new
+// parameter in panel layout
+//
+//   P[j, k, r] = W(k, j * nr + r)   (0 where j * nr + r >= N)
+//
+// of type tensor<ceil(N / nr) x K x nr>, nr being the register tile's
+// columns (`tfm.cpu_tiling`). A register tile then reads, at each K step, nr
+// consecutive floats, and consecutive K steps are adjacent: B streams through
+// the cache with unit stride, and no weight is ever transposed per call. The
+// matmul becomes a generic over (m, j, r, k) writing C viewed as [M, N/nr,
+// nr]; an N that nr does not divide is padded once, in the weights (the
+// padding columns are computed and sliced off).
+//
+// The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
+// and records the packing for whoever binds weights (transformer-runner):
+//
+//   tfm.param_pack = {layout = "in_out" | "out_in", panel = nr,
+//                     shape = array<i64: K, N> | array<i64: N, K>}
+//
+// `shape` is the tensor's shape in the weight file (after any concatenation
+// of parts). The original argument is erased when nothing else reads it (a
+// tied embedding keeps it for its gather).
+//
+//===----------------------------------------------------------------------===//
+#include "PipelinePasses.h"
+
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+/// A matmul whose B operand is a parameter that can be packed.
+struct PackCandidate {
+  linalg::LinalgOp op;
+  BlockArgument weight;
+  bool outIn;
+  int64_t panel;
+};
+} // namespace
+
+/// `op` as C[m, n] += A[m, k] * B with B = W[k, n] or W[n, k] (outIn).
+static std::optional<bool> matchMatmul(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
+      op.hasDynamicShape() || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  for (Value v : op->getOperands())
+    if (!getElementTypeOrSelf(v.getType()).isF32())
+      return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(3, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map({m, k}) || maps[2] != map({m, n}))
+    return std::nullopt;
+  if (maps[1] == map({k, n}))
+    return false;
+  if (maps[1] == map({n, k}))
+    return true;
+  return std::nullopt;
+}
+
+/// The type of the weight `w` packed in panels of `panel` columns.
+static RankedTensorType packedType(RankedTensorType w, bool outIn,
+                                   int64_t panel) {
+  int64_t n = w.getDimSize(outIn ? 0 : 1), k = w.getDimSize(outIn ? 1 : 0);
+  return RankedTensorType::get({int64_t(llvm::divideCeil(n, panel)), k, panel},
+                               w.getElementType());
+}
+
+/// Rewrites `c.op` to read the packed argument `packed`.
+static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
+                            Value packed) {
+  linalg::LinalgOp op = c.op;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto initType = cast<RankedTensorType>(init.getType());
+  int64_t m = initType.getDimSize(0), n = initType.getDimSize(1);
+  int64_t panels = cast<RankedTensorType>(packed.getType()).getDimSize(0);
+  int64_t padded = panels * c.panel;
+  Type f32 = rewriter.getF32Type();
+
+  // C as [M, N/nr, nr], padded with zero columns when nr does not divide N.
+  if (padded != n) {
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getF32FloatAttr(0.0));
+    SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> high{rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(padded - n)};
+    init = tensor::PadOp::create(
+        rewriter, loc, RankedTensorType::get({m, padded}, f32), init, low,
+        high, zero);
+  }
+  auto panelType = RankedTensorType::get({m, panels, c.panel}, f32);
+  SmallVector<ReassociationIndices> split{{0}, {1, 2}};
+  Value initPanels =
+      tensor::ExpandShapeOp::create(rewriter, loc, panelType, init, split);
+
+  // (m, j, r, k): A[m, k], P[j, k, r] -> C[m, j, r].
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr dm, dj, dr, dk;
+  bindDims(ctx, dm, dj, dr, dk);
+  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {dm, dk}, ctx),
+                              AffineMap::get(4, 0, {dj, dk, dr}, ctx),
+                              AffineMap::get(4, 0, {dm, dj, dr}, ctx)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{panelType}, ValueRange{a, packed},
+      ValueRange{initPanels}, maps, iterators,
+      [](OpBuilder &b, Location l, ValueRange args) {
+        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
+      });
+  // The tile plan travels with the op.
+  if (Attribute plan = op->getAttr(kCpuTilingAttrName))
+    generic->setAttr(kCpuTilingAttrName, plan);
+
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, padded}, f32),
+      generic.getResult(0), split);
+  if (padded != n)
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, initType, result,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
+                               rewriter.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
+  rewriter.replaceOp(op, result);
+}
+
+/// Packs the weights of `func`'s matmuls; returns failure on a malformed
+/// function signature.
+static LogicalResult packWeights(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  SmallVector<PackCandidate> candidates;
+  func.walk([&](linalg::LinalgOp op) {
+    std::optional<ContractionTiling> tiling = tilingFromAttr(op);
+    std::optional<bool> outIn = matchMatmul(op);
+    if (!tiling || !outIn)
+      return;
+    auto weight = dyn_cast<BlockArgument>(op.getDpsInputOperand(1)->get());
+    if (!weight || weight.getOwner() != &func.getBody().front() ||
+        !func.getArgAttr(weight.getArgNumber(), kParamAttrName))
+      return;
+    candidates.push_back({op, weight, *outIn, tiling->registerCols});
+  });
+  if (candidates.empty())
+    return success();
+
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  IRRewriter rewriter(ctx);
+  // One packed argument per (weight, layout, panel width), inserted right
+  // after the weight so that, once the weight is erased, argument numbers
+  // (which error messages quote) stay as the user wrote them.
+  llvm::DenseMap<std::tuple<Value, unsigned, int64_t>, BlockArgument>
+      packedArgs;
+  for (const PackCandidate &c : candidates) {
+    unsigned index = c.weight.getArgNumber();
+    auto key = std::make_tuple(Value(c.weight), unsigned(c.outIn), c.panel);
+    BlockArgument &packed = packedArgs[key];
+    if (!packed) {
+      auto weightType = cast<RankedTensorType>(c.weight.getType());
+      SmallVector<NamedAttribute> attrs(func.getArgAttrDict(index)
+                                            ? func.getArgAttrDict(index).getValue()
+                                            : ArrayRef<NamedAttribute>());
+      attrs.push_back(b.getNamedAttr(
+          kParamPackAttrName,
+          b.getDictionaryAttr({
+              b.getNamedAttr("layout",
+                             b.getStringAttr(c.outIn ? "out_in" : "in_out")),
+              b.getNamedAttr("panel", b.getI64IntegerAttr(c.panel)),
+              b.getNamedAttr("shape",
+                             b.getDenseI64ArrayAttr(weightType.getShape())),
+          })));
+      unsigned at = index + 1;
+      if (failed(func.insertArgument(
+              at, packedType(weightType, c.outIn, c.panel),
+              b.getDictionaryAttr(attrs), c.weight.getLoc())))
+        return failure();
+      packed = func.getArgument(at);
+    }
+    rewriteToPacked(rewriter, c, packed);
+  }
+  // Weights nothing reads any more are dropped from the signature.
+  llvm::BitVector unused(func.getNumArguments());
+  for (auto &[key, packed] : packedArgs) {
+    auto original = cast<BlockArgument>(std::get<0>(key));
+    if (original.use_empty())
+      unused.set(original.getArgNumber());
+  }
+  return func.eraseArguments(unused);
+}
+
+namespace {
+struct CpuPackWeightsPass
+    : public PassWrapper<CpuPackWeightsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuPackWeightsPass)
+  StringRef getArgument() const final { return "tfm-cpu-pack-weights"; }
+  StringRef getDescription() const final {
+    return "Makes matmuls read their weight parameters in the register "
+           "tile's panel layout (packed once when weights are bound)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect>();
+  }
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(packWeights(func)))
+        return signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::tfm::createCpuPackWeightsPass() {
+  return std::make_unique<CpuPackWeightsPass>();
+}

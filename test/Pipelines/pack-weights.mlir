@@ -1,0 +1,63 @@
+// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=znver3 --tfm-cpu-pack-weights --split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=skylake-avx512 --tfm-cpu-pack-weights --split-input-file | FileCheck %s --check-prefix=AVX512
+
+// An in_out weight [K, N] = [64, 96] with znver3's 16-column register tile:
+// the argument becomes 6 panels of [64 x 16], in place of the original
+// (argument #1 stays #1), recording how to pack it; the matmul reads it over
+// (m, j, r, k) and writes C as [M, 6, 16].
+// CHECK-LABEL: func.func @in_out
+// CHECK-SAME: %{{.*}}: tensor<1x8x64xf32> {tfm.input = "x"}
+// CHECK-SAME: %[[P:.*]]: tensor<6x64x16xf32> {tfm.param = "w", tfm.param_pack = {layout = "in_out", panel = 16 : i64, shape = array<i64: 64, 96>}})
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [8, 6, 16]
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %[[P]] : tensor<8x64xf32>, tensor<6x64x16xf32>) outs(%{{.*}} : tensor<8x6x16xf32>)
+// CHECK-SAME: tfm.cpu_tiling
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<8x6x16xf32> into tensor<8x96xf32>
+// AVX512-LABEL: func.func @in_out
+// AVX512-SAME: tensor<2x64x64xf32> {tfm.param = "w", tfm.param_pack = {layout = "in_out", panel = 64 : i64, shape = array<i64: 64, 96>}}
+func.func @in_out(%x: tensor<1x8x64xf32> {tfm.input = "x"}, %w: tensor<64x96xf32> {tfm.param = "w"}) -> tensor<1x8x96xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x8x64xf32>, tensor<64x96xf32>) -> tensor<1x8x96xf32>
+  return %y : tensor<1x8x96xf32>
+}
+
+// -----
+
+// An out_in weight [N, K] = [37, 24] (nn.Linear) whose N is no multiple of
+// 16: three panels, the last padded with zero columns once, at bind time; the
+// output is computed 48 wide and sliced back to 37. No transpose of the
+// weight is left.
+// CHECK-LABEL: func.func @out_in_padded
+// CHECK-SAME: tensor<3x24x16xf32> {tfm.param = "w", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 37, 24>}}
+// CHECK-NOT: linalg.transpose
+// CHECK: tensor.pad %{{.*}} low[0, 0] high[0, 11]
+// CHECK: linalg.generic
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [5, 37] [1, 1] : tensor<5x48xf32> to tensor<5x37xf32>
+func.func @out_in_padded(%x: tensor<1x5x24xf32> {tfm.input = "x"}, %w: tensor<37x24xf32> {tfm.param = "w"}) -> tensor<1x5x37xf32> {
+  %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x5x24xf32>, tensor<37x24xf32>) -> tensor<1x5x37xf32>
+  return %y : tensor<1x5x37xf32>
+}
+
+// -----
+
+// A tied embedding: the table is gathered by the embedding and read by the
+// LM head. The gather keeps the original argument; the head reads a packed
+// copy of the same tensor, bound from the same name.
+// CHECK-LABEL: func.func @tied
+// CHECK-SAME: %{{.*}}: tensor<40x16xf32> {tfm.param = "wte"}
+// CHECK-SAME: %{{.*}}: tensor<3x16x16xf32> {tfm.param = "wte", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 16>}}
+func.func @tied(%ids: tensor<1x4xi64> {tfm.input = "ids"}, %wte: tensor<40x16xf32> {tfm.param = "wte"}) -> tensor<1x4x40xf32> {
+  %h = tfm.embedding %ids, %wte : (tensor<1x4xi64>, tensor<40x16xf32>) -> tensor<1x4x16xf32>
+  %y = tfm.lm_head %h, %wte {layout = #tfm.layout<out_in>} : (tensor<1x4x16xf32>, tensor<40x16xf32>) -> tensor<1x4x40xf32>
+  return %y : tensor<1x4x40xf32>
+}
+
+// -----
+
+// Only parameters are packed: a weight computed in the function (here an
+// input) keeps its layout.
+// CHECK-LABEL: func.func @not_a_param
+// CHECK-NOT: tfm.param_pack
+// CHECK: linalg.matmul
+func.func @not_a_param(%x: tensor<1x8x64xf32> {tfm.input = "x"}, %w: tensor<64x96xf32> {tfm.input = "w"}) -> tensor<1x8x96xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x8x64xf32>, tensor<64x96xf32>) -> tensor<1x8x96xf32>
+  return %y : tensor<1x8x96xf32>
+}
