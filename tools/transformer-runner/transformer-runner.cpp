@@ -32,6 +32,7 @@
 #include "RunnerSupport.h"
 
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
@@ -384,6 +385,14 @@ int main(int argc, char **argv) {
         "max %.4g ms\n",
         compileMs, unsigned(repeat), times[times.size() / 2], times.front(),
         times.back());
+    // Temporaries of >= 64 KiB come from the buffer pool: after the first
+    // call every one is a reused buffer (tfm/Runtime/BufferPool.h).
+    runtime::BufferPoolStats pool = runtime::getBufferPoolStats();
+    llvm::outs() << llvm::format(
+        "temporaries: peak %.2f MiB live, %.2f MiB held; %llu allocations "
+        "reused, %llu from the system\n",
+        pool.peakLiveBytes / 1048576.0, pool.heldBytes / 1048576.0,
+        (unsigned long long)pool.reused, (unsigned long long)pool.fresh);
   }
   return 0;
 }
