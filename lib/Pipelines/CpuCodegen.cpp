@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"
+#include "TilingUtils.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -62,6 +63,7 @@
 
 using namespace mlir;
 using namespace mlir::tfm;
+using namespace mlir::tfm::codegen;
 
 //===----------------------------------------------------------------------===//
 // Tiling plan
@@ -223,10 +225,10 @@ static void transposeB(RewriterBase &rewriter, linalg::GenericOp op,
 /// Tiles `op` with `sizes` (0: not tiled) and returns the tiled op; with
 /// `parallel`, the tile loop is one scf.forall (only parallel loops may be
 /// tiled then).
-static FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter,
-                                        linalg::LinalgOp op,
-                                        ArrayRef<int64_t> sizes,
-                                        bool parallel = false) {
+FailureOr<linalg::LinalgOp> codegen::tile(RewriterBase &rewriter,
+                                          linalg::LinalgOp op,
+                                          ArrayRef<int64_t> sizes,
+                                          bool parallel) {
   if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
     return op;
   scf::SCFTilingOptions options;
@@ -251,12 +253,12 @@ static constexpr int64_t kMinParallelBlocks = 16;
 
 /// Whether `op` runs outside any loop, so that its outermost tile loop can
 /// be the parallel one (nested parallel loops would only add fork costs).
-static bool isOutermost(Operation *op) {
+bool codegen::isOutermost(Operation *op) {
   return !op->getParentOfType<LoopLikeOpInterface>();
 }
 
 /// Vectorises `op` in place (static shapes: no masks).
-static void vectorizeInPlace(RewriterBase &rewriter, Operation *op) {
+void codegen::vectorizeInPlace(RewriterBase &rewriter, Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
   if (!linalgOp)
     return;
@@ -285,8 +287,9 @@ static int64_t powerOfTwoFloor(int64_t n) {
 /// reduction per output. A K that `width` does not divide is split: the
 /// remainder goes through the same scheme with a narrower width, and what is
 /// left under kMinDotDepth stays a scalar loop.
-static void vectorizeAsPartialSums(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   unsigned k, int64_t depth) {
+void codegen::vectorizeAsPartialSums(RewriterBase &rewriter,
+                                     linalg::LinalgOp op, unsigned k,
+                                     int64_t depth) {
   int64_t extent = op.getStaticLoopRanges()[k];
   int64_t width = powerOfTwoFloor(std::min(depth, extent));
   if (width < kMinDotDepth)
@@ -418,8 +421,8 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
 /// Splits `op` along loop `dim` at the largest multiple of `tileSize` below
 /// its extent. Returns the bulk (extent a multiple of `tileSize`) and the
 /// remainder (null when `tileSize` divides the extent).
-static std::pair<linalg::LinalgOp, linalg::LinalgOp>
-splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
+std::pair<linalg::LinalgOp, linalg::LinalgOp>
+codegen::splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
                   int64_t tileSize) {
   int64_t extent = op.getStaticLoopRanges()[dim];
   int64_t bulk = extent / tileSize * tileSize;

@@ -69,6 +69,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
                                         const CpuPipelineOptions &options) {
   if (options.vectorize) {
     pm.addNestedPass<func::FuncOp>(createTileAndVectorizeContractionsPass());
+    if (options.vectorizeElementwise)
+      pm.addPass(createVectorizeElementwisePass());
     pm.addPass(createCanonicalizerPass());
   }
 
@@ -157,6 +159,7 @@ void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createLowerVectorsPass(); });
   registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createInlineAllocaScopesPass(); });
+  registerPass([] { return createVectorizeElementwisePass(); });
   registerPass([] { return createOutlineLoopNestsPass(); });
   registerPass([] { return createFinalizeOutlinedLoopsPass(); });
 }

@@ -61,6 +61,11 @@ std::unique_ptr<Pass> createCpuPackWeightsPass();
 /// and hoists its accumulator out of the reduction loop.
 std::unique_ptr<Pass> createTileAndVectorizeContractionsPass();
 
+/// On tensors: vectorises the non-contraction generics (elementwise along
+/// the innermost loop, row reductions as partial sums); see
+/// VectorizeElementwise.cpp.
+std::unique_ptr<Pass> createVectorizeElementwisePass();
+
 /// Inlines memref.alloca_scope ops that scope no alloca (the ones
 /// convert-scf-to-openmp puts around loop bodies), so the loops inside can
 /// be lowered to control flow.

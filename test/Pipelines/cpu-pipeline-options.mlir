@@ -51,7 +51,7 @@
 // vectorize (default on): contractions become SIMD code; off, scalar loops.
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC
 // RUN: transformer-opt %s --tfm-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
-// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4 dot-depth=4" | FileCheck %s --check-prefix=SMALL
+// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4 dot-depth=4 vectorize-elementwise=0" | FileCheck %s --check-prefix=SMALL
 // VEC: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // SCALAR-NOT: vector<
 // SMALL: llvm.intr.fmuladd({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>

@@ -78,6 +78,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
                      "for comparison)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizeElementwise{
+      *this, "vectorize-elementwise",
+      llvm::cl::desc("Vectorise the non-contraction ops too (elementwise "
+                     "along the innermost loop, row reductions as partial "
+                     "sums)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> cpu{
       *this, "cpu",
       llvm::cl::desc("Target CPU (an LLVM CPU name such as znver3 or "

@@ -1,0 +1,45 @@
+//===- TilingUtils.h - tiling and vectorising helpers of the CPU codegen -*- C++ -*-===//
+//
+// Shared by the contraction code generator (CpuCodegen.cpp) and the
+// elementwise/reduction vectoriser (VectorizeElementwise.cpp). All work on
+// linalg ops with static shapes on tensors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_LIB_PIPELINES_TILINGUTILS_H
+#define TFM_LIB_PIPELINES_TILINGUTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <utility>
+
+namespace mlir::tfm::codegen {
+
+/// Tiles `op` with `sizes` (0: not tiled) and returns the tiled op; with
+/// `parallel`, the tile loop is one scf.forall (only parallel loops may be
+/// tiled then).
+FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 ArrayRef<int64_t> sizes,
+                                 bool parallel = false);
+
+/// Vectorises `op` in place (static shapes: no masks); no-op on failure.
+void vectorizeInPlace(RewriterBase &rewriter, Operation *op);
+
+/// Vectorises the reduction over loop `k` (the last loop) of `op` as partial
+/// sums `depth` wide (narrower for a remainder).
+void vectorizeAsPartialSums(RewriterBase &rewriter, linalg::LinalgOp op,
+                            unsigned k, int64_t depth);
+
+/// Splits `op` along loop `dim` at the largest multiple of `tileSize` below
+/// its extent: the bulk and the remainder (null when `tileSize` divides it).
+std::pair<linalg::LinalgOp, linalg::LinalgOp>
+splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
+                  int64_t tileSize);
+
+/// Whether `op` runs outside any loop (its outermost tile loop may then be
+/// the parallel one).
+bool isOutermost(Operation *op);
+
+} // namespace mlir::tfm::codegen
+
+#endif // TFM_LIB_PIPELINES_TILINGUTILS_H

@@ -1,0 +1,146 @@
+//===- VectorizeElementwise.cpp - SIMD code for the non-contraction ops ---===//
+//
+// tfm-vectorize-elementwise (tensors, after the contraction code generator):
+// the linalg.generic ops that are not contractions -- bias adds, GELU, SiLU,
+// SwiGLU's product, residual adds, RoPE, the norms' statistics and scaling,
+// softmax and the online-softmax steps of flash attention -- become vector
+// code along their innermost loop:
+//
+// - innermost loop parallel (elementwise): every other loop is tiled by 1
+//   and the innermost by the vector width (two registers' worth of lanes
+//   from `tfm.cpu_target`); a remainder gets a tile of its own size;
+// - innermost loop a reduction (row max, row sum, mean and variance): the
+//   other loops are tiled by 1 and the row reduced as partial sums, one
+//   vector wide, combined once at the end (the same reassociation the dot
+//   products of decode use).
+//
+// Only ops whose operands all read the innermost loop with unit stride (or
+// not at all: broadcasts) are vectorised: a transposing op would need
+// gathers. Ops with gathers (embedding) or anything the vectoriser rejects
+// stay scalar loops.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelinePasses.h"
+#include "TilingUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::codegen;
+
+/// Whether every operand indexes the innermost loop only in its last
+/// dimension, directly, or not at all.
+static bool readsInnermostContiguously(linalg::GenericOp op) {
+  unsigned last = op.getNumLoops() - 1;
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    if (!map.isProjectedPermutation())
+      return false;
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+      if (dim && dim.getPosition() == last && r != map.getNumResults() - 1)
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool isCandidate(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumLoops() == 0 || linalg::isaContractionOpInterface(op) ||
+      !readsInnermostContiguously(op))
+    return false;
+  // Gathers (tensor.extract in the body) would need n-D extracts.
+  bool gathers = false;
+  op.getRegion().walk([&](tensor::ExtractOp) { gathers = true; });
+  if (gathers)
+    return false;
+  // Only the innermost loop may be a reduction.
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (unsigned i = 0; i + 1 < iters.size(); ++i)
+    if (iters[i] != utils::IteratorType::parallel)
+      return false;
+  return true;
+}
+
+/// Elementwise: outer loops by 1, the innermost `width` at a time.
+static void vectorizeParallel(RewriterBase &rewriter, linalg::LinalgOp op,
+                              int64_t width) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned last = ranges.size() - 1;
+  int64_t tile = std::min(width, ranges[last]);
+  auto [bulk, rest] = splitOffRemainder(rewriter, op, last, tile);
+  if (!bulk)
+    return;
+  if (rest)
+    vectorizeParallel(rewriter, rest, width);
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[last] = tile;
+  for (auto [size, range] : llvm::zip(sizes, ranges))
+    if (size == range)
+      size = 0;
+  FailureOr<linalg::LinalgOp> tiled = codegen::tile(rewriter, bulk, sizes);
+  if (succeeded(tiled))
+    vectorizeInPlace(rewriter, *tiled);
+}
+
+/// Row reductions: outer loops by 1, the row as partial sums.
+static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
+                               int64_t width) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned last = ranges.size() - 1;
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[last] = 0;
+  for (auto [size, range] : llvm::zip(sizes, ranges))
+    if (size == range)
+      size = 0;
+  FailureOr<linalg::LinalgOp> tiled = codegen::tile(rewriter, op, sizes);
+  if (succeeded(tiled))
+    vectorizeAsPartialSums(rewriter, *tiled, last, width);
+}
+
+namespace {
+struct VectorizeElementwisePass
+    : public PassWrapper<VectorizeElementwisePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorizeElementwisePass)
+  StringRef getArgument() const final { return "tfm-vectorize-elementwise"; }
+  StringRef getDescription() const final {
+    return "Vectorises elementwise generics along their innermost loop and "
+           "row reductions as partial sums (width from tfm.cpu_target)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect, scf::SCFDialect,
+                    tensor::TensorDialect, vector::VectorDialect>();
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Two registers' worth of f32 lanes (8 without a target).
+    int64_t width = 8;
+    if (auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName))
+      if (auto bits = target.getAs<IntegerAttr>("vector_bits"))
+        width = std::max<int64_t>(8, 2 * bits.getInt() / 32);
+    SmallVector<linalg::GenericOp> work;
+    module.walk([&](linalg::GenericOp op) {
+      if (isCandidate(op))
+        work.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : work) {
+      rewriter.setInsertionPoint(op);
+      auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+      if (op.getIteratorTypesArray().back() == utils::IteratorType::parallel)
+        vectorizeParallel(rewriter, linalgOp, width);
+      else
+        vectorizeReduction(rewriter, linalgOp, width);
+    }
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::tfm::createVectorizeElementwisePass() {
+  return std::make_unique<VectorizeElementwisePass>();
+}
