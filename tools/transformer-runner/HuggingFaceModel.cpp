@@ -436,6 +436,7 @@ static void runGeneration(ModuleOp module,
         "decode: %.3f ms/token median (%zu steps, min %.3f ms, max %.3f ms)\n",
         median(stepMs), stepMs.size(), *llvm::min_element(stepMs),
         *llvm::max_element(stepMs));
+  printResidentMemory();
 }
 
 void runner::runHuggingFaceModel(MLIRContext &context,

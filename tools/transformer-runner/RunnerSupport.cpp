@@ -398,3 +398,25 @@ void runner::writeResult(const EntryResult &result, const char *data,
           writeNpy(path, DType::F32, result.shape, widened.data()))
     fail(llvm::toString(std::move(err)));
 }
+
+void runner::printResidentMemory() {
+  // /proc files report size 0: read them as streams.
+  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
+  if (!status)
+    return;
+  auto field = [&](llvm::StringRef key) -> double {
+    llvm::StringRef text = (*status)->getBuffer();
+    size_t at = text.find(key);
+    if (at == llvm::StringRef::npos)
+      return -1;
+    long long kib = 0;
+    llvm::StringRef value = text.drop_front(at + key.size()).ltrim();
+    if (value.consumeInteger(10, kib))
+      return -1;
+    return kib / 1024.0;
+  };
+  double peak = field("VmHWM:"), now = field("VmRSS:");
+  if (peak >= 0 && now >= 0)
+    llvm::outs() << llvm::format("memory: resident %.1f MiB, peak %.1f MiB\n",
+                                 now, peak);
+}

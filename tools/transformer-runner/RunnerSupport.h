@@ -131,6 +131,10 @@ void reportResult(const runtime::EntryResult &result, const char *data,
 void writeResult(const runtime::EntryResult &result, const char *data,
                  llvm::StringRef path);
 
+/// Prints the process's peak and current resident memory (VmHWM, VmRSS),
+/// to compare with the weights, KV caches and temporaries it holds.
+void printResidentMemory();
+
 } // namespace mlir::tfm::runner
 
 #endif // TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H

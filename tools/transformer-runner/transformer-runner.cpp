@@ -393,6 +393,7 @@ int main(int argc, char **argv) {
         "reused, %llu from the system\n",
         pool.peakLiveBytes / 1048576.0, pool.heldBytes / 1048576.0,
         (unsigned long long)pool.reused, (unsigned long long)pool.fresh);
+    printResidentMemory();
   }
   return 0;
 }
