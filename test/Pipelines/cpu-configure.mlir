@@ -1,0 +1,38 @@
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=znver3 | FileCheck %s --check-prefix=AVX2
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=skylake-avx512 | FileCheck %s --check-prefix=AVX512
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64 | FileCheck %s --check-prefix=SSE
+// RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
+// RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The tile plan follows the target's registers: 16 ymm registers (AVX2)
+// hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
+// 32 zmm registers (AVX-512) a 6x64 one (24 + 4 + 1); 16 xmm registers
+// (baseline x86-64, SSE) a 6x8 one. Cache blocks follow the caches: the K
+// slice keeps the A and B micro-panels in L1, the B block half of L2.
+// AVX2: module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+// AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 16>}}
+// AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
+// AVX512: {tfm.cpu_target = {cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// SSE: {tfm.cpu_target = {cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
+// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 8>}}
+// HOST: tfm.cpu_target = {cpu = "{{.+}}"
+// HOST: linalg.matmul {tfm.cpu_tiling
+// BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows
+
+func.func @contractions(%a: tensor<12x40xf32>, %b: tensor<40x48xf32>, %c: tensor<12x48xf32>,
+                        %qa: tensor<2x8x16xf32>, %qb: tensor<2x16x8xf32>, %qc: tensor<2x8x8xf32>,
+                        %x: tensor<12x48xf32>) -> (tensor<12x48xf32>, tensor<2x8x8xf32>, tensor<12x48xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<12x40xf32>, tensor<40x48xf32>) outs(%c : tensor<12x48xf32>) -> tensor<12x48xf32>
+  %1 = linalg.batch_matmul ins(%qa, %qb : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%qc : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  // Not a contraction: no plan.
+  %2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<12x48xf32>) outs(%c : tensor<12x48xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<12x48xf32>
+  return %0, %1, %2 : tensor<12x48xf32>, tensor<2x8x8xf32>, tensor<12x48xf32>
+}
