@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <malloc.h>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -90,6 +91,12 @@ void *mlir::tfm::runtime::poolAlignedAlloc(size_t alignment, size_t size) {
 void mlir::tfm::runtime::poolFree(void *pointer) {
   if (!pointer)
     return;
+  // Small buffers never come from the pool: free them without the lock
+  // (flash attention's threads free a few per key tile).
+  if (malloc_usable_size(pointer) < kPooledBytes) {
+    std::free(pointer);
+    return;
+  }
   Pool &p = pool();
   {
     std::lock_guard<std::mutex> lock(p.mutex);

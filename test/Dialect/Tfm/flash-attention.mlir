@@ -38,16 +38,24 @@ func.func @causal_mha(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>, %v
 
 // GQA (8 query heads, 2 key/value heads): a query tile holds the 4 heads of
 // one group and each K/V tile is sliced once per group. Non-causal: the key
-// loop covers every tile.
+// loop covers every tile. The query tile has 4 x 32 rows, so the keys are
+// transposed once, before the loops, and each key tile is a [dh x 16] slice
+// of K^T (no transpose per tile); with transpose-keys=false a [16 x dh]
+// slice of K.
 // CHECK-LABEL: func.func @gqa_not_causal
 // CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x2x48x16xf32>) outs(%{{.+}} : tensor<2x2x16x48xf32>) permutation = [0, 1, 3, 2]
+// CHECK: scf.forall
 // CHECK: tensor.extract_slice %{{.+}} [1, 4, 32, 16] [1, 1, 1, 1] : tensor<2x8x32x16xf32> to tensor<4x32x16xf32>
 // CHECK-NOT: arith.minsi
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C48]] step %[[C16]]
-// CHECK: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
+// CHECK: scf.for %[[KS:.+]] = %{{.+}} to %[[C48]] step %[[C16]]
+// CHECK: tensor.extract_slice %[[KT]][%{{.+}}, %{{.+}}, 0, %[[KS]]] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x16x48xf32> to tensor<16x16xf32>
 // CHECK: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<4x32x16xf32>)
+// NOKT-LABEL: func.func @gqa_not_causal
+// NOKT-NOT: linalg.transpose
+// NOKT: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
 func.func @gqa_not_causal(%q: tensor<2x8x32x16xf32>, %k: tensor<2x2x48x16xf32>, %v: tensor<2x2x48x16xf32>) -> tensor<2x8x32x16xf32> {
   %a = tfm.attention %q, %k, %v {causal = false} : (tensor<2x8x32x16xf32>, tensor<2x2x48x16xf32>, tensor<2x2x48x16xf32>) -> tensor<2x8x32x16xf32>
   return %a : tensor<2x8x32x16xf32>
@@ -72,8 +80,10 @@ func.func @odd_lengths(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf32>, %v: t
 // -----
 
 // Decode: one query at an explicit position against a 64-slot cache. The
-// query tile shrinks to 1 row; the key loop ends at position + 1.
+// query tile shrinks to 1 row; the key loop ends at position + 1. Too few
+// query rows to pay for transposing the cache: key rows are read directly.
 // CHECK-LABEL: func.func @decode_step
+// CHECK-NOT: linalg.transpose
 // CHECK-SAME: %[[POS:[a-z0-9]+]]: index
 // CHECK: %[[QPOS:.+]] = arith.addi %[[POS]], %{{.+}} : index
 // CHECK: arith.addi %[[QPOS]], %c1 : index
@@ -101,6 +111,7 @@ func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1
 // With causal-skip=false every key tile is visited and the future is masked:
 // the baseline the benchmark measures the skip against.
 // RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 causal-skip=false" | FileCheck %s --check-prefix=NOSKIP
+// RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 transpose-keys=false" | FileCheck %s --check-prefix=NOKT
 // NOSKIP-LABEL: func.func @causal_mha
 // NOSKIP-NOT: arith.minsi
 // NOSKIP: scf.for %{{.+}} = %{{.+}} to %c128 step %c16

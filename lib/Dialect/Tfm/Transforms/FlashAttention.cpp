@@ -48,7 +48,7 @@ constexpr IteratorType kRed = IteratorType::reduction;
 class FlashBuilder {
 public:
   FlashBuilder(ImplicitLocOpBuilder &b, AttentionOp op, int64_t queryTile,
-               int64_t keyTile, bool causalSkip)
+               int64_t keyTile, bool causalSkip, bool transposeKeys)
       : b(b), op(op), causalSkip(causalSkip), f32(b.getF32Type()) {
     auto q = cast<RankedTensorType>(op.getQuery().getType());
     auto k = cast<RankedTensorType>(op.getKey().getType());
@@ -63,7 +63,12 @@ public:
     elemType = q.getElementType();
     tq = std::min(queryTile, seq);
     tk = std::min(keyTile, kvSeq);
+    keysTransposed = transposeKeys && group * tq >= kMinRowsToTransposeKeys;
   }
+
+  /// Fewest query-tile rows for which the keys are read from a transposed
+  /// copy (see the pass's `transpose-keys`).
+  static constexpr int64_t kMinRowsToTransposeKeys = 16;
 
   Value build();
 
@@ -124,6 +129,19 @@ private:
                                           strides);
   }
 
+  /// The [rows x cols] slice of `v` at [bi, head, 0, col] (K^T's key tile).
+  Value sliceColumns(Value v, Value bi, Value head, Value col, int64_t rows,
+                     int64_t cols) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto sliceType = RankedTensorType::get({rows, cols}, type.getElementType());
+    SmallVector<OpFoldResult> offsets{bi, head, b.getIndexAttr(0), col};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(1),
+                                    b.getIndexAttr(rows), b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, sliceType, v, offsets, sizes,
+                                          strides);
+  }
+
   /// One step of the key loop: folds a key/value tile into (m, l, acc).
   SmallVector<Value> foldKeyTile(Value qTile, Value kTile, Value vTile,
                                  Value keyStart, Value queryPos0, Value m,
@@ -134,6 +152,8 @@ private:
   bool causalSkip;
   Type f32, elemType;
   int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
+  /// Key tiles are [dh x tk] slices of K^T instead of [tk x dh] slices of K.
+  bool keysTransposed = false;
 };
 
 SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
@@ -144,7 +164,8 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
   auto scoreType = RankedTensorType::get({group, tq, tk}, f32);
   Value scores = generic(
       scoreType, {qTile, kTile}, filled({group, tq, tk}, f32Const(0.0)),
-      {map(4, {0, 1, 3}), map(4, {2, 3}), map(4, {0, 1, 2})},
+      {map(4, {0, 1, 3}), keysTransposed ? map(4, {3, 2}) : map(4, {2, 3}),
+       map(4, {0, 1, 2})},
       {kPar, kPar, kPar, kRed}, [&](OpBuilder &nb, Location loc, ValueRange a) {
         Value prod = arith::MulFOp::create(nb, loc, toF32(nb, loc, a[0]),
                                            toF32(nb, loc, a[1]));
@@ -266,6 +287,15 @@ Value FlashBuilder::build() {
   int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
   Value q = padSequence(op.getQuery(), paddedSeq);
   Value k = padSequence(op.getKey(), paddedKvSeq);
+  if (keysTransposed) {
+    auto kType = cast<RankedTensorType>(k.getType());
+    SmallVector<int64_t> shape{batch, kvHeads, headDim, paddedKvSeq};
+    Value init =
+        tensor::EmptyOp::create(b, shape, kType.getElementType());
+    k = linalg::TransposeOp::create(b, k, init,
+                                    ArrayRef<int64_t>{0, 1, 3, 2})
+            .getResult()[0];
+  }
   Value v = padSequence(op.getValue(), paddedKvSeq);
 
   // Absolute position of query row 0; see tfm.attention's `offset`.
@@ -328,7 +358,9 @@ Value FlashBuilder::build() {
     Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
     ValueRange state =
         loop(zero, kvEnd, idx(tk), {m0, l0, acc0}, [&](Value ks, ValueRange s) {
-          Value kTile = slice(k, bi, g, 1, ks, tk, headDim);
+          Value kTile = keysTransposed
+                            ? sliceColumns(k, bi, g, ks, headDim, tk)
+                            : slice(k, bi, g, 1, ks, tk, headDim);
           Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
           return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
                              s[2]);
@@ -372,19 +404,21 @@ Value FlashBuilder::build() {
 
 struct FlashAttentionPattern : public OpRewritePattern<AttentionOp> {
   FlashAttentionPattern(MLIRContext *ctx, int64_t queryTile, int64_t keyTile,
-                        bool causalSkip)
+                        bool causalSkip, bool transposeKeys)
       : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile),
-        causalSkip(causalSkip) {}
+        causalSkip(causalSkip), transposeKeys(transposeKeys) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, FlashBuilder(b, op, queryTile, keyTile, causalSkip).build());
+    rewriter.replaceOp(
+        op, FlashBuilder(b, op, queryTile, keyTile, causalSkip, transposeKeys)
+                .build());
     return success();
   }
 
   int64_t queryTile, keyTile;
-  bool causalSkip;
+  bool causalSkip, transposeKeys;
 };
 
 struct FlashAttentionPass
@@ -401,7 +435,7 @@ struct FlashAttentionPass
     }
     RewritePatternSet patterns(&getContext());
     patterns.add<FlashAttentionPattern>(&getContext(), queryTile, keyTile,
-                                        causalSkip);
+                                        causalSkip, transposeKeys);
     // One rewrite per attention op; the loops it creates are not revisited.
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);

@@ -86,6 +86,12 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
       front (the padding keys are masked), so every tile has a static shape.
     - Scratch is `O(tile)`: no value of `S x S_kv` elements is created.
     - f16/bf16 inputs accumulate in f32.
+    - With `transpose-keys` (default on), query tiles of at least 16 rows
+      (prefill) read the keys from one transposed copy `[B, Hkv, dh, S_kv]`
+      made before the loops, so each score tile is a plain `[rows x dh] x
+      [dh x keys]` product with unit-stride rows; smaller query tiles (decode)
+      read key rows directly (transposing a whole KV cache per step would
+      cost more than the step).
   }];
   let options = [
     Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
@@ -95,6 +101,9 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
     Option<"causalSkip", "causal-skip", "bool", /*default=*/"true",
            "Skip key tiles wholly in a causal query tile's future (off: visit "
            "and mask them; for measuring what the skip saves)">,
+    Option<"transposeKeys", "transpose-keys", "bool", /*default=*/"true",
+           "Read the keys of query tiles with >= 16 rows from one transposed "
+           "copy made before the loops">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
