@@ -14,6 +14,9 @@
 //   vector wide, combined once at the end (the same reassociation the dot
 //   products of decode use).
 //
+// Rows of an op outside any loop (at least kMinParallelRows of them) are an
+// scf.forall: the pipeline runs them on threads like the GEMM blocks.
+//
 // Only ops whose operands all read the innermost loop with unit stride (or
 // not at all: broadcasts) are vectorised: a transposing op would need
 // gathers. Ops with gathers (embedding) or anything the vectoriser rejects
@@ -67,6 +70,19 @@ static bool isCandidate(linalg::GenericOp op) {
   return true;
 }
 
+/// Fewest rows (iterations of the loops outside the innermost) for which an
+/// outermost op's rows are shared among threads.
+static constexpr int64_t kMinParallelRows = 16;
+
+/// Whether the rows of `op` (all loops but the innermost) are an scf.forall.
+static bool parallelRows(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = 1;
+  for (unsigned i = 0; i + 1 < ranges.size(); ++i)
+    rows *= ranges[i];
+  return rows >= kMinParallelRows && isOutermost(op);
+}
+
 /// Elementwise: outer loops by 1, the innermost `width` at a time.
 static void vectorizeParallel(RewriterBase &rewriter, linalg::LinalgOp op,
                               int64_t width) {
@@ -83,7 +99,8 @@ static void vectorizeParallel(RewriterBase &rewriter, linalg::LinalgOp op,
   for (auto [size, range] : llvm::zip(sizes, ranges))
     if (size == range)
       size = 0;
-  FailureOr<linalg::LinalgOp> tiled = codegen::tile(rewriter, bulk, sizes);
+  FailureOr<linalg::LinalgOp> tiled =
+      codegen::tile(rewriter, bulk, sizes, parallelRows(bulk));
   if (succeeded(tiled))
     vectorizeInPlace(rewriter, *tiled);
 }
@@ -98,7 +115,8 @@ static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   for (auto [size, range] : llvm::zip(sizes, ranges))
     if (size == range)
       size = 0;
-  FailureOr<linalg::LinalgOp> tiled = codegen::tile(rewriter, op, sizes);
+  FailureOr<linalg::LinalgOp> tiled =
+      codegen::tile(rewriter, op, sizes, parallelRows(op));
   if (succeeded(tiled))
     vectorizeAsPartialSums(rewriter, *tiled, last, width);
 }
