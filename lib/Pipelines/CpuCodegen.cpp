@@ -247,12 +247,25 @@ FailureOr<linalg::LinalgOp> codegen::tile(RewriterBase &rewriter,
   return result;
 }
 
+/// Fewest multiply-adds for which a contraction runs on threads: below,
+/// waking the other threads costs more than they save (decode steps of small
+/// models are dozens of such GEMVs).
+static constexpr int64_t kMinParallelMacs = int64_t(1) << 20;
+
 /// Fewest cache blocks an outermost contraction is split into, so that the
 /// threads get equal shares (with 2 to 8 threads, at most one block apart).
 static constexpr int64_t kMinParallelBlocks = 16;
 
 /// Whether `op` runs outside any loop, so that its outermost tile loop can
 /// be the parallel one (nested parallel loops would only add fork costs).
+bool codegen::worthThreads(linalg::LinalgOp op, int64_t minWork) {
+  int64_t work = 1;
+  for (int64_t range : op.getStaticLoopRanges())
+    work = range > 0 && work <= (int64_t(1) << 40) / range ? work * range
+                                                           : work;
+  return work >= minWork && isOutermost(op);
+}
+
 bool codegen::isOutermost(Operation *op) {
   return !op->getParentOfType<LoopLikeOpInterface>();
 }
@@ -344,7 +357,7 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
   // The outputs of an outermost one are shared among threads.
   FailureOr<linalg::LinalgOp> tiledOp =
       tile(rewriter, cast<linalg::LinalgOp>(op.getOperation()), sizes,
-           /*parallel=*/isOutermost(op));
+           /*parallel=*/worthThreads(op, kMinParallelMacs));
   if (failed(tiledOp))
     return;
   vectorizeAsPartialSums(rewriter, *tiledOp, plan.k, tiling.dotDepth);
@@ -372,7 +385,7 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
                       : ranges[plan.k];
   // Enough parallel blocks to share among threads: halve the N block, then
   // the M block, until there are kMinParallelBlocks (or the register tile).
-  bool parallel = isOutermost(op);
+  bool parallel = worthThreads(op, kMinParallelMacs);
   auto parallelBlocks = [&] {
     int64_t count = 1;
     for (unsigned i = 0; i < ranges.size(); ++i)

@@ -101,6 +101,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   // batch x head group x query tile) become OpenMP worksharing loops, or
   // sequential loops without threads.
   if (options.parallel) {
+    pm.addPass(createSequentialSmallForallsPass());
     pm.addPass(createForallToParallelLoopPass());
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createInlineAllocaScopesPass());
@@ -159,6 +160,7 @@ void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createLowerVectorsPass(); });
   registerPass([] { return createApproximateMathPass(); });
   registerPass([] { return createInlineAllocaScopesPass(); });
+  registerPass([] { return createSequentialSmallForallsPass(); });
   registerPass([] { return createVectorizeElementwisePass(); });
   registerPass([] { return createOutlineLoopNestsPass(); });
   registerPass([] { return createFinalizeOutlinedLoopsPass(); });

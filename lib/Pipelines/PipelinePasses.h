@@ -66,6 +66,10 @@ std::unique_ptr<Pass> createTileAndVectorizeContractionsPass();
 /// VectorizeElementwise.cpp.
 std::unique_ptr<Pass> createVectorizeElementwisePass();
 
+/// scf.forall loops of fewer than 4 iterations become scf.for (see
+/// SequentialSmallForalls.cpp).
+std::unique_ptr<Pass> createSequentialSmallForallsPass();
+
 /// Inlines memref.alloca_scope ops that scope no alloca (the ones
 /// convert-scf-to-openmp puts around loop bodies), so the loops inside can
 /// be lowered to control flow.

@@ -40,6 +40,10 @@ splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
 /// the parallel one).
 bool isOutermost(Operation *op);
 
+/// Whether `op` is outermost and has at least `minWork` iterations (the
+/// product of its loop extents): enough to pay for waking other threads.
+bool worthThreads(linalg::LinalgOp op, int64_t minWork);
+
 } // namespace mlir::tfm::codegen
 
 #endif // TFM_LIB_PIPELINES_TILINGUTILS_H

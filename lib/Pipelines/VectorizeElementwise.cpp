@@ -70,9 +70,10 @@ static bool isCandidate(linalg::GenericOp op) {
   return true;
 }
 
-/// Fewest rows (iterations of the loops outside the innermost) for which an
-/// outermost op's rows are shared among threads.
+/// Fewest rows (iterations of the loops outside the innermost), and fewest
+/// elements, for which an outermost op's rows are shared among threads.
 static constexpr int64_t kMinParallelRows = 16;
+static constexpr int64_t kMinParallelElements = int64_t(1) << 16;
 
 /// Whether the rows of `op` (all loops but the innermost) are an scf.forall.
 static bool parallelRows(linalg::LinalgOp op) {
@@ -80,7 +81,7 @@ static bool parallelRows(linalg::LinalgOp op) {
   int64_t rows = 1;
   for (unsigned i = 0; i + 1 < ranges.size(); ++i)
     rows *= ranges[i];
-  return rows >= kMinParallelRows && isOutermost(op);
+  return rows >= kMinParallelRows && worthThreads(op, kMinParallelElements);
 }
 
 /// Elementwise: outer loops by 1, the innermost `width` at a time.
