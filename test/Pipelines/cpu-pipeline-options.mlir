@@ -42,8 +42,10 @@
 //
 // parallel (default on): independent tiles run as OpenMP worksharing loops;
 // off, as sequential loops (no omp ops, no OpenMP runtime calls).
-// RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=PAR
-// RUN: transformer-opt %s --tfm-cpu-pipeline="parallel=false" | FileCheck %s --check-prefix=SEQ
+// (This file's model is too small to be worth threads; GPT-2-small's block is.)
+// RUN: transformer-opt %tfm_src/examples/gpt2-small-block.mlir --tfm-cpu-pipeline | FileCheck %s --check-prefix=PAR
+// RUN: transformer-opt %tfm_src/examples/gpt2-small-block.mlir --tfm-cpu-pipeline="parallel=false" | FileCheck %s --check-prefix=SEQ
+// RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=SEQ
 // PAR: omp.parallel
 // PAR: omp.wsloop
 // SEQ-NOT: omp.

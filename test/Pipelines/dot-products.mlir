@@ -6,8 +6,8 @@
 // registers), then vector<4> for the last 4, each output reduced once.
 // CHECK-LABEL: func.func @decode
 // CHECK-NOT: linalg.transpose
-// The outputs are shared among threads: one scf.forall over N.
-// CHECK: scf.forall (%[[N:.*]]) = (0) to (6) step (3)
+// Far too little work for threads: a sequential loop over N.
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %c3
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c96 step %c32 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<1x3x32xf32>)
 // CHECK: vector.transfer_read %{{.*}}[%c0, %[[K]]]{{.*}} vector<1x32xf32>
 // CHECK: vector.transfer_read %{{.*}}[%[[N]], %[[K]]]{{.*}} vector<3x32xf32>
