@@ -30,24 +30,15 @@ using namespace mlir;
 
 void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
                                     const CpuPipelineOptions &options) {
-  // tfm -> linalg on tensors.
-  if (options.verifyContracts)
-    pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
-  if (options.flashAttention) {
-    TfmFlashAttentionOptions flash;
-    flash.queryTile = options.flashQueryTile;
-    flash.keyTile = options.flashKeyTile;
-    flash.causalSkip = options.flashCausalSkip;
-    pm.addPass(createTfmFlashAttention(flash));
-  }
-  pm.addPass(createConvertTfmToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  // Producer/consumer fusion of generics where nothing is recomputed (not
-  // into contractions: see FuseElementwise.cpp).
-  pm.addPass(createFuseElementwisePass());
-  pm.addPass(createCanonicalizerPass());
+  // tfm -> linalg on tensors (CommonStages.cpp).
+  TfmToLinalgStageOptions common;
+  common.verifyContracts = options.verifyContracts;
+  common.fuseQKV = options.fuseQKV;
+  common.flashAttention = options.flashAttention;
+  common.flashQueryTile = options.flashQueryTile;
+  common.flashKeyTile = options.flashKeyTile;
+  common.flashCausalSkip = options.flashCausalSkip;
+  buildTfmToLinalgStage(pm, common);
   if (options.vectorize) {
     ContractionTiling tiling;
     tiling.registerRows = options.registerRows;
@@ -62,29 +53,8 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
 
-  // Bufferize: identity layouts at function boundaries, results as trailing
-  // out-parameters the caller allocates.
-  pm.addPass(createPrepareCpuAbiPass());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.unknownTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // KV caches were written in place: their results are the cache arguments.
-  pm.addPass(createDropKVCacheResultsPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  // Write results straight into the caller's buffer instead of copying.
-  outParams.hoistStaticAllocs = true;
-  // The entry points are public: their signatures are the calling convention.
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Bufferize with the calling convention (CommonStages.cpp).
+  buildCallingConventionStage(pm);
 
   // Vectors to 1-D SIMD form, the remaining linalg ops to loops, then the
   // LLVM dialect. expand-strided-metadata must precede lower-affine (it emits
@@ -135,4 +105,5 @@ void mlir::tfm::registerTfmPipelines() {
       "Lowers a tfm module to the LLVM dialect for the host CPU (C interface, "
       "results as out-parameters)",
       buildTfmCpuPipeline);
+  registerGpuPipeline();
 }
