@@ -49,28 +49,62 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-/// Rejects `op` if host code outside it uses one of its results: a value
-/// computed on the GPU cannot flow back into host code.
-LogicalResult checkNoResultsEscape(Operation *op) {
-  if (op->getNumResults() == 0)
-    return success();
-  return op->emitOpError("reads GPU memory and its result is used by host "
-                         "code; tfm-gpu-launch-loops cannot run it on the "
-                         "GPU");
+/// `gpu.wait async`: a token with no dependencies.
+Value startToken(OpBuilder &b, Location loc) {
+  return gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                             ValueRange())
+      .getAsyncToken();
 }
 
-/// `op` in a kernel of one thread.
+/// `op` in a kernel of one thread. Host code may need its results (the MoE
+/// routing counts tokens per expert and sizes loops with the counts): each
+/// scalar result goes through a one-element device buffer and is copied back
+/// to the host after the kernel (a synchronisation per such op).
 LogicalResult launchSerial(Operation *op) {
-  if (failed(checkNoResultsEscape(op)))
-    return failure();
+  for (Type type : op->getResultTypes())
+    if (!type.isIntOrIndexOrFloat())
+      return op->emitOpError("reads GPU memory and returns ")
+             << type << ", which tfm-gpu-launch-loops cannot copy back to "
+                        "the host";
   OpBuilder b(op);
   Location loc = op->getLoc();
+  Value zero = indexConstant(b, loc, 0);
+  SmallVector<Value> deviceResults;
+  for (Type type : op->getResultTypes()) {
+    auto alloc = gpu::AllocOp::create(
+        b, loc, MemRefType::get({1}, type), b.getType<gpu::AsyncTokenType>(),
+        ValueRange{startToken(b, loc)}, ValueRange(), ValueRange(),
+        /*hostShared=*/false);
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{alloc.getAsyncToken()});
+    deviceResults.push_back(alloc.getMemref());
+  }
   Value one = indexConstant(b, loc, 1);
   auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+  OpBuilder after(op->getContext());
+  after.setInsertionPointAfter(launch);
+  // Host copies of the results, read after the kernel.
+  for (auto [result, device] : llvm::zip(op->getResults(), deviceResults)) {
+    auto type = cast<MemRefType>(device.getType());
+    Value host = memref::AllocaOp::create(after, loc, type);
+    auto copy = gpu::MemcpyOp::create(
+        after, loc, after.getType<gpu::AsyncTokenType>(),
+        ValueRange{startToken(after, loc)}, host, device);
+    gpu::WaitOp::create(after, loc, Type(), ValueRange{copy.getAsyncToken()});
+    Value value = memref::LoadOp::create(after, loc, host, ValueRange{zero});
+    auto dealloc = gpu::DeallocOp::create(
+        after, loc, after.getType<gpu::AsyncTokenType>(),
+        ValueRange{startToken(after, loc)}, device);
+    gpu::WaitOp::create(after, loc, Type(),
+                        ValueRange{dealloc.getAsyncToken()});
+    result.replaceAllUsesWith(value);
+  }
   Block &body = launch.getBody().front();
   b.setInsertionPointToStart(&body);
   auto terminator = gpu::TerminatorOp::create(b, loc);
   op->moveBefore(terminator);
+  b.setInsertionPoint(terminator);
+  for (auto [result, device] : llvm::zip(op->getResults(), deviceResults))
+    memref::StoreOp::create(b, loc, result, device, ValueRange{zero});
   return success();
 }
 

@@ -66,6 +66,9 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // into kernels instead of passing them as arguments.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One PTX/cubin for all kernels instead of one each (compile and load
+  // time).
+  pm.addPass(createTfmGpuMergeKernelModules());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

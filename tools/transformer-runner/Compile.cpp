@@ -44,21 +44,50 @@ runner::parsePipelineOptions(llvm::StringRef text) {
   return options;
 }
 
-void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
-                                llvm::StringRef what) {
+std::unique_ptr<GpuPipelineOptions>
+runner::parseGpuPipelineOptions(llvm::StringRef text) {
+  std::unique_ptr<GpuPipelineOptions> options =
+      GpuPipelineOptions::createFromString(text);
+  if (!options)
+    fail(llvm::formatv("--pipeline-options '{0}': not valid options of "
+                       "--tfm-gpu-pipeline",
+                       text));
+  return options;
+}
+
+/// Runs the contract check and the Q/K/V fusion when asked to, then turns
+/// them off for the rest of the pipeline.
+static void runSignaturePassesImpl(ModuleOp module, bool &verifyContracts,
+                                   bool &fuseQKV, llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
-  if (options.verifyContracts)
+  if (verifyContracts)
     pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
+  if (fuseQKV)
     pm.addPass(createTfmFuseQKV());
   if (failed(pm.run(module)))
     fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
                        "diagnostics above)",
                        what));
-  options.verifyContracts = false;
-  options.fuseQKV = false;
+  verifyContracts = false;
+  fuseQKV = false;
+}
+
+void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                                llvm::StringRef what) {
+  bool verify = options.verifyContracts, fuse = options.fuseQKV;
+  runSignaturePassesImpl(module, verify, fuse, what);
+  options.verifyContracts = verify;
+  options.fuseQKV = fuse;
+}
+
+void runner::runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
+                                llvm::StringRef what) {
+  bool verify = options.verifyContracts, fuse = options.fuseQKV;
+  runSignaturePassesImpl(module, verify, fuse, what);
+  options.verifyContracts = verify;
+  options.fuseQKV = fuse;
 }
 
 /// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
@@ -84,6 +113,11 @@ static void checkCInterface(ModuleOp module, const EntrySignature &sig) {
                        symbol, type, expected));
 }
 
+/// JIT-compiles a module lowered to the LLVM dialect.
+static std::unique_ptr<JitModule>
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
+           bool initialize = true);
+
 std::unique_ptr<JitModule>
 runner::compileModule(ModuleOp module,
                       llvm::ArrayRef<const EntrySignature *> entries,
@@ -100,7 +134,32 @@ runner::compileModule(ModuleOp module,
                        what));
   for (const EntrySignature *sig : entries)
     checkCInterface(module, *sig);
+  return jitCompile(module, sharedLibs);
+}
 
+std::unique_ptr<JitModule>
+runner::compileGpuModule(ModuleOp module,
+                         llvm::ArrayRef<const EntrySignature *> entries,
+                         const GpuPipelineOptions &options,
+                         llvm::ArrayRef<std::string> sharedLibs,
+                         llvm::StringRef what, bool loadKernels) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    fail("invalid pass manager options");
+  buildTfmGpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    fail(llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
+                       "(see the diagnostics above)",
+                       what, options.chip.getValue()));
+  for (const EntrySignature *sig : entries)
+    checkCInterface(module, *sig);
+  // The module's initialisers load its kernels onto the device.
+  return jitCompile(module, sharedLibs, /*initialize=*/loadKernels);
+}
+
+static std::unique_ptr<JitModule>
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
+           bool initialize) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     fail("cannot detect the host: " + llvm::toString(builder.takeError()));
@@ -122,6 +181,7 @@ runner::compileModule(ModuleOp module,
       ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine)
     fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  (*engine)->initialize();
+  if (initialize)
+    (*engine)->initialize();
   return std::make_unique<JitModule>(std::move(*engine));
 }

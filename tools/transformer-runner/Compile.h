@@ -41,11 +41,17 @@ private:
 std::unique_ptr<CpuPipelineOptions>
 parsePipelineOptions(llvm::StringRef options);
 
+/// The GPU pipeline's --pipeline-options string parsed (with --device cuda).
+std::unique_ptr<GpuPipelineOptions>
+parseGpuPipelineOptions(llvm::StringRef options);
+
 /// The pipeline's first, signature-changing steps: the contract check and the
 /// Q/K/V fusion run on their own, because binding must see the signature that
 /// is compiled (fusion concatenates weight arguments). Turns them off in
 /// `options` for the rest of the pipeline. `what` names the model in errors.
 void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                        llvm::StringRef what);
+void runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
                         llvm::StringRef what);
 
 /// Lowers `module` with the rest of the CPU pipeline, checks that each of
@@ -57,6 +63,20 @@ compileModule(ModuleOp module,
               llvm::ArrayRef<const runtime::EntrySignature *> entries,
               const CpuPipelineOptions &options,
               llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what);
+
+/// compileModule for `--device cuda`: lowers with the GPU pipeline (kernels
+/// embedded as cubins for `options.chip`) and JIT-compiles the host code,
+/// whose mgpu* calls resolve to libtfm_cuda_runtime.so (linked into the
+/// runner). The CUDA driver must be initialised first: loading the module
+/// loads its kernels. The entries take device memory (DeviceFrame.h).
+/// Without `loadKernels`, nothing runs (no driver needed): the entries can
+/// be looked up (which compiles them) but not called.
+std::unique_ptr<JitModule>
+compileGpuModule(ModuleOp module,
+                 llvm::ArrayRef<const runtime::EntrySignature *> entries,
+                 const GpuPipelineOptions &options,
+                 llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
+                 bool loadKernels = true);
 
 } // namespace tfm::runner
 } // namespace mlir

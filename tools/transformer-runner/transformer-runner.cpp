@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
+#include "DeviceFrame.h"
 #include "HuggingFaceModel.h"
 #include "RunnerRegistration.h"
 #include "RunnerSupport.h"
@@ -109,6 +110,23 @@ static cl::opt<std::string> pipelineOptions(
     "pipeline-options", cl::value_desc("options"),
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
              "fuse-qkv=0'"), cl::cat(runnerCategory));
+static cl::opt<std::string> device(
+    "device", cl::init("cpu"), cl::value_desc("cpu|cuda"),
+    cl::desc("Where to run: cpu (the JIT on the host) or cuda (kernels on "
+             "the first NVIDIA GPU, compiled with --tfm-gpu-pipeline; "
+             "--pipeline-options then takes that pipeline's options)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> chip(
+    "chip", cl::value_desc("sm_XY"),
+    cl::desc("With --device cuda: the GPU to compile for (default: the "
+             "device's, e.g. sm_90; sm_90a enables wgmma)"),
+    cl::cat(runnerCategory));
+static cl::opt<bool> compileOnly(
+    "compile-only",
+    cl::desc(".mlir models: lower and JIT-compile the entry, print the "
+             "compile time and stop (with --device cuda, needs --chip and no "
+             "GPU or driver)"),
+    cl::cat(runnerCategory));
 static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
     cl::desc("Libraries to resolve symbols from (default: MLIR's "
@@ -238,7 +256,7 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
 
 /// The config.json mode (HuggingFaceModel.h); .mlir-only options are
 /// rejected rather than silently ignored.
-static void runConfig(MLIRContext &context) {
+static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (!inputSpecs.empty() || !entryName.empty() || repeat)
     fail("--input, --entry and --repeat apply to .mlir models; a config.json "
          "model takes --input-ids or --prompt");
@@ -272,6 +290,7 @@ static void runConfig(MLIRContext &context) {
   if (generateCount.getNumOccurrences() && generateCount <= 0)
     fail(llvm::formatv("--generate {0}: must be positive", generateCount));
   options.pipelineOptions = pipelineOptions;
+  options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.printCount = printCount;
   runHuggingFaceModel(context, options);
@@ -288,12 +307,26 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv, "transformer-runner: JIT-run a tfm model on real weights\n");
 
+  if (device != "cpu" && device != "cuda")
+    fail(llvm::formatv("--device '{0}': expected cpu or cuda", device));
+  if (device == "cpu" && chip.getNumOccurrences())
+    fail("--chip applies to --device cuda");
+  // The driver first: without one, --device cuda stops here with one line.
+  std::string gpuChip;
+  if (device == "cuda" && compileOnly) {
+    if (chip.empty())
+      fail("--compile-only --device cuda needs --chip");
+    gpuChip = chip;
+  } else if (device == "cuda") {
+    gpuChip = initializeCudaDevice(chip);
+  }
+
   DialectRegistry registry;
   registerRunnerDialects(registry);
   MLIRContext context(registry);
 
   if (llvm::StringRef(modelFile).ends_with(".json")) {
-    runConfig(context);
+    runConfig(context, gpuChip);
     return 0;
   }
   if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
@@ -316,9 +349,16 @@ int main(int argc, char **argv) {
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
 
-  std::unique_ptr<CpuPipelineOptions> options =
-      parsePipelineOptions(pipelineOptions);
-  runSignaturePasses(*module, *options, modelFile);
+  std::unique_ptr<CpuPipelineOptions> options;
+  std::unique_ptr<GpuPipelineOptions> gpuOptions;
+  if (gpuChip.empty()) {
+    options = parsePipelineOptions(pipelineOptions);
+    runSignaturePasses(*module, *options, modelFile);
+  } else {
+    gpuOptions = parseGpuPipelineOptions(pipelineOptions);
+    gpuOptions->chip = gpuChip;
+    runSignaturePasses(*module, *gpuOptions, modelFile);
+  }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
 
   // Bind and check everything before the (slow) compilation.
@@ -340,20 +380,45 @@ int main(int argc, char **argv) {
   CallFrame frame(sig, std::move(bound));
 
   Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<JitModule> jit = compileModule(
-      *module, {&sig}, *options,
-      std::vector<std::string>(sharedLibs.begin(), sharedLibs.end()),
-      modelFile);
+  std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
+  std::unique_ptr<JitModule> jit =
+      gpuOptions ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
+                                    modelFile, /*loadKernels=*/!compileOnly)
+                 : compileModule(*module, {&sig}, *options, libs, modelFile);
   PackedFunction packed = jit->lookup(sig.function);
   double compileMs = millisecondsSince(compileStart);
+  if (compileOnly) {
+    llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms\n",
+                                 sig.function.c_str(),
+                                 gpuChip.empty() ? "the host CPU"
+                                                 : gpuChip.c_str(),
+                                 compileMs);
+    return 0;
+  }
 
-  packed(frame.getPackedArguments());
+  // On the GPU, arguments and results live in device memory; a call copies
+  // the inputs there and the results back (DeviceFrame.h), KV caches stay.
+  DevicePool pool;
+  std::unique_ptr<DeviceFrame> deviceFrame;
+  if (gpuOptions)
+    deviceFrame = std::make_unique<DeviceFrame>(frame, pool);
+  auto call = [&] {
+    if (deviceFrame)
+      deviceFrame->call(packed);
+    else
+      packed(frame.getPackedArguments());
+  };
+  call();
   std::vector<double> times;
   for (unsigned r = 0; r < repeat; ++r) {
     Clock::time_point start = Clock::now();
-    packed(frame.getPackedArguments());
+    call();
     times.push_back(millisecondsSince(start));
   }
+  if (deviceFrame)
+    for (const EntryResult &r : sig.results)
+      if (r.isKVCache)
+        deviceFrame->downloadArgument(r.cacheArgument);
 
   for (auto [i, r] : llvm::enumerate(sig.results)) {
     reportResult(r, frame.getResultData(i), printCount);

@@ -42,11 +42,12 @@ def TfmGpuLaunchLoops : Pass<"tfm-gpu-launch-loops", "func::FuncOp"> {
     - a host region op (`scf.for`, `scf.if`) that contains such loops stays
       on the host and its body is processed in turn (the key-tile loop of
       flash attention launches kernels per tile);
-    - any other op that reads or writes memory runs in a one-thread kernel.
+    - any other op that reads or writes memory runs in a one-thread kernel;
+      where host code uses its scalar results (the token counts of MoE
+      routing size host loops), they are copied back through one-element
+      device buffers after the kernel.
 
-    Nested `scf.parallel` ops inside a kernel become `scf.for` loops. Host
-    code that needs a value read from device memory (for example a loop
-    bound) is rejected with an error.
+    Nested `scf.parallel` ops inside a kernel become `scf.for` loops.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -54,6 +55,24 @@ def TfmGpuLaunchLoops : Pass<"tfm-gpu-launch-loops", "func::FuncOp"> {
   ];
   let dependentDialects = ["gpu::GPUDialect", "affine::AffineDialect",
                            "arith::ArithDialect", "scf::SCFDialect"];
+}
+
+def TfmGpuMergeKernelModules : Pass<"tfm-gpu-merge-kernel-modules",
+                                   "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` puts each kernel in a `gpu.module` of its own,
+    and each module becomes its own PTX, its own ptxas run and its own
+    `cuModuleLoadData` at load time: a whole model has hundreds. This pass
+    moves every kernel into the first module (named `<name>`), renaming each
+    after the module it came from (unique), and updates every
+    `gpu.launch_func`. Symbols other than kernels that clash are an error.
+  }];
+  let options = [
+    Option<"name", "name", "std::string", /*default=*/"\"tfm_kernels\"",
+           "Name of the merged module">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect"];
 }
 
 #endif // TFM_PIPELINES_PASSES_TD
