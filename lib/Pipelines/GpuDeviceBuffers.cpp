@@ -56,7 +56,7 @@ struct GpuDeviceBuffersPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<Operation *> hostOps;
-    func.walk([&](Operation *op) {
+    func->walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::LaunchOp>(op))
         return WalkResult::skip();
       if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
@@ -83,6 +83,7 @@ struct GpuDeviceBuffersPass
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
         // The global lives in host memory: copy it to the device on every
         // call (constants are small: masks and tables).
+        b.setInsertionPointAfter(global);
         Value buffer = allocDevice(b, loc, global.getType(), ValueRange());
         Value start = startToken(b, loc);
         auto copy = gpu::MemcpyOp::create(
