@@ -14,6 +14,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -53,11 +54,15 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   common.flashKeyTile = options.flashKeyTile;
   common.flashCausalSkip = options.flashCausalSkip;
   buildTfmToLinalgStage(pm, common);
+  if (options.dtype == "f16")
+    pm.addPass(createTfmGpuContractionDtype());
   buildCallingConventionStage(pm);
 
   // Host code keeps only metadata, index arithmetic and control flow; every
   // access to a buffer's contents moves into a kernel.
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
+  if (options.tensorCores)
+    pm.addPass(createTfmGpuTensorCoreMatmul());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   TfmGpuLaunchLoopsOptions launch;
   launch.blockSize = options.blockSize;
@@ -69,6 +74,9 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // One PTX/cubin for all kernels instead of one each (compile and load
   // time).
   pm.addPass(createTfmGpuMergeKernelModules());
+  // Inside the outlined kernels: 16x8x16 vector.contract -> ldmatrix +
+  // mma.sync (a no-op for the SIMT kernels).
+  pm.addNestedPass<gpu::GPUModuleOp>(createTfmGpuLowerContractions());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

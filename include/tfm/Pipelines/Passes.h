@@ -9,6 +9,9 @@ namespace mlir::affine { class AffineDialect; }
 namespace mlir::arith { class ArithDialect; }
 namespace mlir::gpu { class GPUDialect; }
 namespace mlir::linalg { class LinalgDialect; }
+namespace mlir::nvgpu { class NVGPUDialect; }
+namespace mlir::tensor { class TensorDialect; }
+namespace mlir::vector { class VectorDialect; }
 namespace mlir::scf { class SCFDialect; }
 
 namespace mlir::tfm {

@@ -75,4 +75,58 @@ def TfmGpuMergeKernelModules : Pass<"tfm-gpu-merge-kernel-modules",
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
+                                 "ModuleOp"> {
+  let summary = "Runs f16 matmuls as tensor-core kernels (mma.sync)";
+  let description = [{
+    On bufferized host code (before the SIMT path), every `linalg.matmul`
+    `C[M,N] += A[M,K] * B` with f16 operands, an f32 accumulator, identity
+    layouts, static shapes, M and N multiples of 64 and K a multiple of 32,
+    with B either `[K, N]` or transposed `[N, K]` (the `out_in` weight
+    layout), becomes a call of a kernel built for its shape:
+
+    - a block computes a 64x64 tile of C with 4 warps of 32x32; K advances
+      in steps of 32;
+    - A and B tiles are staged in shared memory (workgroup attributions)
+      with `cp.async` (`nvgpu.device_async_copy`, 16 bytes a thread);
+    - each warp keeps 2x4 accumulators of 16x8 f32 in registers across the
+      K loop (`vector.contract` on 16x8x16 tiles, which
+      `convert-vector-to-gpu{use-nvgpu}` turns into `ldmatrix` +
+      `mma.sync.m16n8k16.f32.f16.f16.f32` once the kernel is outlined).
+
+    Other contractions keep the SIMT path. bf16 operands are not converted
+    (MLIR 22's vector-to-nvgpu conversion rejects bf16 `ldmatrix` reads).
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "vector::VectorDialect", "affine::AffineDialect",
+                           "func::FuncDialect"];
+}
+
+def TfmGpuContractionDtype : Pass<"tfm-gpu-contraction-dtype", "ModuleOp"> {
+  let summary = "Computes f32 matmuls with f16 operands (f32 accumulation)";
+  let description = [{
+    On linalg on tensors: the f32 operands of each `linalg.matmul` are
+    rounded to f16 (`arith.truncf` in a `linalg.generic`); the accumulator
+    and result stay f32. This is what lets f32 models use the tensor-core
+    kernels of `tfm-gpu-tensor-core-matmul`; results differ from f32
+    arithmetic by f16 rounding of the operands.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
+def TfmGpuLowerContractions : Pass<"tfm-gpu-lower-contractions",
+                                  "gpu::GPUModuleOp"> {
+  let summary = "Turns the vector contractions of kernels into mma.sync";
+  let description = [{
+    Runs `convert-vector-to-gpu{use-nvgpu=true}`, canonicalize and cse on
+    each outlined kernel that contains a `vector.contract` (the 16x8x16
+    tiles of `tfm-gpu-tensor-core-matmul`), giving `nvgpu.ldmatrix` and
+    `nvgpu.mma.sync`. Other kernels are left alone: the upstream pass
+    rejects kernels with scalar `arith` index math, which the SIMT kernels
+    have.
+  }];
+  let dependentDialects = ["nvgpu::NVGPUDialect", "gpu::GPUDialect"];
+}
+
 #endif // TFM_PIPELINES_PASSES_TD

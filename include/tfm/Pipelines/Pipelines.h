@@ -158,6 +158,17 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
                      "else /usr/local/cuda when present"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> dtype{
+      *this, "dtype",
+      llvm::cl::desc("Operand type of f32 matmuls: f16 (rounded operands, "
+                     "f32 accumulation, tensor cores where the shape allows) "
+                     "or f32 (exact, SIMT kernels)"),
+      llvm::cl::init("f16")};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
+                     "kernels (--tfm-gpu-tensor-core-matmul)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the SIMT kernels (one thread per "
