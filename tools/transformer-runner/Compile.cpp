@@ -137,12 +137,10 @@ runner::compileModule(ModuleOp module,
   return jitCompile(module, sharedLibs);
 }
 
-std::unique_ptr<JitModule>
-runner::compileGpuModule(ModuleOp module,
-                         llvm::ArrayRef<const EntrySignature *> entries,
-                         const GpuPipelineOptions &options,
-                         llvm::ArrayRef<std::string> sharedLibs,
-                         llvm::StringRef what, bool loadKernels) {
+void runner::lowerGpuModule(ModuleOp module,
+                            llvm::ArrayRef<const EntrySignature *> entries,
+                            const GpuPipelineOptions &options,
+                            llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
@@ -153,6 +151,15 @@ runner::compileGpuModule(ModuleOp module,
                        what, options.chip.getValue()));
   for (const EntrySignature *sig : entries)
     checkCInterface(module, *sig);
+}
+
+std::unique_ptr<JitModule>
+runner::compileGpuModule(ModuleOp module,
+                         llvm::ArrayRef<const EntrySignature *> entries,
+                         const GpuPipelineOptions &options,
+                         llvm::ArrayRef<std::string> sharedLibs,
+                         llvm::StringRef what, bool loadKernels) {
+  lowerGpuModule(module, entries, options, what);
   // The module's initialisers load its kernels onto the device.
   return jitCompile(module, sharedLibs, /*initialize=*/loadKernels);
 }

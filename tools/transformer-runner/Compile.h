@@ -64,6 +64,12 @@ compileModule(ModuleOp module,
               const CpuPipelineOptions &options,
               llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what);
 
+/// Lowers `module` with the GPU pipeline and checks the C interface of
+/// `entries` (what compileGpuModule compiles).
+void lowerGpuModule(ModuleOp module,
+                    llvm::ArrayRef<const runtime::EntrySignature *> entries,
+                    const GpuPipelineOptions &options, llvm::StringRef what);
+
 /// compileModule for `--device cuda`: lowers with the GPU pipeline (kernels
 /// embedded as cubins for `options.chip`) and JIT-compiles the host code,
 /// whose mgpu* calls resolve to libtfm_cuda_runtime.so (linked into the

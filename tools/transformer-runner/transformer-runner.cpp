@@ -26,6 +26,7 @@
 // ends with one `transformer-runner: error: ...` line and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "Artifact.h"
 #include "Compile.h"
 #include "DeviceFrame.h"
 #include "HuggingFaceModel.h"
@@ -126,6 +127,22 @@ static cl::opt<bool> compileOnly(
     cl::desc(".mlir models: lower and JIT-compile the entry, print the "
              "compile time and stop (with --device cuda, needs --chip and no "
              "GPU or driver)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> emitArtifact(
+    "emit-artifact", cl::value_desc("DIR"),
+    cl::desc(".mlir models with --device cuda --chip: save the compiled "
+             "model (host LLVM IR with the kernels, glue, manifest, bound "
+             "arguments) in DIR and stop; no GPU or driver needed (see "
+             "Artifact.h)"),
+    cl::cat(runnerCategory));
+static cl::opt<bool> emitArtifactData(
+    "emit-artifact-data", cl::init(true),
+    cl::desc("With --emit-artifact: also save the bound arguments"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> artifact(
+    "artifact", cl::value_desc("DIR/model.so"),
+    cl::desc(".mlir models with --device cuda: run this linked artifact "
+             "(scripts/gpu-artifact.sh) instead of compiling"),
     cl::cat(runnerCategory));
 static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
@@ -313,9 +330,12 @@ int main(int argc, char **argv) {
     fail("--chip applies to --device cuda");
   // The driver first: without one, --device cuda stops here with one line.
   std::string gpuChip;
-  if (device == "cuda" && compileOnly) {
+  if (device == "cpu" && (!emitArtifact.empty() || !artifact.empty()))
+    fail("--emit-artifact and --artifact apply to --device cuda");
+  if (device == "cuda" && (compileOnly || !emitArtifact.empty())) {
     if (chip.empty())
-      fail("--compile-only --device cuda needs --chip");
+      fail(llvm::formatv("--{0} --device cuda needs --chip",
+                         compileOnly ? "compile-only" : "emit-artifact"));
     gpuChip = chip;
   } else if (device == "cuda") {
     gpuChip = initializeCudaDevice(chip);
@@ -379,13 +399,31 @@ int main(int argc, char **argv) {
   std::vector<OutputRequest> requests = parseOutputs(sig);
   CallFrame frame(sig, std::move(bound));
 
+  if (!emitArtifact.empty()) {
+    writeGpuArtifact(*module, {&sig}, *gpuOptions, emitArtifact, modelFile,
+                     emitArtifactData ? &frame : nullptr);
+    llvm::outs() << "artifact of @" << sig.function << " for " << gpuChip
+                 << ": " << emitArtifact << "\n";
+    return 0;
+  }
+
   Clock::time_point compileStart = Clock::now();
   std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
-  std::unique_ptr<JitModule> jit =
-      gpuOptions ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
-                                    modelFile, /*loadKernels=*/!compileOnly)
-                 : compileModule(*module, {&sig}, *options, libs, modelFile);
-  PackedFunction packed = jit->lookup(sig.function);
+  std::unique_ptr<JitModule> jit;
+  std::unique_ptr<ArtifactLibrary> library;
+  PackedFunction packed;
+  if (!artifact.empty()) {
+    library = std::make_unique<ArtifactLibrary>(
+        artifact, llvm::ArrayRef<const EntrySignature *>{&sig});
+    packed = library->lookup(sig.function);
+  } else {
+    jit = gpuOptions ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
+                                        modelFile,
+                                        /*loadKernels=*/!compileOnly)
+                     : compileModule(*module, {&sig}, *options, libs,
+                                     modelFile);
+    packed = jit->lookup(sig.function);
+  }
   double compileMs = millisecondsSince(compileStart);
   if (compileOnly) {
     llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms\n",

@@ -1,0 +1,57 @@
+//===- Artifact.h - saved GPU artifacts -------------------------*- C++ -*-===//
+//
+// `--emit-artifact DIR` saves what `--device cuda` compiles, so that it can
+// run later without compiling (and without MLIR: tools/tfm-artifact-run):
+//
+//   DIR/model.ll      host code in LLVM IR with the kernels embedded (cubin
+//                     or PTX, per --pipeline-options format=)
+//   DIR/glue.c        `void tfm_packed_<entry>(void **args)` per entry: the
+//                     packed-argument form of `_mlir_ciface_<entry>`
+//   DIR/manifest.txt  the calling convention: one line per argument and
+//                     result (kind, name, dtype, shape)
+//   DIR/data/<i>.bin  the bound value of argument i (raw, row-major), unless
+//                     --emit-artifact-data=0
+//
+// scripts/gpu-artifact.sh DIR links DIR/model.so (llc + clang, against
+// libtfm_cuda_runtime.so); `--artifact DIR/model.so` runs it, after checking
+// that its manifest is the model's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_ARTIFACT_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_ARTIFACT_H
+
+#include "Compile.h"
+#include "RunnerSupport.h"
+
+#include <memory>
+
+namespace mlir::tfm::runner {
+
+/// The manifest text of `entries` (DIR/manifest.txt).
+std::string getManifest(llvm::ArrayRef<const runtime::EntrySignature *> entries);
+
+/// Lowers `module` with the GPU pipeline and writes the artifact files of
+/// `entries` into `dir`; with `frame`, also the bound arguments of the (one)
+/// entry.
+void writeGpuArtifact(ModuleOp module,
+                      llvm::ArrayRef<const runtime::EntrySignature *> entries,
+                      const GpuPipelineOptions &options, llvm::StringRef dir,
+                      llvm::StringRef what, CallFrame *frame);
+
+/// A linked artifact (model.so), loaded with dlopen.
+class ArtifactLibrary {
+public:
+  /// Loads `path` and checks that the manifest next to it describes
+  /// `entries`; fails with one line otherwise.
+  ArtifactLibrary(llvm::StringRef path,
+                  llvm::ArrayRef<const runtime::EntrySignature *> entries);
+  PackedFunction lookup(llvm::StringRef function);
+
+private:
+  void *handle = nullptr;
+  std::string path;
+};
+
+} // namespace mlir::tfm::runner
+
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_ARTIFACT_H
