@@ -5,7 +5,7 @@
 //
 // Loads DIR/model.so (transformer-runner --emit-artifact, then
 // scripts/gpu-artifact.sh), binds each argument of the entry from
-// DIR/data/<i>.bin (or, with --random or when absent, deterministic values:
+// DIR/data/<i>.bin (or, for tensors with --random or when absent, values:
 // uniform [-0.05, 0.05) for floats, 1 for integers, zero KV caches),
 // uploads them to the GPU, calls the entry once to warm up and N more times
 // timed, downloads the f32 results and compares them with references
@@ -270,7 +270,9 @@ int main(int argc, char **argv) {
   std::vector<void *> packed(n, nullptr);
   for (size_t i = 0; i < n; ++i) {
     const Tensor &t = tensors[i];
-    bool fromFile = !random && !t.isResult &&
+    // --random replaces tensors only: index arguments (a decode position)
+    // keep their saved values.
+    bool fromFile = (!random || t.kind == "index") && !t.isResult &&
                     readFile(dir + "/data/" + std::to_string(i) + ".bin",
                              host[i], t.bytes());
     if (!fromFile)

@@ -101,7 +101,7 @@ void runner::writeGpuArtifact(ModuleOp module,
                               llvm::ArrayRef<const EntrySignature *> entries,
                               const GpuPipelineOptions &options,
                               llvm::StringRef dir, llvm::StringRef what,
-                              CallFrame *frame) {
+                              CallFrame *frame, bool withTensors) {
   if (std::error_code error = llvm::sys::fs::create_directories(dir))
     fail(llvm::formatv("--emit-artifact {0}: {1}", dir, error.message()));
   lowerGpuModule(module, entries, options, what);
@@ -123,6 +123,8 @@ void runner::writeGpuArtifact(ModuleOp module,
     fail(llvm::formatv("--emit-artifact {0}: {1}", data, error.message()));
   const EntrySignature &sig = frame->getSignature();
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
+    if (!withTensors && arg.kind != EntryArgument::Kind::Index)
+      continue;
     writeFile(data + "/" + std::to_string(i) + ".bin",
               [&](llvm::raw_ostream &os) {
                 if (arg.kind == EntryArgument::Kind::Index)

@@ -9,8 +9,8 @@
 //                     packed-argument form of `_mlir_ciface_<entry>`
 //   DIR/manifest.txt  the calling convention: one line per argument and
 //                     result (kind, name, dtype, shape)
-//   DIR/data/<i>.bin  the bound value of argument i (raw, row-major), unless
-//                     --emit-artifact-data=0
+//   DIR/data/<i>.bin  the bound value of argument i (raw, row-major); with
+//                     --emit-artifact-data=0, index arguments only
 //
 // scripts/gpu-artifact.sh DIR links DIR/model.so (llc + clang, against
 // libtfm_cuda_runtime.so); `--artifact DIR/model.so` runs it, after checking
@@ -31,12 +31,13 @@ namespace mlir::tfm::runner {
 std::string getManifest(llvm::ArrayRef<const runtime::EntrySignature *> entries);
 
 /// Lowers `module` with the GPU pipeline and writes the artifact files of
-/// `entries` into `dir`; with `frame`, also the bound arguments of the (one)
-/// entry.
+/// `entries` into `dir`; with `frame`, also the bound index arguments of the
+/// (one) entry, and its tensors with `withTensors`.
 void writeGpuArtifact(ModuleOp module,
                       llvm::ArrayRef<const runtime::EntrySignature *> entries,
                       const GpuPipelineOptions &options, llvm::StringRef dir,
-                      llvm::StringRef what, CallFrame *frame);
+                      llvm::StringRef what, CallFrame *frame,
+                      bool withTensors);
 
 /// A linked artifact (model.so), loaded with dlopen.
 class ArtifactLibrary {

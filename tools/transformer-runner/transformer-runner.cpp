@@ -137,7 +137,8 @@ static cl::opt<std::string> emitArtifact(
     cl::cat(runnerCategory));
 static cl::opt<bool> emitArtifactData(
     "emit-artifact-data", cl::init(true),
-    cl::desc("With --emit-artifact: also save the bound arguments"),
+    cl::desc("With --emit-artifact: also save the bound tensors (index "
+             "arguments are always saved)"),
     cl::cat(runnerCategory));
 static cl::opt<std::string> artifact(
     "artifact", cl::value_desc("DIR/model.so"),
@@ -401,7 +402,7 @@ int main(int argc, char **argv) {
 
   if (!emitArtifact.empty()) {
     writeGpuArtifact(*module, {&sig}, *gpuOptions, emitArtifact, modelFile,
-                     emitArtifactData ? &frame : nullptr);
+                     &frame, emitArtifactData);
     llvm::outs() << "artifact of @" << sig.function << " for " << gpuChip
                  << ": " << emitArtifact << "\n";
     return 0;
