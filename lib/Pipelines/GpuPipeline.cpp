@@ -77,6 +77,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // Inside the outlined kernels: 16x8x16 vector.contract -> ldmatrix +
   // mma.sync (a no-op for the SIMT kernels).
   pm.addNestedPass<gpu::GPUModuleOp>(createTfmGpuLowerContractions());
+  // Launches, allocations and copies in one stream-ordered chain per host
+  // function instead of a stream and a synchronisation per launch.
+  if (options.asyncLaunches)
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

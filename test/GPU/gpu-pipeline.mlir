@@ -14,7 +14,7 @@
 // CHECK-NOT: unrealized_conversion_cast
 // CHECK: llvm.func @block(
 // CHECK: llvm.call @mgpuMemAlloc(
-// CHECK: gpu.launch_func @tfm_kernels::@block_kernel blocks
+// CHECK: gpu.launch_func {{.*}}@tfm_kernels::@block_kernel blocks
 // CHECK: llvm.call @mgpuMemFree(
 // CHECK: llvm.func @_mlir_ciface_block(%{{[^:]*}}: !llvm.ptr {tfm.input = "hidden"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "ln.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "fc.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.output = "hidden"}
 // CHECK-SAME: ) attributes {llvm.emit_c_interface

@@ -98,22 +98,20 @@ std::vector<Tensor> readManifest(const std::string &path, std::string &entry) {
     if (current != entry)
       continue;
     Tensor t;
+    std::string shape;
     if (word == "arg") {
-      ss >> t.kind >> t.name;
-      if (t.kind != "index") {
-        std::string shape;
-        ss >> t.dtype >> shape;
-        t.shape = parseShape(shape);
-      }
+      ss >> t.kind >> t.dtype >> shape;
     } else if (word == "result") {
-      std::string shape;
       t.kind = "result";
       t.isResult = true;
-      ss >> t.name >> t.dtype >> shape;
-      t.shape = parseShape(shape);
+      ss >> t.dtype >> shape;
     } else {
       fail(path + ": unexpected line '" + line + "'");
     }
+    // The name is the rest of the line (it may contain spaces).
+    std::getline(ss >> std::ws, t.name);
+    if (t.kind != "index")
+      t.shape = parseShape(shape);
     tensors.push_back(t);
   }
   if (!found)

@@ -44,16 +44,19 @@ runner::getManifest(llvm::ArrayRef<const EntrySignature *> entries) {
   llvm::raw_string_ostream os(text);
   for (const EntrySignature *sig : entries) {
     os << "entry " << sig->function << "\n";
+    // The name last: fused parameters have spaces in theirs.
     for (const EntryArgument &arg : sig->arguments) {
-      os << "arg " << getKindName(arg.kind) << " " << arg.name;
-      if (arg.kind != EntryArgument::Kind::Index)
-        os << " " << getDTypeName(arg.dtype) << " " << getShape(arg.shape);
-      os << "\n";
+      os << "arg " << getKindName(arg.kind) << " ";
+      if (arg.kind == EntryArgument::Kind::Index)
+        os << "- -";
+      else
+        os << getDTypeName(arg.dtype) << " " << getShape(arg.shape);
+      os << " " << arg.name << "\n";
     }
     for (const EntryResult &r : sig->results)
       if (!r.isKVCache)
-        os << "result " << r.name << " " << getDTypeName(r.dtype) << " "
-           << getShape(r.shape) << "\n";
+        os << "result " << getDTypeName(r.dtype) << " " << getShape(r.shape)
+           << " " << r.name << "\n";
   }
   return text;
 }

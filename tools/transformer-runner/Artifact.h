@@ -7,8 +7,10 @@
 //                     or PTX, per --pipeline-options format=)
 //   DIR/glue.c        `void tfm_packed_<entry>(void **args)` per entry: the
 //                     packed-argument form of `_mlir_ciface_<entry>`
-//   DIR/manifest.txt  the calling convention: one line per argument and
-//                     result (kind, name, dtype, shape)
+//   DIR/manifest.txt  the calling convention: `entry NAME`, then a line per
+//                     argument `arg KIND DTYPE SHAPE NAME` (KIND param, input,
+//                     index or kv_cache; `- -` for an index) and per
+//                     out-parameter `result DTYPE SHAPE NAME`
 //   DIR/data/<i>.bin  the bound value of argument i (raw, row-major); with
 //                     --emit-artifact-data=0, index arguments only
 //

@@ -169,6 +169,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
                      "kernels (--tfm-gpu-tensor-core-matmul)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> asyncLaunches{
+      *this, "async",
+      llvm::cl::desc("Chain the kernels of a function on one stream "
+                     "(gpu-async-region) instead of synchronising after each"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the SIMT kernels (one thread per "

@@ -85,8 +85,13 @@ CUresult cuModuleLoadData(struct Module **out, const void *data) {
   const unsigned char *bytes = data;
   if (bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F')
     return 200;
-  /* The ELF size is not passed: keep a generous prefix for name lookup. */
-  return load(out, data, 1 << 20);
+  /* The size is not passed: an ELF64 image ends with its section headers. */
+  uint64_t shoff;
+  uint16_t shentsize, shnum;
+  memcpy(&shoff, bytes + 0x28, 8);
+  memcpy(&shentsize, bytes + 0x3a, 2);
+  memcpy(&shnum, bytes + 0x3c, 2);
+  return load(out, data, shoff + (uint64_t)shentsize * shnum);
 }
 CUresult cuModuleLoadDataEx(struct Module **out, const void *data,
                             unsigned n, int *options, void **values) {
