@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPULAUNCHLOOPS
@@ -212,6 +213,75 @@ void sequentializeNestedLoops(gpu::LaunchOp launch) {
   }
 }
 
+/// Keeps the accumulator of a sequential reduction loop in a register: in
+///
+///   scf.for %k ... { %a = memref.load %m[%i] ... memref.store %b, %m[%i] }
+///
+/// with loop-invariant indices, where that load and store are the loop's
+/// only accesses to %m and its only store, %m[%i] is loaded once before the
+/// loop, carried as an iter_arg and stored once after it. This is what
+/// linalg reductions (matmul over K, norms over d) become on the SIMT path;
+/// without it each step goes through global memory. The other buffers the
+/// loop reads are the reduction's inputs, which never alias its output.
+void promoteAccumulators(gpu::LaunchOp launch) {
+  SmallVector<scf::ForOp> loops;
+  launch.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  // Innermost first, so that an outer loop sees the promoted inner one.
+  for (scf::ForOp loop : loops) {
+    Block *body = loop.getBody();
+    memref::StoreOp store;
+    bool otherStores = false;
+    loop.walk([&](Operation *op) {
+      if (auto s = dyn_cast<memref::StoreOp>(op)) {
+        if (store || s->getBlock() != body)
+          otherStores = true;
+        store = s;
+      } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp,
+                     memref::CopyOp>(op)) {
+        otherStores = true;
+      }
+    });
+    if (!store || otherStores)
+      continue;
+    Value buffer = store.getMemRef();
+    auto invariant = [&](Value v) { return loop.isDefinedOutsideOfLoop(v); };
+    if (!llvm::all_of(store.getIndices(), invariant) || !invariant(buffer))
+      continue;
+    memref::LoadOp load;
+    bool otherUses = false;
+    for (Operation *user : buffer.getUsers()) {
+      if (!loop->isAncestor(user) || user == store)
+        continue;
+      auto l = dyn_cast<memref::LoadOp>(user);
+      if (l && !load && l->getBlock() == body &&
+          l.getIndices() == store.getIndices() &&
+          l->isBeforeInBlock(store))
+        load = l;
+      else
+        otherUses = true;
+    }
+    if (!load || otherUses)
+      continue;
+    // Load before, carry, store after.
+    IRRewriter b(loop.getContext());
+    b.setInsertionPoint(loop);
+    Value initial = memref::LoadOp::create(b, load.getLoc(), buffer,
+                                           load.getIndices());
+    auto newLoop = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+        b, ValueRange{initial}, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+          return SmallVector<Value>{store.getValueToStore()};
+        }));
+    BlockArgument carried = newLoop.getRegionIterArgs().back();
+    load.replaceAllUsesWith(carried);
+    load.erase();
+    b.setInsertionPointAfter(newLoop);
+    memref::StoreOp::create(b, store.getLoc(), newLoop.getResults().back(),
+                            buffer, store.getIndices());
+    store.erase();
+  }
+}
+
 struct GpuLaunchLoopsPass
     : public tfm::impl::TfmGpuLaunchLoopsBase<GpuLaunchLoopsPass> {
   using Base::Base;
@@ -225,8 +295,10 @@ struct GpuLaunchLoopsPass
     for (Block &block : getOperation().getBody())
       if (failed(launchBlock(block, blockSize)))
         return signalPassFailure();
-    getOperation().walk(
-        [](gpu::LaunchOp launch) { sequentializeNestedLoops(launch); });
+    getOperation().walk([](gpu::LaunchOp launch) {
+      sequentializeNestedLoops(launch);
+      promoteAccumulators(launch);
+    });
   }
 };
 } // namespace

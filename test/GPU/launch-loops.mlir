@@ -115,3 +115,62 @@ func.func @reduction(%m: memref<8xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+// A reduction's accumulator stays in a register across the sequential loop:
+// loaded once, carried, stored once.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK-SAME: %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x4xf32>, %[[C:.*]]: memref<4x4xf32>)
+// CHECK: %[[IJ:.*]]:2 = affine.delinearize_index
+// CHECK: %[[INIT:.*]] = memref.load %[[C]][%[[IJ]]#0, %[[IJ]]#1]
+// CHECK: %[[SUM:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NOT: %[[C]]
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %{{.*}} : f32
+// CHECK: scf.yield %[[NEXT]] : f32
+// CHECK: memref.store %[[SUM]], %[[C]][%[[IJ]]#0, %[[IJ]]#1]
+func.func @accumulate(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memref<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c4) step (%c1, %c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%i, %k] : memref<4x8xf32>
+      %y = memref.load %b[%k, %j] : memref<8x4xf32>
+      %acc = memref.load %c[%i, %j] : memref<4x4xf32>
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      memref.store %s, %c[%i, %j] : memref<4x4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Not promoted: the loop stores elsewhere too (the location could alias).
+// CHECK-LABEL: func.func @two_stores(
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: memref.store
+func.func @two_stores(%a: memref<8xf32>, %c: memref<4xf32>, %d: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%k] : memref<8xf32>
+      %acc = memref.load %c[%i] : memref<4xf32>
+      %s = arith.addf %acc, %x : f32
+      memref.store %s, %c[%i] : memref<4xf32>
+      memref.store %s, %d[%k] : memref<8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
