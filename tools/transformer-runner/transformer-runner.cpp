@@ -278,6 +278,9 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (!inputSpecs.empty() || !entryName.empty() || repeat)
     fail("--input, --entry and --repeat apply to .mlir models; a config.json "
          "model takes --input-ids or --prompt");
+  if (compileOnly || !emitArtifact.empty() || !artifact.empty())
+    fail("--compile-only, --emit-artifact and --artifact apply to .mlir "
+         "models (import the config with transformer-translate first)");
   HuggingFaceRunOptions options;
   options.configPath = modelFile;
   options.weightsPath = weightsFile;
