@@ -63,6 +63,8 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
   if (options.tensorCores)
     pm.addPass(createTfmGpuTensorCoreMatmul());
+  if (options.rowReductions)
+    pm.addNestedPass<func::FuncOp>(createTfmGpuRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   TfmGpuLaunchLoopsOptions launch;
   launch.blockSize = options.blockSize;

@@ -1,5 +1,14 @@
 // RUN: transformer-opt %s --tfm-gpu-pipeline="chip=sm_90 format=isa" | FileCheck %s
 // RUN: transformer-opt %s --tfm-gpu-pipeline="chip=sm_80 format=isa verify-contracts=false" | FileCheck %s --check-prefix=SM80
+// RUN: transformer-opt %s --tfm-gpu-pipeline="chip=sm_90 format=isa" -o %t.mlir
+// RUN: %python %tfm_src/scripts/extract-ptx.py %t.mlir %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+
+// The RMS norm's statistic is a row reduction: a warp a row, combined with
+// butterfly shuffles; nothing spills to local memory.
+// PTX-NOT: ld.local
+// PTX: shfl.sync.bfly.b32
+// PTX-NOT: ld.local
 
 // The whole GPU pipeline: host code in the LLVM dialect with the CPU calling
 // convention (C interface, the result a trailing out-parameter, tfm

@@ -9,6 +9,7 @@ namespace mlir::affine { class AffineDialect; }
 namespace mlir::arith { class ArithDialect; }
 namespace mlir::gpu { class GPUDialect; }
 namespace mlir::linalg { class LinalgDialect; }
+namespace mlir::memref { class MemRefDialect; }
 namespace mlir::nvgpu { class NVGPUDialect; }
 namespace mlir::tensor { class TensorDialect; }
 namespace mlir::vector { class VectorDialect; }

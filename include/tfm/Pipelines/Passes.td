@@ -57,6 +57,29 @@ def TfmGpuLaunchLoops : Pass<"tfm-gpu-launch-loops", "func::FuncOp"> {
                            "arith::ArithDialect", "scf::SCFDialect"];
 }
 
+def TfmGpuRowReductions : Pass<"tfm-gpu-row-reductions", "func::FuncOp"> {
+  let summary = "Runs row reductions (norm statistics, softmax) a warp a row";
+  let description = [{
+    On bufferized host code, before the SIMT path: a `linalg.generic` with
+    one output, parallel loops then one innermost reduction loop, whose
+    inputs all index every parallel loop (row reductions: the statistics of
+    norms, softmax max and sum; not contractions) and whose payload uses the
+    accumulator only as an operand of its final associative combiner
+    (`arith.addf`, `mulf`, `maximumf`, `minimumf`, `maxnumf`, `minnumf`)
+    becomes a kernel with one warp per row: each lane combines every 32nd
+    element from the combiner's identity, five `gpu.shuffle xor` steps
+    combine the lanes, and lane 0 combines the total into the output.
+    Floating-point sums are reassociated (f32 rounding differences).
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"4",
+           "Rows (warps) per block">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "memref::MemRefDialect",
+                           "affine::AffineDialect"];
+}
+
 def TfmGpuMergeKernelModules : Pass<"tfm-gpu-merge-kernel-modules",
                                    "ModuleOp"> {
   let summary = "Moves every outlined kernel into one gpu.module";

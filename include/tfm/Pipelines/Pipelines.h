@@ -169,6 +169,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
                      "kernels (--tfm-gpu-tensor-core-matmul)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> rowReductions{
+      *this, "row-reductions",
+      llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
+                     "warp a row (--tfm-gpu-row-reductions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> asyncLaunches{
       *this, "async",
       llvm::cl::desc("Chain the kernels of a function on one stream "
