@@ -20,12 +20,15 @@ build="${TFM_BUILD_DIR:-$root/build}"
 out="$build/gpu-check"
 py=/usr/bin/python3
 
-# Numerics cases: NAME MODEL ENTRY PIPELINE-OPTIONS ATOL RTOL RESULT EXTRA-INPUTS
+# Numerics cases: NAME MODEL ENTRY PIPELINE-OPTIONS(comma-separated) ATOL
+# RTOL RESULT EXTRA-INPUT
 # (models are files under $out/models, written by write_models).
 numerics_cases() {
   cat <<'EOF'
 tiny-gpt2-f32 tiny-gpt2 forward dtype=f32 1e-4 1e-3 logits
 tiny-gpt2-f16 tiny-gpt2 forward dtype=f16 5e-3 5e-2 logits
+tiny-gpt2-flash-f32 tiny-gpt2 forward dtype=f32,flash-attention=1 1e-4 1e-3 logits
+tiny-gpt2-sync-f32 tiny-gpt2 forward dtype=f32,async=0,row-reductions=0 1e-4 1e-3 logits
 llama-gqa-f32 llama-gqa forward dtype=f32 1e-4 1e-3 logits
 llama-gqa-f16 llama-gqa forward dtype=f16 5e-3 5e-2 logits
 llama-gqa-decode-f32 llama-gqa-kv decode dtype=f32 1e-4 1e-3 logits position=5
@@ -148,7 +151,7 @@ prepare() {
       "$dir/ref.npy" "$dir/ref.bin"
     "$runner" "$out/models/$model.mlir" --entry "$entry" --random-weights 1 \
       $inputs $extra_flags --device cuda --chip "$chip" \
-      --pipeline-options="$options" --emit-artifact "$dir/artifact" >/dev/null
+      --pipeline-options="${options//,/ }" --emit-artifact "$dir/artifact" >/dev/null
     bash "$root/scripts/gpu-artifact.sh" "$dir/artifact" "$build" >/dev/null
     rm -rf "$dir/artifact/model.ll" "$dir/artifact/model.o" "$dir/inputs" \
       "$dir/ref.npy"
