@@ -68,11 +68,11 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s) {
                           : llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n).str();
   std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
   std::string saType = llvm::formatv(
-      "memref<{0}x{1}xf16, #gpu.address_space<workgroup>>", kBM, kBK);
+      "memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>", kBM, kBK);
   // B in shared memory keeps its global layout: [BK, BN] or [BN, BK].
   int64_t sbRows = s.transposedB ? kBN : kBK, sbCols = s.transposedB ? kBK : kBN;
   std::string sbType = llvm::formatv(
-      "memref<{0}x{1}xf16, #gpu.address_space<workgroup>>", sbRows, sbCols);
+      "memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>", sbRows, sbCols);
   std::string acc = "vector<16x8xf32>";
 
   os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
@@ -151,100 +151,152 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s) {
       types += (types.empty() ? "" : ", ") + acc;
     }
   }
-  os << llvm::formatv("    %r:{0} = scf.for %kb = %c0 to %cK step %cBK "
-                      "iter_args({1}) -> ({2}) {{\n",
-                      kTilesM * kTilesN, iterArgs, types);
-  // Stage the A and B tiles of this K step with cp.async.
-  std::string tokens;
-  auto emitCopies = [&](llvm::StringRef prefix, llvm::StringRef global,
-                        llvm::StringRef globalType, llvm::StringRef shared,
-                        llvm::StringRef sharedType, int64_t copies,
-                        llvm::StringRef rowBase, llvm::StringRef colBase) {
-    for (int64_t c = 0; c < copies; ++c) {
-      os << llvm::formatv("      %g{0}r{1} = ", prefix, c)
-         << apply("s0 + s1", {rowBase.str(), ("%" + prefix + "r").str() +
-                                                 std::to_string(c)})
-         << "\n";
-      os << llvm::formatv("      %g{0}c{1} = ", prefix, c)
-         << apply("s0 + s1", {colBase.str(), ("%" + prefix + "c").str() +
-                                                 std::to_string(c)})
-         << "\n";
-      os << llvm::formatv(
-          "      %t{0}{1} = nvgpu.device_async_copy {2}[%g{0}r{1}, "
-          "%g{0}c{1}], {3}[%{0}r{1}, %{0}c{1}], {4} {{bypassL1} : {5} to "
-          "{6}\n",
-          prefix, c, global, shared, kChunk, globalType, sharedType);
-      tokens += llvm::formatv("{0}%t{1}{2}", tokens.empty() ? "" : ", ",
-                              prefix, c);
-    }
+  // Two-stage pipeline: the tiles of step i + 1 are in flight (cp.async)
+  // while step i is computed; shared memory holds two slots of each tile.
+  // Slot of the tiles of the K step at `kb`: (kb / BK) mod 2.
+  int counter = 0;
+  auto emitCopies = [&](llvm::StringRef indent, llvm::StringRef kb,
+                        llvm::StringRef slot) {
+    std::string tokens;
+    auto copies = [&](llvm::StringRef prefix, llvm::StringRef global,
+                      llvm::StringRef globalType, llvm::StringRef shared,
+                      llvm::StringRef sharedType, int64_t count,
+                      llvm::StringRef rowBase, llvm::StringRef colBase) {
+      for (int64_t c = 0; c < count; ++c, ++counter) {
+        std::string row = llvm::formatv("%{0}r{1}", prefix, c);
+        std::string col = llvm::formatv("%{0}c{1}", prefix, c);
+        os << indent << llvm::formatv("%gr{0} = ", counter)
+           << apply("s0 + s1", {rowBase.str(), row}) << "\n";
+        os << indent << llvm::formatv("%gc{0} = ", counter)
+           << apply("s0 + s1", {colBase.str(), col}) << "\n";
+        os << indent
+           << llvm::formatv("%t{0} = nvgpu.device_async_copy {1}[%gr{0}, "
+                            "%gc{0}], {2}[{3}, {4}, {5}], {6} {{bypassL1} : "
+                            "{7} to {8}\n",
+                            counter, global, shared, slot, row, col, kChunk,
+                            globalType, sharedType);
+        tokens += llvm::formatv("{0}%t{1}", tokens.empty() ? "" : ", ",
+                                counter);
+      }
+    };
+    copies("a", "%A", aType, "%sa", saType, aCopies, "%m0", kb);
+    if (s.transposedB)
+      copies("b", "%B", bType, "%sb", sbType, bCopies, "%n0", kb);
+    else
+      copies("b", "%B", bType, "%sb", sbType, bCopies, kb, "%n0");
+    os << indent
+       << llvm::formatv("%group{0} = nvgpu.device_async_create_group {1}\n",
+                        counter, tokens);
+    return llvm::formatv("%group{0}", counter).str();
   };
-  emitCopies("a", "%A", aType, "%sa", saType, aCopies, "%m0", "%kb");
-  if (s.transposedB)
-    emitCopies("b", "%B", bType, "%sb", sbType, bCopies, "%n0", "%kb");
-  else
-    emitCopies("b", "%B", bType, "%sb", sbType, bCopies, "%kb", "%n0");
-  os << "      %group = nvgpu.device_async_create_group " << tokens << "\n";
-  os << "      nvgpu.device_async_wait %group {numGroups = 0 : i32}\n";
-  os << "      gpu.barrier\n";
 
-  // 16x8x16 contractions; B is read as (n, k), transposed for [K, N].
+  // 16x8x16 contractions on one slot; B is read as (n, k), transposed for
+  // [K, N]. Returns the new accumulators.
+  auto emitCompute = [&](llvm::StringRef indent, llvm::StringRef slot,
+                         std::vector<std::vector<std::string>> current) {
+    for (int64_t kk = 0; kk < kBK; kk += 16) {
+      int id = counter++;
+      for (int64_t i = 0; i < kTilesM; ++i) {
+        os << indent << llvm::formatv("%ra{0}_{1} = ", id, i)
+           << apply(llvm::formatv("s0 + {0}", 16 * i).str(), {"%wm"})
+           << "\n";
+        os << indent
+           << llvm::formatv("%fa{0}_{1} = vector.transfer_read %sa[{2}, "
+                            "%ra{0}_{1}, %k{3}], %zh {{in_bounds = [true, "
+                            "true]} : {4}, vector<16x16xf16>\n",
+                            id, i, slot, kk, saType);
+      }
+      for (int64_t j = 0; j < kTilesN; ++j) {
+        os << indent << llvm::formatv("%rb{0}_{1} = ", id, j)
+           << apply(llvm::formatv("s0 + {0}", 8 * j).str(), {"%wn"}) << "\n";
+        if (s.transposedB)
+          os << indent
+             << llvm::formatv("%fb{0}_{1} = vector.transfer_read %sb[{2}, "
+                              "%rb{0}_{1}, %k{3}], %zh {{in_bounds = [true, "
+                              "true]} : {4}, vector<8x16xf16>\n",
+                              id, j, slot, kk, sbType);
+        else
+          os << indent
+             << llvm::formatv(
+                    "%fb{0}_{1} = vector.transfer_read %sb[{2}, %k{3}, "
+                    "%rb{0}_{1}], %zh {{in_bounds = [true, true], "
+                    "permutation_map = affine_map<(d0, d1, d2) -> (d2, "
+                    "d1)>} : {4}, vector<8x16xf16>\n",
+                    id, j, slot, kk, sbType);
+      }
+      for (int64_t i = 0; i < kTilesM; ++i) {
+        for (int64_t j = 0; j < kTilesN; ++j) {
+          std::string next = llvm::formatv("%p{0}_{1}{2}", id, i, j);
+          os << indent
+             << llvm::formatv(
+                    "{0} = vector.contract {{indexing_maps = [affine_map<(m, "
+                    "n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
+                    "affine_map<(m, n, k) -> (m, n)>], iterator_types = "
+                    "[\"parallel\", \"parallel\", \"reduction\"], kind = "
+                    "#vector.kind<add>} %fa{1}_{2}, %fb{1}_{3}, {4} : "
+                    "vector<16x16xf16>, vector<8x16xf16> into {5}\n",
+                    next, id, i, j, current[i][j], acc);
+          current[i][j] = next;
+        }
+      }
+    }
+    return current;
+  };
+
   std::vector<std::vector<std::string>> current(
       kTilesM, std::vector<std::string>(kTilesN));
   for (int64_t i = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j)
       current[i][j] = llvm::formatv("%a{0}{1}", i, j);
-  for (int64_t kk = 0; kk < kBK; kk += 16) {
-    for (int64_t i = 0; i < kTilesM; ++i) {
-      os << llvm::formatv("      %ra{0}_{1} = ", kk, i)
-         << apply(llvm::formatv("s0 + {0}", 16 * i).str(), {"%wm"}) << "\n";
-      os << llvm::formatv("      %fa{0}_{1} = vector.transfer_read "
-                          "%sa[%ra{0}_{1}, %k{0}], %zh {{in_bounds = [true, "
-                          "true]} : {2}, vector<16x16xf16>\n",
-                          kk, i, saType);
-    }
-    for (int64_t j = 0; j < kTilesN; ++j) {
-      os << llvm::formatv("      %rb{0}_{1} = ", kk, j)
-         << apply(llvm::formatv("s0 + {0}", 8 * j).str(), {"%wn"}) << "\n";
-      if (s.transposedB)
-        os << llvm::formatv("      %fb{0}_{1} = vector.transfer_read "
-                            "%sb[%rb{0}_{1}, %k{0}], %zh {{in_bounds = "
-                            "[true, true]} : {2}, vector<8x16xf16>\n",
-                            kk, j, sbType);
-      else
-        os << llvm::formatv(
-            "      %fb{0}_{1} = vector.transfer_read %sb[%k{0}, %rb{0}_{1}], "
-            "%zh {{in_bounds = [true, true], permutation_map = "
-            "affine_map<(d0, d1) -> (d1, d0)>} : {2}, vector<8x16xf16>\n",
-            kk, j, sbType);
-    }
-    for (int64_t i = 0; i < kTilesM; ++i) {
-      for (int64_t j = 0; j < kTilesN; ++j) {
-        std::string next = llvm::formatv("%p{0}_{1}{2}", kk, i, j);
-        os << llvm::formatv(
-            "      {0} = vector.contract {{indexing_maps = [affine_map<(m, "
-            "n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
-            "affine_map<(m, n, k) -> (m, n)>], iterator_types = "
-            "[\"parallel\", \"parallel\", \"reduction\"], kind = "
-            "#vector.kind<add>} %fa{1}_{2}, %fb{1}_{3}, {4} : "
-            "vector<16x16xf16>, vector<8x16xf16> into {5}\n",
-            next, kk, i, j, current[i][j], acc);
-        current[i][j] = next;
-      }
-    }
-  }
-  // The next K step overwrites the tiles: every warp must be done with them.
+
+  // Prologue: the tiles of step 0 into slot 0.
+  std::string first = emitCopies("    ", "%c0", "%c0");
+  // Steady state over all steps but the last: prefetch step i + 1, wait for
+  // step i (one group may stay in flight), compute it.
+  os << llvm::formatv("    %kLast = arith.constant {0} : index\n",
+                      s.k - kBK);
+  os << llvm::formatv("    %r:{0} = scf.for %kb = %c0 to %kLast step %cBK "
+                      "iter_args({1}) -> ({2}) {{\n",
+                      kTilesM * kTilesN, iterArgs, types);
+  os << "      %slot = "
+     << apply(llvm::formatv("(s0 floordiv {0}) mod 2", kBK).str(), {"%kb"})
+     << "\n";
+  os << "      %nextSlot = "
+     << apply(llvm::formatv("(s0 floordiv {0} + 1) mod 2", kBK).str(),
+              {"%kb"})
+     << "\n";
+  os << "      %kNext = "
+     << apply(llvm::formatv("s0 + {0}", kBK).str(), {"%kb"}) << "\n";
+  std::string next = emitCopies("      ", "%kNext", "%nextSlot");
+  os << "      nvgpu.device_async_wait " << next << " {numGroups = 1 : i32}\n";
+  os << "      gpu.barrier\n";
+  std::vector<std::vector<std::string>> stepped =
+      emitCompute("      ", "%slot", current);
+  // The next prefetch overwrites this slot: every warp must be done with it.
   os << "      gpu.barrier\n";
   std::string yielded;
   for (int64_t i = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j)
-      yielded += (yielded.empty() ? "" : ", ") + current[i][j];
+      yielded += (yielded.empty() ? "" : ", ") + stepped[i][j];
   os << "      scf.yield " << yielded << " : " << types << "\n";
   os << "    }\n";
+  // Epilogue: the last step, already in flight.
+  // (Any group token will do: the wait lowers to cp.async.wait_group 0.)
+  os << "    nvgpu.device_async_wait " << first
+     << " {numGroups = 0 : i32}\n";
+  os << "    gpu.barrier\n";
+  os << "    %lastSlot = arith.constant " << ((s.k / kBK - 1) % 2)
+     << " : index\n";
   for (int64_t i = 0, n = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j, ++n)
-      os << llvm::formatv("    vector.transfer_write %r#{0}, %C[%ci{1}, "
+      current[i][j] = llvm::formatv("%r#{0}", n);
+  std::vector<std::vector<std::string>> last =
+      emitCompute("    ", "%lastSlot", current);
+  for (int64_t i = 0; i < kTilesM; ++i)
+    for (int64_t j = 0; j < kTilesN; ++j)
+      os << llvm::formatv("    vector.transfer_write {0}, %C[%ci{1}, "
                           "%cj{2}] {{in_bounds = [true, true]} : {3}, {4}\n",
-                          n, i, j, acc, cType);
+                          last[i][j], i, j, acc, cType);
   os << "    gpu.terminator\n  }\n  return\n}\n";
   return text;
 }

@@ -110,8 +110,10 @@ def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
 
     - a block computes a 64x64 tile of C with 4 warps of 32x32; K advances
       in steps of 32;
-    - A and B tiles are staged in shared memory (workgroup attributions)
-      with `cp.async` (`nvgpu.device_async_copy`, 16 bytes a thread);
+    - A and B tiles are staged in two slots of shared memory (workgroup
+      attributions) with `cp.async` (`nvgpu.device_async_copy`, 16 bytes a
+      thread), two stages deep: the tiles of step i + 1 are in flight while
+      step i is computed;
     - each warp keeps 2x4 accumulators of 16x8 f32 in registers across the
       K loop (`vector.contract` on 16x8x16 tiles, which
       `convert-vector-to-gpu{use-nvgpu}` turns into `ldmatrix` +
