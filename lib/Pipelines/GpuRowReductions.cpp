@@ -13,6 +13,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 
 #include <cmath>
 
@@ -42,8 +44,10 @@ TypedAttr getIdentity(Operation *combiner, FloatType type) {
 }
 
 /// The final combiner of `generic`'s payload if the op is a row reduction
-/// this pass handles.
-Operation *matchRowReduction(linalg::GenericOp generic) {
+/// this pass handles. `contraction` admits inputs that do not index every
+/// parallel loop (a matmul's rows).
+Operation *matchRowReduction(linalg::GenericOp generic,
+                             bool contraction = false) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumReductionLoops() != 1 ||
       generic->getParentOfType<gpu::LaunchOp>())
@@ -61,7 +65,7 @@ Operation *matchRowReduction(linalg::GenericOp generic) {
   for (OpOperand *input : generic.getDpsInputOperands()) {
     AffineMap map = generic.getMatchingIndexingMap(input);
     for (unsigned d = 0; d + 1 < numLoops; ++d)
-      if (!map.isFunctionOfDim(d))
+      if (!map.isFunctionOfDim(d) && !contraction)
         return nullptr;
   }
   AffineMap outMap =
@@ -194,6 +198,24 @@ void buildRowKernel(linalg::GenericOp generic, Operation *combiner,
   generic.erase();
 }
 
+/// A matmul of at most `maxRows` rows against a transposed ([N, K]) B.
+bool isMatrixVector(linalg::MatmulOp matmul, int64_t maxRows) {
+  if (!matmul.hasPureBufferSemantics() ||
+      matmul->getParentOfType<gpu::LaunchOp>())
+    return false;
+  auto cType = dyn_cast<MemRefType>(matmul.getDpsInits()[0].getType());
+  if (!cType || !cType.hasStaticShape() || cType.getRank() != 2 ||
+      cType.getDimSize(0) > maxRows)
+    return false;
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+  return maps[0] == AffineMap::get(3, 0, {m, k}, ctx) &&
+         maps[1] == AffineMap::get(3, 0, {n, k}, ctx) &&
+         maps[2] == AffineMap::get(3, 0, {m, n}, ctx);
+}
+
 struct GpuRowReductionsPass
     : public tfm::impl::TfmGpuRowReductionsBase<GpuRowReductionsPass> {
   using Base::Base;
@@ -204,8 +226,30 @@ struct GpuRowReductionsPass
           << warpsPerBlock;
       return signalPassFailure();
     }
+    // Matrix-vector products (decode: a few rows against an [out, in]
+    // weight): an output element a warp, the lanes reading consecutive
+    // elements of a weight row. ([in, out] weights keep the SIMT path, whose
+    // neighbouring threads read neighbouring columns.)
+    SmallVector<linalg::MatmulOp> gemvs;
+    getOperation().walk([&](linalg::MatmulOp matmul) {
+      if (isMatrixVector(matmul, gemvMaxRows))
+        gemvs.push_back(matmul);
+    });
+    IRRewriter rewriter(&getContext());
     SmallVector<std::pair<linalg::GenericOp, Operation *>> reductions;
+    for (linalg::MatmulOp matmul : gemvs) {
+      rewriter.setInsertionPoint(matmul);
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, matmul);
+      if (failed(generic))
+        continue;
+      if (Operation *combiner = matchRowReduction(*generic, true))
+        reductions.push_back({*generic, combiner});
+    }
     getOperation().walk([&](linalg::GenericOp generic) {
+      if (llvm::any_of(reductions,
+                       [&](auto &r) { return r.first == generic; }))
+        return;
       if (Operation *combiner = matchRowReduction(generic))
         reductions.push_back({generic, combiner});
     });

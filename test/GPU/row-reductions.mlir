@@ -84,3 +84,29 @@ func.func @unsupported(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memref<4x4x
   }
   return
 }
+
+// -----
+
+// Decode's projections: a matmul of 2 rows against an [N, K] weight runs a
+// warp per output element (2 x 96 = 192 warps in 48 blocks), the lanes
+// reading consecutive elements of a weight row; an [K, N] weight keeps the
+// SIMT path.
+// CHECK-LABEL: func.func @gemv(
+// CHECK-SAME: %[[A:.*]]: memref<2x64xf16>, %[[B:.*]]: memref<96x64xf16>, %[[C:.*]]: memref<2x96xf32>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c48,
+// CHECK: %[[MN:.*]]:2 = affine.delinearize_index %{{.*}} into (2, 96)
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64 step %c32 iter_args
+// CHECK: memref.load %[[A]]
+// CHECK: memref.load %[[B]]
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store {{.*}}, %[[C]][%[[MN]]#0, %[[MN]]#1]
+// CHECK: linalg.matmul ins(%{{.*}} : memref<2x64xf16>, memref<64x96xf16>)
+func.func @gemv(%a: memref<2x64xf16>, %b: memref<96x64xf16>, %c: memref<2x96xf32>, %bt: memref<64x96xf16>) {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %b : memref<2x64xf16>, memref<96x64xf16>) outs(%c : memref<2x96xf32>)
+  linalg.matmul ins(%a, %bt : memref<2x64xf16>, memref<64x96xf16>) outs(%c : memref<2x96xf32>)
+  return
+}

@@ -70,10 +70,18 @@ def TfmGpuRowReductions : Pass<"tfm-gpu-row-reductions", "func::FuncOp"> {
     element from the combiner's identity, five `gpu.shuffle xor` steps
     combine the lanes, and lane 0 combines the total into the output.
     Floating-point sums are reassociated (f32 rounding differences).
+
+    `linalg.matmul` with at most `gemv-max-rows` rows against a transposed
+    (`[N, K]`, `out_in`) B (decode's projections) is treated the same way,
+    one warp per output element: the lanes read consecutive elements of a
+    weight row instead of one thread walking a whole row.
   }];
   let options = [
     Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"4",
            "Rows (warps) per block">,
+    Option<"gemvMaxRows", "gemv-max-rows", "int64_t", /*default=*/"8",
+           "Matmuls with at most this many rows and an [N, K] B run a warp "
+           "per output element">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "arith::ArithDialect", "memref::MemRefDialect",
