@@ -31,24 +31,15 @@ using namespace mlir;
 
 void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  // tfm -> linalg on tensors.
-  if (options.verifyContracts)
-    pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
-  if (options.flashAttention) {
-    TfmFlashAttentionOptions flash;
-    flash.queryTile = options.flashQueryTile;
-    flash.keyTile = options.flashKeyTile;
-    flash.causalSkip = options.flashCausalSkip;
-    pm.addPass(createTfmFlashAttention(flash));
-  }
-  pm.addPass(createConvertTfmToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  // Producer/consumer fusion of generics where nothing is recomputed (not
-  // into contractions: see FuseElementwise.cpp).
-  pm.addPass(createFuseElementwisePass());
-  pm.addPass(createCanonicalizerPass());
+  // tfm -> linalg on tensors (CommonStages.cpp).
+  TfmToLinalgStageOptions common;
+  common.verifyContracts = options.verifyContracts;
+  common.fuseQKV = options.fuseQKV;
+  common.flashAttention = options.flashAttention;
+  common.flashQueryTile = options.flashQueryTile;
+  common.flashKeyTile = options.flashKeyTile;
+  common.flashCausalSkip = options.flashCausalSkip;
+  buildTfmToLinalgStage(pm, common);
   if (!options.vectorize)
     return;
   ContractionTiling overrides;
@@ -74,29 +65,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
 
-  // Bufferize: identity layouts at function boundaries, results as trailing
-  // out-parameters the caller allocates.
-  pm.addPass(createPrepareCpuAbiPass());
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.unknownTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // KV caches were written in place: their results are the cache arguments.
-  pm.addPass(createDropKVCacheResultsPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  // Write results straight into the caller's buffer instead of copying.
-  outParams.hoistStaticAllocs = true;
-  // The entry points are public: their signatures are the calling convention.
-  outParams.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Bufferize with the calling convention (CommonStages.cpp).
+  buildCallingConventionStage(pm);
   // Independent tiles (scf.forall: GEMM cache blocks, flash attention's
   // batch x head group x query tile) become OpenMP worksharing loops, or
   // sequential loops without threads.
@@ -173,4 +143,5 @@ void mlir::tfm::registerTfmPipelines() {
       "Lowers a tfm module to the LLVM dialect for the host CPU (C interface, "
       "results as out-parameters)",
       buildTfmCpuPipeline);
+  registerGpuPipeline();
 }

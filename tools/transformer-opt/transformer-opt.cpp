@@ -13,6 +13,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -25,6 +26,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::tfm::TfmDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // --tfm-gpu-pipeline serialises kernels through LLVM IR (NVVM).
+  mlir::registerAllToLLVMIRTranslations(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "tfm optimizer driver\n", registry));
 }

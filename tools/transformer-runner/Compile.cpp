@@ -45,6 +45,17 @@ runner::parsePipelineOptions(llvm::StringRef text) {
   return options;
 }
 
+std::unique_ptr<GpuPipelineOptions>
+runner::parseGpuPipelineOptions(llvm::StringRef text) {
+  std::unique_ptr<GpuPipelineOptions> options =
+      GpuPipelineOptions::createFromString(text);
+  if (!options)
+    fail(llvm::formatv("--pipeline-options '{0}': not valid options of "
+                       "--tfm-gpu-pipeline",
+                       text));
+  return options;
+}
+
 void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
                                 llvm::StringRef what) {
   PassManager pm(module.getContext());
@@ -55,6 +66,25 @@ void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
     fail(llvm::formatv("{0} does not pass the tfm contract checks or cannot "
                        "be lowered (see the diagnostics above)",
                        what));
+}
+
+void runner::runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
+                                llvm::StringRef what) {
+  // The GPU pipeline's signature-changing steps: the contract check and the
+  // Q/K/V fusion, then turned off for the rest of the pipeline.
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    fail("invalid pass manager options");
+  if (options.verifyContracts)
+    pm.addPass(createTfmVerifyContracts());
+  if (options.fuseQKV)
+    pm.addPass(createTfmFuseQKV());
+  if (failed(pm.run(module)))
+    fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
+                       "diagnostics above)",
+                       what));
+  options.verifyContracts = false;
+  options.fuseQKV = false;
 }
 
 /// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
@@ -80,6 +110,12 @@ static void checkCInterface(ModuleOp module, const EntrySignature &sig) {
                        symbol, type, expected));
 }
 
+/// JIT-compiles a module lowered to the LLVM dialect; `openmp`: it calls
+/// the OpenMP runtime.
+static std::unique_ptr<JitModule>
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
+           bool openmp, bool initialize = true);
+
 std::unique_ptr<JitModule>
 runner::compileModule(ModuleOp module,
                       llvm::ArrayRef<const EntrySignature *> entries,
@@ -96,7 +132,40 @@ runner::compileModule(ModuleOp module,
                        what));
   for (const EntrySignature *sig : entries)
     checkCInterface(module, *sig);
+  return jitCompile(module, sharedLibs, /*openmp=*/options.parallel);
+}
 
+void runner::lowerGpuModule(ModuleOp module,
+                            llvm::ArrayRef<const EntrySignature *> entries,
+                            const GpuPipelineOptions &options,
+                            llvm::StringRef what) {
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    fail("invalid pass manager options");
+  buildTfmGpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    fail(llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
+                       "(see the diagnostics above)",
+                       what, options.chip.getValue()));
+  for (const EntrySignature *sig : entries)
+    checkCInterface(module, *sig);
+}
+
+std::unique_ptr<JitModule>
+runner::compileGpuModule(ModuleOp module,
+                         llvm::ArrayRef<const EntrySignature *> entries,
+                         const GpuPipelineOptions &options,
+                         llvm::ArrayRef<std::string> sharedLibs,
+                         llvm::StringRef what, bool loadKernels) {
+  lowerGpuModule(module, entries, options, what);
+  // The module's initialisers load its kernels onto the device.
+  return jitCompile(module, sharedLibs, /*openmp=*/false,
+                    /*initialize=*/loadKernels);
+}
+
+static std::unique_ptr<JitModule>
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
+           bool openmp, bool initialize) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     fail("cannot detect the host: " + llvm::toString(builder.takeError()));
@@ -111,7 +180,7 @@ runner::compileModule(ModuleOp module,
   if (sharedLibs.empty() && llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
     libs.push_back(TFM_C_RUNNER_UTILS); // Resolves memrefCopy and friends.
   // The parallel loops call the OpenMP runtime (__kmpc_fork_call, ...).
-  if (options.parallel) {
+  if (openmp) {
     if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
       fail(llvm::formatv("the OpenMP runtime {0} is missing (install "
                          "libomp-22-dev, or compile with "
@@ -144,6 +213,7 @@ runner::compileModule(ModuleOp module,
     add("free", &poolFree);
     return symbols;
   });
-  (*engine)->initialize();
+  if (initialize)
+    (*engine)->initialize();
   return std::make_unique<JitModule>(std::move(*engine));
 }

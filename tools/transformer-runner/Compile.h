@@ -41,12 +41,18 @@ private:
 std::unique_ptr<CpuPipelineOptions>
 parsePipelineOptions(llvm::StringRef options);
 
-/// The pipeline's signature stage (buildTfmCpuSignatureStage: contracts,
-/// Q/K/V fusion, lowering to linalg, weight packing) runs on its own, because
-/// binding must see the signature that is compiled (fusion concatenates
-/// weight arguments, packing changes their layout). `what` names the model
-/// in errors.
+/// The GPU pipeline's --pipeline-options string parsed (with --device cuda).
+std::unique_ptr<GpuPipelineOptions>
+parseGpuPipelineOptions(llvm::StringRef options);
+
+/// The pipeline's signature-changing steps run on their own, because binding
+/// must see the signature that is compiled: on the CPU the whole signature
+/// stage (buildTfmCpuSignatureStage: contracts, Q/K/V fusion, lowering to
+/// linalg, weight packing); on the GPU the contract check and Q/K/V fusion,
+/// which are then turned off in `options`. `what` names the model in errors.
 void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                        llvm::StringRef what);
+void runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
                         llvm::StringRef what);
 
 /// Lowers `module` with the rest of the CPU pipeline (the codegen stage), checks that each of
@@ -58,6 +64,26 @@ compileModule(ModuleOp module,
               llvm::ArrayRef<const runtime::EntrySignature *> entries,
               const CpuPipelineOptions &options,
               llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what);
+
+/// Lowers `module` with the GPU pipeline and checks the C interface of
+/// `entries` (what compileGpuModule compiles).
+void lowerGpuModule(ModuleOp module,
+                    llvm::ArrayRef<const runtime::EntrySignature *> entries,
+                    const GpuPipelineOptions &options, llvm::StringRef what);
+
+/// compileModule for `--device cuda`: lowers with the GPU pipeline (kernels
+/// embedded as cubins for `options.chip`) and JIT-compiles the host code,
+/// whose mgpu* calls resolve to libtfm_cuda_runtime.so (linked into the
+/// runner). The CUDA driver must be initialised first: loading the module
+/// loads its kernels. The entries take device memory (DeviceFrame.h).
+/// Without `loadKernels`, nothing runs (no driver needed): the entries can
+/// be looked up (which compiles them) but not called.
+std::unique_ptr<JitModule>
+compileGpuModule(ModuleOp module,
+                 llvm::ArrayRef<const runtime::EntrySignature *> entries,
+                 const GpuPipelineOptions &options,
+                 llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
+                 bool loadKernels = true);
 
 } // namespace tfm::runner
 } // namespace mlir

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "HuggingFaceModel.h"
 #include "Compile.h"
+#include "DeviceFrame.h"
 #include "RunnerSupport.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -28,6 +29,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -307,10 +309,43 @@ std::string runner::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
   return text;
 }
 
+namespace {
+/// The pipeline a model is compiled with, and how its entries are called:
+/// the CPU pipeline and host memory, or the GPU pipeline and device memory
+/// (DeviceFrame.h).
+struct Target {
+  std::unique_ptr<CpuPipelineOptions> cpu;
+  std::unique_ptr<GpuPipelineOptions> gpu;
+  DevicePool pool;
+  std::vector<std::unique_ptr<DeviceFrame>> frames;
+
+  void runSignaturePasses(ModuleOp module, llvm::StringRef what) {
+    if (gpu)
+      runner::runSignaturePasses(module, *gpu, what);
+    else
+      runner::runSignaturePasses(module, *cpu, what);
+  }
+  std::unique_ptr<JitModule>
+  compile(ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+          llvm::ArrayRef<std::string> libs, llvm::StringRef what) {
+    return gpu ? compileGpuModule(module, entries, *gpu, libs, what)
+               : compileModule(module, entries, *cpu, libs, what);
+  }
+  /// Calls `function` on `frame` (host memory in and out either way).
+  std::function<void()> bind(PackedFunction function, CallFrame &frame) {
+    if (!gpu)
+      return [function, &frame] { function(frame.getPackedArguments()); };
+    frames.push_back(std::make_unique<DeviceFrame>(frame, pool));
+    DeviceFrame *device = frames.back().get();
+    return [function, device] { device->call(function); };
+  }
+};
+} // namespace
+
 static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
-                       CpuPipelineOptions &pipeline, ModelBindings &bindings,
+                       Target &pipeline, ModelBindings &bindings,
                        const hf::ModelConfig &config, const TokenIds &tokens) {
-  runSignaturePasses(module, pipeline, options.configPath);
+  pipeline.runSignaturePasses(module, options.configPath);
   EntrySignature sig = check(getEntrySignature(module, "forward"));
   // Unused names first: they often explain a missing tensor.
   if (bindings.weights.file)
@@ -321,13 +356,14 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
   std::copy(tokens.ids.begin(), tokens.ids.end(), forward.getIds());
 
   Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<JitModule> jit = compileModule(
-      module, {&forward.sig}, pipeline, options.sharedLibs, options.configPath);
-  PackedFunction call = jit->lookup("forward");
+  std::unique_ptr<JitModule> jit = pipeline.compile(
+      module, {&forward.sig}, options.sharedLibs, options.configPath);
+  std::function<void()> call =
+      pipeline.bind(jit->lookup("forward"), *forward.frame);
   double compileMs = millisecondsSince(compileStart);
 
   Clock::time_point start = Clock::now();
-  call(forward.frame->getPackedArguments());
+  call();
   double runMs = millisecondsSince(start);
 
   const EntryResult &logits = forward.sig.results[forward.logitsResult];
@@ -342,14 +378,13 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
 
 static void runGeneration(ModuleOp module,
                           const HuggingFaceRunOptions &options,
-                          CpuPipelineOptions &pipeline,
-                          ModelBindings &bindings,
+                          Target &pipeline, ModelBindings &bindings,
                           const hf::ModelConfig &config,
                           const TokenIds &tokens, int64_t maxSeqLen) {
   // Only the generation entries are compiled.
   if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
     forward.erase();
-  runSignaturePasses(module, pipeline, options.configPath);
+  pipeline.runSignaturePasses(module, options.configPath);
   int64_t batch = tokens.batch, prompt = tokens.seqLen, vocab = config.vocabSize;
   int64_t count = options.generate;
   EntrySignature prefillSig = check(getEntrySignature(module, "prefill"));
@@ -367,10 +402,12 @@ static void runGeneration(ModuleOp module,
 
   Clock::time_point compileStart = Clock::now();
   std::unique_ptr<JitModule> jit =
-      compileModule(module, {&prefill.sig, &decode.sig}, pipeline,
-                    options.sharedLibs, options.configPath);
-  PackedFunction callPrefill = jit->lookup("prefill");
-  PackedFunction callDecode = jit->lookup("decode");
+      pipeline.compile(module, {&prefill.sig, &decode.sig},
+                       options.sharedLibs, options.configPath);
+  std::function<void()> callPrefill =
+      pipeline.bind(jit->lookup("prefill"), *prefill.frame);
+  std::function<void()> callDecode =
+      pipeline.bind(jit->lookup("decode"), *decode.frame);
   double compileMs = millisecondsSince(compileStart);
 
   // out[b] = prompt[b] followed by the new tokens.
@@ -389,7 +426,7 @@ static void runGeneration(ModuleOp module,
   checkRoom(0, prompt);
   prefill.frame->getIndex(prefill.positionArgument) = 0;
   Clock::time_point start = Clock::now();
-  callPrefill(prefill.frame->getPackedArguments());
+  callPrefill();
   double prefillMs = millisecondsSince(start);
   for (int64_t b = 0; b < batch; ++b)
     out[b * total + prompt] =
@@ -404,7 +441,7 @@ static void runGeneration(ModuleOp module,
       decodeIds[b] = out[b * total + position];
     decode.frame->getIndex(decode.positionArgument) = position;
     start = Clock::now();
-    callDecode(decode.frame->getPackedArguments());
+    callDecode();
     stepMs.push_back(millisecondsSince(start));
     for (int64_t b = 0; b < batch; ++b)
       out[b * total + position + 1] =
@@ -494,11 +531,16 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   OwningOpRef<ModuleOp> module =
       check(hf::importModel(context, config, importOptions));
 
-  std::unique_ptr<CpuPipelineOptions> pipeline =
-      parsePipelineOptions(options.pipelineOptions);
+  Target pipeline;
+  if (options.gpuChip.empty()) {
+    pipeline.cpu = parsePipelineOptions(options.pipelineOptions);
+  } else {
+    pipeline.gpu = parseGpuPipelineOptions(options.pipelineOptions);
+    pipeline.gpu->chip = options.gpuChip;
+  }
   if (options.generate)
-    runGeneration(*module, options, *pipeline, bindings, config, tokens,
+    runGeneration(*module, options, pipeline, bindings, config, tokens,
                   maxSeqLen);
   else
-    runForward(*module, options, *pipeline, bindings, config, tokens);
+    runForward(*module, options, pipeline, bindings, config, tokens);
 }

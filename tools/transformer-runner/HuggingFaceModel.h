@@ -36,6 +36,9 @@ struct HuggingFaceRunOptions {
   /// KV cache length; 0 picks S + N.
   int64_t maxSeqLen = 0;
   std::string pipelineOptions;
+  /// Non-empty: run on the CUDA GPU (already initialised), compiling for
+  /// this chip with the GPU pipeline; `pipelineOptions` are its options.
+  std::string gpuChip;
   std::vector<std::string> sharedLibs;
   unsigned printCount = 4;
 };

@@ -285,8 +285,8 @@ void runner::bindParameters(const EntrySignature &sig,
 /// {allocated, aligned, offset, sizes[Rank], strides[Rank]}, identity layout.
 /// The element type does not change the layout, so one builder serves every
 /// tensor argument.
-static std::vector<int64_t> makeDescriptor(void *data,
-                                           llvm::ArrayRef<int64_t> shape) {
+std::vector<int64_t> runner::makeDescriptor(void *data,
+                                            llvm::ArrayRef<int64_t> shape) {
   size_t rank = shape.size();
   std::vector<int64_t> words(3 + 2 * rank);
   intptr_t address = reinterpret_cast<intptr_t>(data);

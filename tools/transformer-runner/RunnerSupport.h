@@ -92,6 +92,10 @@ void bindParameters(const runtime::EntrySignature &sig,
                     std::vector<BoundArgument> &bound,
                     llvm::StringMap<BoundArgument> &shared);
 
+/// The words of a `StridedMemRefType` descriptor for a dense row-major
+/// buffer of `shape` at `data`.
+std::vector<int64_t> makeDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
+
 /// The memory of one call of a compiled entry: its bound arguments, one
 /// buffer per non-cache result, and the packed argument array its
 /// `_mlir_ciface_` wrapper takes (a descriptor pointer per tensor, the i64

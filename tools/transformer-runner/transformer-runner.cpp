@@ -26,7 +26,9 @@
 // ends with one `transformer-runner: error: ...` line and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+#include "Artifact.h"
 #include "Compile.h"
+#include "DeviceFrame.h"
 #include "HuggingFaceModel.h"
 #include "RunnerRegistration.h"
 #include "RunnerSupport.h"
@@ -110,6 +112,40 @@ static cl::opt<std::string> pipelineOptions(
     "pipeline-options", cl::value_desc("options"),
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
              "fuse-qkv=0'"), cl::cat(runnerCategory));
+static cl::opt<std::string> device(
+    "device", cl::init("cpu"), cl::value_desc("cpu|cuda"),
+    cl::desc("Where to run: cpu (the JIT on the host) or cuda (kernels on "
+             "the first NVIDIA GPU, compiled with --tfm-gpu-pipeline; "
+             "--pipeline-options then takes that pipeline's options)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> chip(
+    "chip", cl::value_desc("sm_XY"),
+    cl::desc("With --device cuda: the GPU to compile for (default: the "
+             "device's, e.g. sm_90; sm_90a enables wgmma)"),
+    cl::cat(runnerCategory));
+static cl::opt<bool> compileOnly(
+    "compile-only",
+    cl::desc(".mlir models: lower and JIT-compile the entry, print the "
+             "compile time and stop (with --device cuda, needs --chip and no "
+             "GPU or driver)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> emitArtifact(
+    "emit-artifact", cl::value_desc("DIR"),
+    cl::desc(".mlir models with --device cuda --chip: save the compiled "
+             "model (host LLVM IR with the kernels, glue, manifest, bound "
+             "arguments) in DIR and stop; no GPU or driver needed (see "
+             "Artifact.h)"),
+    cl::cat(runnerCategory));
+static cl::opt<bool> emitArtifactData(
+    "emit-artifact-data", cl::init(true),
+    cl::desc("With --emit-artifact: also save the bound tensors (index "
+             "arguments are always saved)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> artifact(
+    "artifact", cl::value_desc("DIR/model.so"),
+    cl::desc(".mlir models with --device cuda: run this linked artifact "
+             "(scripts/gpu-artifact.sh) instead of compiling"),
+    cl::cat(runnerCategory));
 static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
     cl::desc("Libraries to resolve symbols from (default: MLIR's "
@@ -239,10 +275,13 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
 
 /// The config.json mode (HuggingFaceModel.h); .mlir-only options are
 /// rejected rather than silently ignored.
-static void runConfig(MLIRContext &context) {
+static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (!inputSpecs.empty() || !entryName.empty() || repeat)
     fail("--input, --entry and --repeat apply to .mlir models; a config.json "
          "model takes --input-ids or --prompt");
+  if (compileOnly || !emitArtifact.empty() || !artifact.empty())
+    fail("--compile-only, --emit-artifact and --artifact apply to .mlir "
+         "models (import the config with transformer-translate first)");
   HuggingFaceRunOptions options;
   options.configPath = modelFile;
   options.weightsPath = weightsFile;
@@ -273,6 +312,7 @@ static void runConfig(MLIRContext &context) {
   if (generateCount.getNumOccurrences() && generateCount <= 0)
     fail(llvm::formatv("--generate {0}: must be positive", generateCount));
   options.pipelineOptions = pipelineOptions;
+  options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.printCount = printCount;
   runHuggingFaceModel(context, options);
@@ -305,13 +345,29 @@ int main(int argc, char **argv) {
       fail("--threads: must be at least 1");
     setenv("OMP_NUM_THREADS", std::to_string(threadCount).c_str(), 1);
   }
+  if (device != "cpu" && device != "cuda")
+    fail(llvm::formatv("--device '{0}': expected cpu or cuda", device));
+  if (device == "cpu" && chip.getNumOccurrences())
+    fail("--chip applies to --device cuda");
+  // The driver first: without one, --device cuda stops here with one line.
+  std::string gpuChip;
+  if (device == "cpu" && (!emitArtifact.empty() || !artifact.empty()))
+    fail("--emit-artifact and --artifact apply to --device cuda");
+  if (device == "cuda" && (compileOnly || !emitArtifact.empty())) {
+    if (chip.empty())
+      fail(llvm::formatv("--{0} --device cuda needs --chip",
+                         compileOnly ? "compile-only" : "emit-artifact"));
+    gpuChip = chip;
+  } else if (device == "cuda") {
+    gpuChip = initializeCudaDevice(chip);
+  }
 
   DialectRegistry registry;
   registerRunnerDialects(registry);
   MLIRContext context(registry);
 
   if (llvm::StringRef(modelFile).ends_with(".json")) {
-    runConfig(context);
+    runConfig(context, gpuChip);
     return 0;
   }
   if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
@@ -334,9 +390,16 @@ int main(int argc, char **argv) {
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
 
-  std::unique_ptr<CpuPipelineOptions> options =
-      parsePipelineOptions(pipelineOptions);
-  runSignaturePasses(*module, *options, modelFile);
+  std::unique_ptr<CpuPipelineOptions> options;
+  std::unique_ptr<GpuPipelineOptions> gpuOptions;
+  if (gpuChip.empty()) {
+    options = parsePipelineOptions(pipelineOptions);
+    runSignaturePasses(*module, *options, modelFile);
+  } else {
+    gpuOptions = parseGpuPipelineOptions(pipelineOptions);
+    gpuOptions->chip = gpuChip;
+    runSignaturePasses(*module, *gpuOptions, modelFile);
+  }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
 
   // Bind and check everything before the (slow) compilation.
@@ -357,21 +420,64 @@ int main(int argc, char **argv) {
   std::vector<OutputRequest> requests = parseOutputs(sig);
   CallFrame frame(sig, std::move(bound));
 
-  Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<JitModule> jit = compileModule(
-      *module, {&sig}, *options,
-      std::vector<std::string>(sharedLibs.begin(), sharedLibs.end()),
-      modelFile);
-  PackedFunction packed = jit->lookup(sig.function);
-  double compileMs = millisecondsSince(compileStart);
+  if (!emitArtifact.empty()) {
+    writeGpuArtifact(*module, {&sig}, *gpuOptions, emitArtifact, modelFile,
+                     &frame, emitArtifactData);
+    llvm::outs() << "artifact of @" << sig.function << " for " << gpuChip
+                 << ": " << emitArtifact << "\n";
+    return 0;
+  }
 
-  packed(frame.getPackedArguments());
+  Clock::time_point compileStart = Clock::now();
+  std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
+  std::unique_ptr<JitModule> jit;
+  std::unique_ptr<ArtifactLibrary> library;
+  PackedFunction packed;
+  if (!artifact.empty()) {
+    library = std::make_unique<ArtifactLibrary>(
+        artifact, llvm::ArrayRef<const EntrySignature *>{&sig});
+    packed = library->lookup(sig.function);
+  } else {
+    jit = gpuOptions ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
+                                        modelFile,
+                                        /*loadKernels=*/!compileOnly)
+                     : compileModule(*module, {&sig}, *options, libs,
+                                     modelFile);
+    packed = jit->lookup(sig.function);
+  }
+  double compileMs = millisecondsSince(compileStart);
+  if (compileOnly) {
+    llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms\n",
+                                 sig.function.c_str(),
+                                 gpuChip.empty() ? "the host CPU"
+                                                 : gpuChip.c_str(),
+                                 compileMs);
+    return 0;
+  }
+
+  // On the GPU, arguments and results live in device memory; a call copies
+  // the inputs there and the results back (DeviceFrame.h), KV caches stay.
+  DevicePool pool;
+  std::unique_ptr<DeviceFrame> deviceFrame;
+  if (gpuOptions)
+    deviceFrame = std::make_unique<DeviceFrame>(frame, pool);
+  auto call = [&] {
+    if (deviceFrame)
+      deviceFrame->call(packed);
+    else
+      packed(frame.getPackedArguments());
+  };
+  call();
   std::vector<double> times;
   for (unsigned r = 0; r < repeat; ++r) {
     Clock::time_point start = Clock::now();
-    packed(frame.getPackedArguments());
+    call();
     times.push_back(millisecondsSince(start));
   }
+  if (deviceFrame)
+    for (const EntryResult &r : sig.results)
+      if (r.isKVCache)
+        deviceFrame->downloadArgument(r.cacheArgument);
 
   for (auto [i, r] : llvm::enumerate(sig.results)) {
     reportResult(r, frame.getResultData(i), printCount);

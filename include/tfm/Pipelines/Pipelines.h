@@ -160,6 +160,118 @@ void buildTfmCpuSignatureStage(OpPassManager &pm,
 void buildTfmCpuCodegenStage(OpPassManager &pm,
                              const CpuPipelineOptions &options);
 
+/// The target-neutral stage both pipelines start with: contract check, Q/K/V
+/// fusion, flash form of attention, tfm -> linalg on tensors, elementwise
+/// fusion. The pipelines' options of the same names fill it.
+struct TfmToLinalgStageOptions {
+  bool verifyContracts = true;
+  bool fuseQKV = true;
+  bool flashAttention = true;
+  int64_t flashQueryTile = 64;
+  int64_t flashKeyTile = 64;
+  bool flashCausalSkip = true;
+};
+void buildTfmToLinalgStage(OpPassManager &pm,
+                           const TfmToLinalgStageOptions &options);
+
+/// The calling-convention stage both targets share: bufferization with
+/// identity layouts at function boundaries, KV caches in place, results as
+/// out-parameters, deallocation. Linalg on tensors in, memrefs out.
+void buildCallingConventionStage(OpPassManager &pm);
+
+/// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
+/// (above) with every memref holding DEVICE memory: the caller allocates the
+/// arguments and out-parameters on the GPU (tfm/Runtime/CudaRuntime.h) and
+/// the host code launches kernels through the `mgpu*` functions of
+/// libtfm_cuda_runtime.so. Each entry function returns after its work on the
+/// GPU is done.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default +ptx80: PTX 8.0, which sm_90a "
+                     "needs and CUDA 12+ drivers accept)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Embedded device code: bin (cubin, needs ptxas), isa "
+                     "(PTX, compiled by the driver) or fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<int64_t> optLevel{
+      *this, "opt-level", llvm::cl::desc("Device code optimisation level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> cudaHome{
+      *this, "cuda-home",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: $CUDA_HOME, "
+                     "else /usr/local/cuda when present"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> dtype{
+      *this, "dtype",
+      llvm::cl::desc("Operand type of f32 matmuls: f16 (rounded operands, "
+                     "f32 accumulation, tensor cores where the shape allows) "
+                     "or f32 (exact, SIMT kernels)"),
+      llvm::cl::init("f16")};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
+                     "kernels (--tfm-gpu-tensor-core-matmul)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> rowReductions{
+      *this, "row-reductions",
+      llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
+                     "warp a row (--tfm-gpu-row-reductions)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> asyncLaunches{
+      *this, "async",
+      llvm::cl::desc("Chain the kernels of a function on one stream "
+                     "(gpu-async-region) instead of synchronising after each"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the SIMT kernels (one thread per "
+                     "element of a parallel loop nest)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> verifyContracts{
+      *this, "verify-contracts",
+      llvm::cl::desc("Run --tfm-verify-contracts first"), llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseQKV{
+      *this, "fuse-qkv",
+      llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
+                     "(off by default on the GPU: its tile loops stay on the "
+                     "host and launch kernels per head and key tile, about "
+                     "10x the launches of the naive form for GPT-2 small at "
+                     "S = 128; the naive form keeps S x S scores in device "
+                     "memory)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> flashQueryTile{
+      *this, "flash-query-tile",
+      llvm::cl::desc("Query rows per flash-attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> flashKeyTile{
+      *this, "flash-key-tile",
+      llvm::cl::desc("Key/value rows per flash-attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<bool> flashCausalSkip{
+      *this, "flash-causal-skip",
+      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future"),
+      llvm::cl::init(true)};
+};
+
+/// tfm -> linalg -> bufferized with the calling convention -> every linalg
+/// op a GPU kernel -> upstream gpu::buildLowerToNVVMPassPipeline (host code
+/// in the LLVM dialect with the device code embedded as a gpu.binary).
+void buildTfmGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// Registers `--tfm-gpu-pipeline` and the passes it is built from.
+void registerGpuPipeline();
+
 /// Registers `--tfm-cpu-pipeline` (and later pipelines) with the pass registry.
 void registerTfmPipelines();
 

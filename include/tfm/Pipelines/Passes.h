@@ -1,0 +1,28 @@
+//===- Passes.h - passes of the tfm pipelines -------------------*- C++ -*-===//
+#ifndef TFM_PIPELINES_PASSES_H
+#define TFM_PIPELINES_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::affine { class AffineDialect; }
+namespace mlir::arith { class ArithDialect; }
+namespace mlir::gpu { class GPUDialect; }
+namespace mlir::linalg { class LinalgDialect; }
+namespace mlir::memref { class MemRefDialect; }
+namespace mlir::nvgpu { class NVGPUDialect; }
+namespace mlir::tensor { class TensorDialect; }
+namespace mlir::vector { class VectorDialect; }
+namespace mlir::scf { class SCFDialect; }
+
+namespace mlir::tfm {
+
+#define GEN_PASS_DECL
+#include "tfm/Pipelines/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "tfm/Pipelines/Passes.h.inc"
+
+} // namespace mlir::tfm
+
+#endif // TFM_PIPELINES_PASSES_H

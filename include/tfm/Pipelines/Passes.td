@@ -1,0 +1,165 @@
+//===- Passes.td - passes of the tfm pipelines -------------*- tablegen -*-===//
+//
+// Steps of `--tfm-gpu-pipeline` (tfm/Pipelines/Pipelines.h), registered so
+// that tests can run them alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_PIPELINES_PASSES_TD
+#define TFM_PIPELINES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
+  let summary = "Moves the buffers of bufferized host code to GPU memory";
+  let description = [{
+    On code bufferized with the calling convention of the tfm pipelines
+    (every memref argument and out-parameter holds device memory):
+
+    - `memref.alloc` / `memref.dealloc` become `gpu.alloc` / `gpu.dealloc`,
+      each made synchronous with `gpu.wait` (the asynchronous forms are the
+      ones gpu-to-llvm lowers);
+    - `memref.copy` becomes `linalg.copy`, so that it runs as a kernel like
+      every other linalg op;
+    - a `memref.get_global` constant is copied to a device buffer that is
+      freed before the function returns.
+
+    Ops already inside a `gpu.launch` are left alone. A `memref.alloca` in
+    host code is an error (no host code may touch device data).
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "linalg::LinalgDialect"];
+}
+
+def TfmGpuLaunchLoops : Pass<"tfm-gpu-launch-loops", "func::FuncOp"> {
+  let summary = "Runs every host loop nest and memory access as a GPU kernel";
+  let description = [{
+    On bufferized host code whose linalg ops are parallel loops
+    (`convert-linalg-to-parallel-loops`):
+
+    - each outermost `scf.parallel` becomes a `gpu.launch` with one thread
+      per iteration: the iteration space is linearised (last dimension
+      fastest, so consecutive threads touch consecutive elements), split into
+      blocks of `block-size` threads, guarded and delinearised;
+    - a host region op (`scf.for`, `scf.if`) that contains such loops stays
+      on the host and its body is processed in turn (the key-tile loop of
+      flash attention launches kernels per tile);
+    - any other op that reads or writes memory runs in a one-thread kernel;
+      where host code uses its scalar results (the token counts of MoE
+      routing size host loops), they are copied back through one-element
+      device buffers after the kernel.
+
+    Nested `scf.parallel` ops inside a kernel become `scf.for` loops.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "affine::AffineDialect",
+                           "arith::ArithDialect", "scf::SCFDialect"];
+}
+
+def TfmGpuRowReductions : Pass<"tfm-gpu-row-reductions", "func::FuncOp"> {
+  let summary = "Runs row reductions (norm statistics, softmax) a warp a row";
+  let description = [{
+    On bufferized host code, before the SIMT path: a `linalg.generic` with
+    one output, parallel loops then one innermost reduction loop, whose
+    inputs all index every parallel loop (row reductions: the statistics of
+    norms, softmax max and sum; not contractions) and whose payload uses the
+    accumulator only as an operand of its final associative combiner
+    (`arith.addf`, `mulf`, `maximumf`, `minimumf`, `maxnumf`, `minnumf`)
+    becomes a kernel with one warp per row: each lane combines every 32nd
+    element from the combiner's identity, five `gpu.shuffle xor` steps
+    combine the lanes, and lane 0 combines the total into the output.
+    Floating-point sums are reassociated (f32 rounding differences).
+
+    `linalg.matmul` with at most `gemv-max-rows` rows against a transposed
+    (`[N, K]`, `out_in`) B (decode's projections) is treated the same way,
+    one warp per output element: the lanes read consecutive elements of a
+    weight row instead of one thread walking a whole row.
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"4",
+           "Rows (warps) per block">,
+    Option<"gemvMaxRows", "gemv-max-rows", "int64_t", /*default=*/"8",
+           "Matmuls with at most this many rows and an [N, K] B run a warp "
+           "per output element">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "memref::MemRefDialect",
+                           "affine::AffineDialect"];
+}
+
+def TfmGpuMergeKernelModules : Pass<"tfm-gpu-merge-kernel-modules",
+                                   "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` puts each kernel in a `gpu.module` of its own,
+    and each module becomes its own PTX, its own ptxas run and its own
+    `cuModuleLoadData` at load time: a whole model has hundreds. This pass
+    moves every kernel into the first module (named `<name>`), renaming each
+    after the module it came from (unique), and updates every
+    `gpu.launch_func`. Symbols other than kernels that clash are an error.
+  }];
+  let options = [
+    Option<"name", "name", "std::string", /*default=*/"\"tfm_kernels\"",
+           "Name of the merged module">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
+                                 "ModuleOp"> {
+  let summary = "Runs f16 matmuls as tensor-core kernels (mma.sync)";
+  let description = [{
+    On bufferized host code (before the SIMT path), every `linalg.matmul`
+    `C[M,N] += A[M,K] * B` with f16 operands, an f32 accumulator, identity
+    layouts, static shapes, M and N multiples of 64 and K a multiple of 32,
+    with B either `[K, N]` or transposed `[N, K]` (the `out_in` weight
+    layout), becomes a call of a kernel built for its shape:
+
+    - a block computes a 64x64 tile of C with 4 warps of 32x32; K advances
+      in steps of 32;
+    - A and B tiles are staged in two slots of shared memory (workgroup
+      attributions) with `cp.async` (`nvgpu.device_async_copy`, 16 bytes a
+      thread), two stages deep: the tiles of step i + 1 are in flight while
+      step i is computed;
+    - each warp keeps 2x4 accumulators of 16x8 f32 in registers across the
+      K loop (`vector.contract` on 16x8x16 tiles, which
+      `convert-vector-to-gpu{use-nvgpu}` turns into `ldmatrix` +
+      `mma.sync.m16n8k16.f32.f16.f16.f32` once the kernel is outlined).
+
+    Other contractions keep the SIMT path. bf16 operands are not converted
+    (MLIR 22's vector-to-nvgpu conversion rejects bf16 `ldmatrix` reads).
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "vector::VectorDialect", "affine::AffineDialect",
+                           "func::FuncDialect"];
+}
+
+def TfmGpuContractionDtype : Pass<"tfm-gpu-contraction-dtype", "ModuleOp"> {
+  let summary = "Computes f32 matmuls with f16 operands (f32 accumulation)";
+  let description = [{
+    On linalg on tensors: the f32 operands of each `linalg.matmul` are
+    rounded to f16 (`arith.truncf` in a `linalg.generic`); the accumulator
+    and result stay f32. This is what lets f32 models use the tensor-core
+    kernels of `tfm-gpu-tensor-core-matmul`; results differ from f32
+    arithmetic by f16 rounding of the operands.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
+def TfmGpuLowerContractions : Pass<"tfm-gpu-lower-contractions",
+                                  "gpu::GPUModuleOp"> {
+  let summary = "Turns the vector contractions of kernels into mma.sync";
+  let description = [{
+    Runs `convert-vector-to-gpu{use-nvgpu=true}`, canonicalize and cse on
+    each outlined kernel that contains a `vector.contract` (the 16x8x16
+    tiles of `tfm-gpu-tensor-core-matmul`), giving `nvgpu.ldmatrix` and
+    `nvgpu.mma.sync`. Other kernels are left alone: the upstream pass
+    rejects kernels with scalar `arith` index math, which the SIMT kernels
+    have.
+  }];
+  let dependentDialects = ["nvgpu::NVGPUDialect", "gpu::GPUDialect"];
+}
+
+#endif // TFM_PIPELINES_PASSES_TD

@@ -1,0 +1,69 @@
+//===- CommonStages.cpp - target-neutral stages of the tfm pipelines ------===//
+//
+// The stages that `--tfm-cpu-pipeline` and `--tfm-gpu-pipeline` share:
+// tfm -> fused linalg on tensors, and the calling-convention stage that
+// bufferizes with identity layouts, updates KV caches in place and turns
+// results into out-parameters (tfm/Pipelines/Pipelines.h).
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "PipelinePasses.h"
+
+#include "tfm/Conversion/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
+                                      const TfmToLinalgStageOptions &options) {
+  if (options.verifyContracts)
+    pm.addPass(createTfmVerifyContracts());
+  if (options.fuseQKV)
+    pm.addPass(createTfmFuseQKV());
+  if (options.flashAttention) {
+    TfmFlashAttentionOptions flash;
+    flash.queryTile = options.flashQueryTile;
+    flash.keyTile = options.flashKeyTile;
+    flash.causalSkip = options.flashCausalSkip;
+    pm.addPass(createTfmFlashAttention(flash));
+  }
+  pm.addPass(createConvertTfmToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  // Producer/consumer fusion of generics where nothing is recomputed (not
+  // into contractions: see FuseElementwise.cpp).
+  pm.addPass(createFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tfm::buildCallingConventionStage(OpPassManager &pm) {
+  // Bufferize: identity layouts at function boundaries, results as trailing
+  // out-parameters the caller allocates.
+  pm.addPass(createPrepareCpuAbiPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.unknownTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // KV caches were written in place: their results are the cache arguments.
+  pm.addPass(createDropKVCacheResultsPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  // Write results straight into the caller's buffer instead of copying.
+  outParams.hoistStaticAllocs = true;
+  // The entry points are public: their signatures are the calling convention.
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}

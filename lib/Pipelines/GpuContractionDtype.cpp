@@ -1,0 +1,74 @@
+//===- GpuContractionDtype.cpp - f32 matmuls with f16 operands ------------===//
+//
+// --tfm-gpu-contraction-dtype: see Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMGPUCONTRACTIONDTYPE
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+/// `value` (a static f32 tensor) rounded to f16 elementwise.
+Value truncateToF16(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto f16Type = RankedTensorType::get(type.getShape(), b.getF16Type());
+  Value empty = tensor::EmptyOp::create(b, loc, f16Type.getShape(),
+                                        b.getF16Type());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, f16Type, ValueRange{value}, ValueRange{empty},
+             ArrayRef<AffineMap>{identity, identity}, iterators,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value narrow = arith::TruncFOp::create(nb, nloc,
+                                                      nb.getF16Type(), args[0]);
+               linalg::YieldOp::create(nb, nloc, narrow);
+             })
+      .getResult(0);
+}
+
+struct GpuContractionDtypePass
+    : public tfm::impl::TfmGpuContractionDtypeBase<GpuContractionDtypePass> {
+  void runOnOperation() override {
+    SmallVector<linalg::MatmulOp> matmuls;
+    getOperation().walk([&](linalg::MatmulOp matmul) {
+      if (!matmul.hasPureTensorSemantics())
+        return;
+      auto isStaticF32 = [](Value v) {
+        auto type = dyn_cast<RankedTensorType>(v.getType());
+        return type && type.hasStaticShape() && type.getElementType().isF32();
+      };
+      if (llvm::all_of(matmul.getDpsInputs(), isStaticF32) &&
+          isStaticF32(matmul.getDpsInits()[0]))
+        matmuls.push_back(matmul);
+    });
+    for (linalg::MatmulOp matmul : matmuls) {
+      OpBuilder b(matmul);
+      Location loc = matmul.getLoc();
+      SmallVector<Value> inputs;
+      for (Value input : matmul.getDpsInputs())
+        inputs.push_back(truncateToF16(b, loc, input));
+      // A new matmul: its body extends the f16 operands to f32.
+      SmallVector<NamedAttribute> attrs;
+      if (Attribute maps = matmul->getAttr("indexing_maps"))
+        attrs.push_back(b.getNamedAttr("indexing_maps", maps));
+      auto narrow = linalg::MatmulOp::create(
+          b, loc, matmul->getResultTypes(), inputs, matmul.getDpsInits(),
+          attrs);
+      matmul->replaceAllUsesWith(narrow->getResults());
+      matmul.erase();
+    }
+  }
+};
+} // namespace

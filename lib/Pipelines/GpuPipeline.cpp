@@ -1,0 +1,105 @@
+//===- GpuPipeline.cpp - tfm -> NVIDIA GPU kernels + host code ------------===//
+//
+// --tfm-gpu-pipeline: the target-neutral stage and the calling-convention
+// stage shared with the CPU pipeline (CommonStages.cpp), then GPU codegen:
+// host buffers to device memory, every linalg op a kernel, and upstream
+// gpu::buildLowerToNVVMPassPipeline for device code (cubin/PTX embedded in a
+// gpu.binary) and host code (LLVM dialect calling the mgpu* functions of
+// libtfm_cuda_runtime.so). The calling convention is documented in
+// tfm/Pipelines/Pipelines.h.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+/// The NVVM target finds libdevice (math functions) and ptxas through
+/// $CUDA_HOME; without libdevice, `math.exp` stays a call to `__nv_expf` and
+/// ptxas fails on the unresolved symbol. An explicit `cuda-home` wins, else a
+/// set $CUDA_HOME, else the default toolkit location when it exists.
+static void configureCudaHome(StringRef cudaHome) {
+  if (!cudaHome.empty()) {
+    ::setenv("CUDA_HOME", cudaHome.str().c_str(), /*overwrite=*/1);
+    return;
+  }
+  const char *defaultHome = "/usr/local/cuda";
+  if (!std::getenv("CUDA_HOME") && llvm::sys::fs::is_directory(defaultHome))
+    ::setenv("CUDA_HOME", defaultHome, /*overwrite=*/0);
+}
+
+void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
+                                    const GpuPipelineOptions &options) {
+  configureCudaHome(options.cudaHome);
+
+  TfmToLinalgStageOptions common;
+  common.verifyContracts = options.verifyContracts;
+  common.fuseQKV = options.fuseQKV;
+  common.flashAttention = options.flashAttention;
+  common.flashQueryTile = options.flashQueryTile;
+  common.flashKeyTile = options.flashKeyTile;
+  common.flashCausalSkip = options.flashCausalSkip;
+  buildTfmToLinalgStage(pm, common);
+  if (options.dtype == "f16")
+    pm.addPass(createTfmGpuContractionDtype());
+  buildCallingConventionStage(pm);
+
+  // Host code keeps only metadata, index arithmetic and control flow; every
+  // access to a buffer's contents moves into a kernel.
+  pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
+  if (options.tensorCores)
+    pm.addPass(createTfmGpuTensorCoreMatmul());
+  if (options.rowReductions)
+    pm.addNestedPass<func::FuncOp>(createTfmGpuRowReductions());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  TfmGpuLaunchLoopsOptions launch;
+  launch.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createTfmGpuLaunchLoops(launch));
+  // Fold static trip counts to constants first: outlining sinks constants
+  // into kernels instead of passing them as arguments.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // One PTX/cubin for all kernels instead of one each (compile and load
+  // time).
+  pm.addPass(createTfmGpuMergeKernelModules());
+  // Inside the outlined kernels: 16x8x16 vector.contract -> ldmatrix +
+  // mma.sync (a no-op for the SIMT kernels).
+  pm.addNestedPass<gpu::GPUModuleOp>(createTfmGpuLowerContractions());
+  // Launches, allocations and copies in one stream-ordered chain per host
+  // function instead of a stream and a synchronisation per launch.
+  if (options.asyncLaunches)
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::tfm::registerGpuPipeline() {
+  registerTfmPipelinesPasses();
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "tfm-gpu-pipeline",
+      "Lowers a tfm module to NVIDIA GPU kernels (embedded cubin/PTX) and "
+      "host code in the LLVM dialect that launches them (C interface, "
+      "device-memory arguments, results as out-parameters)",
+      buildTfmGpuPipeline);
+}

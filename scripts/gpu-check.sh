@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The one-shot device check of the GPU path, in two halves.
+#
+#   scripts/gpu-check.sh prepare [CHIP]   here, no GPU needed (a few minutes):
+#       builds the tools, compiles every case with --tfm-gpu-pipeline for CHIP
+#       (default sm_90) into a saved artifact (transformer-runner
+#       --emit-artifact + scripts/gpu-artifact.sh) and computes the reference
+#       outputs of the numerics cases on the CPU path (same random weights
+#       and inputs). Everything lands in $BUILD/gpu-check.
+#   scripts/gpu-check.sh run              on the GPU machine (no network, no
+#       MLIR/LLVM needed): nvidia-smi, then every case with tfm-artifact-run:
+#       numerics against the references, timings (median of N), TFLOP/s and
+#       tokens/s. Exit status: the number of failed cases.
+#
+# What to carry to the GPU machine (ignored paths): build/gpu-check,
+# build/bin/tfm-artifact-run, build/lib/libtfm_cuda_runtime.so.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${TFM_BUILD_DIR:-$root/build}"
+out="$build/gpu-check"
+py=/usr/bin/python3
+
+# Numerics cases: NAME MODEL ENTRY PIPELINE-OPTIONS(comma-separated) ATOL
+# RTOL RESULT EXTRA-INPUT
+# (models are files under $out/models, written by write_models).
+numerics_cases() {
+  cat <<'EOF'
+tiny-gpt2-f32 tiny-gpt2 forward dtype=f32 1e-4 1e-3 logits
+tiny-gpt2-f16 tiny-gpt2 forward dtype=f16 5e-3 5e-2 logits
+tiny-gpt2-flash-f32 tiny-gpt2 forward dtype=f32,flash-attention=1 1e-4 1e-3 logits
+tiny-gpt2-sync-f32 tiny-gpt2 forward dtype=f32,async=0,row-reductions=0 1e-4 1e-3 logits
+llama-gqa-f32 llama-gqa forward dtype=f32 1e-4 1e-3 logits
+llama-gqa-f16 llama-gqa forward dtype=f16 5e-3 5e-2 logits
+llama-gqa-decode-f32 llama-gqa-kv decode dtype=f32 1e-4 1e-3 logits position=5
+mixtral-tiny-f32 mixtral-tiny forward dtype=f32 1e-4 1e-3 logits
+linear-nt-f16 linear-nt forward dtype=f16 1e-3 2e-2 y
+linear-nn-f16 linear-nn forward dtype=f16 1e-3 2e-2 y
+linear-nt-f32 linear-nt forward dtype=f32 1e-4 1e-3 y
+EOF
+}
+
+write_models() {
+  local m="$out/models"
+  mkdir -p "$m"
+  cp "$root/examples/tiny-gpt2.mlir" "$m/tiny-gpt2.mlir"
+  local hf="$root/test/Target/HuggingFace/Inputs"
+  "$build/bin/transformer-translate" --import-hf-config "$hf/llama-gqa.json" \
+    --batch 1 --seq-len 32 -o "$m/llama-gqa.mlir"
+  "$build/bin/transformer-translate" --import-hf-config "$hf/llama-gqa.json" \
+    --batch 1 --seq-len 16 --kv-cache 32 -o "$m/llama-gqa-kv.mlir"
+  "$build/bin/transformer-translate" --import-hf-config "$hf/mixtral-tiny.json" \
+    --batch 1 --seq-len 16 -o "$m/mixtral-tiny.mlir"
+  "$build/bin/transformer-translate" --import-hf-config "$hf/gpt2-small.json" \
+    --batch 1 --seq-len 128 --kv-cache 256 -o "$m/gpt2-small.mlir"
+  # One projection, 256 x 256 x 256, both weight layouts: the tensor-core
+  # kernel with f16 operands.
+  linear "$m/linear-nt.mlir" 256 256 256 out_in
+  linear "$m/linear-nn.mlir" 256 256 256 in_out
+  linear "$m/gemm-4096.mlir" 4096 4096 4096 out_in
+  # Causal attention alone, [1, H, S, d] with H * d = 2048.
+  for s in 512 1024 2048; do
+    for d in 64 128; do
+      attention "$m/attn-s$s-d$d.mlir" "$s" "$d" $((2048 / d))
+    done
+  done
+}
+
+# linear FILE M N K LAYOUT: y[1, M, N] = x[1, M, K] W.
+linear() {
+  local w
+  if [ "$5" = out_in ]; then w="$3x$4"; else w="$4x$3"; fi
+  cat > "$1" <<EOF
+func.func @forward(%x: tensor<1x$2x$4xf32> {tfm.input = "x"},
+                   %w: tensor<${w}xf32> {tfm.param = "w"})
+    -> (tensor<1x$2x$3xf32> {tfm.output = "y"}) {
+  %y = tfm.linear %x, %w {layout = #tfm.layout<$5>} : (tensor<1x$2x$4xf32>, tensor<${w}xf32>) -> tensor<1x$2x$3xf32>
+  return %y : tensor<1x$2x$3xf32>
+}
+EOF
+}
+
+# attention FILE S D H
+attention() {
+  local t="tensor<1x$4x$2x$3xf32>"
+  cat > "$1" <<EOF
+func.func @forward(%q: $t {tfm.input = "q"}, %k: $t {tfm.input = "k"},
+                   %v: $t {tfm.input = "v"}) -> ($t {tfm.output = "o"}) {
+  %o = tfm.attention %q, %k, %v : ($t, $t, $t) -> $t
+  return %o : $t
+}
+EOF
+}
+
+# Inputs of entry $3 of model $1 into dir $2: ids within the vocabulary,
+# or small random floats.
+make_inputs() {
+  "$py" - "$1" "$2" "$3" <<'EOF'
+import re, sys
+import numpy as np
+model, outdir, entry = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(model).read()
+# The entry's signature only: entries differ in their input shapes.
+text = text[text.index(f"func.func @{entry}("):]
+text = text[:text.index("{\n")]
+rng = np.random.default_rng(7)
+for m in re.finditer(r'%\w+: tensor<([0-9x]+)x(\w+)> \{tfm\.input = "(\w+)"', text):
+    shape = [int(d) for d in m.group(1).split("x")]
+    dtype, name = m.group(2), m.group(3)
+    if dtype == "i64":
+        np.save(f"{outdir}/{name}.npy", rng.integers(0, 32, size=shape, dtype=np.int64))
+    else:
+        np.save(f"{outdir}/{name}.npy", (rng.random(shape, dtype=np.float32) - 0.5))
+EOF
+}
+
+input_flags() {
+  local dir="$1" flags=""
+  for f in "$dir"/inputs/*.npy; do
+    [ -e "$f" ] || continue
+    local name
+    name="$(basename "$f" .npy)"
+    flags="$flags --input $name=$f"
+  done
+  echo "$flags"
+}
+
+prepare() {
+  local chip="${1:-sm_90}"
+  local t0=$SECONDS
+  TFM_BUILD_DIR="$build" bash "$root/scripts/build.sh" transformer-runner \
+    transformer-opt transformer-translate tfm-artifact-run tfm_cuda_runtime \
+    >/dev/null
+  rm -rf "$out"
+  mkdir -p "$out"
+  write_models
+  echo "chip $chip" > "$out/target.txt"
+  local runner="$build/bin/transformer-runner"
+
+  numerics_cases | while read -r name model entry options atol rtol result extra; do
+    local dir="$out/$name"
+    mkdir -p "$dir/inputs"
+    make_inputs "$out/models/$model.mlir" "$dir/inputs" "$entry"
+    local inputs extra_flags=""
+    inputs="$(input_flags "$dir")"
+    [ -n "$extra" ] && extra_flags="--input $extra"
+    # The reference: the CPU path, same weights (seed 1) and inputs.
+    "$runner" "$out/models/$model.mlir" --entry "$entry" --random-weights 1 \
+      $inputs $extra_flags --output "$result=$dir/ref.npy" --print-values 0 \
+      >/dev/null
+    "$py" -c "import numpy, sys; numpy.load(sys.argv[1]).astype(numpy.float32).tofile(sys.argv[2])" \
+      "$dir/ref.npy" "$dir/ref.bin"
+    "$runner" "$out/models/$model.mlir" --entry "$entry" --random-weights 1 \
+      $inputs $extra_flags --device cuda --chip "$chip" \
+      --pipeline-options="${options//,/ }" --emit-artifact "$dir/artifact" >/dev/null
+    bash "$root/scripts/gpu-artifact.sh" "$dir/artifact" "$build" >/dev/null
+    rm -rf "$dir/artifact/model.ll" "$dir/artifact/model.o" "$dir/inputs" \
+      "$dir/ref.npy"
+    echo "numerics $name $result $atol $rtol" >> "$out/cases.txt"
+    echo "prepared $name"
+  done
+
+  # Timing cases: no data (random values on the device), FLOPs for TFLOP/s.
+  timing() { # NAME MODEL ENTRY OPTIONS FLOPS TOKENS EXTRA
+    local dir="$out/$1"
+    mkdir -p "$dir/inputs"
+    make_inputs "$out/models/$2.mlir" "$dir/inputs" "$3"
+    local inputs extra_flags=""
+    inputs="$(input_flags "$dir")"
+    [ -n "${7:-}" ] && extra_flags="--input $7"
+    "$runner" "$out/models/$2.mlir" --entry "$3" --random-weights 1 $inputs \
+      $extra_flags --device cuda --chip "$chip" --pipeline-options="$4" \
+      --emit-artifact "$dir/artifact" --emit-artifact-data=0 >/dev/null
+    bash "$root/scripts/gpu-artifact.sh" "$dir/artifact" "$build" >/dev/null
+    rm -rf "$dir/artifact/model.ll" "$dir/artifact/model.o" "$dir/inputs"
+    echo "timing $1 $5 $6" >> "$out/cases.txt"
+    echo "prepared $1"
+  }
+  timing gemm-4096-f16 gemm-4096 forward dtype=f16 $((2 * 4096 * 4096 * 4096)) 0
+  for s in 512 1024 2048; do
+    for d in 64 128; do
+      # Causal: half of 4 * H * S^2 * d multiply-adds counted as FLOPs.
+      timing "attn-s$s-d$d" "attn-s$s-d$d" forward dtype=f32 \
+        $((2 * (2048 / d) * s * s * d)) 0
+    done
+  done
+  timing gpt2-small-prefill gpt2-small prefill dtype=f16 0 128 position=0
+  timing gpt2-small-decode gpt2-small decode dtype=f16 0 1 position=128
+  echo "gpu-check prepare: $(du -sh "$out" | cut -f1) in $out, $((SECONDS - t0)) s"
+}
+
+run() {
+  local tool="$build/bin/tfm-artifact-run" failed=0
+  [ -f "$out/cases.txt" ] || { echo "no $out/cases.txt: run 'prepare' first"; exit 1; }
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+    --format=csv || true
+  echo "compiled for: $(cat "$out/target.txt")"
+  while read -r kind name a b c; do
+    local dir="$out/$name/artifact" log
+    if [ "$kind" = numerics ]; then
+      log="$(timeout 120 "$tool" "$dir" --repeat 5 --check "$a=$out/$name/ref.bin" \
+        --atol "$b" --rtol "$c" 2>&1)" || failed=$((failed + 1))
+    else
+      local flags=(--random --repeat 10)
+      [ "$a" != 0 ] && flags+=(--flops "$a")
+      log="$(timeout 300 "$tool" "$dir" "${flags[@]}" 2>&1)" || failed=$((failed + 1))
+      if [ "$b" != 0 ]; then
+        local ms
+        ms="$(echo "$log" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')"
+        [ -n "$ms" ] && log="$log
+$name: $(awk -v t="$b" -v ms="$ms" 'BEGIN { printf "%.1f tokens/s", t / (ms / 1000) }')"
+      fi
+    fi
+    echo "== $name"
+    echo "$log"
+  done < "$out/cases.txt"
+  echo "gpu-check: $failed failed case(s)"
+  exit "$failed"
+}
+
+case "${1:-}" in
+  prepare) prepare "${2:-sm_90}" ;;
+  run) run ;;
+  *) echo "usage: $0 prepare [CHIP] | run"; exit 2 ;;
+esac

@@ -1,0 +1,67 @@
+// RUN: transformer-opt %s --tfm-gpu-tensor-core-matmul -split-input-file | FileCheck %s
+
+// An f16 matmul with a transposed ([N, K]) B becomes a call of a kernel for
+// its shape: 64x64 tiles of C per block (grid 4 x 2), 128 threads, A and B
+// tiles in two workgroup-memory slots filled with cp.async, a two-stage
+// pipeline (prefetch step i + 1, wait for step i with one group in flight,
+// 16x8x16 contractions), then the last step.
+// CHECK-LABEL: func.func @nt(
+// CHECK-SAME: %[[A:.*]]: memref<128x64xf16>, %[[B:.*]]: memref<256x64xf16>, %[[C:.*]]: memref<128x256xf32>)
+// CHECK: call @tfm_mma_matmul_128x256x64_nt(%[[A]], %[[B]], %[[C]])
+// CHECK-NOT: linalg.matmul
+// CHECK: func.func private @tfm_mma_matmul_128x256x64_nt(
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C4]], {{.*}} = %[[C2]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[C128]], {{.*}}) workgroup(%[[SA:.*]] : memref<2x64x32xf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<2x64x32xf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-8: vector.transfer_read %{{.*}} : memref<128x256xf32>, vector<16x8xf32>
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}[%c0,
+// CHECK: %[[FIRST:.*]] = nvgpu.device_async_create_group
+// CHECK: scf.for
+// CHECK-COUNT-4: nvgpu.device_async_copy
+// CHECK: %[[NEXT:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[NEXT]] {numGroups = 1 : i32}
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: vector.contract
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %[[FIRST]] {numGroups = 0 : i32}
+// CHECK: gpu.barrier
+// CHECK-COUNT-16: vector.contract
+// CHECK-COUNT-8: vector.transfer_write
+func.func @nt(%a: memref<128x64xf16>, %b: memref<256x64xf16>, %c: memref<128x256xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %b : memref<128x64xf16>, memref<256x64xf16>) outs(%c : memref<128x256xf32>)
+  return
+}
+
+// -----
+
+// B as [K, N]: read transposed (ldmatrix.trans once converted). Two calls of
+// one shape share the kernel.
+// CHECK-LABEL: func.func @nn(
+// CHECK: call @tfm_mma_matmul_64x64x32_nn(
+// CHECK: call @tfm_mma_matmul_64x64x32_nn(
+// CHECK: func.func private @tfm_mma_matmul_64x64x32_nn(
+// CHECK: vector.transfer_read {{.*}}permutation_map{{.*}} : memref<2x32x64xf16, #gpu.address_space<workgroup>>, vector<8x16xf16>
+// CHECK-NOT: func.func private @tfm_mma_matmul
+func.func @nn(%a: memref<64x32xf16>, %b: memref<32x64xf16>, %c: memref<64x64xf32>, %d: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf16>, memref<32x64xf16>) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf16>, memref<32x64xf16>) outs(%d : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Left to the SIMT path: M not a multiple of 64, f32 operands, bf16 operands.
+// CHECK-LABEL: func.func @unsupported(
+// CHECK-COUNT-3: linalg.matmul
+// CHECK-NOT: call
+func.func @unsupported(%a: memref<8x32xf16>, %b: memref<32x64xf16>, %c: memref<8x64xf32>,
+                       %af: memref<64x32xf32>, %bf: memref<32x64xf32>, %cf: memref<64x64xf32>,
+                       %ab: memref<64x32xbf16>, %bb: memref<32x64xbf16>) {
+  linalg.matmul ins(%a, %b : memref<8x32xf16>, memref<32x64xf16>) outs(%c : memref<8x64xf32>)
+  linalg.matmul ins(%af, %bf : memref<64x32xf32>, memref<32x64xf32>) outs(%cf : memref<64x64xf32>)
+  linalg.matmul ins(%ab, %bb : memref<64x32xbf16>, memref<32x64xbf16>) outs(%cf : memref<64x64xf32>)
+  return
+}
