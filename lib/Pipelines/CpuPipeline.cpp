@@ -32,14 +32,7 @@ using namespace mlir;
 void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   // tfm -> linalg on tensors (CommonStages.cpp).
-  TfmToLinalgStageOptions common;
-  common.verifyContracts = options.verifyContracts;
-  common.fuseQKV = options.fuseQKV;
-  common.flashAttention = options.flashAttention;
-  common.flashQueryTile = options.flashQueryTile;
-  common.flashKeyTile = options.flashKeyTile;
-  common.flashCausalSkip = options.flashCausalSkip;
-  buildTfmToLinalgStage(pm, common);
+  buildTfmToLinalgStage(pm, getTfmToLinalgStageOptions(options));
   if (!options.vectorize)
     return;
   ContractionTiling overrides;

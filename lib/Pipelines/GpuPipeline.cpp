@@ -46,14 +46,7 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
                                     const GpuPipelineOptions &options) {
   configureCudaHome(options.cudaHome);
 
-  TfmToLinalgStageOptions common;
-  common.verifyContracts = options.verifyContracts;
-  common.fuseQKV = options.fuseQKV;
-  common.flashAttention = options.flashAttention;
-  common.flashQueryTile = options.flashQueryTile;
-  common.flashKeyTile = options.flashKeyTile;
-  common.flashCausalSkip = options.flashCausalSkip;
-  buildTfmToLinalgStage(pm, common);
+  buildTfmToLinalgStage(pm, getTfmToLinalgStageOptions(options));
   if (options.dtype == "f16")
     pm.addPass(createTfmGpuContractionDtype());
   buildCallingConventionStage(pm);

@@ -174,6 +174,20 @@ struct TfmToLinalgStageOptions {
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const TfmToLinalgStageOptions &options);
 
+/// The stage's options from a pipeline's options of the same names.
+template <typename PipelineOptions>
+TfmToLinalgStageOptions
+getTfmToLinalgStageOptions(const PipelineOptions &options) {
+  TfmToLinalgStageOptions common;
+  common.verifyContracts = options.verifyContracts;
+  common.fuseQKV = options.fuseQKV;
+  common.flashAttention = options.flashAttention;
+  common.flashQueryTile = options.flashQueryTile;
+  common.flashKeyTile = options.flashKeyTile;
+  common.flashCausalSkip = options.flashCausalSkip;
+  return common;
+}
+
 /// The calling-convention stage both targets share: bufferization with
 /// identity layouts at function boundaries, KV caches in place, results as
 /// out-parameters, deallocation. Linalg on tensors in, memrefs out.
