@@ -106,7 +106,11 @@ static void vectorizeParallel(RewriterBase &rewriter, linalg::LinalgOp op,
     vectorizeInPlace(rewriter, *tiled);
 }
 
-/// Row reductions: outer loops by 1, the row as partial sums.
+/// Longest row, in vectors, reduced as one vector rather than partial sums.
+static constexpr int64_t kMaxWholeRowVectors = 4;
+
+/// Row reductions: outer loops by 1, the row as partial sums (or as one
+/// vector when it is short).
 static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
                                int64_t width) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -118,7 +122,13 @@ static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
       size = 0;
   FailureOr<linalg::LinalgOp> tiled =
       codegen::tile(rewriter, op, sizes, parallelRows(op));
-  if (succeeded(tiled))
+  if (failed(tiled))
+    return;
+  // A short row (flash attention's key tile, a decode step's scores) is one
+  // vector reduction; partial sums pay off only over longer rows.
+  if (ranges[last] <= kMaxWholeRowVectors * width)
+    vectorizeInPlace(rewriter, *tiled);
+  else
     vectorizeAsPartialSums(rewriter, *tiled, last, width);
 }
 

@@ -18,7 +18,7 @@
 // BUF: memref.copy %[[K]], %[[KS]]
 // BUF: %[[VS:.*]] = memref.subview %[[VC]][0, 0, %[[POS]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
 // BUF: memref.copy %[[V]], %[[VS]]
-// BUF: {{memref.subview|vector.transfer_read}} %[[KC]]
+// BUF: {{memref.subview|vector.transfer_read|memref.collapse_shape}} %[[KC]]
 // BUF: return{{$}}
 
 // The C interface: five memrefs, the position, one out-parameter.

@@ -17,16 +17,24 @@ func.func @gelu(%x: tensor<1x5x37xf32>) -> tensor<1x5x37xf32> {
   return %y : tensor<1x5x37xf32>
 }
 
-// RMSNorm over rows of 40: the sum of squares as partial sums 16 wide over
-// 32, 8 wide over the rest, each reduced once; the scaling elementwise.
+// RMSNorm over rows of 100: the sum of squares as partial sums 16 wide over
+// 96, 4 wide over the rest, each reduced once; the scaling elementwise.
 // CHECK-LABEL: func.func @rms
-// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args(%{{.*}}) -> (tensor<1x1x16xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c96 step %c16 iter_args(%{{.*}}) -> (tensor<1x1x16xf32>)
 // CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x16xf32> to vector<1x1xf32>
-// CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x8xf32> to vector<1x1xf32>
+// CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x4xf32> to vector<1x1xf32>
 // CHECK: math.rsqrt %{{.*}} : vector<1x1x16xf32>
-// CHECK: math.rsqrt %{{.*}} : vector<1x1x8xf32>
+// CHECK: math.rsqrt %{{.*}} : vector<1x1x4xf32>
 // CHECK-NOT: linalg.generic
-func.func @rms(%x: tensor<1x3x40xf32>, %w: tensor<40xf32>) -> tensor<1x3x40xf32> {
+func.func @rms(%x: tensor<1x3x100xf32>, %w: tensor<100xf32>) -> tensor<1x3x100xf32> {
+  %y = tfm.rms_norm %x, %w {epsilon = 1.0e-05 : f32} : (tensor<1x3x100xf32>, tensor<100xf32>) -> tensor<1x3x100xf32>
+  return %y : tensor<1x3x100xf32>
+}
+
+// A short row (at most 4 vectors: 40 <= 4 x 16) is reduced as one vector.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x40xf32> to vector<1x1xf32>
+func.func @short_rows(%x: tensor<1x3x40xf32>, %w: tensor<40xf32>) -> tensor<1x3x40xf32> {
   %y = tfm.rms_norm %x, %w {epsilon = 1.0e-05 : f32} : (tensor<1x3x40xf32>, tensor<40xf32>) -> tensor<1x3x40xf32>
   return %y : tensor<1x3x40xf32>
 }

@@ -86,6 +86,9 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
       front (the padding keys are masked), so every tile has a static shape.
     - Scratch is `O(tile)`: no value of `S x S_kv` elements is created.
     - f16/bf16 inputs accumulate in f32.
+    - An attention with one query row (a decode step) is left as it is: its
+      scores are one row of `S_kv` values, and tiling would only add loop
+      overhead.
     - With `transpose-keys` (default on), query tiles of at least 16 rows
       (prefill) read the keys from one transposed copy `[B, Hkv, dh, S_kv]`
       made before the loops, so each score tile is a plain `[rows x dh] x
