@@ -697,8 +697,7 @@ struct LowerVectorsPass
   }
 };
 
-/// Marks the functions OutlineLoopNestsPass created until they are llvm.func.
-static constexpr llvm::StringLiteral kOutlinedAttr = "tfm.outlined_loop_nest";
+static constexpr llvm::StringLiteral kOutlinedAttr = tfm::kOutlinedLoopNestAttr;
 
 /// Moves every top-level loop nest of a function into a function of its own,
 /// never inlined. A whole model lowers to one function with thousands of
@@ -727,15 +726,18 @@ struct OutlineLoopNestsPass
          llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
-      SmallVector<scf::ForOp> nests;
+      // Loops, and the parallel regions of threaded loops (omp.parallel):
+      // every top-level op with a body.
+      SmallVector<Operation *> nests;
       for (Block &block : func.getBody())
-        for (auto loop : block.getOps<scf::ForOp>())
-          nests.push_back(loop);
+        for (Operation &op : block)
+          if (op.getNumRegions() > 0)
+            nests.push_back(&op);
       // A few loops compile fast enough; keep small kernels whole.
       if (nests.size() < kMinNestsToOutline)
         continue;
       unsigned index = 0;
-      for (scf::ForOp loop : nests) {
+      for (Operation *loop : nests) {
         if (failed(outline(rewriter, symbols, func, loop, index++)))
           return signalPassFailure();
       }
@@ -745,16 +747,16 @@ struct OutlineLoopNestsPass
   static constexpr size_t kMinNestsToOutline = 16;
 
   LogicalResult outline(IRRewriter &rewriter, SymbolTable &symbols,
-                        func::FuncOp func, scf::ForOp loop, unsigned index) {
-    Location loc = loop.getLoc();
+                        func::FuncOp func, Operation *loop, unsigned index) {
+    Location loc = loop->getLoc();
     rewriter.setInsertionPoint(loop);
     auto wrapper =
-        scf::ExecuteRegionOp::create(rewriter, loc, loop.getResultTypes());
+        scf::ExecuteRegionOp::create(rewriter, loc, loop->getResultTypes());
     Block *body = rewriter.createBlock(&wrapper.getRegion());
-    rewriter.replaceAllUsesWith(loop.getResults(), wrapper.getResults());
+    rewriter.replaceAllUsesWith(loop->getResults(), wrapper.getResults());
     loop->moveBefore(body, body->end());
     rewriter.setInsertionPointToEnd(body);
-    scf::YieldOp::create(rewriter, loc, loop.getResults());
+    scf::YieldOp::create(rewriter, loc, loop->getResults());
     // Constants travel as constants, not arguments: loop bounds and steps
     // must stay visible to the optimiser.
     SetVector<Value> captured;
@@ -775,7 +777,7 @@ struct OutlineLoopNestsPass
     FailureOr<func::FuncOp> outlined = outlineSingleBlockRegion(
         rewriter, loc, wrapper.getRegion(), name, &call);
     if (failed(outlined))
-      return loop.emitError("cannot outline this loop nest");
+      return loop->emitError("cannot outline this loop nest");
     symbols.insert(*outlined);
     outlined->setPrivate();
     // Made no_inline once it is an llvm.func (tfm-finalize-outlined-loops):
@@ -793,7 +795,8 @@ struct OutlineLoopNestsPass
 };
 
 /// After func-to-llvm: outlined loop nests become internal and no_inline (the
-/// O3 inliner would otherwise merge every single-call function back).
+/// O3 inliner would otherwise merge every single-call function back); entries
+/// with a great many arguments are inlined into their C interface wrapper.
 struct FinalizeOutlinedLoopsPass
     : public PassWrapper<FinalizeOutlinedLoopsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FinalizeOutlinedLoopsPass)
@@ -803,8 +806,27 @@ struct FinalizeOutlinedLoopsPass
   StringRef getDescription() const final {
     return "Makes the llvm.func of outlined loop nests internal and no_inline";
   }
+  static constexpr unsigned kManyArguments = 64;
+
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<LLVM::LLVMFuncOp>()) {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+      // An entry is called only through its C interface wrapper, which
+      // passes each memref as 3 + 2 * rank scalars: a whole model's call has
+      // thousands of arguments, and SelectionDAG spends seconds lowering that
+      // one call (5.5 s of a 12-layer GPT-2's 11 s in llc). Inlined into the
+      // wrapper, the call and its argument list disappear. Entries with few
+      // arguments stay callable by name (mlir-runner's -e, tests).
+      if (!func.isExternal() && !func.isPrivate() &&
+          !func->hasAttr(kOutlinedAttr) &&
+          func.getNumArguments() > kManyArguments &&
+          module.lookupSymbol<LLVM::LLVMFuncOp>(
+              ("_mlir_ciface_" + func.getSymName()).str())) {
+        func.setAlwaysInline(true);
+        func.setLinkage(LLVM::Linkage::Internal);
+        func->removeAttr(SymbolTable::getVisibilityAttrName());
+        continue;
+      }
       if (!func->hasAttr(kOutlinedAttr))
         continue;
       func->removeAttr(kOutlinedAttr);

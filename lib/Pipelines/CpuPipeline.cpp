@@ -13,6 +13,7 @@
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -77,8 +78,11 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   // affine.apply), or casts are left unresolved.
   pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  if (options.outlineLoops)
+  if (options.outlineLoops) {
     pm.addPass(createOutlineLoopNestsPass());
+    // Identical layers give identical nests: compile each once.
+    pm.addPass(createTfmDeduplicateOutlinedFunctions());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

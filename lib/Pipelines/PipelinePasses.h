@@ -88,6 +88,11 @@ std::unique_ptr<Pass> createLowerVectorsPass();
 /// on many small functions instead of one huge one (compile time).
 std::unique_ptr<Pass> createOutlineLoopNestsPass();
 
+/// Marks the functions tfm-outline-loop-nests creates until they are
+/// llvm.func (tfm-deduplicate-outlined-functions merges only these).
+inline constexpr llvm::StringLiteral kOutlinedLoopNestAttr =
+    "tfm.outlined_loop_nest";
+
 /// After the conversion to the LLVM dialect: makes the functions of outlined
 /// loop nests internal and `no_inline`.
 std::unique_ptr<Pass> createFinalizeOutlinedLoopsPass();

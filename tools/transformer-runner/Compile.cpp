@@ -10,6 +10,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -19,6 +20,26 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
+
+/// --mlir-timing: one report at exit for everything the runner compiled,
+/// each pass manager run and the LLVM step as a nested timer.
+static TimingScope &getCompileTiming() {
+  static DefaultTimingManager manager = [] {
+    DefaultTimingManager m;
+    applyDefaultTimingManagerCLOptions(m);
+    return m;
+  }();
+  static TimingScope root = manager.getRootScope();
+  return root;
+}
+
+/// Runs `pm` on `module` with its passes timed under `name`.
+static LogicalResult runTimed(PassManager &pm, ModuleOp module,
+                              llvm::StringRef name) {
+  TimingScope scope = getCompileTiming().nest(name);
+  pm.enableTiming(scope);
+  return pm.run(module);
+}
 
 JitModule::JitModule(std::unique_ptr<ExecutionEngine> engine)
     : engine(std::move(engine)) {}
@@ -62,7 +83,7 @@ void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
   buildTfmCpuSignatureStage(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(runTimed(pm, module, "CPU signature stage")))
     fail(llvm::formatv("{0} does not pass the tfm contract checks or cannot "
                        "be lowered (see the diagnostics above)",
                        what));
@@ -79,7 +100,7 @@ void runner::runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
-  if (failed(pm.run(module)))
+  if (failed(runTimed(pm, module, "GPU signature stage")))
     fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
                        "diagnostics above)",
                        what));
@@ -126,7 +147,7 @@ runner::compileModule(ModuleOp module,
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
   buildTfmCpuCodegenStage(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(runTimed(pm, module, "CPU codegen stage")))
     fail(llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
                        "the diagnostics above)",
                        what));
@@ -143,7 +164,7 @@ void runner::lowerGpuModule(ModuleOp module,
   if (failed(applyPassManagerCLOptions(pm)))
     fail("invalid pass manager options");
   buildTfmGpuPipeline(pm, options);
-  if (failed(pm.run(module)))
+  if (failed(runTimed(pm, module, "GPU pipeline")))
     fail(llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
                        "(see the diagnostics above)",
                        what, options.chip.getValue()));
@@ -166,6 +187,7 @@ runner::compileGpuModule(ModuleOp module,
 static std::unique_ptr<JitModule>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
            bool openmp, bool initialize) {
+  TimingScope timing = getCompileTiming().nest("LLVM: optimise and generate code");
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     fail("cannot detect the host: " + llvm::toString(builder.takeError()));

@@ -45,6 +45,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -324,6 +325,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   // --help lists the runner's own options, not every LLVM backend flag.
   // An LLVM library in the process registers a hidden, undocumented
   // `-threads` of its own; the runner's --threads takes the name over.

@@ -162,4 +162,25 @@ def TfmGpuLowerContractions : Pass<"tfm-gpu-lower-contractions",
   let dependentDialects = ["nvgpu::NVGPUDialect", "gpu::GPUDialect"];
 }
 
+
+def TfmDeduplicateOutlinedFunctions
+    : Pass<"tfm-deduplicate-outlined-functions", "ModuleOp"> {
+  let summary = "Merges outlined loop-nest functions with identical bodies";
+  let description = [{
+    Every layer of a model lowers to the same loop nests over different
+    buffers. After `tfm-outline-loop-nests` each nest is a private function
+    whose buffers are arguments (constants are cloned in), so the twelve
+    layers of a 12-layer model give twelve copies of each function that
+    differ only in their names. This pass keeps one function per distinct
+    body and signature and points every call at it: the rest of the
+    pipeline and LLVM then see one layer's code, and compile time no longer
+    grows with depth.
+
+    Two functions are merged when they have the same type and their bodies
+    print the same (generic form, locations ignored). Only functions
+    marked `tfm.outlined_loop_nest` are considered: entry points and
+    functions a user wrote are never merged.
+  }];
+}
+
 #endif // TFM_PIPELINES_PASSES_TD
