@@ -61,6 +61,12 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
 
   // Bufferize with the calling convention (CommonStages.cpp).
   buildCallingConventionStage(pm);
+  // Each loop nest (and each linalg op left for loops) in a function of its
+  // own; identical layers give identical nests, compiled once from here on.
+  if (options.outlineLoops) {
+    pm.addPass(createOutlineLoopNestsPass());
+    pm.addPass(createTfmDeduplicateOutlinedFunctions());
+  }
   // Independent tiles (scf.forall: GEMM cache blocks, flash attention's
   // batch x head group x query tile) become OpenMP worksharing loops, or
   // sequential loops without threads.
@@ -78,11 +84,6 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   // affine.apply), or casts are left unresolved.
   pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  if (options.outlineLoops) {
-    pm.addPass(createOutlineLoopNestsPass());
-    // Identical layers give identical nests: compile each once.
-    pm.addPass(createTfmDeduplicateOutlinedFunctions());
-  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

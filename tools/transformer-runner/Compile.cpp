@@ -23,7 +23,7 @@ using namespace mlir::tfm::runtime;
 
 /// --mlir-timing: one report at exit for everything the runner compiled,
 /// each pass manager run and the LLVM step as a nested timer.
-static TimingScope &getCompileTiming() {
+TimingScope &runner::getCompileTiming() {
   static DefaultTimingManager manager = [] {
     DefaultTimingManager m;
     applyDefaultTimingManagerCLOptions(m);

@@ -19,7 +19,12 @@
 namespace mlir {
 class ExecutionEngine;
 class ModuleOp;
+class TimingScope;
 namespace tfm::runner {
+
+/// The root of --mlir-timing's report (one at exit): the importer, each
+/// pipeline stage and the LLVM step nest their timers under it.
+TimingScope &getCompileTiming();
 
 /// A `_mlir_ciface_` wrapper called through the ExecutionEngine's packed
 /// interface: one pointer per C-interface argument.

@@ -19,6 +19,7 @@
 #include "tfm/Target/HuggingFace/ImportModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -528,8 +529,11 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   importOptions.batch = tokens.batch;
   importOptions.seqLen = tokens.seqLen;
   importOptions.kvCacheLength = options.generate ? maxSeqLen : 0;
-  OwningOpRef<ModuleOp> module =
-      check(hf::importModel(context, config, importOptions));
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope timing = getCompileTiming().nest("import config.json");
+    module = check(hf::importModel(context, config, importOptions));
+  }
 
   Target pipeline;
   if (options.gpuChip.empty()) {
