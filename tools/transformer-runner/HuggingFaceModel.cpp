@@ -377,6 +377,97 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
                                compileMs, runMs);
 }
 
+/// Runs the prompt through @prefill, whose input_ids hold `chunk` tokens per
+/// sequence, at positions 0, chunk, 2 * chunk, ... of the KV cache: one
+/// compiled entry serves every prompt length. A last, partial chunk is
+/// padded at its end while the padded positions fit the cache (the padding's
+/// keys and values land in slots that decoding overwrites before any query
+/// can see them: causal attention reads only positions <= its own), or else
+/// starts early, at `prompt - chunk`, recomputing tokens already cached.
+/// `onChunk(window, first, end)` gets each call's logits rows [first, end):
+/// row r is the logits of the prompt position `window + r`, each position
+/// exactly once.
+static void prefillInChunks(
+    Entry &prefill, const std::function<void()> &call, const TokenIds &tokens,
+    int64_t cacheLength,
+    llvm::function_ref<void(int64_t window, int64_t first, int64_t end)>
+        onChunk) {
+  int64_t batch = tokens.batch, prompt = tokens.seqLen;
+  int64_t chunk = prefill.sig.arguments[prefill.idsArgument].shape[1];
+  int64_t *ids = prefill.getIds();
+  for (int64_t start = 0; start < prompt; start += chunk) {
+    int64_t window = start;
+    if (start + chunk > prompt && start + chunk > cacheLength)
+      window = prompt - chunk; // >= 0: the cache holds at least one chunk.
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < chunk; ++i) {
+        // Padding repeats the last token: any valid id would do.
+        int64_t t = std::min(window + i, prompt - 1);
+        ids[b * chunk + i] = tokens.ids[b * prompt + t];
+      }
+    prefill.frame->getIndex(prefill.positionArgument) = window;
+    call();
+    onChunk(window, start - window, std::min(prompt, window + chunk) - window);
+  }
+}
+
+/// The prompt's logits [B, S, V] from @prefill run in chunks (no @forward):
+/// what --prefill-chunk gives without --generate.
+static void runChunkedForward(ModuleOp module,
+                              const HuggingFaceRunOptions &options,
+                              Target &pipeline, ModelBindings &bindings,
+                              const hf::ModelConfig &config,
+                              const TokenIds &tokens, int64_t maxSeqLen) {
+  for (llvm::StringRef unused : {"forward", "decode"})
+    if (auto func = module.lookupSymbol<func::FuncOp>(unused))
+      func.erase();
+  pipeline.runSignaturePasses(module, options.configPath);
+  EntrySignature sig = check(getEntrySignature(module, "prefill"));
+  if (bindings.weights.file)
+    warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,
+                      config, {&sig});
+  int64_t batch = tokens.batch, prompt = tokens.seqLen, vocab = config.vocabSize;
+  int64_t chunk = options.prefillChunk;
+  Entry prefill = bindEntry(std::move(sig), bindings, batch, chunk, vocab);
+  if (!prefill.hasPosition)
+    fail("internal error: the imported @prefill takes no position");
+
+  Clock::time_point compileStart = Clock::now();
+  std::unique_ptr<JitModule> jit = pipeline.compile(
+      module, {&prefill.sig}, options.sharedLibs, options.configPath);
+  std::function<void()> call =
+      pipeline.bind(jit->lookup("prefill"), *prefill.frame);
+  double compileMs = millisecondsSince(compileStart);
+
+  std::vector<float> logits(batch * prompt * vocab);
+  int64_t chunks = 0;
+  Clock::time_point start = Clock::now();
+  prefillInChunks(prefill, call, tokens, maxSeqLen,
+                  [&](int64_t window, int64_t first, int64_t end) {
+                    ++chunks;
+                    for (int64_t b = 0; b < batch; ++b)
+                      std::copy(prefill.getLogits() +
+                                    (b * chunk + first) * vocab,
+                                prefill.getLogits() + (b * chunk + end) * vocab,
+                                logits.begin() +
+                                    (b * prompt + window + first) * vocab);
+                  });
+  double runMs = millisecondsSince(start);
+
+  EntryResult result = prefill.sig.results[prefill.logitsResult];
+  result.shape = {batch, prompt, vocab};
+  reportResult(result, reinterpret_cast<const char *>(logits.data()),
+               options.printCount);
+  if (!options.logitsPath.empty())
+    writeResult(result, reinterpret_cast<const char *>(logits.data()),
+                options.logitsPath);
+  llvm::outs() << llvm::format("compile: %.1f ms; prefill: %.3f ms (%lld "
+                               "chunk(s) of %lld, KV cache of %lld "
+                               "positions)\n",
+                               compileMs, runMs, (long long)chunks,
+                               (long long)chunk, (long long)maxSeqLen);
+}
+
 static void runGeneration(ModuleOp module,
                           const HuggingFaceRunOptions &options,
                           Target &pipeline, ModelBindings &bindings,
@@ -394,12 +485,12 @@ static void runGeneration(ModuleOp module,
   if (bindings.weights.file)
     warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,
                       config, {&prefillSig, &decodeSig});
+  int64_t chunk = options.prefillChunk ? options.prefillChunk : prompt;
   Entry prefill =
-      bindEntry(std::move(prefillSig), bindings, batch, prompt, vocab);
+      bindEntry(std::move(prefillSig), bindings, batch, chunk, vocab);
   Entry decode = bindEntry(std::move(decodeSig), bindings, batch, 1, vocab);
   if (!prefill.hasPosition || !decode.hasPosition)
     fail("internal error: the imported @prefill/@decode take no position");
-  std::copy(tokens.ids.begin(), tokens.ids.end(), prefill.getIds());
 
   Clock::time_point compileStart = Clock::now();
   std::unique_ptr<JitModule> jit =
@@ -425,13 +516,21 @@ static void runGeneration(ModuleOp module,
                          length, position, maxSeqLen));
   };
   checkRoom(0, prompt);
-  prefill.frame->getIndex(prefill.positionArgument) = 0;
+  int64_t chunks = 0;
   Clock::time_point start = Clock::now();
-  callPrefill();
+  prefillInChunks(prefill, callPrefill, tokens, maxSeqLen,
+                  [&](int64_t window, int64_t first, int64_t end) {
+                    ++chunks;
+                    if (window + end < prompt)
+                      return;
+                    // The last prompt position's logits pick the next token.
+                    for (int64_t b = 0; b < batch; ++b)
+                      out[b * total + prompt] =
+                          argmax(prefill.getLogits() +
+                                     (b * chunk + end - 1) * vocab,
+                                 vocab);
+                  });
   double prefillMs = millisecondsSince(start);
-  for (int64_t b = 0; b < batch; ++b)
-    out[b * total + prompt] =
-        argmax(prefill.getLogits() + (b * prompt + prompt - 1) * vocab, vocab);
 
   std::vector<double> stepMs;
   int64_t *decodeIds = decode.getIds();
@@ -466,8 +565,10 @@ static void runGeneration(ModuleOp module,
   }
   llvm::outs() << llvm::format("compile: %.1f ms\n", compileMs)
                << llvm::format("prefill: %.3f ms (B=%lld, %lld prompt "
-                               "tokens, KV cache of %lld positions)\n",
+                               "tokens in %lld chunk(s) of %lld, KV cache of "
+                               "%lld positions)\n",
                                prefillMs, (long long)batch, (long long)prompt,
+                               (long long)chunks, (long long)chunk,
                                (long long)maxSeqLen);
   if (!stepMs.empty())
     llvm::outs() << llvm::format(
@@ -485,8 +586,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
     fail(llvm::formatv("--generate {0}: must be positive", options.generate));
   if (!options.generate && !options.tokensPath.empty())
     fail("--output-tokens needs --generate N");
-  if (!options.generate && options.maxSeqLen)
-    fail("--max-seq-len needs --generate N");
+  if (!options.generate && !options.prefillChunk && options.maxSeqLen)
+    fail("--max-seq-len needs --generate N or --prefill-chunk C");
   if (options.generate && !options.logitsPath.empty())
     fail("--output writes the logits of @forward; with --generate, write the "
          "tokens with --output-tokens");
@@ -504,7 +605,15 @@ void runner::runHuggingFaceModel(MLIRContext &context,
                        "context of {1} ({2})",
                        tokens.seqLen, config.maxPositions,
                        config.maxPositionsField));
-  int64_t maxSeqLen = options.maxSeqLen ? options.maxSeqLen : needed;
+  // Chunked prefill: a cache sized by the model, not by this prompt, so
+  // that the compiled code is the same for every prompt that fits.
+  int64_t maxSeqLen = needed;
+  if (options.maxSeqLen)
+    maxSeqLen = options.maxSeqLen;
+  else if (options.prefillChunk)
+    maxSeqLen = std::max(
+        needed, std::min(config.maxPositions,
+                         HuggingFaceRunOptions::kDefaultMaxCache));
   if (options.maxSeqLen && (options.maxSeqLen < needed ||
                             options.maxSeqLen > config.maxPositions))
     fail(llvm::formatv("--max-seq-len {0}: must be at least the {1} "
@@ -527,8 +636,14 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   context.loadDialect<TfmDialect, func::FuncDialect>();
   hf::ImportOptions importOptions;
   importOptions.batch = tokens.batch;
-  importOptions.seqLen = tokens.seqLen;
-  importOptions.kvCacheLength = options.generate ? maxSeqLen : 0;
+  // A chunk longer than the cache could never be placed in it.
+  HuggingFaceRunOptions runOptions = options;
+  if (runOptions.prefillChunk)
+    runOptions.prefillChunk = std::min(runOptions.prefillChunk, maxSeqLen);
+  importOptions.seqLen =
+      runOptions.prefillChunk ? runOptions.prefillChunk : tokens.seqLen;
+  importOptions.kvCacheLength =
+      options.generate || options.prefillChunk ? maxSeqLen : 0;
   OwningOpRef<ModuleOp> module;
   {
     TimingScope timing = getCompileTiming().nest("import config.json");
@@ -543,8 +658,11 @@ void runner::runHuggingFaceModel(MLIRContext &context,
     pipeline.gpu->chip = options.gpuChip;
   }
   if (options.generate)
-    runGeneration(*module, options, pipeline, bindings, config, tokens,
+    runGeneration(*module, runOptions, pipeline, bindings, config, tokens,
                   maxSeqLen);
+  else if (runOptions.prefillChunk)
+    runChunkedForward(*module, runOptions, pipeline, bindings, config, tokens,
+                      maxSeqLen);
   else
     runForward(*module, options, pipeline, bindings, config, tokens);
 }

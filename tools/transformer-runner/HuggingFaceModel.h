@@ -1,9 +1,10 @@
 //===- HuggingFaceModel.h - running Hugging Face models ----------*- C++ -*-===//
 //
 // transformer-runner's config.json mode: import a Hugging Face model
-// in-process (tfm/Target/HuggingFace/ImportModel.h) at the sizes the input
-// calls for, bind its checkpoint, and either run @forward once (logits) or
-// generate greedily with @prefill and @decode over a preallocated KV cache.
+// in-process (tfm/Target/HuggingFace/ImportModel.h), bind its checkpoint,
+// and either compute the prompt's logits or generate greedily with @prefill
+// and @decode over a preallocated KV cache. With chunked prefill the
+// compiled code depends on the chunk and cache sizes, not on the prompt.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
@@ -33,8 +34,16 @@ struct HuggingFaceRunOptions {
   int64_t generate = 0;
   /// Where to write the prompt and the new tokens, [B, S + N] int64.
   std::string tokensPath;
-  /// KV cache length; 0 picks S + N.
+  /// KV cache length; 0 picks S + N, or with chunked prefill the model's
+  /// context up to kDefaultMaxCache (so that the compiled code does not
+  /// depend on the prompt).
   int64_t maxSeqLen = 0;
+  /// > 0: the prompt runs through @prefill in chunks of this many tokens
+  /// (also without `generate`: the logits then come from the chunks); 0:
+  /// @prefill takes the whole prompt (with `generate`) or @forward does.
+  int64_t prefillChunk = 0;
+  static constexpr int64_t kDefaultPrefillChunk = 64;
+  static constexpr int64_t kDefaultMaxCache = 4096;
   std::string pipelineOptions;
   /// Non-empty: run on the CUDA GPU (already initialised), compiling for
   /// this chip with the GPU pipeline; `pipelineOptions` are its options.

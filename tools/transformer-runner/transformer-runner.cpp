@@ -96,6 +96,14 @@ static cl::opt<std::string> outputTokensFile(
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0), cl::value_desc("S_max"),
     cl::desc("With --generate: positions of the KV cache (default S + N)"), cl::cat(runnerCategory));
+static cl::opt<int64_t> prefillChunk(
+    "prefill-chunk", cl::init(-1), cl::value_desc("C"),
+    cl::desc("config.json models: run the prompt through @prefill in chunks "
+             "of C tokens over the KV cache, so that one compiled model "
+             "serves every prompt length (default: 64 with --generate; "
+             "without it, @forward runs the whole prompt unless this is "
+             "given; 0: one chunk of the prompt's length)"),
+    cl::cat(runnerCategory));
 static cl::opt<std::string>
     entryName("entry", cl::value_desc("function"),
               cl::desc("Entry function (default: @forward, or the only "
@@ -308,6 +316,14 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   options.generate = generateCount;
   options.tokensPath = outputTokensFile;
   options.maxSeqLen = maxSeqLen;
+  if (prefillChunk.getNumOccurrences() && prefillChunk < 0)
+    fail(llvm::formatv("--prefill-chunk {0}: must be positive (or 0 for one "
+                       "chunk of the prompt's length)",
+                       prefillChunk));
+  if (prefillChunk.getNumOccurrences())
+    options.prefillChunk = prefillChunk;
+  else if (generateCount.getNumOccurrences())
+    options.prefillChunk = HuggingFaceRunOptions::kDefaultPrefillChunk;
   if (maxSeqLen.getNumOccurrences() && maxSeqLen <= 0)
     fail(llvm::formatv("--max-seq-len {0}: must be positive", maxSeqLen));
   if (generateCount.getNumOccurrences() && generateCount <= 0)
@@ -374,9 +390,9 @@ int main(int argc, char **argv) {
   }
   if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
       generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
-      maxSeqLen.getNumOccurrences())
-    fail("--input-ids, --prompt, --generate, --output-tokens and "
-         "--max-seq-len apply to config.json models");
+      maxSeqLen.getNumOccurrences() || prefillChunk.getNumOccurrences())
+    fail("--input-ids, --prompt, --generate, --output-tokens, --max-seq-len "
+         "and --prefill-chunk apply to config.json models");
 
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(modelFile, &message);
