@@ -2,12 +2,17 @@
 //
 // transformer-runner's config.json mode: import a Hugging Face model
 // in-process (tfm/Target/HuggingFace/ImportModel.h) at the sizes the input
-// calls for, bind its checkpoint, and either run @forward once (logits) or
-// generate greedily with @prefill and @decode over a preallocated KV cache.
+// calls for, bind its checkpoint, and either run @forward (logits) or
+// generate with @prefill and @decode over a preallocated KV cache, choosing
+// tokens with tfm/Runtime/Sampler.h (greedy unless the options or the model's
+// generation_config.json say to sample), stopping at EOS or a stop string,
+// and printing each token as it is produced.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
 #define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+
+#include "tfm/Runtime/Sampler.h"
 
 #include <cstdint>
 #include <optional>
@@ -29,8 +34,22 @@ struct HuggingFaceRunOptions {
   std::optional<std::string> prompt;
   /// Without generation: where to write @forward's logits [B, S, V] (f32).
   std::string logitsPath;
-  /// New tokens to generate greedily (0: run @forward instead).
+  /// New tokens to generate at most (0: run @forward instead, unless a
+  /// decoding control below asks for generation; the model's
+  /// generation_config.json then gives the count).
   int64_t generate = 0;
+  /// Decoding controls given on the command line; each overrides the
+  /// model's generation_config.json (GenerationConfig.h). Any of
+  /// temperature, topK, topP and seed turns sampling on unless doSample says
+  /// otherwise; a temperature of 0 means greedy.
+  std::optional<bool> doSample;
+  std::optional<float> temperature, topP, repetitionPenalty;
+  std::optional<int64_t> topK;
+  std::optional<uint64_t> seed;
+  /// Text that ends a sequence (byte-level models), with those of the model.
+  std::vector<std::string> stopStrings;
+  /// Timed warm calls of @forward (or @prefill) after the first.
+  unsigned repeat = 1;
   /// Where to write the prompt and the new tokens, [B, S + N] int64.
   std::string tokensPath;
   /// KV cache length; 0 picks S + N.
