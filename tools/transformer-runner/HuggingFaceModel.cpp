@@ -345,11 +345,13 @@ struct Target {
     else
       runner::runSignaturePasses(module, *cpu, what);
   }
+  CacheOptions cache;
+
   std::unique_ptr<JitModule>
   compile(ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
           llvm::ArrayRef<std::string> libs, llvm::StringRef what) {
     return gpu ? compileGpuModule(module, entries, *gpu, libs, what)
-               : compileModule(module, entries, *cpu, libs, what);
+               : compileModule(module, entries, *cpu, libs, what, cache);
   }
   /// Calls `function` on `frame` (host memory in and out either way).
   std::function<void()> bind(PackedFunction function, CallFrame &frame) {
@@ -402,12 +404,13 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
                 options.logitsPath);
   llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms (warm, "
                                "median of %zu, min %.3f ms, max %.3f ms); "
-                               "first call: %.3f ms; %.0f tokens/s\n",
+                               "first call: %.3f ms; %.0f tokens/s%s\n",
                                compileMs, median(runMs), runMs.size(),
                                *llvm::min_element(runMs),
                                *llvm::max_element(runMs), coldMs,
                                tokens.batch * tokens.seqLen * 1000.0 /
-                                   median(runMs));
+                                   median(runMs),
+                               describeCache(*jit).c_str());
 }
 
 namespace {
@@ -616,7 +619,8 @@ static void runGeneration(ModuleOp module,
             writeNpy(options.tokensPath, DType::I64, {batch, total}, out.data()))
       fail(llvm::toString(std::move(err)));
   }
-  llvm::outs() << llvm::format("compile: %.1f ms\n", compileMs)
+  llvm::outs() << llvm::format("compile: %.1f ms%s\n", compileMs,
+                               describeCache(*jit).c_str())
                << llvm::format("prefill: %.3f ms (B=%lld, %lld prompt "
                                "tokens, KV cache of %lld positions)\n",
                                median(prefillMs), (long long)batch,
@@ -770,6 +774,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
       check(hf::importModel(context, config, importOptions));
 
   Target pipeline;
+  pipeline.cache.enabled = options.cache;
+  pipeline.cache.directory = options.cacheDir;
   if (options.gpuChip.empty()) {
     pipeline.cpu = parsePipelineOptions(options.pipelineOptions);
   } else {
