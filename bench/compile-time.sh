@@ -3,8 +3,10 @@
 # (d 768, 12 heads, V 50257) imported from config.json with @prefill and
 # @decode over a KV cache, lowered and JIT-compiled by transformer-runner.
 # Reports, per run, the wall time of each compile step from --mlir-timing
-# (import, the CPU signature and codegen stages, LLVM), their sum, and the
-# median over runs. Extra arguments go to the runner (e.g. --no-cache).
+# (import, the CPU signature and codegen stages, LLVM, the compiled-code
+# cache), their sum, and the median over runs, for a cold compile (an empty
+# --cache-dir) and for a second run of the same model (the cache hit).
+# Extra arguments go to the runner.
 # Usage: bench/compile-time.sh [runs] [layers] [runner args...]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,10 +18,15 @@ printf '{"model_type":"gpt2","n_layer":%d,"n_embd":768,"n_head":12,"vocab_size":
 /usr/bin/python3 -c "import numpy as np; np.save('$work/ids.npy', np.arange(16, dtype=np.int64).reshape(1, 16))"
 echo "# compile time, GPT-2-small shape, $layers layers, prefill (16 tokens) + decode"
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-totals=()
-for i in $(seq "$runs"); do
+cold=(); warm=()
+for i in $(seq "$((2 * runs))"); do
+  # Odd runs start from an empty cache; even runs find the previous one's.
+  if (( i % 2 )); then kind=cold; rm -rf "$work/cache"; else kind=warm; fi
   "$runner" "$work/config.json" --random-weights 1 --input-ids "$work/ids.npy" \
-    --generate 2 --mlir-timing "$@" > "$work/out.txt" 2> "$work/timing.txt"
+    --generate 2 --mlir-timing --cache-dir "$work/cache" "$@" \
+    > "$work/out.txt" 2> "$work/timing.txt"
+  grep -q "compile: .*(cache $([ $kind = cold ] && echo miss || echo hit))" "$work/out.txt" ||
+    { echo "run $i: expected a cache $kind run:"; cat "$work/out.txt"; exit 1; }
   # Top-level timers of the report: "user (pct)  wall (pct)  name", name
   # indented by two spaces exactly (nested timers by more).
   line=$(/usr/bin/python3 - "$work/timing.txt" <<'PY'
@@ -33,8 +40,8 @@ for line in open(sys.argv[1]):
 print("; ".join(parts) + "; total %.2f" % total)
 PY
 )
-  echo "run $i: $line"
-  totals+=("${line##*total }")
+  echo "run $i ($kind): $line"
+  if [ $kind = cold ]; then cold+=("${line##*total }"); else warm+=("${line##*total }"); fi
 done
-median=$(printf '%s\n' "${totals[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-echo "median compile: $median s over $runs runs (load after: $(cut -d' ' -f1-3 /proc/loadavg))"
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median compile: cold $(median "${cold[@]}") s, second run (cache hit) $(median "${warm[@]}") s, over $runs runs each (load after: $(cut -d' ' -f1-3 /proc/loadavg))"

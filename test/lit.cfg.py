@@ -29,8 +29,15 @@ llvm_config.with_environment(
      os.path.join(config.tfm_src_root, "test", "common")],
     append_path=True)
 config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
+# The runner caches compiled code under $XDG_CACHE_HOME/tfm: tests share a
+# cache of their own, emptied at every run, and leave the user's alone.
+import shutil
+_cache_home = os.path.join(config.tfm_obj_root, "test", "xdg-cache")
+shutil.rmtree(_cache_home, ignore_errors=True)
+config.environment["XDG_CACHE_HOME"] = _cache_home
 
-tools = ["transformer-opt", "transformer-runner", "transformer-translate"]
+tools = ["transformer-opt", "transformer-runner", "transformer-translate",
+         "tfm-sample"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])

@@ -14,7 +14,9 @@
 #include "RunnerSupport.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Runtime/GenerationConfig.h"
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/Sampler.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 
@@ -22,6 +24,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -252,16 +255,6 @@ static Entry bindEntry(EntrySignature signature, ModelBindings &bindings,
 // Running
 //===----------------------------------------------------------------------===//
 
-/// The index of the largest of `count` logits, the first on ties; NaN counts
-/// as largest, as in torch.argmax.
-static int64_t argmax(const float *logits, int64_t count) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < count && !std::isnan(logits[best]); ++i)
-    if (std::isnan(logits[i]) || logits[i] > logits[best])
-      best = i;
-  return best;
-}
-
 static double median(std::vector<double> values) {
   llvm::sort(values);
   size_t n = values.size();
@@ -310,6 +303,33 @@ std::string runner::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
   return text;
 }
 
+/// The length of `bytes` without a trailing sequence that is valid so far
+/// but incomplete: decoding up to there gives the same text as decoding
+/// everything, whatever bytes follow (the decoder never looks past it).
+static size_t getCompleteUtf8Prefix(llvm::ArrayRef<uint8_t> bytes) {
+  size_t n = bytes.size();
+  // A sequence is at most 4 bytes: an incomplete one has its lead among the
+  // last 3 bytes, followed by continuation bytes only.
+  for (size_t back = 1; back <= 3 && back <= n; ++back) {
+    uint8_t lead = bytes[n - back];
+    if (lead >= 0x80 && lead < 0xC0)
+      continue;
+    size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                    : lead >= 0xE0 && lead <= 0xEF ? 3
+                    : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                   : 1;
+    if (length <= back)
+      return n;
+    // The same second-byte ranges as decodeUtf8Lossy (Unicode table 3-7).
+    uint8_t low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
+    uint8_t high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+    bool valid = back < 2 || (bytes[n - back + 1] >= low &&
+                              bytes[n - back + 1] <= high);
+    return valid ? n - back : n;
+  }
+  return n;
+}
+
 namespace {
 /// The pipeline a model is compiled with, and how its entries are called:
 /// the CPU pipeline and host memory, or the GPU pipeline and device memory
@@ -326,11 +346,13 @@ struct Target {
     else
       runner::runSignaturePasses(module, *cpu, what);
   }
+  CacheOptions cache;
+
   std::unique_ptr<JitModule>
   compile(ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
           llvm::ArrayRef<std::string> libs, llvm::StringRef what) {
     return gpu ? compileGpuModule(module, entries, *gpu, libs, what)
-               : compileModule(module, entries, *cpu, libs, what);
+               : compileModule(module, entries, *cpu, libs, what, cache);
   }
   /// Calls `function` on `frame` (host memory in and out either way).
   std::function<void()> bind(PackedFunction function, CallFrame &frame) {
@@ -363,9 +385,17 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
       pipeline.bind(jit->lookup("forward"), *forward.frame);
   double compileMs = millisecondsSince(compileStart);
 
+  // The first call is cold (page faults in the weights, first allocations
+  // of the buffer pool); the time reported is the median of the warm ones.
   Clock::time_point start = Clock::now();
   call();
-  double runMs = millisecondsSince(start);
+  double coldMs = millisecondsSince(start);
+  std::vector<double> runMs;
+  for (unsigned r = 0; r < options.repeat; ++r) {
+    start = Clock::now();
+    call();
+    runMs.push_back(millisecondsSince(start));
+  }
 
   const EntryResult &logits = forward.sig.results[forward.logitsResult];
   reportResult(logits, reinterpret_cast<const char *>(forward.getLogits()),
@@ -373,8 +403,15 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
   if (!options.logitsPath.empty())
     writeResult(logits, reinterpret_cast<const char *>(forward.getLogits()),
                 options.logitsPath);
-  llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms\n",
-                               compileMs, runMs);
+  llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms (warm, "
+                               "median of %zu, min %.3f ms, max %.3f ms); "
+                               "first call: %.3f ms; %.0f tokens/s%s\n",
+                               compileMs, median(runMs), runMs.size(),
+                               *llvm::min_element(runMs),
+                               *llvm::max_element(runMs), coldMs,
+                               tokens.batch * tokens.seqLen * 1000.0 /
+                                   median(runMs),
+                               describeCache(*jit).c_str());
 }
 
 /// Runs the prompt through @prefill, whose input_ids hold `chunk` tokens per
@@ -468,17 +505,108 @@ static void runChunkedForward(ModuleOp module,
                                (long long)chunk, (long long)maxSeqLen);
 }
 
+namespace {
+/// Prints the text or the ids of a B = 1 generation as they are produced,
+/// flushing each token; larger batches are printed at the end.
+class TokenPrinter {
+public:
+  TokenPrinter(bool text, int64_t batch) : text(text), batch(batch) {}
+
+  void begin(llvm::ArrayRef<int64_t> prompt) {
+    if (batch != 1)
+      return;
+    if (!text) {
+      llvm::outs() << "tokens[0]:";
+      llvm::outs().flush();
+      return;
+    }
+    llvm::outs() << "text: ";
+    for (int64_t id : prompt)
+      push(id);
+  }
+  void push(int64_t id) {
+    if (batch != 1)
+      return;
+    if (!text) {
+      llvm::outs() << " " << id;
+      llvm::outs().flush();
+      return;
+    }
+    // Text up to the last complete character: a character's bytes may be
+    // split over tokens.
+    pending.push_back(uint8_t(id));
+    size_t complete = getCompleteUtf8Prefix(pending);
+    std::vector<uint8_t> ready(pending.begin(), pending.begin() + complete);
+    pending.erase(pending.begin(), pending.begin() + complete);
+    llvm::outs() << decodeUtf8Lossy(ready);
+    llvm::outs().flush();
+  }
+  void end(llvm::ArrayRef<std::vector<int64_t>> sequences,
+           int64_t promptLength) {
+    if (batch == 1) {
+      llvm::outs() << decodeUtf8Lossy(pending) << "\n";
+      return;
+    }
+    for (auto [b, sequence] : llvm::enumerate(sequences)) {
+      if (text) {
+        std::vector<uint8_t> bytes(sequence.begin(), sequence.end());
+        llvm::outs() << "text[" << b << "]: " << decodeUtf8Lossy(bytes)
+                     << "\n";
+        continue;
+      }
+      llvm::outs() << "tokens[" << b << "]:";
+      for (size_t t = promptLength; t < sequence.size(); ++t)
+        llvm::outs() << " " << sequence[t];
+      llvm::outs() << "\n";
+    }
+  }
+
+private:
+  bool text;
+  int64_t batch;
+  std::vector<uint8_t> pending;
+};
+
+/// When each sequence of a batch is done: after an EOS token, or once its
+/// generated bytes (a byte-level model's text) contain a stop string.
+class StopCriteria {
+public:
+  StopCriteria(const GenerationConfig &config, int64_t batch)
+      : config(config), generated(batch), done(batch) {}
+
+  /// Records `token` of sequence `b`; true if that ends the sequence.
+  bool push(int64_t b, int64_t token) {
+    if (llvm::is_contained(config.eosTokenIds, token))
+      return done[b] = true;
+    std::string &text = generated[b];
+    text.push_back(char(uint8_t(token)));
+    for (const std::string &stop : config.stopStrings)
+      if (llvm::StringRef(text).ends_with(stop))
+        return done[b] = true;
+    return false;
+  }
+  bool isDone(int64_t b) const { return done[b]; }
+  bool allDone() const { return llvm::all_of(done, [](bool d) { return d; }); }
+
+private:
+  const GenerationConfig &config;
+  std::vector<std::string> generated;
+  std::vector<bool> done;
+};
+} // namespace
+
 static void runGeneration(ModuleOp module,
                           const HuggingFaceRunOptions &options,
                           Target &pipeline, ModelBindings &bindings,
                           const hf::ModelConfig &config,
-                          const TokenIds &tokens, int64_t maxSeqLen) {
+                          const GenerationConfig &generation,
+                          const TokenIds &tokens, int64_t count,
+                          int64_t maxSeqLen) {
   // Only the generation entries are compiled.
   if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
     forward.erase();
   pipeline.runSignaturePasses(module, options.configPath);
   int64_t batch = tokens.batch, prompt = tokens.seqLen, vocab = config.vocabSize;
-  int64_t count = options.generate;
   EntrySignature prefillSig = check(getEntrySignature(module, "prefill"));
   EntrySignature decodeSig = check(getEntrySignature(module, "decode"));
   // Unused names first: they often explain a missing tensor.
@@ -502,12 +630,11 @@ static void runGeneration(ModuleOp module,
       pipeline.bind(jit->lookup("decode"), *decode.frame);
   double compileMs = millisecondsSince(compileStart);
 
-  // out[b] = prompt[b] followed by the new tokens.
-  int64_t total = prompt + count;
-  std::vector<int64_t> out(batch * total);
+  // sequences[b]: the prompt, then the new tokens.
+  std::vector<std::vector<int64_t>> sequences(batch);
   for (int64_t b = 0; b < batch; ++b)
-    std::copy_n(tokens.ids.begin() + b * prompt, prompt,
-                out.begin() + b * total);
+    sequences[b].assign(tokens.ids.begin() + b * prompt,
+                        tokens.ids.begin() + (b + 1) * prompt);
 
   auto checkRoom = [&](int64_t position, int64_t length) {
     if (position + length > maxSeqLen)
@@ -515,90 +642,208 @@ static void runGeneration(ModuleOp module,
                          "{1} would overrun the KV cache of {2} positions",
                          length, position, maxSeqLen));
   };
+  Sampler sampler(generation.sampling);
+  StopCriteria stop(generation, batch);
+  TokenPrinter printer(options.prompt.has_value(), batch);
+  printer.begin(sequences[0]);
+  // Sequences that are done stop drawing; the rest take the next token.
+  auto choose = [&](const float *logits, int64_t rowStride) {
+    for (int64_t b = 0; b < batch; ++b) {
+      if (stop.isDone(b))
+        continue;
+      int64_t token = sampler.next(
+          llvm::ArrayRef(logits + b * rowStride, vocab), sequences[b]);
+      sequences[b].push_back(token);
+      if (b == 0)
+        printer.push(token);
+      stop.push(b, token);
+    }
+  };
+
+  // The first call of an entry is cold (page faults in the weights, the
+  // buffer pool's first allocations): timed apart from the warm ones, which
+  // rewrite the same cache positions with the same values.
   checkRoom(0, prompt);
   int64_t chunks = 0;
   Clock::time_point start = Clock::now();
-  prefillInChunks(prefill, callPrefill, tokens, maxSeqLen,
-                  [&](int64_t window, int64_t first, int64_t end) {
-                    ++chunks;
-                    if (window + end < prompt)
-                      return;
-                    // The last prompt position's logits pick the next token.
-                    for (int64_t b = 0; b < batch; ++b)
-                      out[b * total + prompt] =
-                          argmax(prefill.getLogits() +
-                                     (b * chunk + end - 1) * vocab,
-                                 vocab);
-                  });
-  double prefillMs = millisecondsSince(start);
+  // One pass over the prompt in chunks; `onChunk` sees the last one's
+  // logits, whose last real row picks the first new token.
+  int64_t lastRow = 0;
+  auto prefillPrompt = [&] {
+    chunks = 0;
+    prefillInChunks(prefill, callPrefill, tokens, maxSeqLen,
+                    [&](int64_t, int64_t, int64_t end) {
+                      ++chunks;
+                      lastRow = end - 1;
+                    });
+  };
+  prefillPrompt();
+  double coldPrefillMs = millisecondsSince(start);
+  std::vector<double> prefillMs;
+  for (unsigned r = 0; r < options.repeat; ++r) {
+    start = Clock::now();
+    prefillPrompt();
+    prefillMs.push_back(millisecondsSince(start));
+  }
+  Clock::time_point generationStart = Clock::now();
+  choose(prefill.getLogits() + lastRow * vocab, chunk * vocab);
 
   std::vector<double> stepMs;
   int64_t *decodeIds = decode.getIds();
-  for (int64_t step = 1; step < count; ++step) {
+  int64_t produced = 1;
+  for (int64_t step = 1; step < count && !stop.allDone(); ++step) {
     int64_t position = prompt + step - 1;
     checkRoom(position, 1);
+    // A finished sequence keeps feeding its last token; its logits are not
+    // read.
     for (int64_t b = 0; b < batch; ++b)
-      decodeIds[b] = out[b * total + position];
+      decodeIds[b] = sequences[b].back();
     decode.frame->getIndex(decode.positionArgument) = position;
     start = Clock::now();
     callDecode();
     stepMs.push_back(millisecondsSince(start));
-    for (int64_t b = 0; b < batch; ++b)
-      out[b * total + position + 1] =
-          argmax(decode.getLogits() + b * vocab, vocab);
+    choose(decode.getLogits(), vocab);
+    ++produced;
   }
+  double generationMs = millisecondsSince(generationStart);
+  printer.end(sequences, prompt);
 
-  if (!options.tokensPath.empty())
-    if (llvm::Error err = writeNpy(options.tokensPath, DType::I64,
-                                   {batch, total}, out.data()))
+  if (!options.tokensPath.empty()) {
+    // Rectangular [B, S + produced]: sequences that stopped early are padded
+    // with the first EOS id, as Hugging Face pads without a pad token.
+    int64_t total = prompt + produced;
+    int64_t pad = generation.eosTokenIds.empty() ? 0
+                                                 : generation.eosTokenIds[0];
+    std::vector<int64_t> out(batch * total, pad);
+    for (int64_t b = 0; b < batch; ++b)
+      std::copy(sequences[b].begin(), sequences[b].end(),
+                out.begin() + b * total);
+    if (llvm::Error err =
+            writeNpy(options.tokensPath, DType::I64, {batch, total}, out.data()))
       fail(llvm::toString(std::move(err)));
-  if (options.prompt) {
-    std::vector<uint8_t> bytes(out.begin(), out.end());
-    llvm::outs() << "text: " << decodeUtf8Lossy(bytes) << "\n";
-  } else {
-    for (int64_t b = 0; b < batch; ++b) {
-      llvm::outs() << "tokens[" << b << "]:";
-      for (int64_t t = prompt; t < total; ++t)
-        llvm::outs() << " " << out[b * total + t];
-      llvm::outs() << "\n";
-    }
   }
-  llvm::outs() << llvm::format("compile: %.1f ms\n", compileMs)
+  llvm::outs() << llvm::format("compile: %.1f ms%s\n", compileMs,
+                               describeCache(*jit).c_str())
                << llvm::format("prefill: %.3f ms (B=%lld, %lld prompt "
                                "tokens in %lld chunk(s) of %lld, KV cache of "
                                "%lld positions)\n",
-                               prefillMs, (long long)batch, (long long)prompt,
-                               (long long)chunks, (long long)chunk,
-                               (long long)maxSeqLen);
+                               median(prefillMs), (long long)batch,
+                               (long long)prompt, (long long)chunks,
+                               (long long)chunk, (long long)maxSeqLen)
+               << llvm::format("prefill, first call: %.3f ms; warm: median "
+                               "of %zu, %.0f prompt tokens/s\n",
+                               coldPrefillMs, prefillMs.size(),
+                               batch * prompt * 1000.0 / median(prefillMs));
   if (!stepMs.empty())
     llvm::outs() << llvm::format(
-        "decode: %.3f ms/token median (%zu steps, min %.3f ms, max %.3f ms)\n",
+        "decode: %.3f ms/token median (%zu steps, min %.3f ms, max %.3f ms), "
+        "%.1f tokens/s\n",
         median(stepMs), stepMs.size(), *llvm::min_element(stepMs),
-        *llvm::max_element(stepMs));
+        *llvm::max_element(stepMs), batch * 1000.0 / median(stepMs));
+  llvm::outs() << llvm::format(
+      "generated: %lld token(s) per sequence in %.1f ms after the prefill, "
+      "%.1f tokens/s\n",
+      (long long)produced, generationMs,
+      generationMs > 0 ? batch * produced * 1000.0 / generationMs : 0.0);
   printResidentMemory();
+}
+
+/// The model's generation defaults (GenerationConfig.h) overridden by the
+/// command line, checked against the vocabulary.
+static GenerationConfig
+getGenerationConfig(const HuggingFaceRunOptions &options,
+                    const hf::ModelConfig &config) {
+  GenerationConfig generation =
+      check(readGenerationDefaults(options.configPath));
+  if (!generation.ignoredFields.empty())
+    warn(llvm::formatv("{0}: generation_config.json asks for {1}, which tfm "
+                       "does not implement; ignored",
+                       options.configPath,
+                       llvm::join(generation.ignoredFields, ", ")));
+  SamplingOptions &s = generation.sampling;
+  if (options.temperature || options.topK || options.topP || options.seed)
+    s.doSample = true;
+  if (options.temperature && *options.temperature == 0)
+    s.doSample = false; // the usual spelling of greedy
+  else if (options.temperature)
+    s.temperature = *options.temperature;
+  if (options.doSample)
+    s.doSample = *options.doSample;
+  if (options.topK)
+    s.topK = *options.topK;
+  if (options.topP)
+    s.topP = *options.topP;
+  if (options.repetitionPenalty)
+    s.repetitionPenalty = *options.repetitionPenalty;
+  if (options.seed)
+    s.seed = *options.seed;
+  if (llvm::Error err = verifySamplingOptions(s))
+    fail("decoding options: " + llvm::toString(std::move(err)));
+  llvm::erase_if(generation.eosTokenIds, [&](int64_t id) {
+    if (id < config.vocabSize)
+      return false;
+    warn(llvm::formatv("{0}: the model's eos_token_id {1} (config.json or "
+                       "generation_config.json) is outside the vocabulary of "
+                       "{2}; ignored",
+                       options.configPath, id, config.vocabSize));
+    return true;
+  });
+  // Stop strings are matched on text, which only a byte-level model has.
+  bool byteLevel = config.vocabSize == 256;
+  if (!options.stopStrings.empty() && !byteLevel)
+    fail(llvm::formatv("--stop needs a byte-level model (vocabulary of 256) "
+                       "to decode text; {0} has a vocabulary of {1}",
+                       options.configPath, config.vocabSize));
+  if (!generation.stopStrings.empty() && !byteLevel) {
+    warn(llvm::formatv("{0}: stop_strings of generation_config.json need a "
+                       "byte-level model to decode text; ignored",
+                       options.configPath));
+    generation.stopStrings.clear();
+  }
+  for (const std::string &stop : options.stopStrings) {
+    if (stop.empty())
+      fail("--stop: the stop string is empty");
+    generation.stopStrings.push_back(stop);
+  }
+  return generation;
 }
 
 void runner::runHuggingFaceModel(MLIRContext &context,
                                  const HuggingFaceRunOptions &options) {
   hf::ModelConfig config = readConfig(options.configPath);
   TokenIds tokens = readIds(options, config);
-  if (options.generate < 0)
-    fail(llvm::formatv("--generate {0}: must be positive", options.generate));
-  if (!options.generate && !options.tokensPath.empty())
+  GenerationConfig generation =
+      getGenerationConfig(options, config);
+  int64_t count = options.generate;
+  bool controls = options.doSample || options.temperature || options.topK ||
+                  options.topP || options.repetitionPenalty || options.seed ||
+                  !options.stopStrings.empty();
+  if (!count && controls) {
+    std::optional<int64_t> fromModel =
+        generation.getMaxNewTokens(tokens.seqLen);
+    if (!fromModel || *fromModel < 1)
+      fail("decoding options need a number of new tokens: pass "
+           "--max-new-tokens N (the model's generation_config.json sets "
+           "neither max_new_tokens nor a max_length past the prompt)");
+    count = *fromModel;
+  }
+  if (count < 0)
+    fail(llvm::formatv("--generate {0}: must be positive", count));
+  if (!count && !options.tokensPath.empty())
     fail("--output-tokens needs --generate N");
-  if (!options.generate && !options.prefillChunk && options.maxSeqLen)
+  if (!count && options.prefillChunk <= 0 && options.maxSeqLen)
     fail("--max-seq-len needs --generate N or --prefill-chunk C");
-  if (options.generate && !options.logitsPath.empty())
+  if (count && !options.logitsPath.empty())
     fail("--output writes the logits of @forward; with --generate, write the "
          "tokens with --output-tokens");
 
   // The sizes, checked against the context here to name the options at fault.
-  int64_t needed = tokens.seqLen + options.generate;
-  if (needed > config.maxPositions && options.generate)
+  int64_t needed = tokens.seqLen + count;
+  if (needed > config.maxPositions && count)
     fail(llvm::formatv("--generate {0}: the prompt's {1} tokens and {0} new "
                        "tokens need {2} positions, more than the model's "
                        "context of {3} ({4})",
-                       options.generate, tokens.seqLen, needed,
+                       count, tokens.seqLen, needed,
                        config.maxPositions, config.maxPositionsField));
   if (needed > config.maxPositions)
     fail(llvm::formatv("the input's {0} tokens are more than the model's "
@@ -607,10 +852,12 @@ void runner::runHuggingFaceModel(MLIRContext &context,
                        config.maxPositionsField));
   // Chunked prefill: a cache sized by the model, not by this prompt, so
   // that the compiled code is the same for every prompt that fits.
+  bool chunked =
+      options.prefillChunk > 0 || (options.prefillChunk < 0 && count);
   int64_t maxSeqLen = needed;
   if (options.maxSeqLen)
     maxSeqLen = options.maxSeqLen;
-  else if (options.prefillChunk)
+  else if (chunked)
     maxSeqLen = std::max(
         needed, std::min(config.maxPositions,
                          HuggingFaceRunOptions::kDefaultMaxCache));
@@ -636,14 +883,18 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   context.loadDialect<TfmDialect, func::FuncDialect>();
   hf::ImportOptions importOptions;
   importOptions.batch = tokens.batch;
-  // A chunk longer than the cache could never be placed in it.
+  // Chunked prefill by default when generating; a chunk longer than the
+  // cache could never be placed in it.
   HuggingFaceRunOptions runOptions = options;
+  if (runOptions.prefillChunk < 0)
+    runOptions.prefillChunk =
+        count ? HuggingFaceRunOptions::kDefaultPrefillChunk : 0;
   if (runOptions.prefillChunk)
     runOptions.prefillChunk = std::min(runOptions.prefillChunk, maxSeqLen);
   importOptions.seqLen =
       runOptions.prefillChunk ? runOptions.prefillChunk : tokens.seqLen;
   importOptions.kvCacheLength =
-      options.generate || options.prefillChunk ? maxSeqLen : 0;
+      count || runOptions.prefillChunk ? maxSeqLen : 0;
   OwningOpRef<ModuleOp> module;
   {
     TimingScope timing = getCompileTiming().nest("import config.json");
@@ -651,15 +902,17 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   }
 
   Target pipeline;
+  pipeline.cache.enabled = options.cache;
+  pipeline.cache.directory = options.cacheDir;
   if (options.gpuChip.empty()) {
     pipeline.cpu = parsePipelineOptions(options.pipelineOptions);
   } else {
     pipeline.gpu = parseGpuPipelineOptions(options.pipelineOptions);
     pipeline.gpu->chip = options.gpuChip;
   }
-  if (options.generate)
-    runGeneration(*module, runOptions, pipeline, bindings, config, tokens,
-                  maxSeqLen);
+  if (count)
+    runGeneration(*module, runOptions, pipeline, bindings, config, generation,
+                  tokens, count, maxSeqLen);
   else if (runOptions.prefillChunk)
     runChunkedForward(*module, runOptions, pipeline, bindings, config, tokens,
                       maxSeqLen);
