@@ -1,5 +1,5 @@
-//===- RunnerSupport.cpp - binding and calling compiled entries -----------===//
-#include "RunnerSupport.h"
+//===- Binding.cpp - binding and calling compiled entries -----------------===//
+#include "tfm/Engine/Binding.h"
 
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
@@ -15,39 +15,36 @@
 #include <cstring>
 
 using namespace mlir::tfm;
-using namespace mlir::tfm::runner;
+using namespace mlir::tfm::engine;
 using namespace mlir::tfm::runtime;
 
-void runner::fail(const llvm::Twine &message) {
-  llvm::outs().flush();
-  llvm::errs() << "transformer-runner: error: " << message << "\n";
-  std::exit(1);
+llvm::Error engine::makeError(const llvm::Twine &message) {
+  return llvm::createStringError(message);
 }
 
-void runner::warn(const llvm::Twine &message) {
-  llvm::errs() << "transformer-runner: warning: " << message << "\n";
-}
-
-double runner::millisecondsSince(Clock::time_point start) {
+double engine::millisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
 }
 
-AlignedBuffer::AlignedBuffer(uint64_t numBytes) {
+llvm::Expected<std::unique_ptr<AlignedBuffer>>
+AlignedBuffer::allocate(uint64_t numBytes) {
   uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
-  data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
-  if (!data)
-    fail(llvm::formatv("cannot allocate {0} bytes", numBytes));
-  std::memset(data.get(), 0, rounded);
+  std::unique_ptr<AlignedBuffer> buffer(new AlignedBuffer());
+  buffer->data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
+  if (!buffer->data)
+    return makeError(llvm::formatv("cannot allocate {0} bytes", numBytes));
+  std::memset(buffer->data.get(), 0, rounded);
+  return buffer;
 }
 
 void AlignedBuffer::Free::operator()(char *p) const { std::free(p); }
 
-std::string runner::describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
+std::string engine::describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
   return (getDTypeName(dtype) + " " + formatShape(shape)).str();
 }
 
-std::string runner::describeArgument(const EntrySignature &sig, size_t i) {
+std::string engine::describeArgument(const EntrySignature &sig, size_t i) {
   const EntryArgument &arg = sig.arguments[i];
   std::string what =
       llvm::formatv("argument #{0} of @{1}", i, sig.function).str();
@@ -115,7 +112,7 @@ static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
 /// every part must have the argument's dtype and its dims except along the
 /// axis, and the parts' extents along the axis must add up.
-static void concatenateParts(const EntrySignature &sig, size_t i,
+static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
                              llvm::ArrayRef<int64_t> shape,
                              const WeightSource &weights, char *out) {
   const EntryArgument &arg = sig.arguments[i];
@@ -127,7 +124,7 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
     std::string part = weights.namePrefix + partName;
     const TensorView *view = file.lookup(part);
     if (!view)
-      fail(llvm::formatv("{0}: no tensor '{1}' (a part of the fused parameter "
+      return makeError(llvm::formatv("{0}: no tensor '{1}' (a part of the fused parameter "
                          "'{2}', {3})",
                          file.getPath(), part, arg.name,
                          describeArgument(sig, i)));
@@ -136,7 +133,7 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
     for (size_t d = 0; fits && d < shape.size(); ++d)
       fits = d == axis || view->shape[d] == shape[d];
     if (!fits)
-      fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, which cannot be "
+      return makeError(llvm::formatv("{0}: tensor '{1}' is {2} {3}, which cannot be "
                          "concatenated along axis {4} into the fused "
                          "parameter '{5}' ({6})",
                          file.getPath(), part,
@@ -147,7 +144,7 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
     views.push_back(view);
   }
   if (extent != shape[axis])
-    fail(llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
+    return makeError(llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
                        "{2} along axis {3}, but @{4} expects {5}",
                        file.getPath(), arg.name, extent, axis, sig.function,
                        describe(arg.dtype, shape)));
@@ -161,6 +158,7 @@ static void concatenateParts(const EntrySignature &sig, size_t i,
       std::memcpy(out, view->data + o * slab, slab);
       out += slab;
     }
+  return llvm::Error::success();
 }
 
 /// Packs a row-major f32 weight of `fileShape` into `layout`'s panels
@@ -185,8 +183,9 @@ static void packWeight(const PackedLayout &layout, const char *source,
 }
 
 /// Binds one parameter (not yet bound under its name).
-static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
-                                   const WeightSource &weights) {
+static llvm::Expected<BoundArgument>
+bindParameter(const EntrySignature &sig, size_t i,
+              const WeightSource &weights) {
   const EntryArgument &arg = sig.arguments[i];
   // The tensor as the weight file has it; packed afterwards if the compiled
   // code reads it in panel layout.
@@ -197,23 +196,34 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(arg.dtype));
   BoundArgument result;
   result.bound = true;
-  auto packInto = [&](const char *source) {
-    result.storage = std::make_shared<AlignedBuffer>(numBytes);
+  auto packInto = [&](const char *source) -> llvm::Error {
+    auto storage = AlignedBuffer::allocate(numBytes);
+    if (!storage)
+      return storage.takeError();
+    result.storage = std::move(*storage);
     packWeight(*arg.packed, source, result.storage->get());
     result.data = result.storage->get();
+    return llvm::Error::success();
   };
   if (!weights.file && !weights.randomSeed)
-    fail(llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
+    return makeError(llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
                        "FILE.safetensors or --random-weights SEED",
                        arg.name, describeArgument(sig, i)));
   if (!weights.file || !arg.parts.empty()) {
-    auto logical = std::make_shared<AlignedBuffer>(fileBytes);
-    if (weights.file)
-      concatenateParts(sig, i, fileShape, weights, logical->get());
-    else
+    auto allocated = AlignedBuffer::allocate(fileBytes);
+    if (!allocated)
+      return allocated.takeError();
+    std::shared_ptr<AlignedBuffer> logical = std::move(*allocated);
+    if (weights.file) {
+      if (llvm::Error err =
+              concatenateParts(sig, i, fileShape, weights, logical->get()))
+        return std::move(err);
+    } else {
       fillRandom(arg, fileShape, *weights.randomSeed, logical->get());
+    }
     if (arg.packed) {
-      packInto(logical->get());
+      if (llvm::Error err = packInto(logical->get()))
+        return std::move(err);
     } else {
       result.storage = std::move(logical);
       result.data = result.storage->get();
@@ -224,10 +234,10 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   std::string name = weights.namePrefix + arg.name;
   const TensorView *view = file.lookup(name);
   if (!view)
-    fail(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(), name,
+    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(), name,
                        describeArgument(sig, i)));
   if (view->dtype != arg.dtype || llvm::ArrayRef(view->shape) != fileShape)
-    fail(llvm::formatv("{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
+    return makeError(llvm::formatv("{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
                        file.getPath(), name,
                        getSafeTensorsDTypeName(view->dtype),
                        formatShape(view->shape), sig.function,
@@ -235,11 +245,14 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   if (arg.packed) {
     // Packing reads floats: copy a misaligned tensor first.
     if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
-      AlignedBuffer aligned(fileBytes);
-      std::memcpy(aligned.get(), view->data, fileBytes);
-      packInto(aligned.get());
-    } else {
-      packInto(view->data);
+      auto aligned = AlignedBuffer::allocate(fileBytes);
+      if (!aligned)
+        return aligned.takeError();
+      std::memcpy((*aligned)->get(), view->data, fileBytes);
+      if (llvm::Error err = packInto((*aligned)->get()))
+        return std::move(err);
+    } else if (llvm::Error err = packInto(view->data)) {
+      return std::move(err);
     }
     return result;
   }
@@ -247,7 +260,10 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   // data area as its writer chose, so copy the rare misaligned tensor.
   // The mapping is private and writable, hence the const_cast is safe.
   if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
-    result.storage = std::make_shared<AlignedBuffer>(numBytes);
+    auto storage = AlignedBuffer::allocate(numBytes);
+    if (!storage)
+      return storage.takeError();
+    result.storage = std::move(*storage);
     std::memcpy(result.storage->get(), view->data, numBytes);
     result.data = result.storage->get();
   } else {
@@ -256,10 +272,10 @@ static BoundArgument bindParameter(const EntrySignature &sig, size_t i,
   return result;
 }
 
-void runner::bindParameters(const EntrySignature &sig,
-                            const WeightSource &weights,
-                            std::vector<BoundArgument> &bound,
-                            llvm::StringMap<BoundArgument> &shared) {
+llvm::Error engine::bindParameters(const EntrySignature &sig,
+                                   const WeightSource &weights,
+                                   std::vector<BoundArgument> &bound,
+                                   llvm::StringMap<BoundArgument> &shared) {
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;
@@ -271,10 +287,15 @@ void runner::bindParameters(const EntrySignature &sig,
                            arg.packed->panel)
                  .str();
     auto it = shared.find(key);
-    if (it == shared.end())
-      it = shared.try_emplace(key, bindParameter(sig, i, weights)).first;
+    if (it == shared.end()) {
+      llvm::Expected<BoundArgument> parameter = bindParameter(sig, i, weights);
+      if (!parameter)
+        return parameter.takeError();
+      it = shared.try_emplace(key, std::move(*parameter)).first;
+    }
     bound[i] = it->second;
   }
+  return llvm::Error::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -285,7 +306,7 @@ void runner::bindParameters(const EntrySignature &sig,
 /// {allocated, aligned, offset, sizes[Rank], strides[Rank]}, identity layout.
 /// The element type does not change the layout, so one builder serves every
 /// tensor argument.
-std::vector<int64_t> runner::makeDescriptor(void *data,
+std::vector<int64_t> engine::makeDescriptor(void *data,
                                             llvm::ArrayRef<int64_t> shape) {
   size_t rank = shape.size();
   std::vector<int64_t> words(3 + 2 * rank);
@@ -315,17 +336,27 @@ static_assert(hasDescriptorLayout<1>() && hasDescriptorLayout<2>() &&
 static_assert(sizeof(StridedMemRefType<float, 0>) == 3 * sizeof(int64_t),
               "makeDescriptor must match StridedMemRefType");
 
-CallFrame::CallFrame(const EntrySignature &sig,
-                     std::vector<BoundArgument> boundArguments)
-    : sig(sig), bound(std::move(boundArguments)) {
+llvm::Expected<std::unique_ptr<CallFrame>>
+CallFrame::create(const EntrySignature &sig,
+                  std::vector<BoundArgument> boundArguments) {
+  std::unique_ptr<CallFrame> frame(
+      new CallFrame(sig, std::move(boundArguments)));
+  std::vector<BoundArgument> &bound = frame->bound;
+  auto &results = frame->results;
+  auto &descriptors = frame->descriptors;
+  auto &descriptorPointers = frame->descriptorPointers;
+  auto &packed = frame->packed;
   for (const EntryResult &r : sig.results) {
     if (r.isKVCache) {
       results.push_back(static_cast<char *>(bound[r.cacheArgument].data));
       continue;
     }
-    resultStorage.push_back(std::make_unique<AlignedBuffer>(
-        *getNumBytes(r.shape, getDTypeSize(r.dtype))));
-    results.push_back(resultStorage.back()->get());
+    auto storage =
+        AlignedBuffer::allocate(*getNumBytes(r.shape, getDTypeSize(r.dtype)));
+    if (!storage)
+      return storage.takeError();
+    frame->resultStorage.push_back(std::move(*storage));
+    results.push_back(frame->resultStorage.back()->get());
   }
   for (auto [i, arg] : llvm::enumerate(sig.arguments))
     if (arg.kind != EntryArgument::Kind::Index)
@@ -344,14 +375,14 @@ CallFrame::CallFrame(const EntrySignature &sig,
   }
   while (nextDescriptor < descriptorPointers.size())
     packed.push_back(&descriptorPointers[nextDescriptor++]);
+  return frame;
 }
 
 //===----------------------------------------------------------------------===//
 // Results
 //===----------------------------------------------------------------------===//
 
-/// Element `i` of a result as a double (for printing and conversion).
-static double loadAsDouble(const char *data, DType dtype, uint64_t i) {
+double engine::loadAsDouble(const char *data, DType dtype, uint64_t i) {
   auto load = [&](auto zero) {
     decltype(zero) value;
     std::memcpy(&value, data + i * sizeof(value), sizeof(value));
@@ -370,53 +401,4 @@ static double loadAsDouble(const char *data, DType dtype, uint64_t i) {
   case DType::Bool: return load(uint8_t()) != 0;
   }
   return 0;
-}
-
-void runner::reportResult(const EntryResult &result, const char *data,
-                          unsigned printCount) {
-  uint64_t count = *getNumBytes(result.shape, 1);
-  llvm::outs() << result.name << (result.isKVCache ? " (kv cache)" : "")
-               << ": " << formatShape(result.shape) << " "
-               << getDTypeName(result.dtype) << " [";
-  for (uint64_t i = 0, e = std::min<uint64_t>(count, printCount); i < e; ++i)
-    llvm::outs() << (i ? ", " : "")
-                 << llvm::format("%.6g", loadAsDouble(data, result.dtype, i));
-  llvm::outs() << (count > printCount ? ", ...]" : "]") << "\n";
-}
-
-void runner::writeResult(const EntryResult &result, const char *data,
-                         llvm::StringRef path) {
-  if (result.dtype != DType::F16 && result.dtype != DType::BF16) {
-    if (llvm::Error err = writeNpy(path, result.dtype, result.shape, data))
-      fail(llvm::toString(std::move(err)));
-    return;
-  }
-  uint64_t count = *getNumBytes(result.shape, 1);
-  std::vector<float> widened(count);
-  convertElements(data, result.dtype, widened.data(), DType::F32, count);
-  if (llvm::Error err =
-          writeNpy(path, DType::F32, result.shape, widened.data()))
-    fail(llvm::toString(std::move(err)));
-}
-
-void runner::printResidentMemory() {
-  // /proc files report size 0: read them as streams.
-  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
-  if (!status)
-    return;
-  auto field = [&](llvm::StringRef key) -> double {
-    llvm::StringRef text = (*status)->getBuffer();
-    size_t at = text.find(key);
-    if (at == llvm::StringRef::npos)
-      return -1;
-    long long kib = 0;
-    llvm::StringRef value = text.drop_front(at + key.size()).ltrim();
-    if (value.consumeInteger(10, kib))
-      return -1;
-    return kib / 1024.0;
-  };
-  double peak = field("VmHWM:"), now = field("VmRSS:");
-  if (peak >= 0 && now >= 0)
-    llvm::outs() << llvm::format("memory: resident %.1f MiB, peak %.1f MiB\n",
-                                 now, peak);
 }

@@ -8,12 +8,12 @@
 // (tfm/Pipelines/Pipelines.h): nothing is copied between steps.
 //
 //===----------------------------------------------------------------------===//
-#include "HuggingFaceModel.h"
-#include "Compile.h"
-#include "DeviceFrame.h"
-#include "RunnerSupport.h"
+#include "tfm/Engine/HuggingFaceModel.h"
+#include "tfm/Engine/Compile.h"
+#include "tfm/Engine/DeviceFrame.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
@@ -22,7 +22,7 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/Format.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,75 +33,80 @@
 
 using namespace mlir;
 using namespace mlir::tfm;
-using namespace mlir::tfm::runner;
+using namespace mlir::tfm::engine;
 using namespace mlir::tfm::runtime;
-
-namespace {
-/// Token ids [batch, seqLen], row-major.
-struct TokenIds {
-  int64_t batch = 0, seqLen = 0;
-  std::vector<int64_t> ids;
-};
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Inputs
 //===----------------------------------------------------------------------===//
 
-static hf::ModelConfig readConfig(llvm::StringRef path) {
+llvm::Expected<hf::ModelConfig>
+engine::readConfig(llvm::StringRef path, const WarningHandler &warn) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)
-    fail(path + ": " + buffer.getError().message());
+    return makeError(path + ": " + buffer.getError().message());
   llvm::Expected<hf::ModelConfig> config =
       hf::parseModelConfig((*buffer)->getBuffer());
   if (!config)
-    fail(path + ": " + llvm::toString(config.takeError()));
+    return makeError(path + ": " + llvm::toString(config.takeError()));
   for (const std::string &field : config->unknownFields)
     warn(path + ": " + field +
          ": unknown field, ignored; the model is built as if it were absent");
   return std::move(*config);
 }
 
-static TokenIds readIds(const HuggingFaceRunOptions &options,
-                        const hf::ModelConfig &config) {
+llvm::Expected<TokenIds> engine::getPromptIds(llvm::StringRef prompt,
+                                              const hf::ModelConfig &config,
+                                              llvm::StringRef configPath) {
+  if (config.vocabSize != 256)
+    return makeError(llvm::formatv(
+        "--prompt needs a byte-level model (vocabulary of 256, one id per "
+        "UTF-8 byte); {0} has a vocabulary of {1}: pass token ids with "
+        "--input-ids",
+        configPath, config.vocabSize));
+  if (prompt.empty())
+    return makeError("--prompt: the prompt is empty");
   TokenIds tokens;
-  if (options.prompt) {
-    if (!options.inputIdsPath.empty())
-      fail("--prompt and --input-ids are mutually exclusive");
-    if (config.vocabSize != 256)
-      fail(llvm::formatv("--prompt needs a byte-level model (vocabulary of "
-                         "256, one id per UTF-8 byte); {0} has a vocabulary "
-                         "of {1}: pass token ids with --input-ids",
-                         options.configPath, config.vocabSize));
-    if (options.prompt->empty())
-      fail("--prompt: the prompt is empty");
-    tokens.batch = 1;
-    tokens.seqLen = options.prompt->size();
-    for (char c : *options.prompt)
-      tokens.ids.push_back(static_cast<uint8_t>(c));
-    return tokens;
-  }
-  if (options.inputIdsPath.empty())
-    fail("a config.json model needs token ids: pass --input-ids ids.npy "
-         "(int64 or int32 [B, S]) or --prompt TEXT");
-  NpyArray array = check(readNpy(options.inputIdsPath));
-  if ((array.dtype != DType::I64 && array.dtype != DType::I32) ||
-      array.shape.size() != 2 || array.shape[0] < 1 || array.shape[1] < 1)
-    fail(llvm::formatv("--input-ids {0}: expected int64 or int32 token ids "
-                       "[B, S], got {1}",
-                       options.inputIdsPath,
-                       describe(array.dtype, array.shape)));
-  tokens.batch = array.shape[0];
-  tokens.seqLen = array.shape[1];
-  tokens.ids.resize(array.getNumElements());
-  convertElements(array.data, array.dtype, tokens.ids.data(), DType::I64,
-                  tokens.ids.size());
+  tokens.batch = 1;
+  tokens.seqLen = prompt.size();
+  for (char c : prompt)
+    tokens.ids.push_back(static_cast<uint8_t>(c));
+  return tokens;
+}
+
+llvm::Error engine::checkTokenIds(const TokenIds &tokens,
+                                  const hf::ModelConfig &config,
+                                  llvm::StringRef what) {
   for (auto [i, id] : llvm::enumerate(tokens.ids))
     if (id < 0 || id >= config.vocabSize)
-      fail(llvm::formatv("--input-ids {0}: element {1} is {2}, outside the "
-                         "vocabulary [0, {3})",
-                         options.inputIdsPath, i, id, config.vocabSize));
-  return tokens;
+      return makeError(llvm::formatv("{0}: element {1} is {2}, outside the "
+                                     "vocabulary [0, {3})",
+                                     what, i, id, config.vocabSize));
+  return llvm::Error::success();
+}
+
+llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
+                                                 int64_t seqLen, int64_t count,
+                                                 int64_t maxSeqLen) {
+  // The sizes, checked against the context here to name the options at fault.
+  int64_t needed = seqLen + count;
+  if (needed > config.maxPositions && count)
+    return makeError(llvm::formatv(
+        "--generate {0}: the prompt's {1} tokens and {0} new tokens need {2} "
+        "positions, more than the model's context of {3} ({4})",
+        count, seqLen, needed, config.maxPositions,
+        config.maxPositionsField));
+  if (needed > config.maxPositions)
+    return makeError(llvm::formatv("the input's {0} tokens are more than the "
+                                   "model's context of {1} ({2})",
+                                   seqLen, config.maxPositions,
+                                   config.maxPositionsField));
+  if (maxSeqLen && (maxSeqLen < needed || maxSeqLen > config.maxPositions))
+    return makeError(llvm::formatv(
+        "--max-seq-len {0}: must be at least the {1} positions of the prompt "
+        "and the new tokens and at most the model's context of {2} ({3})",
+        maxSeqLen, needed, config.maxPositions, config.maxPositionsField));
+  return maxSeqLen ? maxSeqLen : needed;
 }
 
 /// GPT2LMHeadModel checkpoints name the body's tensors "transformer.h.0...";
@@ -130,7 +135,8 @@ static bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
 /// Warns about tensors of the file that no parameter reads, as Hugging Face's
 /// loaders do: usually a checkpoint of a slightly different model, and the
 /// names help tell a misnamed tensor from a missing one.
-static void warnUnusedTensors(const SafeTensorsFile &file,
+static void warnUnusedTensors(const WarningHandler &warn,
+                              const SafeTensorsFile &file,
                               llvm::StringRef prefix,
                               const hf::ModelConfig &config,
                               llvm::ArrayRef<const EntrySignature *> entries) {
@@ -167,11 +173,11 @@ static void warnUnusedTensors(const SafeTensorsFile &file,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// What the entries of one model share: weights and KV caches by name.
+/// What the entries of one model share: weights (by name, across every
+/// compiled shape) and KV caches (by name, within one generation session).
 struct ModelBindings {
   WeightSource weights;
   llvm::StringMap<BoundArgument> params;
-  llvm::StringMap<BoundArgument> caches;
 };
 
 /// One imported entry, bound and ready to call.
@@ -193,43 +199,54 @@ struct Entry {
 
 /// Binds the entry `function` of the imported module; the importer's
 /// signature is fixed (ImportModel.h), so anything else is an internal error.
-static Entry bindEntry(EntrySignature signature, ModelBindings &bindings,
-                       int64_t batch, int64_t seqLen, int64_t vocab) {
-  Entry entry;
-  entry.sig = std::move(signature);
-  const EntrySignature &sig = entry.sig;
+static llvm::Expected<std::unique_ptr<Entry>>
+bindEntry(EntrySignature signature, ModelBindings &bindings,
+          llvm::StringMap<BoundArgument> &caches, int64_t batch,
+          int64_t seqLen, int64_t vocab) {
+  // On the heap: the frame refers to the signature.
+  auto entry = std::make_unique<Entry>();
+  entry->sig = std::move(signature);
+  const EntrySignature &sig = entry->sig;
   llvm::StringRef function = sig.function;
   std::vector<BoundArgument> bound(sig.arguments.size());
-  bindParameters(sig, bindings.weights, bound, bindings.params);
+  if (llvm::Error err =
+          bindParameters(sig, bindings.weights, bound, bindings.params))
+    return std::move(err);
   bool hasIds = false;
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind == EntryArgument::Kind::KVCache) {
-      auto it = bindings.caches.find(arg.name);
-      if (it == bindings.caches.end()) {
+      auto it = caches.find(arg.name);
+      if (it == caches.end()) {
         BoundArgument cache;
-        cache.storage = std::make_shared<AlignedBuffer>(
+        auto storage = AlignedBuffer::allocate(
             *getNumBytes(arg.shape, getDTypeSize(arg.dtype)));
+        if (!storage)
+          return storage.takeError();
+        cache.storage = std::move(*storage);
         cache.data = cache.storage->get();
         cache.bound = true;
-        it = bindings.caches.try_emplace(arg.name, std::move(cache)).first;
+        it = caches.try_emplace(arg.name, std::move(cache)).first;
       }
       bound[i] = it->second;
     } else if (arg.kind == EntryArgument::Kind::Index &&
                arg.name == "position") {
-      entry.positionArgument = i;
-      entry.hasPosition = true;
+      entry->positionArgument = i;
+      entry->hasPosition = true;
       bound[i].bound = true;
     } else if (arg.kind == EntryArgument::Kind::Input &&
                arg.name == "input_ids" && arg.dtype == DType::I64 &&
                arg.shape == llvm::ArrayRef<int64_t>{batch, seqLen}) {
-      entry.idsArgument = i;
+      entry->idsArgument = i;
       hasIds = true;
-      bound[i].storage = std::make_shared<AlignedBuffer>(batch * seqLen * 8);
+      auto storage = AlignedBuffer::allocate(batch * seqLen * 8);
+      if (!storage)
+        return storage.takeError();
+      bound[i].storage = std::move(*storage);
       bound[i].data = bound[i].storage->get();
       bound[i].bound = true;
     }
     if (!bound[i].bound)
-      fail(llvm::formatv("internal error: the imported @{0} has an "
+      return makeError(llvm::formatv("internal error: the imported @{0} has an "
                          "unexpected argument '{1}' ({2})",
                          function, arg.name, describeArgument(sig, i)));
   }
@@ -239,11 +256,14 @@ static Entry bindEntry(EntrySignature signature, ModelBindings &bindings,
   if (!hasIds || logits == sig.results.end() ||
       logits->dtype != DType::F32 ||
       logits->shape != llvm::ArrayRef<int64_t>{batch, seqLen, vocab})
-    fail(llvm::formatv("internal error: the imported @{0} does not take "
+    return makeError(llvm::formatv("internal error: the imported @{0} does not take "
                        "input_ids [{1}, {2}] and return f32 logits",
                        function, batch, seqLen));
-  entry.logitsResult = logits - sig.results.begin();
-  entry.frame = std::make_unique<CallFrame>(entry.sig, std::move(bound));
+  entry->logitsResult = logits - sig.results.begin();
+  auto frame = CallFrame::create(entry->sig, std::move(bound));
+  if (!frame)
+    return frame.takeError();
+  entry->frame = std::move(*frame);
   return entry;
 }
 
@@ -261,13 +281,7 @@ static int64_t argmax(const float *logits, int64_t count) {
   return best;
 }
 
-static double median(std::vector<double> values) {
-  llvm::sort(values);
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-std::string runner::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
+std::string engine::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
   static constexpr llvm::StringLiteral kReplacement = "\xEF\xBF\xBD";
   std::string text;
   size_t i = 0, n = bytes.size();
@@ -309,7 +323,28 @@ std::string runner::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
   return text;
 }
 
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
 namespace {
+/// A compiled entry bound to its frame: calls it with host memory in and
+/// out either way.
+struct BoundCall {
+  PackedFunction function = nullptr;
+  CallFrame *frame = nullptr;
+  std::unique_ptr<DeviceFrame> device;
+
+  llvm::Error operator()() {
+    if (!device) {
+      function(frame->getPackedArguments());
+      return llvm::Error::success();
+    }
+    return device->call(function);
+  }
+};
+
 /// The pipeline a model is compiled with, and how its entries are called:
 /// the CPU pipeline and host memory, or the GPU pipeline and device memory
 /// (DeviceFrame.h).
@@ -317,98 +352,271 @@ struct Target {
   std::unique_ptr<CpuPipelineOptions> cpu;
   std::unique_ptr<GpuPipelineOptions> gpu;
   DevicePool pool;
-  std::vector<std::unique_ptr<DeviceFrame>> frames;
+  /// The GPU options' steps that runSignaturePasses runs and then turns off,
+  /// as given: every compiled shape runs them.
+  bool gpuVerifyContracts = false, gpuFuseQKV = false;
 
-  void runSignaturePasses(ModuleOp module, llvm::StringRef what) {
-    if (gpu)
-      runner::runSignaturePasses(module, *gpu, what);
-    else
-      runner::runSignaturePasses(module, *cpu, what);
+  llvm::Error runSignaturePasses(ModuleOp module, llvm::StringRef what) {
+    if (!gpu)
+      return engine::runSignaturePasses(module, *cpu, what);
+    gpu->verifyContracts = gpuVerifyContracts;
+    gpu->fuseQKV = gpuFuseQKV;
+    return engine::runSignaturePasses(module, *gpu, what);
   }
-  std::unique_ptr<JitModule>
+  llvm::Expected<std::unique_ptr<JitModule>>
   compile(ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
           llvm::ArrayRef<std::string> libs, llvm::StringRef what) {
     return gpu ? compileGpuModule(module, entries, *gpu, libs, what)
                : compileModule(module, entries, *cpu, libs, what);
   }
-  /// Calls `function` on `frame` (host memory in and out either way).
-  std::function<void()> bind(PackedFunction function, CallFrame &frame) {
-    if (!gpu)
-      return [function, &frame] { function(frame.getPackedArguments()); };
-    frames.push_back(std::make_unique<DeviceFrame>(frame, pool));
-    DeviceFrame *device = frames.back().get();
-    return [function, device] { device->call(function); };
-  }
+  /// Looks `function` up and binds it to `entry`'s frame.
+  llvm::Error bind(JitModule &jit, llvm::StringRef function, Entry &entry,
+                   BoundCall &call);
 };
+
+
+llvm::Error Target::bind(JitModule &jit, llvm::StringRef function,
+                         Entry &entry, BoundCall &call) {
+  llvm::Expected<PackedFunction> packed = jit.lookup(function);
+  if (!packed)
+    return packed.takeError();
+  call.function = *packed;
+  call.frame = entry.frame.get();
+  if (!gpu)
+    return llvm::Error::success();
+  auto device = DeviceFrame::create(*entry.frame, pool);
+  if (!device)
+    return device.takeError();
+  call.device = std::move(*device);
+  return llvm::Error::success();
+}
 } // namespace
 
-static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
-                       Target &pipeline, ModelBindings &bindings,
-                       const hf::ModelConfig &config, const TokenIds &tokens) {
-  pipeline.runSignaturePasses(module, options.configPath);
-  EntrySignature sig = check(getEntrySignature(module, "forward"));
-  // Unused names first: they often explain a missing tensor.
-  if (bindings.weights.file)
-    warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,
-                      config, {&sig});
-  Entry forward = bindEntry(std::move(sig), bindings, tokens.batch,
-                            tokens.seqLen, config.vocabSize);
-  std::copy(tokens.ids.begin(), tokens.ids.end(), forward.getIds());
+/// The entries compiled for one shape: @forward, or @prefill and @decode
+/// with their KV caches.
+struct HuggingFaceModel::Session {
+  std::unique_ptr<JitModule> jit;
+  llvm::StringMap<BoundArgument> caches;
+  std::unique_ptr<Entry> first, decode;
+  BoundCall callFirst, callDecode;
+  int64_t kvCacheLength = 0;
+};
 
-  Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<JitModule> jit = pipeline.compile(
-      module, {&forward.sig}, options.sharedLibs, options.configPath);
-  std::function<void()> call =
-      pipeline.bind(jit->lookup("forward"), *forward.frame);
-  double compileMs = millisecondsSince(compileStart);
+struct HuggingFaceModel::State {
+  std::unique_ptr<SafeTensorsFile> file;
+  ModelBindings bindings;
+  Target pipeline;
+  bool warnedUnused = false;
+  /// (B, S, KV cache length; 0 for @forward) -> session.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Session>>
+      sessions;
+  /// omp_set_num_threads, once the OpenMP runtime is loaded.
+  void (*setNumThreads)(int) = nullptr;
+};
 
-  Clock::time_point start = Clock::now();
-  call();
-  double runMs = millisecondsSince(start);
+HuggingFaceModel::HuggingFaceModel(MLIRContext &context,
+                                   hf::ModelConfig config,
+                                   ModelOptions options, WarningHandler warn)
+    : context(context), config(std::move(config)),
+      options(std::move(options)), warn(std::move(warn)),
+      state(std::make_unique<State>()) {}
 
-  const EntryResult &logits = forward.sig.results[forward.logitsResult];
-  reportResult(logits, reinterpret_cast<const char *>(forward.getLogits()),
-               options.printCount);
-  if (!options.logitsPath.empty())
-    writeResult(logits, reinterpret_cast<const char *>(forward.getLogits()),
-                options.logitsPath);
-  llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms\n",
-                               compileMs, runMs);
+HuggingFaceModel::~HuggingFaceModel() = default;
+
+llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
+                         ModelOptions options, WarningHandler warn) {
+  std::unique_ptr<HuggingFaceModel> model(new HuggingFaceModel(
+      context, std::move(config), std::move(options), std::move(warn)));
+  State &state = *model->state;
+  const ModelOptions &opts = model->options;
+  if (!opts.weightsPath.empty() && opts.randomSeed)
+    return makeError("--weights and --random-weights are mutually exclusive");
+  if (!opts.weightsPath.empty()) {
+    auto file = SafeTensorsFile::open(opts.weightsPath);
+    if (!file)
+      return file.takeError();
+    state.file = std::move(*file);
+    state.bindings.weights.file = state.file.get();
+    state.bindings.weights.namePrefix =
+        detectNamePrefix(model->config, *state.file);
+  }
+  state.bindings.weights.randomSeed = opts.randomSeed;
+  context.loadDialect<TfmDialect, func::FuncDialect>();
+  if (opts.gpuChip.empty()) {
+    auto cpu = parsePipelineOptions(opts.pipelineOptions);
+    if (!cpu)
+      return cpu.takeError();
+    state.pipeline.cpu = std::move(*cpu);
+  } else {
+    auto gpu = parseGpuPipelineOptions(opts.pipelineOptions);
+    if (!gpu)
+      return gpu.takeError();
+    state.pipeline.gpu = std::move(*gpu);
+    state.pipeline.gpu->chip = opts.gpuChip;
+    state.pipeline.gpuVerifyContracts = state.pipeline.gpu->verifyContracts;
+    state.pipeline.gpuFuseQKV = state.pipeline.gpu->fuseQKV;
+  }
+  return model;
 }
 
-static void runGeneration(ModuleOp module,
-                          const HuggingFaceRunOptions &options,
-                          Target &pipeline, ModelBindings &bindings,
-                          const hf::ModelConfig &config,
-                          const TokenIds &tokens, int64_t maxSeqLen) {
-  // Only the generation entries are compiled.
-  if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
-    forward.erase();
-  pipeline.runSignaturePasses(module, options.configPath);
-  int64_t batch = tokens.batch, prompt = tokens.seqLen, vocab = config.vocabSize;
-  int64_t count = options.generate;
-  EntrySignature prefillSig = check(getEntrySignature(module, "prefill"));
-  EntrySignature decodeSig = check(getEntrySignature(module, "decode"));
-  // Unused names first: they often explain a missing tensor.
-  if (bindings.weights.file)
-    warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,
-                      config, {&prefillSig, &decodeSig});
-  Entry prefill =
-      bindEntry(std::move(prefillSig), bindings, batch, prompt, vocab);
-  Entry decode = bindEntry(std::move(decodeSig), bindings, batch, 1, vocab);
-  if (!prefill.hasPosition || !decode.hasPosition)
-    fail("internal error: the imported @prefill/@decode take no position");
-  std::copy(tokens.ids.begin(), tokens.ids.end(), prefill.getIds());
+llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+HuggingFaceModel::load(MLIRContext &context, ModelOptions options,
+                       WarningHandler warn) {
+  llvm::Expected<hf::ModelConfig> config =
+      readConfig(options.configPath, warn);
+  if (!config)
+    return config.takeError();
+  return create(context, std::move(*config), std::move(options),
+                std::move(warn));
+}
 
-  Clock::time_point compileStart = Clock::now();
-  std::unique_ptr<JitModule> jit =
-      pipeline.compile(module, {&prefill.sig, &decode.sig},
-                       options.sharedLibs, options.configPath);
-  std::function<void()> callPrefill =
-      pipeline.bind(jit->lookup("prefill"), *prefill.frame);
-  std::function<void()> callDecode =
-      pipeline.bind(jit->lookup("decode"), *decode.frame);
-  double compileMs = millisecondsSince(compileStart);
+void HuggingFaceModel::setThreads() const {
+  if (!options.threads)
+    return;
+  // The compiled code's parallel loops fork on the OpenMP runtime that the
+  // JIT loaded (Compile.cpp); its per-thread setting applies to the next
+  // fork from this thread.
+  if (!state->setNumThreads)
+    state->setNumThreads = reinterpret_cast<void (*)(int)>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "omp_set_num_threads"));
+  if (state->setNumThreads)
+    state->setNumThreads(int(options.threads));
+}
+
+llvm::Expected<ForwardResult>
+HuggingFaceModel::forward(const TokenIds &tokens) {
+  ForwardResult result;
+  std::unique_ptr<Session> &session =
+      state->sessions[{tokens.batch, tokens.seqLen, 0}];
+  if (!session) {
+    hf::ImportOptions importOptions;
+    importOptions.batch = tokens.batch;
+    importOptions.seqLen = tokens.seqLen;
+    auto module = hf::importModel(context, config, importOptions);
+    if (!module)
+      return module.takeError();
+    auto fresh = std::make_unique<Session>();
+    if (llvm::Error err = state->pipeline.runSignaturePasses(
+            **module, options.configPath))
+      return std::move(err);
+    auto sig = getEntrySignature(**module, "forward");
+    if (!sig)
+      return sig.takeError();
+    // Unused names first: they often explain a missing tensor.
+    if (state->file && !state->warnedUnused) {
+      warnUnusedTensors(warn, *state->file,
+                        state->bindings.weights.namePrefix, config, {&*sig});
+      state->warnedUnused = true;
+    }
+    auto entry = bindEntry(std::move(*sig), state->bindings, fresh->caches,
+                           tokens.batch, tokens.seqLen, config.vocabSize);
+    if (!entry)
+      return entry.takeError();
+    fresh->first = std::move(*entry);
+
+    Clock::time_point compileStart = Clock::now();
+    auto jit = state->pipeline.compile(**module, {&fresh->first->sig},
+                                       options.sharedLibs, options.configPath);
+    if (!jit)
+      return jit.takeError();
+    fresh->jit = std::move(*jit);
+    if (llvm::Error err = state->pipeline.bind(*fresh->jit, "forward",
+                                               *fresh->first, fresh->callFirst))
+      return std::move(err);
+    result.compileMs = millisecondsSince(compileStart);
+    session = std::move(fresh);
+  }
+  Entry &forward = *session->first;
+  std::copy(tokens.ids.begin(), tokens.ids.end(), forward.getIds());
+  setThreads();
+  Clock::time_point start = Clock::now();
+  if (llvm::Error err = session->callFirst())
+    return std::move(err);
+  result.runMs = millisecondsSince(start);
+  result.logits = forward.sig.results[forward.logitsResult];
+  result.data = forward.getLogits();
+  return result;
+}
+
+llvm::Expected<GenerationResult>
+HuggingFaceModel::generate(const TokenIds &tokens,
+                           const GenerationOptions &generation,
+                           const TokenCallback &onStep) {
+  int64_t batch = tokens.batch, prompt = tokens.seqLen,
+          vocab = config.vocabSize, count = generation.count;
+  if (count <= 0)
+    return makeError(llvm::formatv("--generate {0}: must be positive", count));
+  llvm::Expected<int64_t> maxSeqLen =
+      getKVCacheLength(config, prompt, count, generation.maxSeqLen);
+  if (!maxSeqLen)
+    return maxSeqLen.takeError();
+  GenerationResult result;
+  std::unique_ptr<Session> &session =
+      state->sessions[{batch, prompt, *maxSeqLen}];
+  if (!session) {
+    hf::ImportOptions importOptions;
+    importOptions.batch = batch;
+    importOptions.seqLen = prompt;
+    importOptions.kvCacheLength = *maxSeqLen;
+    auto module = hf::importModel(context, config, importOptions);
+    if (!module)
+      return module.takeError();
+    // Only the generation entries are compiled.
+    if (auto forward = (*module)->lookupSymbol<func::FuncOp>("forward"))
+      forward.erase();
+    auto fresh = std::make_unique<Session>();
+    fresh->kvCacheLength = *maxSeqLen;
+    if (llvm::Error err = state->pipeline.runSignaturePasses(
+            **module, options.configPath))
+      return std::move(err);
+    auto prefillSig = getEntrySignature(**module, "prefill");
+    if (!prefillSig)
+      return prefillSig.takeError();
+    auto decodeSig = getEntrySignature(**module, "decode");
+    if (!decodeSig)
+      return decodeSig.takeError();
+    // Unused names first: they often explain a missing tensor.
+    if (state->file && !state->warnedUnused) {
+      warnUnusedTensors(warn, *state->file,
+                        state->bindings.weights.namePrefix, config,
+                        {&*prefillSig, &*decodeSig});
+      state->warnedUnused = true;
+    }
+    auto prefill = bindEntry(std::move(*prefillSig), state->bindings,
+                             fresh->caches, batch, prompt, vocab);
+    if (!prefill)
+      return prefill.takeError();
+    auto decode = bindEntry(std::move(*decodeSig), state->bindings,
+                            fresh->caches, batch, 1, vocab);
+    if (!decode)
+      return decode.takeError();
+    fresh->first = std::move(*prefill);
+    fresh->decode = std::move(*decode);
+    if (!fresh->first->hasPosition || !fresh->decode->hasPosition)
+      return makeError(
+          "internal error: the imported @prefill/@decode take no position");
+
+    Clock::time_point compileStart = Clock::now();
+    auto jit = state->pipeline.compile(
+        **module, {&fresh->first->sig, &fresh->decode->sig},
+        options.sharedLibs, options.configPath);
+    if (!jit)
+      return jit.takeError();
+    fresh->jit = std::move(*jit);
+    if (llvm::Error err = state->pipeline.bind(*fresh->jit, "prefill",
+                                               *fresh->first, fresh->callFirst))
+      return std::move(err);
+    if (llvm::Error err = state->pipeline.bind(
+            *fresh->jit, "decode", *fresh->decode, fresh->callDecode))
+      return std::move(err);
+    result.compileMs = millisecondsSince(compileStart);
+    session = std::move(fresh);
+  }
+  Entry &prefill = *session->first, &decode = *session->decode;
+  std::copy(tokens.ids.begin(), tokens.ids.end(), prefill.getIds());
+  setThreads();
 
   // out[b] = prompt[b] followed by the new tokens.
   int64_t total = prompt + count;
@@ -417,130 +625,76 @@ static void runGeneration(ModuleOp module,
     std::copy_n(tokens.ids.begin() + b * prompt, prompt,
                 out.begin() + b * total);
 
-  auto checkRoom = [&](int64_t position, int64_t length) {
-    if (position + length > maxSeqLen)
-      fail(llvm::formatv("internal error: writing {0} token(s) at position "
-                         "{1} would overrun the KV cache of {2} positions",
-                         length, position, maxSeqLen));
+  auto checkRoom = [&](int64_t position, int64_t length) -> llvm::Error {
+    if (position + length > *maxSeqLen)
+      return makeError(llvm::formatv(
+          "internal error: writing {0} token(s) at position {1} would "
+          "overrun the KV cache of {2} positions",
+          length, position, *maxSeqLen));
+    return llvm::Error::success();
   };
-  checkRoom(0, prompt);
+  // The new tokens of one step, handed to `onStep`.
+  std::vector<int64_t> stepTokens(batch);
+  auto report = [&](int64_t step, int64_t position) {
+    for (int64_t b = 0; b < batch; ++b)
+      stepTokens[b] = out[b * total + position];
+    return !onStep || onStep(step, stepTokens);
+  };
+  if (llvm::Error err = checkRoom(0, prompt))
+    return std::move(err);
   prefill.frame->getIndex(prefill.positionArgument) = 0;
   Clock::time_point start = Clock::now();
-  callPrefill();
-  double prefillMs = millisecondsSince(start);
+  if (llvm::Error err = session->callFirst())
+    return std::move(err);
+  result.prefillMs = millisecondsSince(start);
   for (int64_t b = 0; b < batch; ++b)
     out[b * total + prompt] =
         argmax(prefill.getLogits() + (b * prompt + prompt - 1) * vocab, vocab);
+  int64_t generated = 1;
+  bool going = report(0, prompt);
 
-  std::vector<double> stepMs;
   int64_t *decodeIds = decode.getIds();
-  for (int64_t step = 1; step < count; ++step) {
+  for (int64_t step = 1; going && step < count; ++step) {
     int64_t position = prompt + step - 1;
-    checkRoom(position, 1);
+    if (llvm::Error err = checkRoom(position, 1))
+      return std::move(err);
     for (int64_t b = 0; b < batch; ++b)
       decodeIds[b] = out[b * total + position];
     decode.frame->getIndex(decode.positionArgument) = position;
     start = Clock::now();
-    callDecode();
-    stepMs.push_back(millisecondsSince(start));
+    if (llvm::Error err = session->callDecode())
+      return std::move(err);
+    result.stepMs.push_back(millisecondsSince(start));
     for (int64_t b = 0; b < batch; ++b)
       out[b * total + position + 1] =
           argmax(decode.getLogits() + b * vocab, vocab);
+    ++generated;
+    going = report(step, position + 1);
   }
 
-  if (!options.tokensPath.empty())
-    if (llvm::Error err = writeNpy(options.tokensPath, DType::I64,
-                                   {batch, total}, out.data()))
-      fail(llvm::toString(std::move(err)));
-  if (options.prompt) {
-    std::vector<uint8_t> bytes(out.begin(), out.end());
-    llvm::outs() << "text: " << decodeUtf8Lossy(bytes) << "\n";
-  } else {
-    for (int64_t b = 0; b < batch; ++b) {
-      llvm::outs() << "tokens[" << b << "]:";
-      for (int64_t t = prompt; t < total; ++t)
-        llvm::outs() << " " << out[b * total + t];
-      llvm::outs() << "\n";
-    }
-  }
-  llvm::outs() << llvm::format("compile: %.1f ms\n", compileMs)
-               << llvm::format("prefill: %.3f ms (B=%lld, %lld prompt "
-                               "tokens, KV cache of %lld positions)\n",
-                               prefillMs, (long long)batch, (long long)prompt,
-                               (long long)maxSeqLen);
-  if (!stepMs.empty())
-    llvm::outs() << llvm::format(
-        "decode: %.3f ms/token median (%zu steps, min %.3f ms, max %.3f ms)\n",
-        median(stepMs), stepMs.size(), *llvm::min_element(stepMs),
-        *llvm::max_element(stepMs));
-  printResidentMemory();
+  // Keep [B, S + generated] when the callback stopped early.
+  result.batch = batch;
+  result.promptLength = prompt;
+  result.generated = generated;
+  result.kvCacheLength = *maxSeqLen;
+  int64_t kept = prompt + generated;
+  result.tokens.resize(batch * kept);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(out.begin() + b * total, kept,
+                result.tokens.begin() + b * kept);
+  return result;
 }
 
-void runner::runHuggingFaceModel(MLIRContext &context,
-                                 const HuggingFaceRunOptions &options) {
-  hf::ModelConfig config = readConfig(options.configPath);
-  TokenIds tokens = readIds(options, config);
-  if (options.generate < 0)
-    fail(llvm::formatv("--generate {0}: must be positive", options.generate));
-  if (!options.generate && !options.tokensPath.empty())
-    fail("--output-tokens needs --generate N");
-  if (!options.generate && options.maxSeqLen)
-    fail("--max-seq-len needs --generate N");
-  if (options.generate && !options.logitsPath.empty())
-    fail("--output writes the logits of @forward; with --generate, write the "
-         "tokens with --output-tokens");
-
-  // The sizes, checked against the context here to name the options at fault.
-  int64_t needed = tokens.seqLen + options.generate;
-  if (needed > config.maxPositions && options.generate)
-    fail(llvm::formatv("--generate {0}: the prompt's {1} tokens and {0} new "
-                       "tokens need {2} positions, more than the model's "
-                       "context of {3} ({4})",
-                       options.generate, tokens.seqLen, needed,
-                       config.maxPositions, config.maxPositionsField));
-  if (needed > config.maxPositions)
-    fail(llvm::formatv("the input's {0} tokens are more than the model's "
-                       "context of {1} ({2})",
-                       tokens.seqLen, config.maxPositions,
-                       config.maxPositionsField));
-  int64_t maxSeqLen = options.maxSeqLen ? options.maxSeqLen : needed;
-  if (options.maxSeqLen && (options.maxSeqLen < needed ||
-                            options.maxSeqLen > config.maxPositions))
-    fail(llvm::formatv("--max-seq-len {0}: must be at least the {1} "
-                       "positions of the prompt and the new tokens and at "
-                       "most the model's context of {2} ({3})",
-                       options.maxSeqLen, needed, config.maxPositions,
-                       config.maxPositionsField));
-
-  ModelBindings bindings;
-  std::unique_ptr<SafeTensorsFile> file;
-  if (!options.weightsPath.empty() && options.randomSeed)
-    fail("--weights and --random-weights are mutually exclusive");
-  if (!options.weightsPath.empty()) {
-    file = check(SafeTensorsFile::open(options.weightsPath));
-    bindings.weights.file = file.get();
-    bindings.weights.namePrefix = detectNamePrefix(config, *file);
-  }
-  bindings.weights.randomSeed = options.randomSeed;
-
-  context.loadDialect<TfmDialect, func::FuncDialect>();
+llvm::Expected<std::string> HuggingFaceModel::getLedgerJson(int64_t batch,
+                                                           int64_t seqLen) {
   hf::ImportOptions importOptions;
-  importOptions.batch = tokens.batch;
-  importOptions.seqLen = tokens.seqLen;
-  importOptions.kvCacheLength = options.generate ? maxSeqLen : 0;
-  OwningOpRef<ModuleOp> module =
-      check(hf::importModel(context, config, importOptions));
-
-  Target pipeline;
-  if (options.gpuChip.empty()) {
-    pipeline.cpu = parsePipelineOptions(options.pipelineOptions);
-  } else {
-    pipeline.gpu = parseGpuPipelineOptions(options.pipelineOptions);
-    pipeline.gpu->chip = options.gpuChip;
-  }
-  if (options.generate)
-    runGeneration(*module, options, pipeline, bindings, config, tokens,
-                  maxSeqLen);
-  else
-    runForward(*module, options, pipeline, bindings, config, tokens);
+  importOptions.batch = batch;
+  importOptions.seqLen = seqLen;
+  auto module = hf::importModel(context, config, importOptions);
+  if (!module)
+    return module.takeError();
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  printLedgerJson(os, **module, LedgerOptions());
+  return json;
 }

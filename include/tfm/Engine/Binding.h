@@ -1,16 +1,17 @@
-//===- RunnerSupport.h - binding and calling compiled entries ---*- C++ -*-===//
+//===- Binding.h - binding and calling compiled entries ---------*- C++ -*-===//
 //
-// What both modes of transformer-runner (a tfm .mlir file, a Hugging Face
-// config.json) share: error reporting, host buffers, binding `tfm.param`
-// arguments to weights, and the argument frame of one compiled entry laid out
-// for its `_mlir_ciface_` wrapper (see tfm/Pipelines/Pipelines.h).
+// What every user of the engine (transformer-runner's two modes, the C API)
+// shares: host buffers, binding `tfm.param` arguments to weights, and the
+// argument frame of one compiled entry laid out for its `_mlir_ciface_`
+// wrapper (see tfm/Pipelines/Pipelines.h). Errors are returned, never
+// printed: the runner prints them, the C API hands them to its caller.
 //
 // Deliberately free of MLIR's heavy headers: the TUs that include it stay
 // quick to compile.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
+#ifndef TFM_ENGINE_BINDING_H
+#define TFM_ENGINE_BINDING_H
 
 #include "tfm/Runtime/EntrySignature.h"
 
@@ -20,6 +21,7 @@
 #include "llvm/Support/Error.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,19 +31,13 @@ namespace mlir::tfm::runtime {
 class SafeTensorsFile;
 } // namespace mlir::tfm::runtime
 
-namespace mlir::tfm::runner {
+namespace mlir::tfm::engine {
 
-/// Reports one `transformer-runner: error: ...` line and exits with code 1:
-/// bad input never crashes the runner.
-[[noreturn]] void fail(const llvm::Twine &message);
-/// One `transformer-runner: warning: ...` line on stderr.
-void warn(const llvm::Twine &message);
+/// An error carrying `message`, the one line a tool prints after "error: ".
+llvm::Error makeError(const llvm::Twine &message);
 
-template <typename T> T check(llvm::Expected<T> value) {
-  if (!value)
-    fail(llvm::toString(value.takeError()));
-  return std::move(*value);
-}
+/// Receives the engine's warnings (one line each, without a prefix).
+using WarningHandler = std::function<void(const llvm::Twine &)>;
 
 using Clock = std::chrono::steady_clock;
 double millisecondsSince(Clock::time_point start);
@@ -49,10 +45,13 @@ double millisecondsSince(Clock::time_point start);
 /// A zero-initialised, 64-byte aligned host buffer.
 class AlignedBuffer {
 public:
-  explicit AlignedBuffer(uint64_t numBytes);
+  /// Fails (naming the size) when the memory is not there.
+  static llvm::Expected<std::unique_ptr<AlignedBuffer>>
+  allocate(uint64_t numBytes);
   char *get() const { return data.get(); }
 
 private:
+  AlignedBuffer() = default;
   struct Free {
     void operator()(char *p) const;
   };
@@ -87,7 +86,7 @@ struct WeightSource {
 /// parameters, and passes aligned tensors without a copy. Arguments of the
 /// same name share one buffer through `shared`, so entries compiled together
 /// (prefill and decode) hold one copy of each fused weight.
-void bindParameters(const runtime::EntrySignature &sig,
+llvm::Error bindParameters(const runtime::EntrySignature &sig,
                     const WeightSource &weights,
                     std::vector<BoundArgument> &bound,
                     llvm::StringMap<BoundArgument> &shared);
@@ -104,8 +103,10 @@ std::vector<int64_t> makeDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
 /// array points into the frame.
 class CallFrame {
 public:
-  CallFrame(const runtime::EntrySignature &sig,
-            std::vector<BoundArgument> bound);
+  /// Fails when the results' buffers cannot be allocated.
+  static llvm::Expected<std::unique_ptr<CallFrame>>
+  create(const runtime::EntrySignature &sig,
+         std::vector<BoundArgument> bound);
   CallFrame(const CallFrame &) = delete;
   CallFrame &operator=(const CallFrame &) = delete;
 
@@ -119,6 +120,10 @@ public:
   char *getResultData(size_t i) { return results[i]; }
 
 private:
+  CallFrame(const runtime::EntrySignature &sig,
+            std::vector<BoundArgument> bound)
+      : sig(sig), bound(std::move(bound)) {}
+
   const runtime::EntrySignature &sig;
   std::vector<BoundArgument> bound;
   std::vector<std::unique_ptr<AlignedBuffer>> resultStorage;
@@ -128,17 +133,9 @@ private:
   llvm::SmallVector<void *> packed;
 };
 
-/// Prints "NAME: SHAPE TYPE [v0, v1, ...]" with the first `count` values.
-void reportResult(const runtime::EntryResult &result, const char *data,
-                  unsigned count);
-/// Writes a result as .npy (f16/bf16 widened to f32).
-void writeResult(const runtime::EntryResult &result, const char *data,
-                 llvm::StringRef path);
+/// Element `i` of a buffer of `dtype` as a double (printing, conversion).
+double loadAsDouble(const char *data, runtime::DType dtype, uint64_t i);
 
-/// Prints the process's peak and current resident memory (VmHWM, VmRSS),
-/// to compare with the weights, KV caches and temporaries it holds.
-void printResidentMemory();
+} // namespace mlir::tfm::engine
 
-} // namespace mlir::tfm::runner
-
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
+#endif // TFM_ENGINE_BINDING_H

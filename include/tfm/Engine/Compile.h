@@ -1,17 +1,19 @@
 //===- Compile.h - lowering and JIT-compiling tfm modules -------*- C++ -*-===//
 //
-// The runner's use of the tfm CPU pipeline and MLIR's ExecutionEngine, behind
-// a small interface so that only one TU pays for the JIT headers.
+// The engine's use of the tfm pipelines and MLIR's ExecutionEngine, behind a
+// small interface so that only one TU pays for the JIT headers. Every
+// function returns its error (the runner prints it, the C API returns it).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+#ifndef TFM_ENGINE_COMPILE_H
+#define TFM_ENGINE_COMPILE_H
 
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/EntrySignature.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
 #include <string>
@@ -19,7 +21,7 @@
 namespace mlir {
 class ExecutionEngine;
 class ModuleOp;
-namespace tfm::runner {
+namespace tfm::engine {
 
 /// A `_mlir_ciface_` wrapper called through the ExecutionEngine's packed
 /// interface: one pointer per C-interface argument.
@@ -31,18 +33,18 @@ public:
   explicit JitModule(std::unique_ptr<ExecutionEngine> engine);
   ~JitModule();
   /// The packed wrapper of `_mlir_ciface_<function>`; fails if absent.
-  PackedFunction lookup(llvm::StringRef function);
+  llvm::Expected<PackedFunction> lookup(llvm::StringRef function);
 
 private:
   std::unique_ptr<ExecutionEngine> engine;
 };
 
 /// The CPU pipeline's --pipeline-options string parsed, or an error naming it.
-std::unique_ptr<CpuPipelineOptions>
+llvm::Expected<std::unique_ptr<CpuPipelineOptions>>
 parsePipelineOptions(llvm::StringRef options);
 
 /// The GPU pipeline's --pipeline-options string parsed (with --device cuda).
-std::unique_ptr<GpuPipelineOptions>
+llvm::Expected<std::unique_ptr<GpuPipelineOptions>>
 parseGpuPipelineOptions(llvm::StringRef options);
 
 /// The pipeline's signature-changing steps run on their own, because binding
@@ -50,16 +52,16 @@ parseGpuPipelineOptions(llvm::StringRef options);
 /// stage (buildTfmCpuSignatureStage: contracts, Q/K/V fusion, lowering to
 /// linalg, weight packing); on the GPU the contract check and Q/K/V fusion,
 /// which are then turned off in `options`. `what` names the model in errors.
-void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
-                        llvm::StringRef what);
-void runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
-                        llvm::StringRef what);
+llvm::Error runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                               llvm::StringRef what);
+llvm::Error runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
+                               llvm::StringRef what);
 
 /// Lowers `module` with the rest of the CPU pipeline (the codegen stage), checks that each of
 /// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
 /// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
 /// MLIR's c_runner_utils when installed.
-std::unique_ptr<JitModule>
+llvm::Expected<std::unique_ptr<JitModule>>
 compileModule(ModuleOp module,
               llvm::ArrayRef<const runtime::EntrySignature *> entries,
               const CpuPipelineOptions &options,
@@ -67,7 +69,7 @@ compileModule(ModuleOp module,
 
 /// Lowers `module` with the GPU pipeline and checks the C interface of
 /// `entries` (what compileGpuModule compiles).
-void lowerGpuModule(ModuleOp module,
+llvm::Error lowerGpuModule(ModuleOp module,
                     llvm::ArrayRef<const runtime::EntrySignature *> entries,
                     const GpuPipelineOptions &options, llvm::StringRef what);
 
@@ -78,14 +80,14 @@ void lowerGpuModule(ModuleOp module,
 /// loads its kernels. The entries take device memory (DeviceFrame.h).
 /// Without `loadKernels`, nothing runs (no driver needed): the entries can
 /// be looked up (which compiles them) but not called.
-std::unique_ptr<JitModule>
+llvm::Expected<std::unique_ptr<JitModule>>
 compileGpuModule(ModuleOp module,
                  llvm::ArrayRef<const runtime::EntrySignature *> entries,
                  const GpuPipelineOptions &options,
                  llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
                  bool loadKernels = true);
 
-} // namespace tfm::runner
+} // namespace tfm::engine
 } // namespace mlir
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+#endif // TFM_ENGINE_COMPILE_H

@@ -1,57 +1,165 @@
 //===- HuggingFaceModel.h - running Hugging Face models ----------*- C++ -*-===//
 //
-// transformer-runner's config.json mode: import a Hugging Face model
-// in-process (tfm/Target/HuggingFace/ImportModel.h) at the sizes the input
-// calls for, bind its checkpoint, and either run @forward once (logits) or
-// generate greedily with @prefill and @decode over a preallocated KV cache.
+// A Hugging Face model (config.json, weights from a .safetensors checkpoint
+// or random ones) imported in-process (tfm/Target/HuggingFace/ImportModel.h)
+// at the sizes the input calls for, its checkpoint bound, and either @forward
+// run once (logits) or tokens generated greedily with @prefill and @decode
+// over a preallocated KV cache.
+//
+// Used by transformer-runner's config.json mode and by the C API
+// (tfm-c/Engine.h). Errors are returned with the text the runner prints
+// after "error: "; warnings go to the model's WarningHandler. Compiled
+// entries are kept per input shape, so that calling again with the same
+// shape does not compile again.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+#ifndef TFM_ENGINE_HUGGINGFACEMODEL_H
+#define TFM_ENGINE_HUGGINGFACEMODEL_H
+
+#include "tfm/Engine/Binding.h"
+#include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlir {
 class MLIRContext;
-namespace tfm::runner {
+namespace tfm::engine {
 
-struct HuggingFaceRunOptions {
+/// Token ids [batch, seqLen], row-major.
+struct TokenIds {
+  int64_t batch = 0, seqLen = 0;
+  std::vector<int64_t> ids;
+};
+
+/// What a model is loaded from and compiled with.
+struct ModelOptions {
   std::string configPath;
   /// A .safetensors checkpoint, or else random weights from `randomSeed`.
   std::string weightsPath;
   std::optional<uint64_t> randomSeed;
-  /// Token ids [B, S] (.npy, int64 or int32), or a prompt whose UTF-8 bytes
-  /// are the ids of a byte-level model (B = 1).
-  std::string inputIdsPath;
-  std::optional<std::string> prompt;
-  /// Without generation: where to write @forward's logits [B, S, V] (f32).
-  std::string logitsPath;
-  /// New tokens to generate greedily (0: run @forward instead).
-  int64_t generate = 0;
-  /// Where to write the prompt and the new tokens, [B, S + N] int64.
-  std::string tokensPath;
-  /// KV cache length; 0 picks S + N.
-  int64_t maxSeqLen = 0;
   std::string pipelineOptions;
   /// Non-empty: run on the CUDA GPU (already initialised), compiling for
   /// this chip with the GPU pipeline; `pipelineOptions` are its options.
   std::string gpuChip;
   std::vector<std::string> sharedLibs;
-  unsigned printCount = 4;
+  /// Threads of the compiled code's parallel loops, set before every call;
+  /// 0 leaves the OpenMP runtime's choice (OMP_NUM_THREADS or all cores).
+  unsigned threads = 0;
 };
 
-/// Runs the model; every error ends the process with one error line.
-void runHuggingFaceModel(MLIRContext &context,
-                         const HuggingFaceRunOptions &options);
+/// Reads and parses a config.json; each unknown field is a warning.
+llvm::Expected<hf::ModelConfig> readConfig(llvm::StringRef path,
+                                           const WarningHandler &warn);
+
+/// The ids of a prompt for a byte-level model (its UTF-8 bytes, B = 1).
+llvm::Expected<TokenIds> getPromptIds(llvm::StringRef prompt,
+                                      const hf::ModelConfig &config,
+                                      llvm::StringRef configPath);
+
+/// Checks every id against the vocabulary; `what` names the ids in errors
+/// ("--input-ids ids.npy").
+llvm::Error checkTokenIds(const TokenIds &tokens,
+                          const hf::ModelConfig &config, llvm::StringRef what);
+
+/// The KV cache length for generating `count` tokens after `seqLen` prompt
+/// tokens (`count` 0: no generation, only the context is checked):
+/// `maxSeqLen`, or S + N when it is 0. Fails when the model's context is too
+/// short or `maxSeqLen` does not fit.
+llvm::Expected<int64_t> getKVCacheLength(const hf::ModelConfig &config,
+                                         int64_t seqLen, int64_t count,
+                                         int64_t maxSeqLen);
 
 /// `bytes` as UTF-8 text, each invalid sequence (maximal subpart) replaced by
 /// U+FFFD as Python's bytes.decode("utf-8", errors="replace") does.
 std::string decodeUtf8Lossy(const std::vector<uint8_t> &bytes);
 
-} // namespace tfm::runner
+/// @forward's logits, [B, S, V] f32, valid until the next call of the model.
+struct ForwardResult {
+  runtime::EntryResult logits;
+  const float *data = nullptr;
+  /// 0 when the entry was compiled by an earlier call.
+  double compileMs = 0, runMs = 0;
+};
+
+struct GenerationOptions {
+  /// New tokens (N >= 1).
+  int64_t count = 0;
+  /// KV cache length; 0 picks S + N.
+  int64_t maxSeqLen = 0;
+};
+
+/// Called after each step with the B new tokens of that step (step 0 is the
+/// prefill's); returning false stops the generation after that step.
+using TokenCallback =
+    std::function<bool(int64_t step, llvm::ArrayRef<int64_t> tokens)>;
+
+struct GenerationResult {
+  int64_t batch = 0, promptLength = 0;
+  /// New tokens per sequence (fewer than asked when the callback stopped).
+  int64_t generated = 0;
+  /// out[b] = prompt[b] followed by the new tokens, [B, S + generated].
+  std::vector<int64_t> tokens;
+  int64_t kvCacheLength = 0;
+  double compileMs = 0, prefillMs = 0;
+  std::vector<double> stepMs;
+};
+
+class HuggingFaceModel {
+public:
+  /// Opens the weights and parses the pipeline options; `config` was read
+  /// from `options.configPath`.
+  static llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+  create(MLIRContext &context, hf::ModelConfig config, ModelOptions options,
+         WarningHandler warn);
+  /// readConfig, then create.
+  static llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+  load(MLIRContext &context, ModelOptions options, WarningHandler warn);
+  ~HuggingFaceModel();
+
+  const hf::ModelConfig &getConfig() const { return config; }
+  const ModelOptions &getOptions() const { return options; }
+
+  /// Runs @forward on `tokens` (checked by the caller), compiling it for
+  /// this shape on first use.
+  llvm::Expected<ForwardResult> forward(const TokenIds &tokens);
+
+  /// Generates greedily from `tokens`, compiling @prefill and @decode for
+  /// this shape and cache length on first use.
+  llvm::Expected<GenerationResult>
+  generate(const TokenIds &tokens, const GenerationOptions &generation,
+           const TokenCallback &onStep = nullptr);
+
+  /// The ledger of @forward at [batch, seqLen], as
+  /// `--tfm-print-ledger=format=json` prints it for the imported module.
+  llvm::Expected<std::string> getLedgerJson(int64_t batch, int64_t seqLen);
+
+  struct Session;
+
+private:
+  HuggingFaceModel(MLIRContext &context, hf::ModelConfig config,
+                   ModelOptions options, WarningHandler warn);
+  void setThreads() const;
+
+  MLIRContext &context;
+  hf::ModelConfig config;
+  ModelOptions options;
+  WarningHandler warn;
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace tfm::engine
 } // namespace mlir
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+#endif // TFM_ENGINE_HUGGINGFACEMODEL_H

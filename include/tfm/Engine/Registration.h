@@ -1,13 +1,13 @@
-//===- RunnerRegistration.h - dialects the runner can parse -----*- C++ -*-===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERREGISTRATION_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERREGISTRATION_H
+//===- Registration.h - dialects the engine can parse -----------*- C++ -*-===//
+#ifndef TFM_ENGINE_REGISTRATION_H
+#define TFM_ENGINE_REGISTRATION_H
 
 namespace mlir {
 class DialectRegistry;
 namespace tfm {
 /// tfm, the upstream dialects and extensions, and the LLVM IR translations.
-void registerRunnerDialects(DialectRegistry &registry);
+void registerEngineDialects(DialectRegistry &registry);
 } // namespace tfm
 } // namespace mlir
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERREGISTRATION_H
+#endif // TFM_ENGINE_REGISTRATION_H

@@ -1,0 +1,52 @@
+//===- HuggingFaceRun.h - transformer-runner's config.json mode -*- C++ -*-===//
+//
+// Runs a Hugging Face model through the engine (tfm/Engine/HuggingFaceModel.h)
+// from the command line: ids from an .npy file or a prompt, the logits or
+// the generated tokens printed and written, timings reported.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+namespace tfm::runner {
+
+struct HuggingFaceRunOptions {
+  std::string configPath;
+  /// A .safetensors checkpoint, or else random weights from `randomSeed`.
+  std::string weightsPath;
+  std::optional<uint64_t> randomSeed;
+  /// Token ids [B, S] (.npy, int64 or int32), or a prompt whose UTF-8 bytes
+  /// are the ids of a byte-level model (B = 1).
+  std::string inputIdsPath;
+  std::optional<std::string> prompt;
+  /// Without generation: where to write @forward's logits [B, S, V] (f32).
+  std::string logitsPath;
+  /// New tokens to generate greedily (0: run @forward instead).
+  int64_t generate = 0;
+  /// Where to write the prompt and the new tokens, [B, S + N] int64.
+  std::string tokensPath;
+  /// KV cache length; 0 picks S + N.
+  int64_t maxSeqLen = 0;
+  std::string pipelineOptions;
+  /// Non-empty: run on the CUDA GPU (already initialised), compiling for
+  /// this chip with the GPU pipeline; `pipelineOptions` are its options.
+  std::string gpuChip;
+  std::vector<std::string> sharedLibs;
+  unsigned printCount = 4;
+};
+
+/// Runs the model; every error ends the process with one error line.
+void runHuggingFaceModel(MLIRContext &context,
+                         const HuggingFaceRunOptions &options);
+
+} // namespace tfm::runner
+} // namespace mlir
+
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H

@@ -1,0 +1,74 @@
+//===- RunnerSupport.cpp - how transformer-runner reports -----------------===//
+#include "RunnerSupport.h"
+
+#include "tfm/Runtime/Npy.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <vector>
+
+using namespace mlir::tfm;
+using namespace mlir::tfm::runner;
+using namespace mlir::tfm::runtime;
+
+void runner::fail(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "transformer-runner: error: " << message << "\n";
+  std::exit(1);
+}
+
+void runner::warn(const llvm::Twine &message) {
+  llvm::errs() << "transformer-runner: warning: " << message << "\n";
+}
+
+void runner::reportResult(const EntryResult &result, const char *data,
+                          unsigned printCount) {
+  uint64_t count = *getNumBytes(result.shape, 1);
+  llvm::outs() << result.name << (result.isKVCache ? " (kv cache)" : "")
+               << ": " << formatShape(result.shape) << " "
+               << getDTypeName(result.dtype) << " [";
+  for (uint64_t i = 0, e = std::min<uint64_t>(count, printCount); i < e; ++i)
+    llvm::outs() << (i ? ", " : "")
+                 << llvm::format("%.6g", loadAsDouble(data, result.dtype, i));
+  llvm::outs() << (count > printCount ? ", ...]" : "]") << "\n";
+}
+
+void runner::writeResult(const EntryResult &result, const char *data,
+                         llvm::StringRef path) {
+  if (result.dtype != DType::F16 && result.dtype != DType::BF16) {
+    if (llvm::Error err = writeNpy(path, result.dtype, result.shape, data))
+      fail(llvm::toString(std::move(err)));
+    return;
+  }
+  uint64_t count = *getNumBytes(result.shape, 1);
+  std::vector<float> widened(count);
+  convertElements(data, result.dtype, widened.data(), DType::F32, count);
+  if (llvm::Error err =
+          writeNpy(path, DType::F32, result.shape, widened.data()))
+    fail(llvm::toString(std::move(err)));
+}
+
+void runner::printResidentMemory() {
+  // /proc files report size 0: read them as streams.
+  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
+  if (!status)
+    return;
+  auto field = [&](llvm::StringRef key) -> double {
+    llvm::StringRef text = (*status)->getBuffer();
+    size_t at = text.find(key);
+    if (at == llvm::StringRef::npos)
+      return -1;
+    long long kib = 0;
+    llvm::StringRef value = text.drop_front(at + key.size()).ltrim();
+    if (value.consumeInteger(10, kib))
+      return -1;
+    return kib / 1024.0;
+  };
+  double peak = field("VmHWM:"), now = field("VmRSS:");
+  if (peak >= 0 && now >= 0)
+    llvm::outs() << llvm::format("memory: resident %.1f MiB, peak %.1f MiB\n",
+                                 now, peak);
+}

@@ -1,0 +1,45 @@
+//===- RunnerSupport.h - how transformer-runner reports ---------*- C++ -*-===//
+//
+// The runner's side of the engine (tfm/Engine): errors become one
+// `transformer-runner: error: ...` line and exit code 1, warnings one
+// `transformer-runner: warning: ...` line; results are printed and written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
+
+#include "tfm/Engine/Binding.h"
+
+namespace mlir::tfm::runner {
+using namespace mlir::tfm::engine;
+
+/// Reports one `transformer-runner: error: ...` line and exits with code 1:
+/// bad input never crashes the runner.
+[[noreturn]] void fail(const llvm::Twine &message);
+/// One `transformer-runner: warning: ...` line on stderr.
+void warn(const llvm::Twine &message);
+
+template <typename T> T check(llvm::Expected<T> value) {
+  if (!value)
+    fail(llvm::toString(value.takeError()));
+  return std::move(*value);
+}
+inline void check(llvm::Error error) {
+  if (error)
+    fail(llvm::toString(std::move(error)));
+}
+
+/// Prints "NAME: SHAPE TYPE [v0, v1, ...]" with the first `count` values.
+void reportResult(const runtime::EntryResult &result, const char *data,
+                  unsigned count);
+/// Writes a result as .npy (f16/bf16 widened to f32).
+void writeResult(const runtime::EntryResult &result, const char *data,
+                 llvm::StringRef path);
+
+/// Prints the process's peak and current resident memory (VmHWM, VmRSS),
+/// to compare with the weights, KV caches and temporaries it holds.
+void printResidentMemory();
+
+} // namespace mlir::tfm::runner
+
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_RUNNERSUPPORT_H
