@@ -1,0 +1,124 @@
+/*===- tfm-c/Engine.h - C API of the tfm engine -------------------*- C -*-===*\
+|*                                                                            *|
+|* Loads a Hugging Face model (config.json, with a .safetensors checkpoint or *|
+|* random weights), runs its logits, generates tokens with a callback per     *|
+|* step, and reports its ledger, through the engine transformer-runner uses   *|
+|* (tfm/Engine). libtfm_engine.so; the Python package (python/tfm/engine.py)  *|
+|* binds it with ctypes.                                                      *|
+|*                                                                            *|
+|* Errors never end the process: a function that fails returns a non-zero     *|
+|* status, and the message (the text transformer-runner prints after          *|
+|* "error: ") is kept for the model (tfmModelGetLastError) and for the        *|
+|* calling thread (tfmGetLastError). A model is used by one thread at a time. *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef TFM_C_ENGINE_H
+#define TFM_C_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFM_CAPI_EXPORTED __attribute__((visibility("default")))
+
+/// A loaded model; `ptr` is null when there is none.
+typedef struct TfmModel {
+  void *ptr;
+} TfmModel;
+
+/// 0 on success, 1 on failure (the message: tfm*GetLastError).
+typedef int TfmStatus;
+
+typedef struct TfmModelOptions {
+  /// "cpu" (the only device of the C API for now); null means "cpu".
+  const char *device;
+  /// A .safetensors checkpoint; null: `model.safetensors` next to the
+  /// config when there is one, else random weights if `hasRandomSeed`.
+  const char *weightsPath;
+  /// Deterministic random weights (transformer-runner --random-weights).
+  int hasRandomSeed;
+  uint64_t randomSeed;
+  /// Threads of the compiled code; 0: OMP_NUM_THREADS or all cores.
+  int threads;
+  /// Options of --tfm-cpu-pipeline (transformer-runner --pipeline-options);
+  /// null for the defaults.
+  const char *pipelineOptions;
+} TfmModelOptions;
+
+/// The defaults: cpu, no weights file, no seed, all threads.
+TFM_CAPI_EXPORTED void tfmModelOptionsInit(TfmModelOptions *options);
+
+/// Loads `path`: a config.json, or a directory holding config.json (and
+/// model.safetensors). On failure `*model` is null.
+TFM_CAPI_EXPORTED TfmStatus tfmModelLoad(const char *path,
+                                         const TfmModelOptions *options,
+                                         TfmModel *model);
+TFM_CAPI_EXPORTED void tfmModelDestroy(TfmModel model);
+
+/// The message of the model's last failure ("" if none).
+TFM_CAPI_EXPORTED const char *tfmModelGetLastError(TfmModel model);
+/// The message of the calling thread's last failure ("" if none).
+TFM_CAPI_EXPORTED const char *tfmGetLastError(void);
+
+/// The warnings of the model so far (unknown config fields, unused
+/// checkpoint tensors), one per line; "" if none.
+TFM_CAPI_EXPORTED const char *tfmModelGetWarnings(TfmModel model);
+
+TFM_CAPI_EXPORTED int64_t tfmModelGetVocabSize(TfmModel model);
+TFM_CAPI_EXPORTED int64_t tfmModelGetMaxPositions(TfmModel model);
+
+/// The ids of a prompt for a byte-level model (its UTF-8 bytes, as
+/// transformer-runner --prompt): writes them into `out` (`capacity`
+/// elements) and their number into `*count`.
+TFM_CAPI_EXPORTED TfmStatus tfmModelEncodePrompt(TfmModel model,
+                                                 const char *prompt,
+                                                 int64_t *out, size_t capacity,
+                                                 int64_t *count);
+
+/// Runs @forward on `ids` [batch, seqLen] and writes the logits, f32
+/// [batch, seqLen, V] with `allPositions`, else [batch, V] of the last
+/// position, into `out` (`capacity` floats; too small is an error).
+TFM_CAPI_EXPORTED TfmStatus tfmModelLogits(TfmModel model, const int64_t *ids,
+                                           int64_t batch, int64_t seqLen,
+                                           int allPositions, float *out,
+                                           size_t capacity);
+
+/// Called after each generation step with the step's new token of every
+/// sequence (`tokens[batch]`); returning non-zero stops the generation.
+typedef int (*TfmTokenCallback)(void *userData, int64_t step,
+                                const int64_t *tokens, int64_t batch);
+
+typedef struct TfmGenerateOptions {
+  /// New tokens (transformer-runner --generate N).
+  int64_t maxNewTokens;
+  /// KV cache length; 0: prompt + maxNewTokens (--max-seq-len).
+  int64_t maxSeqLen;
+} TfmGenerateOptions;
+
+TFM_CAPI_EXPORTED void tfmGenerateOptionsInit(TfmGenerateOptions *options);
+
+/// Generates from `ids` [batch, seqLen]; `onStep` may be null. Writes the
+/// prompt and the new tokens, [batch, seqLen + maxNewTokens] int64, into
+/// `out` (`capacity` elements), and the number of new tokens per sequence
+/// into `*generated` (fewer than asked when the callback stopped; row b
+/// then holds seqLen + *generated tokens at b * (seqLen + *generated)).
+TFM_CAPI_EXPORTED TfmStatus tfmModelGenerate(
+    TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
+    const TfmGenerateOptions *options, TfmTokenCallback onStep,
+    void *userData, int64_t *out, size_t capacity, int64_t *generated);
+
+/// The ledger of @forward at [batch, seqLen] as JSON text (what
+/// `transformer-opt --tfm-print-ledger=format=json` prints for the imported
+/// model); free it with tfmStringDestroy. Null on failure.
+TFM_CAPI_EXPORTED char *tfmModelGetLedgerJson(TfmModel model, int64_t batch,
+                                              int64_t seqLen);
+TFM_CAPI_EXPORTED void tfmStringDestroy(char *text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TFM_C_ENGINE_H
