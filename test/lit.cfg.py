@@ -30,7 +30,8 @@ llvm_config.with_environment(
     append_path=True)
 config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
 
-tools = ["transformer-opt", "transformer-runner", "transformer-translate"]
+tools = ["transformer-opt", "transformer-runner", "transformer-translate",
+         "tfm-sample"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])
