@@ -96,8 +96,20 @@ typedef struct TfmGenerateOptions {
   int64_t maxNewTokens;
   /// KV cache length; 0: prompt + maxNewTokens (--max-seq-len).
   int64_t maxSeqLen;
+  /// How tokens are chosen (tfm/Runtime/Sampler.h, Hugging Face's order and
+  /// defaults): greedy unless `doSample`; then temperature, top-k (0: off),
+  /// top-p (1: off) and a seeded draw. The repetition penalty (1: off)
+  /// applies either way.
+  int doSample;
+  float temperature;
+  int64_t topK;
+  float topP;
+  float repetitionPenalty;
+  uint64_t seed;
 } TfmGenerateOptions;
 
+/// The defaults: 16 new tokens, greedy (Hugging Face's sampling defaults:
+/// temperature 1, top-k 50, top-p 1, penalty 1, seed 0).
 TFM_CAPI_EXPORTED void tfmGenerateOptionsInit(TfmGenerateOptions *options);
 
 /// Generates from `ids` [batch, seqLen]; `onStep` may be null. Writes the

@@ -74,6 +74,13 @@ void tfmModelOptionsInit(TfmModelOptions *options) {
 void tfmGenerateOptionsInit(TfmGenerateOptions *options) {
   *options = TfmGenerateOptions{};
   options->maxNewTokens = 16;
+  runtime::SamplingOptions defaults;
+  options->doSample = defaults.doSample;
+  options->temperature = defaults.temperature;
+  options->topK = defaults.topK;
+  options->topP = defaults.topP;
+  options->repetitionPenalty = defaults.repetitionPenalty;
+  options->seed = defaults.seed;
 }
 
 TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
@@ -248,6 +255,12 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
   GenerationOptions generation;
   generation.count = options->maxNewTokens;
   generation.maxSeqLen = options->maxSeqLen;
+  generation.sampling.doSample = options->doSample != 0;
+  generation.sampling.temperature = options->temperature;
+  generation.sampling.topK = options->topK;
+  generation.sampling.topP = options->topP;
+  generation.sampling.repetitionPenalty = options->repetitionPenalty;
+  generation.sampling.seed = options->seed;
   TokenCallback callback;
   if (onStep)
     callback = [&](int64_t step, llvm::ArrayRef<int64_t> stepTokens) {

@@ -15,6 +15,7 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/Sampler.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 
@@ -270,16 +271,6 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
-
-/// The index of the largest of `count` logits, the first on ties; NaN counts
-/// as largest, as in torch.argmax.
-static int64_t argmax(const float *logits, int64_t count) {
-  int64_t best = 0;
-  for (int64_t i = 1; i < count && !std::isnan(logits[best]); ++i)
-    if (std::isnan(logits[i]) || logits[i] > logits[best])
-      best = i;
-  return best;
-}
 
 std::string engine::decodeUtf8Lossy(const std::vector<uint8_t> &bytes) {
   static constexpr llvm::StringLiteral kReplacement = "\xEF\xBF\xBD";
@@ -548,6 +539,8 @@ HuggingFaceModel::generate(const TokenIds &tokens,
           vocab = config.vocabSize, count = generation.count;
   if (count <= 0)
     return makeError(llvm::formatv("--generate {0}: must be positive", count));
+  if (llvm::Error err = verifySamplingOptions(generation.sampling))
+    return std::move(err);
   llvm::Expected<int64_t> maxSeqLen =
       getKVCacheLength(config, prompt, count, generation.maxSeqLen);
   if (!maxSeqLen)
@@ -640,6 +633,14 @@ HuggingFaceModel::generate(const TokenIds &tokens,
       stepTokens[b] = out[b * total + position];
     return !onStep || onStep(step, stepTokens);
   };
+  // Each row sees its own sequence so far (the repetition penalty).
+  Sampler sampler(generation.sampling);
+  auto choose = [&](const float *logits, int64_t rowStride, int64_t position) {
+    for (int64_t b = 0; b < batch; ++b)
+      out[b * total + position] = sampler.next(
+          llvm::ArrayRef(logits + b * rowStride, vocab),
+          llvm::ArrayRef(out).slice(b * total, position));
+  };
   if (llvm::Error err = checkRoom(0, prompt))
     return std::move(err);
   prefill.frame->getIndex(prefill.positionArgument) = 0;
@@ -647,9 +648,7 @@ HuggingFaceModel::generate(const TokenIds &tokens,
   if (llvm::Error err = session->callFirst())
     return std::move(err);
   result.prefillMs = millisecondsSince(start);
-  for (int64_t b = 0; b < batch; ++b)
-    out[b * total + prompt] =
-        argmax(prefill.getLogits() + (b * prompt + prompt - 1) * vocab, vocab);
+  choose(prefill.getLogits() + (prompt - 1) * vocab, prompt * vocab, prompt);
   int64_t generated = 1;
   bool going = report(0, prompt);
 
@@ -665,9 +664,7 @@ HuggingFaceModel::generate(const TokenIds &tokens,
     if (llvm::Error err = session->callDecode())
       return std::move(err);
     result.stepMs.push_back(millisecondsSince(start));
-    for (int64_t b = 0; b < batch; ++b)
-      out[b * total + position + 1] =
-          argmax(decode.getLogits() + b * vocab, vocab);
+    choose(decode.getLogits(), vocab, position + 1);
     ++generated;
     going = report(step, position + 1);
   }

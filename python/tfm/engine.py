@@ -49,7 +49,13 @@ class _ModelOptions(ctypes.Structure):
 
 class _GenerateOptions(ctypes.Structure):
     _fields_ = [("maxNewTokens", ctypes.c_int64),
-                ("maxSeqLen", ctypes.c_int64)]
+                ("maxSeqLen", ctypes.c_int64),
+                ("doSample", ctypes.c_int),
+                ("temperature", ctypes.c_float),
+                ("topK", ctypes.c_int64),
+                ("topP", ctypes.c_float),
+                ("repetitionPenalty", ctypes.c_float),
+                ("seed", ctypes.c_uint64)]
 
 
 _TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
@@ -214,8 +220,13 @@ class Model:
                 raise self._error()
         return out[0] if single else out
 
-    def generate(self, prompt, max_new_tokens=16, max_seq_len=0, stream=False):
-        """Generates greedily from `prompt`: text (a byte-level model; returns
+    def generate(self, prompt, max_new_tokens=16, max_seq_len=0, temperature=None,
+                 top_k=None, top_p=None, repetition_penalty=None, seed=None,
+                 do_sample=None, stream=False):
+        """Generates from `prompt`: greedily, or sampling when any of
+        `temperature`, `top_k`, `top_p`, `seed` is given (unless `do_sample`
+        is False; a temperature of 0 is greedy), with Hugging Face's order
+        and defaults (tfm/Runtime/Sampler.h). `prompt` is text (a byte-level model; returns
         the prompt and the new text, as transformer-runner --prompt prints
         it) or ids [S] / [B, S] (returns the prompt and the new ids,
         [S + N] / [B, S + N] int64). With `stream`, returns an iterator over
@@ -230,6 +241,20 @@ class Model:
         self._lib.tfmGenerateOptionsInit(ctypes.byref(options))
         options.maxNewTokens = int(max_new_tokens)
         options.maxSeqLen = int(max_seq_len)
+        sampling = any(v is not None for v in (temperature, top_k, top_p, seed))
+        if do_sample is None:
+            do_sample = sampling and temperature != 0
+        options.doSample = int(bool(do_sample))
+        if temperature is not None and temperature != 0:
+            options.temperature = float(temperature)
+        if top_k is not None:
+            options.topK = int(top_k)
+        if top_p is not None:
+            options.topP = float(top_p)
+        if repetition_penalty is not None:
+            options.repetitionPenalty = float(repetition_penalty)
+        if seed is not None:
+            options.seed = int(seed)
         if stream:
             return self._stream(array, options, single)
         tokens = self._run_generation(array, options, None)

@@ -17,6 +17,7 @@
 #define TFM_ENGINE_HUGGINGFACEMODEL_H
 
 #include "tfm/Engine/Binding.h"
+#include "tfm/Runtime/Sampler.h"
 #include "tfm/Target/HuggingFace/ModelConfig.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -97,6 +98,8 @@ struct GenerationOptions {
   int64_t count = 0;
   /// KV cache length; 0 picks S + N.
   int64_t maxSeqLen = 0;
+  /// How each token is chosen (tfm/Runtime/Sampler.h; greedy by default).
+  runtime::SamplingOptions sampling;
 };
 
 /// Called after each step with the B new tokens of that step (step 0 is the
@@ -134,7 +137,8 @@ public:
   /// this shape on first use.
   llvm::Expected<ForwardResult> forward(const TokenIds &tokens);
 
-  /// Generates greedily from `tokens`, compiling @prefill and @decode for
+  /// Generates from `tokens` (greedily unless `generation.sampling` says
+  /// otherwise), compiling @prefill and @decode for
   /// this shape and cache length on first use.
   llvm::Expected<GenerationResult>
   generate(const TokenIds &tokens, const GenerationOptions &generation,
