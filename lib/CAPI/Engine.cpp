@@ -9,6 +9,7 @@
 
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
+#include "tfm/Runtime/GenerationConfig.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -18,6 +19,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +36,9 @@ struct Model {
   std::unique_ptr<HuggingFaceModel> model;
   std::string lastError;
   std::string warnings;
+  /// generation_config.json (and config.json's EOS), filtered as the runner
+  /// filters them.
+  runtime::GenerationConfig generation;
 };
 } // namespace
 
@@ -81,6 +87,23 @@ void tfmGenerateOptionsInit(TfmGenerateOptions *options) {
   options->topP = defaults.topP;
   options->repetitionPenalty = defaults.repetitionPenalty;
   options->seed = defaults.seed;
+  options->stopAtModelEos = 1;
+}
+
+void tfmModelGenerateOptionsInit(TfmModel handle, int64_t promptLength,
+                                 TfmGenerateOptions *options) {
+  tfmGenerateOptionsInit(options);
+  Model *model = unwrap(handle);
+  const runtime::GenerationConfig &g = model->generation;
+  options->doSample = g.sampling.doSample;
+  options->temperature = g.sampling.temperature;
+  options->topK = g.sampling.topK;
+  options->topP = g.sampling.topP;
+  options->repetitionPenalty = g.sampling.repetitionPenalty;
+  options->seed = g.sampling.seed;
+  if (std::optional<int64_t> count = g.getMaxNewTokens(promptLength);
+      count && *count > 0)
+    options->maxNewTokens = *count;
 }
 
 TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
@@ -139,6 +162,37 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   if (!loaded)
     return report(nullptr, loaded.takeError());
   model->model = std::move(*loaded);
+  // The generation defaults, read and filtered as transformer-runner does.
+  const hf::ModelConfig &config = model->model->getConfig();
+  llvm::StringRef configPath = model->model->getOptions().configPath;
+  auto generation = runtime::readGenerationDefaults(configPath);
+  if (!generation)
+    return report(nullptr, generation.takeError());
+  model->generation = std::move(*generation);
+  runtime::GenerationConfig &g = model->generation;
+  if (!g.ignoredFields.empty())
+    *warnings += llvm::formatv("{0}: generation_config.json asks for {1}, "
+                               "which tfm does not implement; ignored\n",
+                               configPath, llvm::join(g.ignoredFields, ", "))
+                     .str();
+  llvm::erase_if(g.eosTokenIds, [&](int64_t id) {
+    if (id < config.vocabSize)
+      return false;
+    *warnings += llvm::formatv("{0}: the model's eos_token_id {1} (config.json "
+                               "or generation_config.json) is outside the "
+                               "vocabulary of {2}; ignored\n",
+                               configPath, id, config.vocabSize)
+                     .str();
+    return true;
+  });
+  if (!g.stopStrings.empty() && config.vocabSize != 256) {
+    *warnings += llvm::formatv("{0}: stop_strings of generation_config.json "
+                               "need a byte-level model to decode text; "
+                               "ignored\n",
+                               configPath)
+                     .str();
+    g.stopStrings.clear();
+  }
   result->ptr = model.release();
   return succeed(nullptr);
 }
@@ -261,6 +315,27 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
   generation.sampling.topP = options->topP;
   generation.sampling.repetitionPenalty = options->repetitionPenalty;
   generation.sampling.seed = options->seed;
+  if (llvm::Error err = verifySamplingOptions(generation.sampling))
+    return report(model, makeError("decoding options: " +
+                                   llvm::toString(std::move(err))));
+  if (options->stopAtModelEos) {
+    generation.eosTokenIds = model->generation.eosTokenIds;
+    generation.stopStrings = model->generation.stopStrings;
+  }
+  bool byteLevel = model->model->getConfig().vocabSize == 256;
+  if (options->numStopStrings > 0 && !byteLevel)
+    return report(model, makeError(llvm::formatv(
+                             "--stop needs a byte-level model (vocabulary of "
+                             "256) to decode text; {0} has a vocabulary of {1}",
+                             model->model->getOptions().configPath,
+                             model->model->getConfig().vocabSize)));
+  for (int64_t i = 0; i < options->numStopStrings; ++i) {
+    llvm::StringRef stop =
+        options->stopStrings[i] ? options->stopStrings[i] : "";
+    if (stop.empty())
+      return report(model, makeError("--stop: the stop string is empty"));
+    generation.stopStrings.push_back(stop.str());
+  }
   TokenCallback callback;
   if (onStep)
     callback = [&](int64_t step, llvm::ArrayRef<int64_t> stepTokens) {

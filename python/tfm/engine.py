@@ -55,7 +55,10 @@ class _GenerateOptions(ctypes.Structure):
                 ("topK", ctypes.c_int64),
                 ("topP", ctypes.c_float),
                 ("repetitionPenalty", ctypes.c_float),
-                ("seed", ctypes.c_uint64)]
+                ("seed", ctypes.c_uint64),
+                ("stopAtModelEos", ctypes.c_int),
+                ("stopStrings", ctypes.POINTER(ctypes.c_char_p)),
+                ("numStopStrings", ctypes.c_int64)]
 
 
 _TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
@@ -82,6 +85,8 @@ def _library():
         signatures = {
             "tfmModelOptionsInit": (None, [ctypes.POINTER(_ModelOptions)]),
             "tfmGenerateOptionsInit": (None, [ctypes.POINTER(_GenerateOptions)]),
+            "tfmModelGenerateOptionsInit": (None, [model, ctypes.c_int64,
+                                                   ctypes.POINTER(_GenerateOptions)]),
             "tfmModelLoad": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(_ModelOptions),
                                             ctypes.POINTER(model)]),
             "tfmModelDestroy": (None, [model]),
@@ -220,13 +225,17 @@ class Model:
                 raise self._error()
         return out[0] if single else out
 
-    def generate(self, prompt, max_new_tokens=16, max_seq_len=0, temperature=None,
+    def generate(self, prompt, max_new_tokens=None, max_seq_len=0, temperature=None,
                  top_k=None, top_p=None, repetition_penalty=None, seed=None,
-                 do_sample=None, stream=False):
-        """Generates from `prompt`: greedily, or sampling when any of
-        `temperature`, `top_k`, `top_p`, `seed` is given (unless `do_sample`
-        is False; a temperature of 0 is greedy), with Hugging Face's order
-        and defaults (tfm/Runtime/Sampler.h). `prompt` is text (a byte-level model; returns
+                 do_sample=None, stop=None, stop_at_eos=True, stream=False):
+        """Generates from `prompt` as transformer-runner --generate does: the
+        model's generation_config.json gives the defaults (else greedy, 16
+        new tokens); any of `temperature`, `top_k`, `top_p`, `seed` turns
+        sampling on (unless `do_sample` is False; a temperature of 0 is
+        greedy), with Hugging Face's order (tfm/Runtime/Sampler.h). A
+        sequence ends at the model's EOS tokens (`stop_at_eos`) or once its
+        text ends with one of `stop` (byte-level models); a batch is padded
+        with the first EOS id. `prompt` is text (a byte-level model; returns
         the prompt and the new text, as transformer-runner --prompt prints
         it) or ids [S] / [B, S] (returns the prompt and the new ids,
         [S + N] / [B, S + N] int64). With `stream`, returns an iterator over
@@ -238,15 +247,19 @@ class Model:
         else:
             array, single = _as_ids(prompt)
         options = _GenerateOptions()
-        self._lib.tfmGenerateOptionsInit(ctypes.byref(options))
-        options.maxNewTokens = int(max_new_tokens)
+        self._lib.tfmModelGenerateOptionsInit(self._handle, array.shape[1],
+                                              ctypes.byref(options))
+        if max_new_tokens is not None:
+            options.maxNewTokens = int(max_new_tokens)
         options.maxSeqLen = int(max_seq_len)
-        sampling = any(v is not None for v in (temperature, top_k, top_p, seed))
-        if do_sample is None:
-            do_sample = sampling and temperature != 0
-        options.doSample = int(bool(do_sample))
-        if temperature is not None and temperature != 0:
+        if any(v is not None for v in (temperature, top_k, top_p, seed)):
+            options.doSample = 1
+        if temperature == 0:
+            options.doSample = 0  # the usual spelling of greedy
+        elif temperature is not None:
             options.temperature = float(temperature)
+        if do_sample is not None:
+            options.doSample = int(bool(do_sample))
         if top_k is not None:
             options.topK = int(top_k)
         if top_p is not None:
@@ -255,6 +268,13 @@ class Model:
             options.repetitionPenalty = float(repetition_penalty)
         if seed is not None:
             options.seed = int(seed)
+        options.stopAtModelEos = int(bool(stop_at_eos))
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        encoded = (ctypes.c_char_p * max(len(stops), 1))(*[t.encode() for t in stops])
+        options.stopStrings = encoded
+        options.numStopStrings = len(stops)
+        # `encoded` must outlive the call.
+        options._keep = encoded
         if stream:
             return self._stream(array, options, single)
         tokens = self._run_generation(array, options, None)

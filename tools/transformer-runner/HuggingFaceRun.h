@@ -2,7 +2,9 @@
 //
 // Runs a Hugging Face model through the engine (tfm/Engine/HuggingFaceModel.h)
 // from the command line: ids from an .npy file or a prompt, the logits or
-// the generated tokens printed and written, timings reported.
+// the generated tokens (greedy unless the options or the model's
+// generation_config.json say to sample, stopping at EOS or a stop string)
+// printed as they are produced and written, timings reported.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
@@ -28,8 +30,22 @@ struct HuggingFaceRunOptions {
   std::optional<std::string> prompt;
   /// Without generation: where to write @forward's logits [B, S, V] (f32).
   std::string logitsPath;
-  /// New tokens to generate greedily (0: run @forward instead).
+  /// New tokens to generate at most (0: run @forward instead, unless a
+  /// decoding control below asks for generation; the model's
+  /// generation_config.json then gives the count).
   int64_t generate = 0;
+  /// Decoding controls given on the command line; each overrides the
+  /// model's generation_config.json (GenerationConfig.h). Any of
+  /// temperature, topK, topP and seed turns sampling on unless doSample says
+  /// otherwise; a temperature of 0 means greedy.
+  std::optional<bool> doSample;
+  std::optional<float> temperature, topP, repetitionPenalty;
+  std::optional<int64_t> topK;
+  std::optional<uint64_t> seed;
+  /// Text that ends a sequence (byte-level models), with those of the model.
+  std::vector<std::string> stopStrings;
+  /// Timed warm calls of @forward (or @prefill) after the first.
+  unsigned repeat = 1;
   /// Where to write the prompt and the new tokens, [B, S + N] int64.
   std::string tokensPath;
   /// KV cache length; 0 picks S + N.

@@ -5,7 +5,9 @@
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner config.json --weights model.safetensors
 //       (--input-ids ids.npy | --prompt TEXT)
-//       [--output logits.npy | --generate N [--output-tokens out.npy]]
+//       [--output logits.npy | --generate N [--output-tokens out.npy]
+//        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
+//        [--seed N] [--stop TEXT]...] [--repeat N]
 //
 // A model given as a Hugging Face config.json is imported in-process at the
 // batch and length of the ids; see HuggingFaceRun.h for that mode (the code
@@ -88,12 +90,53 @@ static cl::opt<std::string> promptText(
              "is printed"), cl::cat(runnerCategory));
 static cl::opt<int64_t> generateCount(
     "generate", cl::init(0), cl::value_desc("N"),
-    cl::desc("config.json models: generate N tokens greedily with @prefill "
-             "and @decode over a KV cache"), cl::cat(runnerCategory));
+    cl::desc("config.json models: generate up to N tokens with @prefill "
+             "and @decode over a KV cache, stopping early at an EOS token "
+             "or a --stop string"), cl::cat(runnerCategory));
+static cl::alias maxNewTokens("max-new-tokens",
+                              cl::desc("Alias for --generate"),
+                              cl::aliasopt(generateCount),
+                              cl::cat(runnerCategory));
+static cl::opt<bool> doSample(
+    "do-sample",
+    cl::desc("With --generate: sample instead of taking the most likely "
+             "token (default: the model's generation_config.json, else "
+             "greedy; --do-sample=false forces greedy)"),
+    cl::cat(runnerCategory));
+static cl::opt<float> temperature(
+    "temperature", cl::value_desc("T"),
+    cl::desc("Sampling temperature (turns sampling on; 0: greedy)"),
+    cl::cat(runnerCategory));
+static cl::opt<int64_t> topK(
+    "top-k", cl::value_desc("K"),
+    cl::desc("Sample among the K most likely tokens (turns sampling on; "
+             "0: off; default 50 as in Hugging Face)"),
+    cl::cat(runnerCategory));
+static cl::opt<float> topP(
+    "top-p", cl::value_desc("P"),
+    cl::desc("Sample among the most likely tokens of total probability P "
+             "(turns sampling on; 1: off)"),
+    cl::cat(runnerCategory));
+static cl::opt<float> repetitionPenalty(
+    "repetition-penalty", cl::value_desc("R"),
+    cl::desc("Divide the positive logits (multiply the negative ones) of "
+             "tokens already in the prompt or output by R (1: off)"),
+    cl::cat(runnerCategory));
+static cl::opt<uint64_t> samplingSeed(
+    "seed", cl::value_desc("N"),
+    cl::desc("Seed of the sampler's SplitMix64 stream (turns sampling on; "
+             "default 0): the same seed gives the same tokens"),
+    cl::cat(runnerCategory));
+static cl::list<std::string> stopStrings(
+    "stop", cl::value_desc("text"),
+    cl::desc("Byte-level models: end a sequence once its generated text "
+             "contains this (repeatable; the text is kept)"),
+    cl::cat(runnerCategory));
 static cl::opt<std::string> outputTokensFile(
     "output-tokens", cl::value_desc("tokens.npy"),
     cl::desc("With --generate: write the prompt and the new tokens, "
-             "[B, S + N] int64"), cl::cat(runnerCategory));
+             "[B, S + N] int64 (N the longest sequence; those that stopped "
+             "earlier padded with the first EOS id)"), cl::cat(runnerCategory));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0), cl::value_desc("S_max"),
     cl::desc("With --generate: positions of the KV cache (default S + N)"), cl::cat(runnerCategory));
@@ -103,8 +146,10 @@ static cl::opt<std::string>
                        "public function)"), cl::cat(runnerCategory));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0), cl::value_desc("N"),
-           cl::desc("Time N runs and report compile time and the median, "
-                    "min and max run time"), cl::cat(runnerCategory));
+           cl::desc("Time N warm runs after the first and report compile "
+                    "time and the median, min and max run time (config.json "
+                    "models: of @forward or @prefill; default 1)"),
+           cl::cat(runnerCategory));
 static cl::opt<uint64_t> randomWeights(
     "random-weights", cl::value_desc("SEED"),
     cl::desc("Fill parameters with deterministic uniform values in "
@@ -278,9 +323,9 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
 /// The config.json mode (HuggingFaceModel.h); .mlir-only options are
 /// rejected rather than silently ignored.
 static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
-  if (!inputSpecs.empty() || !entryName.empty() || repeat)
-    fail("--input, --entry and --repeat apply to .mlir models; a config.json "
-         "model takes --input-ids or --prompt");
+  if (!inputSpecs.empty() || !entryName.empty())
+    fail("--input and --entry apply to .mlir models; a config.json model "
+         "takes --input-ids or --prompt");
   if (compileOnly || !emitArtifact.empty() || !artifact.empty())
     fail("--compile-only, --emit-artifact and --artifact apply to .mlir "
          "models (import the config with transformer-translate first)");
@@ -313,6 +358,24 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     fail(llvm::formatv("--max-seq-len {0}: must be positive", maxSeqLen));
   if (generateCount.getNumOccurrences() && generateCount <= 0)
     fail(llvm::formatv("--generate {0}: must be positive", generateCount));
+  if (doSample.getNumOccurrences())
+    options.doSample = doSample;
+  if (temperature.getNumOccurrences())
+    options.temperature = temperature;
+  if (topK.getNumOccurrences())
+    options.topK = topK;
+  if (topP.getNumOccurrences())
+    options.topP = topP;
+  if (repetitionPenalty.getNumOccurrences())
+    options.repetitionPenalty = repetitionPenalty;
+  if (samplingSeed.getNumOccurrences())
+    options.seed = samplingSeed;
+  options.stopStrings.assign(stopStrings.begin(), stopStrings.end());
+  if (repeat.getNumOccurrences()) {
+    if (repeat == 0)
+      fail("--repeat: must be at least 1");
+    options.repeat = repeat;
+  }
   options.pipelineOptions = pipelineOptions;
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
@@ -377,6 +440,13 @@ int main(int argc, char **argv) {
       maxSeqLen.getNumOccurrences())
     fail("--input-ids, --prompt, --generate, --output-tokens and "
          "--max-seq-len apply to config.json models");
+  if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
+      topK.getNumOccurrences() || topP.getNumOccurrences() ||
+      repetitionPenalty.getNumOccurrences() ||
+      samplingSeed.getNumOccurrences() || !stopStrings.empty())
+    fail("--do-sample, --temperature, --top-k, --top-p, "
+         "--repetition-penalty, --seed and --stop apply to config.json "
+         "models");
 
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(modelFile, &message);
