@@ -234,7 +234,8 @@ class Model:
         sampling on (unless `do_sample` is False; a temperature of 0 is
         greedy), with Hugging Face's order (tfm/Runtime/Sampler.h). A
         sequence ends at the model's EOS tokens (`stop_at_eos`) or once its
-        text ends with one of `stop` (byte-level models); a batch is padded
+        bytes end with one of `stop` (str or bytes; byte-level models); a
+        batch is padded
         with the first EOS id. `prompt` is text (a byte-level model; returns
         the prompt and the new text, as transformer-runner --prompt prints
         it) or ids [S] / [B, S] (returns the prompt and the new ids,
@@ -269,8 +270,9 @@ class Model:
         if seed is not None:
             options.seed = int(seed)
         options.stopAtModelEos = int(bool(stop_at_eos))
-        stops = [stop] if isinstance(stop, str) else list(stop or [])
-        encoded = (ctypes.c_char_p * max(len(stops), 1))(*[t.encode() for t in stops])
+        stops = [stop] if isinstance(stop, (str, bytes)) else list(stop or [])
+        encoded = (ctypes.c_char_p * max(len(stops), 1))(
+            *[t if isinstance(t, bytes) else t.encode() for t in stops])
         options.stopStrings = encoded
         options.numStopStrings = len(stops)
         # `encoded` must outlive the call.

@@ -7,6 +7,11 @@ in test/python/engine-*.test; each command prints PASS lines or exits 1.
   sample CONFIG WEIGHTS IDS.npy N
   error KIND ARGS...                    (prints "error: MESSAGE")
   ledger CONFIG B S LEDGER.json
+  match CONFIG WEIGHTS|SEED PROMPT|IDS.npy RUNNER_TOKENS.npy KWARGS_JSON
+                                        (generate equals the runner's tokens)
+  eos-config CONFIG SEED PROMPT N OUT_DIR   (a config whose eos_token_id is a
+                                        token greedy generation produces later)
+  stop CONFIG SEED PROMPT N             (a stop string ends the sequence)
 """
 import json
 import sys
@@ -133,5 +138,50 @@ def ledger(args):
         fail("m.ledger is not the [1, 1] ledger")
 
 
+def match(args):
+    config, weights, prompt, runner, kwargs = args
+    kwargs = json.loads(kwargs)
+    if weights.isdigit():
+        m = tfm.load(config, random_weights=int(weights), threads=2)
+    else:
+        m = tfm.load(config, weights=weights, threads=2)
+    ids = np.load(prompt) if prompt.endswith(".npy") else m.encode(prompt)[None, :]
+    tokens = m.generate(ids, **kwargs)
+    expected = np.load(runner)
+    same(f"generate({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}) equals "
+         f"the runner's {expected.shape[1] - ids.shape[1]} new tokens", tokens, expected, 0)
+    for warning in m.warnings:
+        print(f"warning: {warning}")
+
+
+def eos_config(args):
+    config, seed, prompt, n, out = args
+    m = tfm.load(config, random_weights=int(seed), threads=2)
+    ids = m.encode(prompt)
+    new = m.generate(ids, max_new_tokens=int(n))[len(ids):]
+    # The first new token that differs from the first one.
+    end = next(i for i in range(1, len(new)) if new[i] != new[0])
+    c = json.load(open(config))
+    c["eos_token_id"] = int(new[end])
+    json.dump(c, open(f"{out}/config.json", "w"))
+    print(f"eos_token_id {int(new[end])}")
+
+
+def stop(args):
+    config, seed, prompt, n = args
+    m = tfm.load(config, random_weights=int(seed), threads=2)
+    ids = m.encode(prompt)
+    full = m.generate(ids, max_new_tokens=int(n))
+    new = bytes(int(t) for t in full[len(ids):])
+    # The first new byte that is not the first one: the sequence must end
+    # right after its first occurrence.
+    end = next(i for i in range(1, len(new)) if new[i] != new[0])
+    got = m.generate(ids, max_new_tokens=int(n), stop=new[end:end + 1])
+    same(f"stop={new[end:end + 1]!r} ends the sequence after {end + 1} new tokens",
+         got, full[:len(ids) + end + 1], 0)
+    steps = list(m.generate(ids, max_new_tokens=int(n), stop=new[end:end + 1], stream=True))
+    same("the stream ends there too", steps, full[len(ids):len(ids) + end + 1], 0)
+
+
 if __name__ == "__main__":
-    globals()[sys.argv[1]](sys.argv[2:])
+    globals()[sys.argv[1].replace("-", "_")](sys.argv[2:])
