@@ -33,6 +33,12 @@ config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
 # The Python API (python/tfm/engine.py) loads this build's libtfm_engine.so.
 config.environment["TFM_LIBRARY"] = os.path.join(config.tfm_obj_root, "lib",
                                                  "libtfm_engine.so")
+# The runner caches compiled code under $XDG_CACHE_HOME/tfm: tests share a
+# cache of their own, emptied at every run, and leave the user's alone.
+import shutil
+_cache_home = os.path.join(config.tfm_obj_root, "test", "xdg-cache")
+shutil.rmtree(_cache_home, ignore_errors=True)
+config.environment["XDG_CACHE_HOME"] = _cache_home
 
 tools = ["transformer-opt", "transformer-runner", "transformer-translate",
          "tfm-sample"]

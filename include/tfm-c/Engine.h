@@ -46,9 +46,13 @@ typedef struct TfmModelOptions {
   /// Options of --tfm-cpu-pipeline (transformer-runner --pipeline-options);
   /// null for the defaults.
   const char *pipelineOptions;
+  /// Non-zero: compile without the compiled-code cache (--no-cache).
+  int noCache;
+  /// The cache's directory; null: $XDG_CACHE_HOME/tfm, else ~/.cache/tfm.
+  const char *cacheDir;
 } TfmModelOptions;
 
-/// The defaults: cpu, no weights file, no seed, all threads.
+/// The defaults: cpu, no weights file, no seed, all threads, the cache on.
 TFM_CAPI_EXPORTED void tfmModelOptionsInit(TfmModelOptions *options);
 
 /// Loads `path`: a config.json, or a directory holding config.json (and

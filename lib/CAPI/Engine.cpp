@@ -147,6 +147,9 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   if (options->pipelineOptions)
     modelOptions.pipelineOptions = options->pipelineOptions;
   modelOptions.threads = unsigned(options->threads);
+  modelOptions.cache = !options->noCache;
+  if (options->cacheDir)
+    modelOptions.cacheDir = options->cacheDir;
 
   initializeLLVM();
   auto model = std::make_unique<Model>();

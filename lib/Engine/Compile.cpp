@@ -4,6 +4,7 @@
 
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Runtime/BufferPool.h"
+#include "tfm/Runtime/CodeCache.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -11,9 +12,15 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -22,17 +29,31 @@ using namespace mlir::tfm::runtime;
 
 JitModule::JitModule(std::unique_ptr<ExecutionEngine> engine)
     : engine(std::move(engine)) {}
+JitModule::JitModule(std::unique_ptr<llvm::orc::LLJIT> jit)
+    : jit(std::move(jit)) {}
 JitModule::~JitModule() = default;
 
 llvm::Expected<PackedFunction>
 JitModule::lookup(llvm::StringRef function) {
   std::string symbol = ("_mlir_ciface_" + function).str();
-  auto packed = engine->lookupPacked(symbol);
+  llvm::Expected<PackedFunction> packed = [&]() -> llvm::Expected<PackedFunction> {
+    if (engine)
+      return engine->lookupPacked(symbol);
+    // The ExecutionEngine names the packed wrapper of `f` `_mlir_f`.
+    auto address = jit->lookup("_mlir_" + symbol);
+    if (!address)
+      return address.takeError();
+    return address->toPtr<PackedFunction>();
+  }();
   if (!packed)
     return makeError(llvm::formatv("the lowered module has no {0} ({1}); the CPU "
                        "pipeline must emit C interfaces",
                        symbol, llvm::toString(packed.takeError())));
   return *packed;
+}
+
+std::string engine::describeCache(const JitModule &jit) {
+  return jit.cacheStatus == "cache off" ? "" : " (" + jit.cacheStatus + ")";
 }
 
 llvm::Expected<std::unique_ptr<CpuPipelineOptions>>
@@ -117,18 +138,165 @@ static llvm::Error checkCInterface(ModuleOp module,
   return llvm::Error::success();
 }
 
-/// JIT-compiles a module lowered to the LLVM dialect; `openmp`: it calls
-/// the OpenMP runtime.
+/// The key of `module` (before the codegen stage) compiled with `options`
+/// for the host, with these libraries, by this build of tfm and LLVM.
+static CodeCacheKey getCacheKey(ModuleOp module,
+                                const CpuPipelineOptions &options,
+                                llvm::ArrayRef<std::string> libs) {
+  std::string ir, pipeline, host, libraries;
+  {
+    llvm::raw_string_ostream os(ir);
+    module.print(os, OpPrintingFlags().printGenericOpForm());
+  }
+  {
+    llvm::raw_string_ostream os(pipeline);
+    options.print(os);
+  }
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost())
+    host = builder->getTargetTriple().str() + " " + builder->getCPU() + " " +
+           builder->getFeatures().getString();
+  else
+    llvm::consumeError(builder.takeError());
+  libraries = llvm::join(libs, ";");
+  std::string build = getTfmBuildStamp();
+  return computeCodeCacheKey({ir, pipeline, host, libraries, build,
+                              "LLVM " LLVM_VERSION_STRING});
+}
+
+/// The libraries the compiled code's calls resolve to: `sharedLibs`, or
+/// MLIR's c_runner_utils (memrefCopy and friends); the OpenMP runtime for
+/// parallel loops (__kmpc_fork_call, ...).
+static llvm::Expected<std::vector<std::string>>
+getRuntimeLibraries(llvm::ArrayRef<std::string> sharedLibs, bool openmp) {
+  std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
+  if (sharedLibs.empty() && llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
+    libs.push_back(TFM_C_RUNNER_UTILS);
+  if (openmp) {
+    if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
+      return makeError(llvm::formatv("the OpenMP runtime {0} is missing (install "
+                         "libomp-22-dev, or compile with "
+                         "--pipeline-options=parallel=0)",
+                         TFM_OPENMP_RUNTIME));
+    libs.push_back(TFM_OPENMP_RUNTIME);
+  }
+  return libs;
+}
+
+/// The compiled code's heap: temporaries reused across calls instead of
+/// being page-faulted in again every call (tfm/Runtime/BufferPool.h).
+static llvm::orc::SymbolMap
+getPoolSymbols(llvm::orc::MangleAndInterner &interner) {
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](llvm::StringRef name, auto *function) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  add("malloc", &poolMalloc);
+  add("calloc", &poolCalloc);
+  add("aligned_alloc", &poolAlignedAlloc);
+  add("free", &poolFree);
+  return symbols;
+}
+
+/// Links a cached object as the ExecutionEngine would have: the same
+/// object layer (RuntimeDyld), the buffer pool's allocation functions, then
+/// `libs`, then the process.
+static llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>>
+loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
+           llvm::ArrayRef<std::string> libs) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  auto jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(*builder))
+          .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &session) {
+            return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                session, [](const llvm::MemoryBuffer &) {
+                  return std::make_unique<llvm::SectionMemoryManager>();
+                });
+          })
+          .create();
+  if (!jit)
+    return jit.takeError();
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  char prefix = (*jit)->getDataLayout().getGlobalPrefix();
+  llvm::orc::MangleAndInterner interner((*jit)->getExecutionSession(),
+                                        (*jit)->getDataLayout());
+  if (llvm::Error err =
+          main.define(llvm::orc::absoluteSymbols(getPoolSymbols(interner))))
+    return std::move(err);
+  for (const std::string &lib : libs) {
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::Load(lib.c_str(), prefix);
+    if (!generator)
+      return generator.takeError();
+    main.addGenerator(std::move(*generator));
+  }
+  auto process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process)
+    return process.takeError();
+  main.addGenerator(std::move(*process));
+  if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
+    return std::move(err);
+  return std::move(*jit);
+}
+
+/// JIT-compiles a module lowered to the LLVM dialect with `libs`;
+/// `objectOut`: where to copy the object code, compiled before returning by
+/// looking up `firstEntry`.
 static llvm::Expected<std::unique_ptr<JitModule>>
-jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
-           bool openmp, bool initialize = true);
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
+           std::string *objectOut, llvm::StringRef firstEntry,
+           bool initialize = true);
 
 llvm::Expected<std::unique_ptr<JitModule>>
 engine::compileModule(ModuleOp module,
                       llvm::ArrayRef<const EntrySignature *> entries,
                       const CpuPipelineOptions &options,
                       llvm::ArrayRef<std::string> sharedLibs,
-                      llvm::StringRef what) {
+                      llvm::StringRef what, const CacheOptions &cache) {
+  auto runtimeLibs =
+      getRuntimeLibraries(sharedLibs, /*openmp=*/options.parallel);
+  if (!runtimeLibs)
+    return runtimeLibs.takeError();
+  std::vector<std::string> libs = std::move(*runtimeLibs);
+  auto warn = [&](const llvm::Twine &message) {
+    if (cache.warn)
+      cache.warn(message);
+  };
+  std::optional<CodeCache> store;
+  CodeCacheKey key;
+  if (cache.enabled) {
+    std::string directory = cache.directory.empty()
+                                ? CodeCache::getDefaultDirectory()
+                                : cache.directory;
+    if (directory.empty())
+      warn("compiled-code cache: neither XDG_CACHE_HOME nor HOME is set; "
+           "compiling without a cache (pass --cache-dir DIR)");
+    else
+      store.emplace(directory);
+  }
+  if (store) {
+    key = getCacheKey(module, options, libs);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+        store->load(key);
+    if (!object) {
+      warn("compiled-code cache: " + llvm::toString(object.takeError()) +
+           "; rebuilding the entry");
+    } else if (*object) {
+      auto jit = loadObject(std::move(*object), libs);
+      if (jit) {
+        auto result = std::make_unique<JitModule>(std::move(*jit));
+        result->cacheStatus = "cache hit";
+        return result;
+      }
+      warn("compiled-code cache: " + store->getPath(key) +
+           ": cannot be linked (" + llvm::toString(jit.takeError()) +
+           "); rebuilding the entry");
+    }
+  }
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
@@ -140,7 +308,20 @@ engine::compileModule(ModuleOp module,
   for (const EntrySignature *sig : entries)
     if (llvm::Error err = checkCInterface(module, *sig))
       return std::move(err);
-  return jitCompile(module, sharedLibs, /*openmp=*/options.parallel);
+  std::string object;
+  auto compiled =
+      jitCompile(module, libs, store ? &object : nullptr,
+                 entries.empty() ? "" : entries.front()->function);
+  if (!compiled || !store)
+    return compiled;
+  std::unique_ptr<JitModule> jit = std::move(*compiled);
+  jit->cacheStatus = "cache miss";
+  if (object.empty())
+    warn("compiled-code cache: the JIT gave no object code; nothing cached");
+  else if (llvm::Error err = store->store(key, object))
+    warn("compiled-code cache: cannot write the entry: " +
+         llvm::toString(std::move(err)));
+  return jit;
 }
 
 llvm::Error engine::lowerGpuModule(ModuleOp module,
@@ -169,14 +350,18 @@ engine::compileGpuModule(ModuleOp module,
                          llvm::StringRef what, bool loadKernels) {
   if (llvm::Error err = lowerGpuModule(module, entries, options, what))
     return std::move(err);
+  auto libs = getRuntimeLibraries(sharedLibs, /*openmp=*/false);
+  if (!libs)
+    return libs.takeError();
   // The module's initialisers load its kernels onto the device.
-  return jitCompile(module, sharedLibs, /*openmp=*/false,
+  return jitCompile(module, *libs, /*objectOut=*/nullptr, /*firstEntry=*/"",
                     /*initialize=*/loadKernels);
 }
 
 static llvm::Expected<std::unique_ptr<JitModule>>
-jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
-           bool openmp, bool initialize) {
+jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
+           std::string *objectOut, llvm::StringRef firstEntry,
+           bool initialize) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return makeError("cannot detect the host: " + llvm::toString(builder.takeError()));
@@ -187,22 +372,12 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
   auto transformer =
       makeOptimizingTransformer(3, /*sizeLevel=*/0, machine->get());
 
-  std::vector<llvm::StringRef> libs(sharedLibs.begin(), sharedLibs.end());
-  if (sharedLibs.empty() && llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
-    libs.push_back(TFM_C_RUNNER_UTILS); // Resolves memrefCopy and friends.
-  // The parallel loops call the OpenMP runtime (__kmpc_fork_call, ...).
-  if (openmp) {
-    if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
-      return makeError(llvm::formatv("the OpenMP runtime {0} is missing (install "
-                         "libomp-22-dev, or compile with "
-                         "--pipeline-options=parallel=0)",
-                         TFM_OPENMP_RUNTIME));
-    libs.push_back(TFM_OPENMP_RUNTIME);
-  }
+  std::vector<llvm::StringRef> libRefs(libs.begin(), libs.end());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.sharedLibPaths = libs;
+  engineOptions.sharedLibPaths = libRefs;
+  engineOptions.enableObjectDump = objectOut != nullptr;
   // Profiling: `TFM_PERF=1 perf record -k 1 ...` then `perf inject --jit`
   // names the JIT-compiled functions (a jitdump in the working directory).
   engineOptions.enablePerfNotificationListener = getenv("TFM_PERF") != nullptr;
@@ -210,21 +385,26 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> sharedLibs,
       ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine)
     return makeError("JIT compilation failed: " + llvm::toString(engine.takeError()));
-  // The compiled code's heap: temporaries reused across calls instead of
-  // being page-faulted in again every call (tfm/Runtime/BufferPool.h).
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto add = [&](llvm::StringRef name, auto *function) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    add("malloc", &poolMalloc);
-    add("calloc", &poolCalloc);
-    add("aligned_alloc", &poolAlignedAlloc);
-    add("free", &poolFree);
-    return symbols;
+    return getPoolSymbols(interner);
   });
   if (initialize)
     (*engine)->initialize();
+  if (objectOut) {
+    // The module is one unit: looking up one entry compiles all of it.
+    if (auto entry = (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
+        !entry)
+      return makeError("JIT compilation failed: " + llvm::toString(entry.takeError()));
+    // The engine hands its object cache out only as a file.
+    llvm::SmallString<128> path;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("tfm-object", "o", path))
+      return makeError("cannot create a temporary file: " + ec.message());
+    (*engine)->dumpToObjectFile(path);
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+    llvm::sys::fs::remove(path);
+    if (buffer)
+      *objectOut = (*buffer)->getBuffer().str();
+  }
   return std::make_unique<JitModule>(std::move(*engine));
 }

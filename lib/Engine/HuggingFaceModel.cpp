@@ -375,6 +375,7 @@ struct Target {
   /// The GPU options' steps that runSignaturePasses runs and then turns off,
   /// as given: every compiled shape runs them.
   bool gpuVerifyContracts = false, gpuFuseQKV = false;
+  CacheOptions cache;
 
   llvm::Error runSignaturePasses(ModuleOp module, llvm::StringRef what) {
     if (!gpu)
@@ -387,7 +388,7 @@ struct Target {
   compile(ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
           llvm::ArrayRef<std::string> libs, llvm::StringRef what) {
     return gpu ? compileGpuModule(module, entries, *gpu, libs, what)
-               : compileModule(module, entries, *cpu, libs, what);
+               : compileModule(module, entries, *cpu, libs, what, cache);
   }
   /// Looks `function` up and binds it to `entry`'s frame.
   llvm::Error bind(JitModule &jit, llvm::StringRef function, Entry &entry,
@@ -462,6 +463,9 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
         detectNamePrefix(model->config, *state.file);
   }
   state.bindings.weights.randomSeed = opts.randomSeed;
+  state.pipeline.cache.enabled = opts.cache;
+  state.pipeline.cache.directory = opts.cacheDir;
+  state.pipeline.cache.warn = model->warn;
   context.loadDialect<TfmDialect, func::FuncDialect>();
   if (opts.gpuChip.empty()) {
     auto cpu = parsePipelineOptions(opts.pipelineOptions);
@@ -542,6 +546,7 @@ HuggingFaceModel::forward(const TokenIds &tokens, unsigned repeat) {
     if (!jit)
       return jit.takeError();
     fresh->jit = std::move(*jit);
+    result.cacheStatus = describeCache(*fresh->jit);
     if (llvm::Error err = state->pipeline.bind(*fresh->jit, "forward",
                                                *fresh->first, fresh->callFirst))
       return std::move(err);
@@ -632,6 +637,7 @@ HuggingFaceModel::generate(const TokenIds &tokens,
     if (!jit)
       return jit.takeError();
     fresh->jit = std::move(*jit);
+    result.cacheStatus = describeCache(*fresh->jit);
     if (llvm::Error err = state->pipeline.bind(*fresh->jit, "prefill",
                                                *fresh->first, fresh->callFirst))
       return std::move(err);

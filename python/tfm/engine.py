@@ -44,7 +44,9 @@ class _ModelOptions(ctypes.Structure):
                 ("hasRandomSeed", ctypes.c_int),
                 ("randomSeed", ctypes.c_uint64),
                 ("threads", ctypes.c_int),
-                ("pipelineOptions", ctypes.c_char_p)]
+                ("pipelineOptions", ctypes.c_char_p),
+                ("noCache", ctypes.c_int),
+                ("cacheDir", ctypes.c_char_p)]
 
 
 class _GenerateOptions(ctypes.Structure):
@@ -118,11 +120,13 @@ def _library():
 
 
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,
-         pipeline_options=None):
+         pipeline_options=None, cache=True, cache_dir=None):
     """Loads a model: a config.json, or a directory with config.json and
     model.safetensors. `weights`: a .safetensors file; `random_weights`: a
     seed for deterministic random weights (transformer-runner
-    --random-weights); `threads`: threads of the compiled code."""
+    --random-weights); `threads`: threads of the compiled code; `cache`,
+    `cache_dir`: the compiled-code cache shared with transformer-runner
+    (--no-cache, --cache-dir)."""
     lib = _library()
     options = _ModelOptions()
     lib.tfmModelOptionsInit(ctypes.byref(options))
@@ -138,6 +142,9 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
         options.threads = int(threads)
     if pipeline_options is not None:
         options.pipelineOptions = pipeline_options.encode()
+    options.noCache = int(not cache)
+    if cache_dir is not None:
+        options.cacheDir = os.fspath(cache_dir).encode()
     handle = ctypes.c_void_p()
     if lib.tfmModelLoad(os.fspath(path).encode(), ctypes.byref(options),
                         ctypes.byref(handle)):

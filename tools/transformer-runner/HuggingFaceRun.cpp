@@ -63,12 +63,13 @@ static void runForward(HuggingFaceModel &model,
   const std::vector<double> &runMs = result.warmMs;
   llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms (warm, "
                                "median of %zu, min %.3f ms, max %.3f ms); "
-                               "first call: %.3f ms; %.0f tokens/s\n",
+                               "first call: %.3f ms; %.0f tokens/s%s\n",
                                result.compileMs, median(runMs), runMs.size(),
                                *llvm::min_element(runMs),
                                *llvm::max_element(runMs), result.firstMs,
                                tokens.batch * tokens.seqLen * 1000.0 /
-                                   median(runMs));
+                                   median(runMs),
+                               result.cacheStatus.c_str());
 }
 
 /// The length of `bytes` without a trailing sequence that is valid so far
@@ -192,7 +193,8 @@ static void runGeneration(HuggingFaceModel &model,
       fail(llvm::toString(std::move(err)));
   const std::vector<double> &stepMs = result.stepMs,
                             &prefillMs = result.prefillMs;
-  llvm::outs() << llvm::format("compile: %.1f ms\n", result.compileMs)
+  llvm::outs() << llvm::format("compile: %.1f ms%s\n", result.compileMs,
+                               result.cacheStatus.c_str())
                << llvm::format("prefill: %.3f ms (B=%lld, %lld prompt "
                                "tokens, KV cache of %lld positions)\n",
                                median(prefillMs), (long long)batch,
@@ -313,6 +315,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   modelOptions.weightsPath = options.weightsPath;
   modelOptions.randomSeed = options.randomSeed;
   modelOptions.pipelineOptions = options.pipelineOptions;
+  modelOptions.cache = options.cache;
+  modelOptions.cacheDir = options.cacheDir;
   modelOptions.gpuChip = options.gpuChip;
   modelOptions.sharedLibs = options.sharedLibs;
   std::unique_ptr<HuggingFaceModel> model = check(HuggingFaceModel::create(

@@ -51,6 +51,10 @@ struct HuggingFaceRunOptions {
   /// KV cache length; 0 picks S + N.
   int64_t maxSeqLen = 0;
   std::string pipelineOptions;
+  /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the
+  /// default directory, tfm/Runtime/CodeCache.h).
+  bool cache = false;
+  std::string cacheDir;
   /// Non-empty: run on the CUDA GPU (already initialised), compiling for
   /// this chip with the GPU pipeline; `pipelineOptions` are its options.
   std::string gpuChip;

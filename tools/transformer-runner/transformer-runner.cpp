@@ -197,9 +197,26 @@ static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
     cl::desc("Libraries to resolve symbols from (default: MLIR's "
              "c_runner_utils when it is installed)"), cl::cat(runnerCategory));
+static cl::opt<std::string> cacheDir(
+    "cache-dir", cl::value_desc("DIR"),
+    cl::desc("Where compiled code is cached between runs (default: "
+             "$XDG_CACHE_HOME/tfm, else ~/.cache/tfm); CPU only"),
+    cl::cat(runnerCategory));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile without reading or writing the compiled-code cache"),
+    cl::cat(runnerCategory));
 static cl::opt<unsigned>
     printCount("print-values", cl::init(4), cl::value_desc("N"),
                cl::desc("Leading values of each result to print"), cl::cat(runnerCategory));
+
+static CacheOptions getCacheOptions() {
+  CacheOptions cache;
+  cache.enabled = !noCache;
+  cache.directory = cacheDir;
+  cache.warn = warn;
+  return cache;
+}
 
 //===----------------------------------------------------------------------===//
 // Inputs and outputs
@@ -376,6 +393,8 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
       fail("--repeat: must be at least 1");
     options.repeat = repeat;
   }
+  options.cache = !noCache;
+  options.cacheDir = cacheDir;
   options.pipelineOptions = pipelineOptions;
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
@@ -517,16 +536,17 @@ int main(int argc, char **argv) {
                                        modelFile,
                                        /*loadKernels=*/!compileOnly)
                     : compileModule(*module, {&sig}, *options, libs,
-                                    modelFile));
+                                    modelFile, getCacheOptions()));
     packed = check(jit->lookup(sig.function));
   }
   double compileMs = millisecondsSince(compileStart);
   if (compileOnly) {
-    llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms\n",
+    llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms%s\n",
                                  sig.function.c_str(),
                                  gpuChip.empty() ? "the host CPU"
                                                  : gpuChip.c_str(),
-                                 compileMs);
+                                 compileMs,
+                                 jit ? describeCache(*jit).c_str() : "");
     return 0;
   }
 
@@ -563,9 +583,9 @@ int main(int argc, char **argv) {
     llvm::sort(times);
     llvm::outs() << llvm::format(
         "compile: %.1f ms; run (%u times): median %.4g ms, min %.4g ms, "
-        "max %.4g ms\n",
+        "max %.4g ms%s\n",
         compileMs, unsigned(repeat), times[times.size() / 2], times.front(),
-        times.back());
+        times.back(), jit ? describeCache(*jit).c_str() : "");
     // Temporaries of >= 64 KiB come from the buffer pool: after the first
     // call every one is a reused buffer (tfm/Runtime/BufferPool.h).
     runtime::BufferPoolStats pool = runtime::getBufferPoolStats();

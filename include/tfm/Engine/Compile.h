@@ -15,8 +15,13 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
 
 namespace mlir {
 class ExecutionEngine;
@@ -27,16 +32,36 @@ namespace tfm::engine {
 /// interface: one pointer per C-interface argument.
 using PackedFunction = void (*)(void **);
 
-/// A JIT-compiled module.
+/// A JIT-compiled module: compiled now by the ExecutionEngine, or linked
+/// from an object of the compiled-code cache (tfm/Runtime/CodeCache.h).
 class JitModule {
 public:
   explicit JitModule(std::unique_ptr<ExecutionEngine> engine);
+  explicit JitModule(std::unique_ptr<llvm::orc::LLJIT> jit);
   ~JitModule();
   /// The packed wrapper of `_mlir_ciface_<function>`; fails if absent.
   llvm::Expected<PackedFunction> lookup(llvm::StringRef function);
 
+  /// What the cache did: "cache hit", "cache miss" (the entry now written),
+  /// "cache off".
+  std::string cacheStatus = "cache off";
+
 private:
   std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+/// " (cache hit)" or " (cache miss)" for a timing line; empty without a
+/// cache.
+std::string describeCache(const JitModule &jit);
+
+/// The compiled-code cache of the CPU pipeline: on (the default directory
+/// CodeCache::getDefaultDirectory() or `directory`) unless `enabled` is
+/// false. `warn` receives its warnings (damaged entries, no directory).
+struct CacheOptions {
+  bool enabled = false;
+  std::string directory;
+  std::function<void(const llvm::Twine &)> warn;
 };
 
 /// The CPU pipeline's --pipeline-options string parsed, or an error naming it.
@@ -61,11 +86,17 @@ llvm::Error runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
 /// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
 /// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
 /// MLIR's c_runner_utils when installed.
+///
+/// With `cache` enabled, the module as given (before the codegen stage) is
+/// hashed with the options, the host CPU and the build: a hit links the
+/// cached object and skips lowering and LLVM; a miss compiles and stores
+/// the object. A corrupt or stale entry is rebuilt after a warning.
 llvm::Expected<std::unique_ptr<JitModule>>
 compileModule(ModuleOp module,
               llvm::ArrayRef<const runtime::EntrySignature *> entries,
               const CpuPipelineOptions &options,
-              llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what);
+              llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
+              const CacheOptions &cache = {});
 
 /// Lowers `module` with the GPU pipeline and checks the C interface of
 /// `entries` (what compileGpuModule compiles).

@@ -51,6 +51,10 @@ struct ModelOptions {
   std::string weightsPath;
   std::optional<uint64_t> randomSeed;
   std::string pipelineOptions;
+  /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the
+  /// default directory, tfm/Runtime/CodeCache.h).
+  bool cache = false;
+  std::string cacheDir;
   /// Non-empty: run on the CUDA GPU (already initialised), compiling for
   /// this chip with the GPU pipeline; `pipelineOptions` are its options.
   std::string gpuChip;
@@ -92,6 +96,8 @@ struct ForwardResult {
   const float *data = nullptr;
   /// 0 when the entry was compiled by an earlier call.
   double compileMs = 0;
+  /// " (cache hit)", " (cache miss)" or empty (engine::describeCache).
+  std::string cacheStatus;
   /// The first call, then the timed warm ones (`repeat`).
   double firstMs = 0;
   std::vector<double> warmMs;
@@ -131,6 +137,8 @@ struct GenerationResult {
   std::vector<int64_t> tokens;
   int64_t kvCacheLength = 0;
   double compileMs = 0;
+  /// " (cache hit)", " (cache miss)" or empty (engine::describeCache).
+  std::string cacheStatus;
   /// The first (cold) @prefill call, then the timed warm ones.
   double firstPrefillMs = 0;
   std::vector<double> prefillMs;
