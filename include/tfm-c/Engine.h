@@ -131,15 +131,17 @@ TFM_CAPI_EXPORTED void tfmModelGenerateOptionsInit(TfmModel model,
                                                    int64_t promptLength,
                                                    TfmGenerateOptions *options);
 
-/// Generates from `ids` [batch, seqLen]; `onStep` may be null. Writes the
-/// prompt and the new tokens, [batch, seqLen + maxNewTokens] int64, into
-/// `out` (`capacity` elements), and the number of new tokens per sequence
-/// into `*generated` (fewer than asked when the callback stopped; row b
-/// then holds seqLen + *generated tokens at b * (seqLen + *generated)).
+/// Generates from `ids` [batch, seqLen]; `onStep` may be null (its tokens
+/// are -1 for sequences that ended at an earlier step). Writes the prompt
+/// and the new tokens into `out` (`capacity` >= batch * (seqLen +
+/// maxNewTokens) elements) as [batch, seqLen + *generated] int64, where
+/// `*generated` is the number of steps run (fewer than asked when every
+/// sequence ended or the callback stopped); sequences that ended earlier
+/// are padded with the first EOS id.
 TFM_CAPI_EXPORTED TfmStatus tfmModelGenerate(
     TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
-    const TfmGenerateOptions *options, TfmTokenCallback onStep,
-    void *userData, int64_t *out, size_t capacity, int64_t *generated);
+    const TfmGenerateOptions *options, TfmTokenCallback onStep, void *userData,
+    int64_t *out, size_t capacity, int64_t *generated);
 
 /// The ledger of @forward at [batch, seqLen] as JSON text (what
 /// `transformer-opt --tfm-print-ledger=format=json` prints for the imported

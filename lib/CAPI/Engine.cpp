@@ -122,9 +122,9 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
                             "cpu only (transformer-runner --device cuda "
                             "runs them on the GPU)"));
   if (device != "cpu")
-    return report(nullptr,
-                  makeError(llvm::formatv(
-                      "--device '{0}': expected cpu or cuda", device)));
+    return report(
+        nullptr, makeError(llvm::formatv("--device '{0}': expected cpu or cuda",
+                                         device)));
   if (options->threads < 0)
     return report(nullptr, makeError("--threads: must be at least 1"));
 
@@ -157,11 +157,10 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   registerEngineDialects(registry);
   model->context = std::make_unique<MLIRContext>(registry);
   std::string *warnings = &model->warnings;
-  auto loaded = HuggingFaceModel::load(
-      *model->context, std::move(modelOptions),
-      [warnings](const llvm::Twine &message) {
-        *warnings += message.str() + "\n";
-      });
+  auto loaded = HuggingFaceModel::load(*model->context, std::move(modelOptions),
+                                       [warnings](const llvm::Twine &message) {
+                                         *warnings += message.str() + "\n";
+                                       });
   if (!loaded)
     return report(nullptr, loaded.takeError());
   model->model = std::move(*loaded);
@@ -243,14 +242,13 @@ static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
                                            int64_t batch, int64_t seqLen) {
   if (!ids || batch < 1 || seqLen < 1)
     return makeError(llvm::formatv(
-        "ids: expected token ids [B, S] with B, S >= 1, got [{0}, {1}]",
-        batch, seqLen));
+        "ids: expected token ids [B, S] with B, S >= 1, got [{0}, {1}]", batch,
+        seqLen));
   TokenIds tokens;
   tokens.batch = batch;
   tokens.seqLen = seqLen;
   tokens.ids.assign(ids, ids + batch * seqLen);
-  if (llvm::Error err =
-          checkTokenIds(tokens, model.model->getConfig(), "ids"))
+  if (llvm::Error err = checkTokenIds(tokens, model.model->getConfig(), "ids"))
     return std::move(err);
   // As the runner: the input must fit the model's context.
   if (auto length = getKVCacheLength(model.model->getConfig(), seqLen, 0, 0);
@@ -269,10 +267,9 @@ TfmStatus tfmModelLogits(TfmModel handle, const int64_t *ids, int64_t batch,
   int64_t vocab = model->model->getConfig().vocabSize;
   size_t needed = size_t(batch) * (allPositions ? seqLen : 1) * vocab;
   if (capacity < needed)
-    return report(model,
-                  makeError(llvm::formatv("logits: the output holds {0} "
-                                          "floats, {1} are needed",
-                                          capacity, needed)));
+    return report(model, makeError(llvm::formatv("logits: the output holds {0} "
+                                                 "floats, {1} are needed",
+                                                 capacity, needed)));
   llvm::Expected<ForwardResult> result = model->model->forward(*tokens);
   if (!result)
     return report(model, result.takeError());
@@ -305,10 +302,9 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
                                                  options->maxNewTokens)));
   size_t needed = size_t(batch) * (seqLen + options->maxNewTokens);
   if (capacity < needed)
-    return report(model,
-                  makeError(llvm::formatv("tokens: the output holds {0} "
-                                          "ids, {1} are needed",
-                                          capacity, needed)));
+    return report(model, makeError(llvm::formatv("tokens: the output holds {0} "
+                                                 "ids, {1} are needed",
+                                                 capacity, needed)));
   GenerationOptions generation;
   generation.count = options->maxNewTokens;
   generation.maxSeqLen = options->maxSeqLen;
@@ -342,8 +338,7 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
   TokenCallback callback;
   if (onStep)
     callback = [&](int64_t step, llvm::ArrayRef<int64_t> stepTokens) {
-      return onStep(userData, step, stepTokens.data(), stepTokens.size()) ==
-             0;
+      return onStep(userData, step, stepTokens.data(), stepTokens.size()) == 0;
     };
   llvm::Expected<GenerationResult> result =
       model->model->generate(*tokens, generation, callback);
@@ -363,8 +358,7 @@ char *tfmModelGetLedgerJson(TfmModel handle, int64_t batch, int64_t seqLen) {
                                           batch, seqLen)));
     return nullptr;
   }
-  llvm::Expected<std::string> json =
-      model->model->getLedgerJson(batch, seqLen);
+  llvm::Expected<std::string> json = model->model->getLedgerJson(batch, seqLen);
   if (!json) {
     report(model, json.takeError());
     return nullptr;

@@ -124,30 +124,29 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
     std::string part = weights.namePrefix + partName;
     const TensorView *view = file.lookup(part);
     if (!view)
-      return makeError(llvm::formatv("{0}: no tensor '{1}' (a part of the fused parameter "
-                         "'{2}', {3})",
-                         file.getPath(), part, arg.name,
-                         describeArgument(sig, i)));
-    bool fits =
-        view->dtype == arg.dtype && view->shape.size() == shape.size();
+      return makeError(llvm::formatv(
+          "{0}: no tensor '{1}' (a part of the fused parameter "
+          "'{2}', {3})",
+          file.getPath(), part, arg.name, describeArgument(sig, i)));
+    bool fits = view->dtype == arg.dtype && view->shape.size() == shape.size();
     for (size_t d = 0; fits && d < shape.size(); ++d)
       fits = d == axis || view->shape[d] == shape[d];
     if (!fits)
-      return makeError(llvm::formatv("{0}: tensor '{1}' is {2} {3}, which cannot be "
-                         "concatenated along axis {4} into the fused "
-                         "parameter '{5}' ({6})",
-                         file.getPath(), part,
-                         getSafeTensorsDTypeName(view->dtype),
-                         formatShape(view->shape), axis, arg.name,
-                         describeArgument(sig, i)));
+      return makeError(llvm::formatv(
+          "{0}: tensor '{1}' is {2} {3}, which cannot be "
+          "concatenated along axis {4} into the fused "
+          "parameter '{5}' ({6})",
+          file.getPath(), part, getSafeTensorsDTypeName(view->dtype),
+          formatShape(view->shape), axis, arg.name, describeArgument(sig, i)));
     extent += view->shape[axis];
     views.push_back(view);
   }
   if (extent != shape[axis])
-    return makeError(llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
-                       "{2} along axis {3}, but @{4} expects {5}",
-                       file.getPath(), arg.name, extent, axis, sig.function,
-                       describe(arg.dtype, shape)));
+    return makeError(
+        llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
+                      "{2} along axis {3}, but @{4} expects {5}",
+                      file.getPath(), arg.name, extent, axis, sig.function,
+                      describe(arg.dtype, shape)));
   // Row-major: for each index of the leading dims, copy each part's slab.
   uint64_t outer = *getNumBytes(llvm::ArrayRef(shape).take_front(axis), 1);
   uint64_t inner = *getNumBytes(llvm::ArrayRef(shape).drop_front(axis + 1),
@@ -206,9 +205,10 @@ bindParameter(const EntrySignature &sig, size_t i,
     return llvm::Error::success();
   };
   if (!weights.file && !weights.randomSeed)
-    return makeError(llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
-                       "FILE.safetensors or --random-weights SEED",
-                       arg.name, describeArgument(sig, i)));
+    return makeError(
+        llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
+                      "FILE.safetensors or --random-weights SEED",
+                      arg.name, describeArgument(sig, i)));
   if (!weights.file || !arg.parts.empty()) {
     auto allocated = AlignedBuffer::allocate(fileBytes);
     if (!allocated)
@@ -234,14 +234,13 @@ bindParameter(const EntrySignature &sig, size_t i,
   std::string name = weights.namePrefix + arg.name;
   const TensorView *view = file.lookup(name);
   if (!view)
-    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(), name,
-                       describeArgument(sig, i)));
+    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(),
+                                   name, describeArgument(sig, i)));
   if (view->dtype != arg.dtype || llvm::ArrayRef(view->shape) != fileShape)
-    return makeError(llvm::formatv("{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
-                       file.getPath(), name,
-                       getSafeTensorsDTypeName(view->dtype),
-                       formatShape(view->shape), sig.function,
-                       describe(arg.dtype, fileShape)));
+    return makeError(llvm::formatv(
+        "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}", file.getPath(),
+        name, getSafeTensorsDTypeName(view->dtype), formatShape(view->shape),
+        sig.function, describe(arg.dtype, fileShape)));
   if (arg.packed) {
     // Packing reads floats: copy a misaligned tensor first.
     if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {

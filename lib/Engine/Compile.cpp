@@ -33,10 +33,10 @@ JitModule::JitModule(std::unique_ptr<llvm::orc::LLJIT> jit)
     : jit(std::move(jit)) {}
 JitModule::~JitModule() = default;
 
-llvm::Expected<PackedFunction>
-JitModule::lookup(llvm::StringRef function) {
+llvm::Expected<PackedFunction> JitModule::lookup(llvm::StringRef function) {
   std::string symbol = ("_mlir_ciface_" + function).str();
-  llvm::Expected<PackedFunction> packed = [&]() -> llvm::Expected<PackedFunction> {
+  llvm::Expected<PackedFunction> packed =
+      [&]() -> llvm::Expected<PackedFunction> {
     if (engine)
       return engine->lookupPacked(symbol);
     // The ExecutionEngine names the packed wrapper of `f` `_mlir_f`.
@@ -46,9 +46,10 @@ JitModule::lookup(llvm::StringRef function) {
     return address->toPtr<PackedFunction>();
   }();
   if (!packed)
-    return makeError(llvm::formatv("the lowered module has no {0} ({1}); the CPU "
-                       "pipeline must emit C interfaces",
-                       symbol, llvm::toString(packed.takeError())));
+    return makeError(
+        llvm::formatv("the lowered module has no {0} ({1}); the CPU "
+                      "pipeline must emit C interfaces",
+                      symbol, llvm::toString(packed.takeError())));
   return *packed;
 }
 
@@ -61,9 +62,10 @@ engine::parsePipelineOptions(llvm::StringRef text) {
   std::unique_ptr<CpuPipelineOptions> options =
       CpuPipelineOptions::createFromString(text);
   if (!options)
-    return makeError(llvm::formatv("--pipeline-options '{0}': not valid options of "
-                       "--tfm-cpu-pipeline",
-                       text));
+    return makeError(
+        llvm::formatv("--pipeline-options '{0}': not valid options of "
+                      "--tfm-cpu-pipeline",
+                      text));
   return options;
 }
 
@@ -72,9 +74,10 @@ engine::parseGpuPipelineOptions(llvm::StringRef text) {
   std::unique_ptr<GpuPipelineOptions> options =
       GpuPipelineOptions::createFromString(text);
   if (!options)
-    return makeError(llvm::formatv("--pipeline-options '{0}': not valid options of "
-                       "--tfm-gpu-pipeline",
-                       text));
+    return makeError(
+        llvm::formatv("--pipeline-options '{0}': not valid options of "
+                      "--tfm-gpu-pipeline",
+                      text));
   return options;
 }
 
@@ -86,9 +89,10 @@ llvm::Error engine::runSignaturePasses(ModuleOp module,
     return makeError("invalid pass manager options");
   buildTfmCpuSignatureStage(pm, options);
   if (failed(pm.run(module)))
-    return makeError(llvm::formatv("{0} does not pass the tfm contract checks or cannot "
-                       "be lowered (see the diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("{0} does not pass the tfm contract checks or cannot "
+                      "be lowered (see the diagnostics above)",
+                      what));
   return llvm::Error::success();
 }
 
@@ -105,9 +109,10 @@ llvm::Error engine::runSignaturePasses(ModuleOp module,
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
   if (failed(pm.run(module)))
-    return makeError(llvm::formatv("{0} does not pass the tfm contract checks (see the "
-                       "diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("{0} does not pass the tfm contract checks (see the "
+                      "diagnostics above)",
+                      what));
   options.verifyContracts = false;
   options.fuseQKV = false;
   return llvm::Error::success();
@@ -116,14 +121,14 @@ llvm::Error engine::runSignaturePasses(ModuleOp module,
 /// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
 /// wrapper with the wrong number of pointers would corrupt memory instead of
 /// failing.
-static llvm::Error checkCInterface(ModuleOp module,
-                                   const EntrySignature &sig) {
+static llvm::Error checkCInterface(ModuleOp module, const EntrySignature &sig) {
   std::string symbol = "_mlir_ciface_" + sig.function;
   auto wrapper = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol);
   if (!wrapper)
-    return makeError(llvm::formatv("the lowered module has no {0}; the CPU pipeline must "
-                       "emit C interfaces",
-                       symbol));
+    return makeError(
+        llvm::formatv("the lowered module has no {0}; the CPU pipeline must "
+                      "emit C interfaces",
+                      symbol));
   size_t expected = sig.arguments.size() +
                     llvm::count_if(sig.results, [](const EntryResult &r) {
                       return !r.isKVCache;
@@ -131,10 +136,11 @@ static llvm::Error checkCInterface(ModuleOp module,
   LLVM::LLVMFunctionType type = wrapper.getFunctionType();
   if (type.getNumParams() != expected ||
       !isa<LLVM::LLVMVoidType>(type.getReturnType()))
-    return makeError(llvm::formatv("{0} has type {1}; expected {2} parameters (arguments, "
-                       "then one out-parameter per non-cache result) "
-                       "returning void",
-                       symbol, type, expected));
+    return makeError(
+        llvm::formatv("{0} has type {1}; expected {2} parameters (arguments, "
+                      "then one out-parameter per non-cache result) "
+                      "returning void",
+                      symbol, type, expected));
   return llvm::Error::success();
 }
 
@@ -159,8 +165,8 @@ static CodeCacheKey getCacheKey(ModuleOp module,
     llvm::consumeError(builder.takeError());
   libraries = llvm::join(libs, ";");
   std::string build = getTfmBuildStamp();
-  return computeCodeCacheKey({ir, pipeline, host, libraries, build,
-                              "LLVM " LLVM_VERSION_STRING});
+  return computeCodeCacheKey(
+      {ir, pipeline, host, libraries, build, "LLVM " LLVM_VERSION_STRING});
 }
 
 /// The libraries the compiled code's calls resolve to: `sharedLibs`, or
@@ -173,10 +179,11 @@ getRuntimeLibraries(llvm::ArrayRef<std::string> sharedLibs, bool openmp) {
     libs.push_back(TFM_C_RUNNER_UTILS);
   if (openmp) {
     if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
-      return makeError(llvm::formatv("the OpenMP runtime {0} is missing (install "
-                         "libomp-22-dev, or compile with "
-                         "--pipeline-options=parallel=0)",
-                         TFM_OPENMP_RUNTIME));
+      return makeError(
+          llvm::formatv("the OpenMP runtime {0} is missing (install "
+                        "libomp-22-dev, or compile with "
+                        "--pipeline-options=parallel=0)",
+                        TFM_OPENMP_RUNTIME));
     libs.push_back(TFM_OPENMP_RUNTIME);
   }
   return libs;
@@ -210,12 +217,13 @@ loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
   auto jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
-          .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &session) {
-            return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
-                session, [](const llvm::MemoryBuffer &) {
-                  return std::make_unique<llvm::SectionMemoryManager>();
-                });
-          })
+          .setObjectLinkingLayerCreator(
+              [](llvm::orc::ExecutionSession &session) {
+                return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                    session, [](const llvm::MemoryBuffer &) {
+                      return std::make_unique<llvm::SectionMemoryManager>();
+                    });
+              })
           .create();
   if (!jit)
     return jit.takeError();
@@ -251,12 +259,10 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            std::string *objectOut, llvm::StringRef firstEntry,
            bool initialize = true);
 
-llvm::Expected<std::unique_ptr<JitModule>>
-engine::compileModule(ModuleOp module,
-                      llvm::ArrayRef<const EntrySignature *> entries,
-                      const CpuPipelineOptions &options,
-                      llvm::ArrayRef<std::string> sharedLibs,
-                      llvm::StringRef what, const CacheOptions &cache) {
+llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, const CacheOptions &cache) {
   auto runtimeLibs =
       getRuntimeLibraries(sharedLibs, /*openmp=*/options.parallel);
   if (!runtimeLibs)
@@ -302,16 +308,16 @@ engine::compileModule(ModuleOp module,
     return makeError("invalid pass manager options");
   buildTfmCpuCodegenStage(pm, options);
   if (failed(pm.run(module)))
-    return makeError(llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
-                       "the diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
+                      "the diagnostics above)",
+                      what));
   for (const EntrySignature *sig : entries)
     if (llvm::Error err = checkCInterface(module, *sig))
       return std::move(err);
   std::string object;
-  auto compiled =
-      jitCompile(module, libs, store ? &object : nullptr,
-                 entries.empty() ? "" : entries.front()->function);
+  auto compiled = jitCompile(module, libs, store ? &object : nullptr,
+                             entries.empty() ? "" : entries.front()->function);
   if (!compiled || !store)
     return compiled;
   std::unique_ptr<JitModule> jit = std::move(*compiled);
@@ -324,30 +330,28 @@ engine::compileModule(ModuleOp module,
   return jit;
 }
 
-llvm::Error engine::lowerGpuModule(ModuleOp module,
-                                   llvm::ArrayRef<const EntrySignature *> entries,
-                                   const GpuPipelineOptions &options,
-                                   llvm::StringRef what) {
+llvm::Error engine::lowerGpuModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
   buildTfmGpuPipeline(pm, options);
   if (failed(pm.run(module)))
-    return makeError(llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
-                       "(see the diagnostics above)",
-                       what, options.chip.getValue()));
+    return makeError(
+        llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
+                      "(see the diagnostics above)",
+                      what, options.chip.getValue()));
   for (const EntrySignature *sig : entries)
     if (llvm::Error err = checkCInterface(module, *sig))
       return err;
   return llvm::Error::success();
 }
 
-llvm::Expected<std::unique_ptr<JitModule>>
-engine::compileGpuModule(ModuleOp module,
-                         llvm::ArrayRef<const EntrySignature *> entries,
-                         const GpuPipelineOptions &options,
-                         llvm::ArrayRef<std::string> sharedLibs,
-                         llvm::StringRef what, bool loadKernels) {
+llvm::Expected<std::unique_ptr<JitModule>> engine::compileGpuModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, bool loadKernels) {
   if (llvm::Error err = lowerGpuModule(module, entries, options, what))
     return std::move(err);
   auto libs = getRuntimeLibraries(sharedLibs, /*openmp=*/false);
@@ -364,11 +368,12 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            bool initialize) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
-    return makeError("cannot detect the host: " + llvm::toString(builder.takeError()));
+    return makeError("cannot detect the host: " +
+                     llvm::toString(builder.takeError()));
   auto machine = builder->createTargetMachine();
   if (!machine)
     return makeError("cannot create a target machine: " +
-         llvm::toString(machine.takeError()));
+                     llvm::toString(machine.takeError()));
   auto transformer =
       makeOptimizingTransformer(3, /*sizeLevel=*/0, machine->get());
 
@@ -384,7 +389,8 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
   auto engine =
       ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine)
-    return makeError("JIT compilation failed: " + llvm::toString(engine.takeError()));
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(engine.takeError()));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     return getPoolSymbols(interner);
   });
@@ -392,9 +398,11 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
     (*engine)->initialize();
   if (objectOut) {
     // The module is one unit: looking up one entry compiles all of it.
-    if (auto entry = (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
+    if (auto entry =
+            (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
         !entry)
-      return makeError("JIT compilation failed: " + llvm::toString(entry.takeError()));
+      return makeError("JIT compilation failed: " +
+                       llvm::toString(entry.takeError()));
     // The engine hands its object cache out only as a file.
     llvm::SmallString<128> path;
     if (std::error_code ec =

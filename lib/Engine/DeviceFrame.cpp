@@ -27,12 +27,14 @@ llvm::Expected<std::string> engine::initializeCudaDevice(llvm::StringRef chip) {
   int major = 0, minor = 0;
   char name[256] = {0};
   if (tfmCudaGetDeviceInfo(&major, &minor, name, sizeof(name)))
-    return makeError("--device cuda: cannot read the device's compute capability; pass "
-         "--chip");
+    return makeError(
+        "--device cuda: cannot read the device's compute capability; pass "
+        "--chip");
   if (major < 8)
-    return makeError(llvm::formatv("--device cuda: {0} is sm_{1}{2}; tfm needs sm_80 or "
-                       "newer",
-                       name, major, minor));
+    return makeError(
+        llvm::formatv("--device cuda: {0} is sm_{1}{2}; tfm needs sm_80 or "
+                      "newer",
+                      name, major, minor));
   return llvm::formatv("sm_{0}{1}", major, minor).str();
 }
 
@@ -124,9 +126,9 @@ llvm::Error DeviceFrame::call(void (*function)(void **)) {
   const EntrySignature &sig = host.getSignature();
   for (auto [i, arg] : llvm::enumerate(sig.arguments))
     if (arg.kind == EntryArgument::Kind::Input)
-      if (llvm::Error err = checkCuda(tfmCudaCopyToDevice(
-              arguments[i], host.getArgumentData(i),
-              getBytes(arg.dtype, arg.shape))))
+      if (llvm::Error err = checkCuda(
+              tfmCudaCopyToDevice(arguments[i], host.getArgumentData(i),
+                                  getBytes(arg.dtype, arg.shape))))
         return err;
   function(packed.data());
   if (llvm::Error err = checkCuda(tfmCudaSynchronize()))

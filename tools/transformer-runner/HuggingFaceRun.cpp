@@ -41,8 +41,7 @@ static TokenIds readIds(const HuggingFaceRunOptions &options,
   tokens.ids.resize(array.getNumElements());
   convertElements(array.data, array.dtype, tokens.ids.data(), DType::I64,
                   tokens.ids.size());
-  check(checkTokenIds(tokens, config,
-                      ("--input-ids " + options.inputIdsPath)));
+  check(checkTokenIds(tokens, config, ("--input-ids " + options.inputIdsPath)));
   return tokens;
 }
 
@@ -61,15 +60,14 @@ static void runForward(HuggingFaceModel &model,
   if (!options.logitsPath.empty())
     writeResult(result.logits, data, options.logitsPath);
   const std::vector<double> &runMs = result.warmMs;
-  llvm::outs() << llvm::format("compile: %.1f ms; forward: %.3f ms (warm, "
-                               "median of %zu, min %.3f ms, max %.3f ms); "
-                               "first call: %.3f ms; %.0f tokens/s%s\n",
-                               result.compileMs, median(runMs), runMs.size(),
-                               *llvm::min_element(runMs),
-                               *llvm::max_element(runMs), result.firstMs,
-                               tokens.batch * tokens.seqLen * 1000.0 /
-                                   median(runMs),
-                               result.cacheStatus.c_str());
+  llvm::outs() << llvm::format(
+      "compile: %.1f ms; forward: %.3f ms (warm, "
+      "median of %zu, min %.3f ms, max %.3f ms); "
+      "first call: %.3f ms; %.0f tokens/s%s\n",
+      result.compileMs, median(runMs), runMs.size(), *llvm::min_element(runMs),
+      *llvm::max_element(runMs), result.firstMs,
+      tokens.batch * tokens.seqLen * 1000.0 / median(runMs),
+      result.cacheStatus.c_str());
 }
 
 /// The length of `bytes` without a trailing sequence that is valid so far
@@ -92,8 +90,8 @@ static size_t getCompleteUtf8Prefix(llvm::ArrayRef<uint8_t> bytes) {
     // The same second-byte ranges as decodeUtf8Lossy (Unicode table 3-7).
     uint8_t low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
     uint8_t high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
-    bool valid = back < 2 || (bytes[n - back + 1] >= low &&
-                              bytes[n - back + 1] <= high);
+    bool valid =
+        back < 2 || (bytes[n - back + 1] >= low && bytes[n - back + 1] <= high);
     return valid ? n - back : n;
   }
   return n;
@@ -144,8 +142,7 @@ public:
     for (auto [b, sequence] : llvm::enumerate(sequences)) {
       if (text) {
         std::vector<uint8_t> bytes(sequence.begin(), sequence.end());
-        llvm::outs() << "text[" << b << "]: " << decodeUtf8Lossy(bytes)
-                     << "\n";
+        llvm::outs() << "text[" << b << "]: " << decodeUtf8Lossy(bytes) << "\n";
         continue;
       }
       llvm::outs() << "tokens[" << b << "]:";
@@ -307,8 +304,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   if (count && !options.logitsPath.empty())
     fail("--output writes the logits of @forward; with --generate, write the "
          "tokens with --output-tokens");
-  int64_t maxSeqLen = check(
-      getKVCacheLength(config, tokens.seqLen, count, options.maxSeqLen));
+  int64_t maxSeqLen =
+      check(getKVCacheLength(config, tokens.seqLen, count, options.maxSeqLen));
 
   ModelOptions modelOptions;
   modelOptions.configPath = options.configPath;

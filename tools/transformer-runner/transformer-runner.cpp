@@ -337,7 +337,7 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
   return requests;
 }
 
-/// The config.json mode (HuggingFaceModel.h); .mlir-only options are
+/// The config.json mode (HuggingFaceRun.h); .mlir-only options are
 /// rejected rather than silently ignored.
 static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (!inputSpecs.empty() || !entryName.empty())

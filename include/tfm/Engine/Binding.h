@@ -87,9 +87,9 @@ struct WeightSource {
 /// same name share one buffer through `shared`, so entries compiled together
 /// (prefill and decode) hold one copy of each fused weight.
 llvm::Error bindParameters(const runtime::EntrySignature &sig,
-                    const WeightSource &weights,
-                    std::vector<BoundArgument> &bound,
-                    llvm::StringMap<BoundArgument> &shared);
+                           const WeightSource &weights,
+                           std::vector<BoundArgument> &bound,
+                           llvm::StringMap<BoundArgument> &shared);
 
 /// The words of a `StridedMemRefType` descriptor for a dense row-major
 /// buffer of `shape` at `data`.
@@ -105,8 +105,7 @@ class CallFrame {
 public:
   /// Fails when the results' buffers cannot be allocated.
   static llvm::Expected<std::unique_ptr<CallFrame>>
-  create(const runtime::EntrySignature &sig,
-         std::vector<BoundArgument> bound);
+  create(const runtime::EntrySignature &sig, std::vector<BoundArgument> bound);
   CallFrame(const CallFrame &) = delete;
   CallFrame &operator=(const CallFrame &) = delete;
 
@@ -114,9 +113,7 @@ public:
   void **getPackedArguments() { return packed.data(); }
   /// The value of index argument `i`, read at every call.
   int64_t &getIndex(size_t i) { return bound[i].index; }
-  char *getArgumentData(size_t i) {
-    return static_cast<char *>(bound[i].data);
-  }
+  char *getArgumentData(size_t i) { return static_cast<char *>(bound[i].data); }
   char *getResultData(size_t i) { return results[i]; }
 
 private:

@@ -82,27 +82,26 @@ llvm::Error runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
 llvm::Error runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
                                llvm::StringRef what);
 
-/// Lowers `module` with the rest of the CPU pipeline (the codegen stage), checks that each of
-/// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
-/// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
-/// MLIR's c_runner_utils when installed.
+/// Lowers `module` with the rest of the CPU pipeline (the codegen stage),
+/// checks that each of `entries` has the C interface of
+/// tfm/Pipelines/Pipelines.h, and JIT-compiles it (every entry in one engine).
+/// `sharedLibs` empty picks MLIR's c_runner_utils when installed.
 ///
 /// With `cache` enabled, the module as given (before the codegen stage) is
 /// hashed with the options, the host CPU and the build: a hit links the
 /// cached object and skips lowering and LLVM; a miss compiles and stores
 /// the object. A corrupt or stale entry is rebuilt after a warning.
-llvm::Expected<std::unique_ptr<JitModule>>
-compileModule(ModuleOp module,
-              llvm::ArrayRef<const runtime::EntrySignature *> entries,
-              const CpuPipelineOptions &options,
-              llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
-              const CacheOptions &cache = {});
+llvm::Expected<std::unique_ptr<JitModule>> compileModule(
+    ModuleOp module, llvm::ArrayRef<const runtime::EntrySignature *> entries,
+    const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, const CacheOptions &cache = {});
 
 /// Lowers `module` with the GPU pipeline and checks the C interface of
 /// `entries` (what compileGpuModule compiles).
-llvm::Error lowerGpuModule(ModuleOp module,
-                    llvm::ArrayRef<const runtime::EntrySignature *> entries,
-                    const GpuPipelineOptions &options, llvm::StringRef what);
+llvm::Error
+lowerGpuModule(ModuleOp module,
+               llvm::ArrayRef<const runtime::EntrySignature *> entries,
+               const GpuPipelineOptions &options, llvm::StringRef what);
 
 /// compileModule for `--device cuda`: lowers with the GPU pipeline (kernels
 /// embedded as cubins for `options.chip`) and JIT-compiles the host code,
@@ -111,12 +110,10 @@ llvm::Error lowerGpuModule(ModuleOp module,
 /// loads its kernels. The entries take device memory (DeviceFrame.h).
 /// Without `loadKernels`, nothing runs (no driver needed): the entries can
 /// be looked up (which compiles them) but not called.
-llvm::Expected<std::unique_ptr<JitModule>>
-compileGpuModule(ModuleOp module,
-                 llvm::ArrayRef<const runtime::EntrySignature *> entries,
-                 const GpuPipelineOptions &options,
-                 llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
-                 bool loadKernels = true);
+llvm::Expected<std::unique_ptr<JitModule>> compileGpuModule(
+    ModuleOp module, llvm::ArrayRef<const runtime::EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, bool loadKernels = true);
 
 } // namespace tfm::engine
 } // namespace mlir

@@ -46,8 +46,8 @@ private:
 class DeviceFrame {
 public:
   /// Fails with the driver's error when the buffers cannot be had.
-  static llvm::Expected<std::unique_ptr<DeviceFrame>>
-  create(CallFrame &host, DevicePool &pool);
+  static llvm::Expected<std::unique_ptr<DeviceFrame>> create(CallFrame &host,
+                                                             DevicePool &pool);
   DeviceFrame(const DeviceFrame &) = delete;
   DeviceFrame &operator=(const DeviceFrame &) = delete;
 

@@ -1,4 +1,5 @@
-//===- HuggingFaceModel.h - running Hugging Face models ----------*- C++ -*-===//
+//===- HuggingFaceModel.h - running Hugging Face models ----------*- C++
+//-*-===//
 //
 // A Hugging Face model (config.json, weights from a .safetensors checkpoint
 // or random ones) imported in-process (tfm/Target/HuggingFace/ImportModel.h)
@@ -75,8 +76,8 @@ llvm::Expected<TokenIds> getPromptIds(llvm::StringRef prompt,
 
 /// Checks every id against the vocabulary; `what` names the ids in errors
 /// ("--input-ids ids.npy").
-llvm::Error checkTokenIds(const TokenIds &tokens,
-                          const hf::ModelConfig &config, llvm::StringRef what);
+llvm::Error checkTokenIds(const TokenIds &tokens, const hf::ModelConfig &config,
+                          llvm::StringRef what);
 
 /// The KV cache length for generating `count` tokens after `seqLen` prompt
 /// tokens (`count` 0: no generation, only the context is checked):
