@@ -13,6 +13,8 @@ PACKAGES=(
   libomp-22-dev
   # The numerical reference for tests: PyTorch 1.13 CPU for /usr/bin/python3.
   python3-torch python3-numpy
+  # `pip install ./python` into a venv (test/python/pip-install.test).
+  python3-pip python3-venv python3-setuptools
   # Without it torch uses the reference BLAS (30x slower) in benchmarks.
   libopenblas0-pthread
   # The public-domain King James Bible the bundled tiny model was trained on

@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfm_src", config.tfm_src_root))
+config.substitutions.append(("%tfm_lib_dir", os.path.join(config.tfm_obj_root, "lib")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(
     ("%llvm_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
@@ -29,6 +30,9 @@ llvm_config.with_environment(
      os.path.join(config.tfm_src_root, "test", "common")],
     append_path=True)
 config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
+# The Python API (python/tfm/engine.py) loads this build's libtfm_engine.so.
+config.environment["TFM_LIBRARY"] = os.path.join(config.tfm_obj_root, "lib",
+                                                 "libtfm_engine.so")
 # The runner caches compiled code under $XDG_CACHE_HOME/tfm: tests share a
 # cache of their own, emptied at every run, and leave the user's alone.
 import shutil

@@ -1,1 +1,14 @@
-"""Python helpers of the tfm compiler (test and reference tooling)."""
+"""The tfm compiler from Python: run models through the engine (tfm.load,
+tfm.engine), build model definitions and emit tfm IR (tfm.builder,
+tfm.models), safetensors I/O and PyTorch references (tfm.io,
+tfm.reference)."""
+
+__all__ = ["load", "Model", "TfmError"]
+
+
+def __getattr__(name):
+    # Lazily: emitting IR needs neither numpy nor the engine library.
+    if name in __all__:
+        from . import engine
+        return getattr(engine, name)
+    raise AttributeError(f"module 'tfm' has no attribute {name!r}")

@@ -107,7 +107,7 @@ void runner::writeGpuArtifact(ModuleOp module,
                               CallFrame *frame, bool withTensors) {
   if (std::error_code error = llvm::sys::fs::create_directories(dir))
     fail(llvm::formatv("--emit-artifact {0}: {1}", dir, error.message()));
-  lowerGpuModule(module, entries, options, what);
+  check(lowerGpuModule(module, entries, options, what));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "tfm_model");

@@ -22,8 +22,9 @@
 #ifndef TFM_TOOLS_TRANSFORMER_RUNNER_ARTIFACT_H
 #define TFM_TOOLS_TRANSFORMER_RUNNER_ARTIFACT_H
 
-#include "Compile.h"
 #include "RunnerSupport.h"
+
+#include "tfm/Engine/Compile.h"
 
 #include <memory>
 

@@ -10,8 +10,9 @@
 //        [--seed N] [--stop TEXT]...] [--repeat N]
 //
 // A model given as a Hugging Face config.json is imported in-process at the
-// batch and length of the ids; see HuggingFaceModel.h for that mode. The rest
-// of this comment is about .mlir models.
+// batch and length of the ids; see HuggingFaceRun.h for that mode (the code
+// that compiles and runs models is in tfm/Engine, shared with the C API). The
+// rest of this comment is about .mlir models.
 //
 // Reads the entry function's signature before lowering, binds every
 // `tfm.param` argument to the tensor of that name in the .safetensors file
@@ -29,11 +30,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
-#include "Compile.h"
-#include "DeviceFrame.h"
-#include "HuggingFaceModel.h"
-#include "RunnerRegistration.h"
+#include "HuggingFaceRun.h"
 #include "RunnerSupport.h"
+
+#include "tfm/Engine/Compile.h"
+#include "tfm/Engine/DeviceFrame.h"
+#include "tfm/Engine/Registration.h"
 
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BufferPool.h"
@@ -221,6 +223,7 @@ static CacheOptions getCacheOptions() {
   CacheOptions cache;
   cache.enabled = !noCache;
   cache.directory = cacheDir;
+  cache.warn = warn;
   return cache;
 }
 
@@ -278,7 +281,7 @@ static void bindInput(const EntrySignature &sig, size_t i,
                        describe(array.dtype, array.shape)));
   uint64_t count = array.getNumElements();
   bound.storage =
-      std::make_shared<AlignedBuffer>(count * getDTypeSize(arg.dtype));
+      check(AlignedBuffer::allocate(count * getDTypeSize(arg.dtype)));
   int64_t bad = convertElements(array.data, array.dtype, bound.storage->get(),
                                 arg.dtype, count);
   if (bad >= 0)
@@ -310,8 +313,8 @@ static void bindInputs(const EntrySignature &sig,
       continue;
     if (arg.kind == EntryArgument::Kind::KVCache) {
       // A fresh generation: the cache starts out zero.
-      bound[i].storage = std::make_shared<AlignedBuffer>(
-          *getNumBytes(arg.shape, getDTypeSize(arg.dtype)));
+      bound[i].storage = check(AlignedBuffer::allocate(
+          *getNumBytes(arg.shape, getDTypeSize(arg.dtype))));
       bound[i].data = bound[i].storage->get();
       bound[i].bound = true;
       continue;
@@ -343,7 +346,7 @@ static std::vector<OutputRequest> parseOutputs(const EntrySignature &sig) {
   return requests;
 }
 
-/// The config.json mode (HuggingFaceModel.h); .mlir-only options are
+/// The config.json mode (HuggingFaceRun.h); .mlir-only options are
 /// rejected rather than silently ignored.
 static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (!inputSpecs.empty() || !entryName.empty())
@@ -456,11 +459,11 @@ int main(int argc, char **argv) {
                          compileOnly ? "compile-only" : "emit-artifact"));
     gpuChip = chip;
   } else if (device == "cuda") {
-    gpuChip = initializeCudaDevice(chip);
+    gpuChip = check(initializeCudaDevice(chip));
   }
 
   DialectRegistry registry;
-  registerRunnerDialects(registry);
+  registerEngineDialects(registry);
   MLIRContext context(registry);
 
   if (llvm::StringRef(modelFile).ends_with(".json")) {
@@ -497,12 +500,12 @@ int main(int argc, char **argv) {
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
-    options = parsePipelineOptions(pipelineOptions);
-    runSignaturePasses(*module, *options, modelFile);
+    options = check(parsePipelineOptions(pipelineOptions));
+    check(runSignaturePasses(*module, *options, modelFile));
   } else {
-    gpuOptions = parseGpuPipelineOptions(pipelineOptions);
+    gpuOptions = check(parseGpuPipelineOptions(pipelineOptions));
     gpuOptions->chip = gpuChip;
-    runSignaturePasses(*module, *gpuOptions, modelFile);
+    check(runSignaturePasses(*module, *gpuOptions, modelFile));
   }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
 
@@ -519,10 +522,12 @@ int main(int argc, char **argv) {
     weights.randomSeed = randomWeights;
   std::vector<BoundArgument> bound(sig.arguments.size());
   llvm::StringMap<BoundArgument> sharedParams;
-  bindParameters(sig, weights, bound, sharedParams);
+  check(bindParameters(sig, weights, bound, sharedParams));
   bindInputs(sig, bound);
   std::vector<OutputRequest> requests = parseOutputs(sig);
-  CallFrame frame(sig, std::move(bound));
+  std::unique_ptr<CallFrame> framePtr =
+      check(CallFrame::create(sig, std::move(bound)));
+  CallFrame &frame = *framePtr;
 
   if (!emitArtifact.empty()) {
     writeGpuArtifact(*module, {&sig}, *gpuOptions, emitArtifact, modelFile,
@@ -542,12 +547,13 @@ int main(int argc, char **argv) {
         artifact, llvm::ArrayRef<const EntrySignature *>{&sig});
     packed = library->lookup(sig.function);
   } else {
-    jit = gpuOptions ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
-                                        modelFile,
-                                        /*loadKernels=*/!compileOnly)
-                     : compileModule(*module, {&sig}, *options, libs,
-                                     modelFile, getCacheOptions());
-    packed = jit->lookup(sig.function);
+    jit = check(gpuOptions
+                    ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
+                                       modelFile,
+                                       /*loadKernels=*/!compileOnly)
+                    : compileModule(*module, {&sig}, *options, libs,
+                                    modelFile, getCacheOptions()));
+    packed = check(jit->lookup(sig.function));
   }
   double compileMs = millisecondsSince(compileStart);
   if (compileOnly) {
@@ -565,10 +571,10 @@ int main(int argc, char **argv) {
   DevicePool pool;
   std::unique_ptr<DeviceFrame> deviceFrame;
   if (gpuOptions)
-    deviceFrame = std::make_unique<DeviceFrame>(frame, pool);
+    deviceFrame = check(DeviceFrame::create(frame, pool));
   auto call = [&] {
     if (deviceFrame)
-      deviceFrame->call(packed);
+      check(deviceFrame->call(packed));
     else
       packed(frame.getPackedArguments());
   };
@@ -582,7 +588,7 @@ int main(int argc, char **argv) {
   if (deviceFrame)
     for (const EntryResult &r : sig.results)
       if (r.isKVCache)
-        deviceFrame->downloadArgument(r.cacheArgument);
+        check(deviceFrame->downloadArgument(r.cacheArgument));
 
   for (auto [i, r] : llvm::enumerate(sig.results)) {
     reportResult(r, frame.getResultData(i), printCount);

@@ -303,6 +303,23 @@ static void printJson(llvm::json::OStream &json, FunctionOpInterface fn,
   });
 }
 
+void mlir::tfm::printLedgerJson(raw_ostream &os, Operation *module,
+                                const LedgerOptions &options) {
+  SmallVector<FunctionOpInterface> functions;
+  module->walk([&](FunctionOpInterface fn) { functions.push_back(fn); });
+  // One JSON document for the whole module: an array with one object per
+  // function, so that the output parses as is.
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.array([&] {
+    for (FunctionOpInterface fn : functions) {
+      FunctionLedger ledger = computeLedger(fn, options);
+      if (!ledger.rows.empty())
+        printJson(json, fn, ledger);
+    }
+  });
+  os << "\n";
+}
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -338,17 +355,7 @@ struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
           printText(os, fn, ledger, options);
       }
     } else {
-      // One JSON document for the whole module: an array with one object per
-      // function, so that the output parses as is.
-      llvm::json::OStream json(os, /*IndentSize=*/2);
-      json.array([&] {
-        for (FunctionOpInterface fn : functions) {
-          FunctionLedger ledger = computeLedger(fn, options);
-          if (!ledger.rows.empty())
-            printJson(json, fn, ledger);
-        }
-      });
-      os << "\n";
+      printLedgerJson(os, getOperation(), options);
     }
     os.flush();
     markAllAnalysesPreserved();

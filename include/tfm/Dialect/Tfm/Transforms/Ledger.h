@@ -105,6 +105,11 @@ int64_t getTensorBytes(RankedTensorType type);
 FunctionLedger computeLedger(Operation *function,
                              const LedgerOptions &options = {});
 
+/// Prints the ledger of every function of `module` that holds tfm ops as one
+/// JSON array (what `--tfm-print-ledger=format=json` prints).
+void printLedgerJson(llvm::raw_ostream &os, Operation *module,
+                     const LedgerOptions &options = {});
+
 } // namespace mlir::tfm
 
 #endif // TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H

@@ -1,18 +1,21 @@
 //===- Compile.h - lowering and JIT-compiling tfm modules -------*- C++ -*-===//
 //
-// The runner's use of the tfm CPU pipeline and MLIR's ExecutionEngine, behind
-// a small interface so that only one TU pays for the JIT headers.
+// The engine's use of the tfm pipelines and MLIR's ExecutionEngine, behind a
+// small interface so that only one TU pays for the JIT headers. Every
+// function returns its error (the runner prints it, the C API returns it).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+#ifndef TFM_ENGINE_COMPILE_H
+#define TFM_ENGINE_COMPILE_H
 
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/EntrySignature.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,7 +27,7 @@ namespace mlir {
 class ExecutionEngine;
 class ModuleOp;
 class TimingScope;
-namespace tfm::runner {
+namespace tfm::engine {
 
 /// The root of --mlir-timing's report (one at exit): the importer, each
 /// pipeline stage and the LLVM step nest their timers under it.
@@ -42,7 +45,7 @@ public:
   explicit JitModule(std::unique_ptr<llvm::orc::LLJIT> jit);
   ~JitModule();
   /// The packed wrapper of `_mlir_ciface_<function>`; fails if absent.
-  PackedFunction lookup(llvm::StringRef function);
+  llvm::Expected<PackedFunction> lookup(llvm::StringRef function);
 
   /// What the cache did: "cache hit", "cache miss" (the entry now written),
   /// "cache off".
@@ -59,18 +62,19 @@ std::string describeCache(const JitModule &jit);
 
 /// The compiled-code cache of the CPU pipeline: on (the default directory
 /// CodeCache::getDefaultDirectory() or `directory`) unless `enabled` is
-/// false.
+/// false. `warn` receives its warnings (damaged entries, no directory).
 struct CacheOptions {
   bool enabled = false;
   std::string directory;
+  std::function<void(const llvm::Twine &)> warn;
 };
 
 /// The CPU pipeline's --pipeline-options string parsed, or an error naming it.
-std::unique_ptr<CpuPipelineOptions>
+llvm::Expected<std::unique_ptr<CpuPipelineOptions>>
 parsePipelineOptions(llvm::StringRef options);
 
 /// The GPU pipeline's --pipeline-options string parsed (with --device cuda).
-std::unique_ptr<GpuPipelineOptions>
+llvm::Expected<std::unique_ptr<GpuPipelineOptions>>
 parseGpuPipelineOptions(llvm::StringRef options);
 
 /// The pipeline's signature-changing steps run on their own, because binding
@@ -78,32 +82,31 @@ parseGpuPipelineOptions(llvm::StringRef options);
 /// stage (buildTfmCpuSignatureStage: contracts, Q/K/V fusion, lowering to
 /// linalg, weight packing); on the GPU the contract check and Q/K/V fusion,
 /// which are then turned off in `options`. `what` names the model in errors.
-void runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
-                        llvm::StringRef what);
-void runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
-                        llvm::StringRef what);
+llvm::Error runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+                               llvm::StringRef what);
+llvm::Error runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
+                               llvm::StringRef what);
 
-/// Lowers `module` with the rest of the CPU pipeline (the codegen stage), checks that each of
-/// `entries` has the C interface of tfm/Pipelines/Pipelines.h, and
-/// JIT-compiles it (every entry in one engine). `sharedLibs` empty picks
-/// MLIR's c_runner_utils when installed.
+/// Lowers `module` with the rest of the CPU pipeline (the codegen stage),
+/// checks that each of `entries` has the C interface of
+/// tfm/Pipelines/Pipelines.h, and JIT-compiles it (every entry in one engine).
+/// `sharedLibs` empty picks MLIR's c_runner_utils when installed.
 ///
 /// With `cache` enabled, the module as given (before the codegen stage) is
 /// hashed with the options, the host CPU and the build: a hit links the
 /// cached object and skips lowering and LLVM; a miss compiles and stores
 /// the object. A corrupt or stale entry is rebuilt after a warning.
-std::unique_ptr<JitModule>
-compileModule(ModuleOp module,
-              llvm::ArrayRef<const runtime::EntrySignature *> entries,
-              const CpuPipelineOptions &options,
-              llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
-              const CacheOptions &cache = {});
+llvm::Expected<std::unique_ptr<JitModule>> compileModule(
+    ModuleOp module, llvm::ArrayRef<const runtime::EntrySignature *> entries,
+    const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, const CacheOptions &cache = {});
 
 /// Lowers `module` with the GPU pipeline and checks the C interface of
 /// `entries` (what compileGpuModule compiles).
-void lowerGpuModule(ModuleOp module,
-                    llvm::ArrayRef<const runtime::EntrySignature *> entries,
-                    const GpuPipelineOptions &options, llvm::StringRef what);
+llvm::Error
+lowerGpuModule(ModuleOp module,
+               llvm::ArrayRef<const runtime::EntrySignature *> entries,
+               const GpuPipelineOptions &options, llvm::StringRef what);
 
 /// compileModule for `--device cuda`: lowers with the GPU pipeline (kernels
 /// embedded as cubins for `options.chip`) and JIT-compiles the host code,
@@ -112,14 +115,12 @@ void lowerGpuModule(ModuleOp module,
 /// loads its kernels. The entries take device memory (DeviceFrame.h).
 /// Without `loadKernels`, nothing runs (no driver needed): the entries can
 /// be looked up (which compiles them) but not called.
-std::unique_ptr<JitModule>
-compileGpuModule(ModuleOp module,
-                 llvm::ArrayRef<const runtime::EntrySignature *> entries,
-                 const GpuPipelineOptions &options,
-                 llvm::ArrayRef<std::string> sharedLibs, llvm::StringRef what,
-                 bool loadKernels = true);
+llvm::Expected<std::unique_ptr<JitModule>> compileGpuModule(
+    ModuleOp module, llvm::ArrayRef<const runtime::EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, bool loadKernels = true);
 
-} // namespace tfm::runner
+} // namespace tfm::engine
 } // namespace mlir
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_COMPILE_H
+#endif // TFM_ENGINE_COMPILE_H

@@ -1,19 +1,16 @@
-//===- HuggingFaceModel.h - running Hugging Face models ----------*- C++ -*-===//
+//===- HuggingFaceRun.h - transformer-runner's config.json mode -*- C++ -*-===//
 //
-// transformer-runner's config.json mode: import a Hugging Face model
-// in-process (tfm/Target/HuggingFace/ImportModel.h), bind its checkpoint,
-// and either compute the prompt's logits or generate with @prefill and
-// @decode over a preallocated KV cache, choosing tokens with
-// tfm/Runtime/Sampler.h (greedy unless the options or the model's
-// generation_config.json say to sample), stopping at EOS or a stop string,
-// and printing each token as it is produced. With chunked prefill the
-// compiled code depends on the chunk and cache sizes, not on the prompt.
+// Runs a Hugging Face model through the engine (tfm/Engine/HuggingFaceModel.h)
+// from the command line: ids from an .npy file or a prompt, the logits or
+// the generated tokens (greedy unless the options or the model's
+// generation_config.json say to sample, stopping at EOS or a stop string)
+// printed as they are produced and written, timings reported.
+// With chunked prefill the compiled code depends on the chunk and cache
+// sizes, not on the prompt.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
-
-#include "tfm/Runtime/Sampler.h"
+#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
+#define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
 
 #include <cstdint>
 #include <optional>
@@ -53,17 +50,13 @@ struct HuggingFaceRunOptions {
   unsigned repeat = 1;
   /// Where to write the prompt and the new tokens, [B, S + N] int64.
   std::string tokensPath;
-  /// KV cache length; 0 picks S + N, or with chunked prefill the model's
-  /// context up to kDefaultMaxCache (so that the compiled code does not
-  /// depend on the prompt).
+  /// KV cache length; 0: engine::getKVCacheLength's default.
   int64_t maxSeqLen = 0;
   /// > 0: the prompt runs through @prefill in chunks of this many tokens
   /// (also without generation: the logits then come from the chunks); 0:
   /// @prefill takes the whole prompt (generation) or @forward does; < 0:
-  /// kDefaultPrefillChunk when generating, else 0.
+  /// engine::kDefaultPrefillChunk when generating, else 0.
   int64_t prefillChunk = -1;
-  static constexpr int64_t kDefaultPrefillChunk = 64;
-  static constexpr int64_t kDefaultMaxCache = 4096;
   std::string pipelineOptions;
   /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the
   /// default directory, tfm/Runtime/CodeCache.h).
@@ -80,11 +73,7 @@ struct HuggingFaceRunOptions {
 void runHuggingFaceModel(MLIRContext &context,
                          const HuggingFaceRunOptions &options);
 
-/// `bytes` as UTF-8 text, each invalid sequence (maximal subpart) replaced by
-/// U+FFFD as Python's bytes.decode("utf-8", errors="replace") does.
-std::string decodeUtf8Lossy(const std::vector<uint8_t> &bytes);
-
 } // namespace tfm::runner
 } // namespace mlir
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACEMODEL_H
+#endif // TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H

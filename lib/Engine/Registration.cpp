@@ -1,10 +1,10 @@
-//===- RunnerRegistration.cpp - dialects the runner can parse and lower ---===//
+//===- Registration.cpp - dialects the engine can parse and lower -------===//
 //
 // Kept apart from the runner's main file: the all-dialects headers are the
 // slowest thing in the tool to compile.
 //
 //===----------------------------------------------------------------------===//
-#include "RunnerRegistration.h"
+#include "tfm/Engine/Registration.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
@@ -13,7 +13,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
-void mlir::tfm::registerRunnerDialects(DialectRegistry &registry) {
+void mlir::tfm::registerEngineDialects(DialectRegistry &registry) {
   registry.insert<TfmDialect>();
   // The model may mix tfm with upstream ops, and the CPU pipeline relies on
   // the external models (bufferization, convert-to-llvm) that the extensions

@@ -1,6 +1,6 @@
 //===- Compile.cpp - lowering and JIT-compiling tfm modules ---------------===//
-#include "Compile.h"
-#include "RunnerSupport.h"
+#include "tfm/Engine/Compile.h"
+#include "tfm/Engine/Binding.h"
 
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Runtime/BufferPool.h"
@@ -25,12 +25,12 @@
 
 using namespace mlir;
 using namespace mlir::tfm;
-using namespace mlir::tfm::runner;
+using namespace mlir::tfm::engine;
 using namespace mlir::tfm::runtime;
 
 /// --mlir-timing: one report at exit for everything the runner compiled,
 /// each pass manager run and the LLVM step as a nested timer.
-TimingScope &runner::getCompileTiming() {
+TimingScope &engine::getCompileTiming() {
   static DefaultTimingManager manager = [] {
     DefaultTimingManager m;
     applyDefaultTimingManagerCLOptions(m);
@@ -54,9 +54,10 @@ JitModule::JitModule(std::unique_ptr<llvm::orc::LLJIT> jit)
     : jit(std::move(jit)) {}
 JitModule::~JitModule() = default;
 
-PackedFunction JitModule::lookup(llvm::StringRef function) {
+llvm::Expected<PackedFunction> JitModule::lookup(llvm::StringRef function) {
   std::string symbol = ("_mlir_ciface_" + function).str();
-  llvm::Expected<PackedFunction> packed = [&]() -> llvm::Expected<PackedFunction> {
+  llvm::Expected<PackedFunction> packed =
+      [&]() -> llvm::Expected<PackedFunction> {
     if (engine)
       return engine->lookupPacked(symbol);
     // The ExecutionEngine names the packed wrapper of `f` `_mlir_f`.
@@ -66,79 +67,89 @@ PackedFunction JitModule::lookup(llvm::StringRef function) {
     return address->toPtr<PackedFunction>();
   }();
   if (!packed)
-    fail(llvm::formatv("the lowered module has no {0} ({1}); the CPU "
-                       "pipeline must emit C interfaces",
-                       symbol, llvm::toString(packed.takeError())));
+    return makeError(
+        llvm::formatv("the lowered module has no {0} ({1}); the CPU "
+                      "pipeline must emit C interfaces",
+                      symbol, llvm::toString(packed.takeError())));
   return *packed;
 }
 
-std::string runner::describeCache(const JitModule &jit) {
+std::string engine::describeCache(const JitModule &jit) {
   return jit.cacheStatus == "cache off" ? "" : " (" + jit.cacheStatus + ")";
 }
 
-std::unique_ptr<CpuPipelineOptions>
-runner::parsePipelineOptions(llvm::StringRef text) {
+llvm::Expected<std::unique_ptr<CpuPipelineOptions>>
+engine::parsePipelineOptions(llvm::StringRef text) {
   std::unique_ptr<CpuPipelineOptions> options =
       CpuPipelineOptions::createFromString(text);
   if (!options)
-    fail(llvm::formatv("--pipeline-options '{0}': not valid options of "
-                       "--tfm-cpu-pipeline",
-                       text));
+    return makeError(
+        llvm::formatv("--pipeline-options '{0}': not valid options of "
+                      "--tfm-cpu-pipeline",
+                      text));
   return options;
 }
 
-std::unique_ptr<GpuPipelineOptions>
-runner::parseGpuPipelineOptions(llvm::StringRef text) {
+llvm::Expected<std::unique_ptr<GpuPipelineOptions>>
+engine::parseGpuPipelineOptions(llvm::StringRef text) {
   std::unique_ptr<GpuPipelineOptions> options =
       GpuPipelineOptions::createFromString(text);
   if (!options)
-    fail(llvm::formatv("--pipeline-options '{0}': not valid options of "
-                       "--tfm-gpu-pipeline",
-                       text));
+    return makeError(
+        llvm::formatv("--pipeline-options '{0}': not valid options of "
+                      "--tfm-gpu-pipeline",
+                      text));
   return options;
 }
 
-void runner::runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
-                                llvm::StringRef what) {
+llvm::Error engine::runSignaturePasses(ModuleOp module,
+                                       CpuPipelineOptions &options,
+                                       llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
+    return makeError("invalid pass manager options");
   buildTfmCpuSignatureStage(pm, options);
   if (failed(runTimed(pm, module, "CPU signature stage")))
-    fail(llvm::formatv("{0} does not pass the tfm contract checks or cannot "
-                       "be lowered (see the diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("{0} does not pass the tfm contract checks or cannot "
+                      "be lowered (see the diagnostics above)",
+                      what));
+  return llvm::Error::success();
 }
 
-void runner::runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
-                                llvm::StringRef what) {
+llvm::Error engine::runSignaturePasses(ModuleOp module,
+                                       GpuPipelineOptions &options,
+                                       llvm::StringRef what) {
   // The GPU pipeline's signature-changing steps: the contract check and the
   // Q/K/V fusion, then turned off for the rest of the pipeline.
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
+    return makeError("invalid pass manager options");
   if (options.verifyContracts)
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
   if (failed(runTimed(pm, module, "GPU signature stage")))
-    fail(llvm::formatv("{0} does not pass the tfm contract checks (see the "
-                       "diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("{0} does not pass the tfm contract checks (see the "
+                      "diagnostics above)",
+                      what));
   options.verifyContracts = false;
   options.fuseQKV = false;
+  return llvm::Error::success();
 }
 
 /// Guards the calling convention of tfm/Pipelines/Pipelines.h: calling a
 /// wrapper with the wrong number of pointers would corrupt memory instead of
 /// failing.
-static void checkCInterface(ModuleOp module, const EntrySignature &sig) {
+static llvm::Error checkCInterface(ModuleOp module, const EntrySignature &sig) {
   std::string symbol = "_mlir_ciface_" + sig.function;
   auto wrapper = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol);
   if (!wrapper)
-    fail(llvm::formatv("the lowered module has no {0}; the CPU pipeline must "
-                       "emit C interfaces",
-                       symbol));
+    return makeError(
+        llvm::formatv("the lowered module has no {0}; the CPU pipeline must "
+                      "emit C interfaces",
+                      symbol));
   size_t expected = sig.arguments.size() +
                     llvm::count_if(sig.results, [](const EntryResult &r) {
                       return !r.isKVCache;
@@ -146,10 +157,12 @@ static void checkCInterface(ModuleOp module, const EntrySignature &sig) {
   LLVM::LLVMFunctionType type = wrapper.getFunctionType();
   if (type.getNumParams() != expected ||
       !isa<LLVM::LLVMVoidType>(type.getReturnType()))
-    fail(llvm::formatv("{0} has type {1}; expected {2} parameters (arguments, "
-                       "then one out-parameter per non-cache result) "
-                       "returning void",
-                       symbol, type, expected));
+    return makeError(
+        llvm::formatv("{0} has type {1}; expected {2} parameters (arguments, "
+                      "then one out-parameter per non-cache result) "
+                      "returning void",
+                      symbol, type, expected));
+  return llvm::Error::success();
 }
 
 /// The key of `module` (before the codegen stage) compiled with `options`
@@ -173,24 +186,25 @@ static CodeCacheKey getCacheKey(ModuleOp module,
     llvm::consumeError(builder.takeError());
   libraries = llvm::join(libs, ";");
   std::string build = getTfmBuildStamp();
-  return computeCodeCacheKey({ir, pipeline, host, libraries, build,
-                              "LLVM " LLVM_VERSION_STRING});
+  return computeCodeCacheKey(
+      {ir, pipeline, host, libraries, build, "LLVM " LLVM_VERSION_STRING});
 }
 
 /// The libraries the compiled code's calls resolve to: `sharedLibs`, or
 /// MLIR's c_runner_utils (memrefCopy and friends); the OpenMP runtime for
 /// parallel loops (__kmpc_fork_call, ...).
-static std::vector<std::string>
+static llvm::Expected<std::vector<std::string>>
 getRuntimeLibraries(llvm::ArrayRef<std::string> sharedLibs, bool openmp) {
   std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
   if (sharedLibs.empty() && llvm::sys::fs::exists(TFM_C_RUNNER_UTILS))
     libs.push_back(TFM_C_RUNNER_UTILS);
   if (openmp) {
     if (!llvm::sys::fs::exists(TFM_OPENMP_RUNTIME))
-      fail(llvm::formatv("the OpenMP runtime {0} is missing (install "
-                         "libomp-22-dev, or compile with "
-                         "--pipeline-options=parallel=0)",
-                         TFM_OPENMP_RUNTIME));
+      return makeError(
+          llvm::formatv("the OpenMP runtime {0} is missing (install "
+                        "libomp-22-dev, or compile with "
+                        "--pipeline-options=parallel=0)",
+                        TFM_OPENMP_RUNTIME));
     libs.push_back(TFM_OPENMP_RUNTIME);
   }
   return libs;
@@ -224,12 +238,13 @@ loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
   auto jit =
       llvm::orc::LLJITBuilder()
           .setJITTargetMachineBuilder(std::move(*builder))
-          .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &session) {
-            return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
-                session, [](const llvm::MemoryBuffer &) {
-                  return std::make_unique<llvm::SectionMemoryManager>();
-                });
-          })
+          .setObjectLinkingLayerCreator(
+              [](llvm::orc::ExecutionSession &session) {
+                return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                    session, [](const llvm::MemoryBuffer &) {
+                      return std::make_unique<llvm::SectionMemoryManager>();
+                    });
+              })
           .create();
   if (!jit)
     return jit.takeError();
@@ -260,19 +275,24 @@ loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
 /// JIT-compiles a module lowered to the LLVM dialect with `libs`;
 /// `objectOut`: where to copy the object code, compiled before returning by
 /// looking up `firstEntry`.
-static std::unique_ptr<JitModule>
+static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            std::string *objectOut, llvm::StringRef firstEntry,
            bool initialize = true);
 
-std::unique_ptr<JitModule>
-runner::compileModule(ModuleOp module,
-                      llvm::ArrayRef<const EntrySignature *> entries,
-                      const CpuPipelineOptions &options,
-                      llvm::ArrayRef<std::string> sharedLibs,
-                      llvm::StringRef what, const CacheOptions &cache) {
-  std::vector<std::string> libs =
+llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, const CacheOptions &cache) {
+  auto runtimeLibs =
       getRuntimeLibraries(sharedLibs, /*openmp=*/options.parallel);
+  if (!runtimeLibs)
+    return runtimeLibs.takeError();
+  std::vector<std::string> libs = std::move(*runtimeLibs);
+  auto warn = [&](const llvm::Twine &message) {
+    if (cache.warn)
+      cache.warn(message);
+  };
   std::optional<CodeCache> store;
   CodeCacheKey key;
   if (cache.enabled) {
@@ -309,20 +329,22 @@ runner::compileModule(ModuleOp module,
   lookupTiming.stop();
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
+    return makeError("invalid pass manager options");
   buildTfmCpuCodegenStage(pm, options);
   if (failed(runTimed(pm, module, "CPU codegen stage")))
-    fail(llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
-                       "the diagnostics above)",
-                       what));
+    return makeError(
+        llvm::formatv("lowering {0} with the tfm CPU pipeline failed (see "
+                      "the diagnostics above)",
+                      what));
   for (const EntrySignature *sig : entries)
-    checkCInterface(module, *sig);
+    if (llvm::Error err = checkCInterface(module, *sig))
+      return std::move(err);
   std::string object;
-  std::unique_ptr<JitModule> jit =
-      jitCompile(module, libs, store ? &object : nullptr,
-                 entries.empty() ? "" : entries.front()->function);
-  if (!store)
-    return jit;
+  auto compiled = jitCompile(module, libs, store ? &object : nullptr,
+                             entries.empty() ? "" : entries.front()->function);
+  if (!compiled || !store)
+    return compiled;
+  std::unique_ptr<JitModule> jit = std::move(*compiled);
   jit->cacheStatus = "cache miss";
   if (object.empty())
     warn("compiled-code cache: the JIT gave no object code; nothing cached");
@@ -332,36 +354,39 @@ runner::compileModule(ModuleOp module,
   return jit;
 }
 
-void runner::lowerGpuModule(ModuleOp module,
-                            llvm::ArrayRef<const EntrySignature *> entries,
-                            const GpuPipelineOptions &options,
-                            llvm::StringRef what) {
+llvm::Error engine::lowerGpuModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
-    fail("invalid pass manager options");
+    return makeError("invalid pass manager options");
   buildTfmGpuPipeline(pm, options);
   if (failed(runTimed(pm, module, "GPU pipeline")))
-    fail(llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
-                       "(see the diagnostics above)",
-                       what, options.chip.getValue()));
+    return makeError(
+        llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "
+                      "(see the diagnostics above)",
+                      what, options.chip.getValue()));
   for (const EntrySignature *sig : entries)
-    checkCInterface(module, *sig);
+    if (llvm::Error err = checkCInterface(module, *sig))
+      return err;
+  return llvm::Error::success();
 }
 
-std::unique_ptr<JitModule>
-runner::compileGpuModule(ModuleOp module,
-                         llvm::ArrayRef<const EntrySignature *> entries,
-                         const GpuPipelineOptions &options,
-                         llvm::ArrayRef<std::string> sharedLibs,
-                         llvm::StringRef what, bool loadKernels) {
-  lowerGpuModule(module, entries, options, what);
+llvm::Expected<std::unique_ptr<JitModule>> engine::compileGpuModule(
+    ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
+    const GpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
+    llvm::StringRef what, bool loadKernels) {
+  if (llvm::Error err = lowerGpuModule(module, entries, options, what))
+    return std::move(err);
+  auto libs = getRuntimeLibraries(sharedLibs, /*openmp=*/false);
+  if (!libs)
+    return libs.takeError();
   // The module's initialisers load its kernels onto the device.
-  return jitCompile(module, getRuntimeLibraries(sharedLibs, /*openmp=*/false),
-                    /*objectOut=*/nullptr, /*firstEntry=*/"",
+  return jitCompile(module, *libs, /*objectOut=*/nullptr, /*firstEntry=*/"",
                     /*initialize=*/loadKernels);
 }
 
-static std::unique_ptr<JitModule>
+static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            std::string *objectOut, llvm::StringRef firstEntry,
            bool initialize) {
@@ -369,11 +394,12 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
       getCompileTiming().nest("LLVM: optimise and generate code");
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
-    fail("cannot detect the host: " + llvm::toString(builder.takeError()));
+    return makeError("cannot detect the host: " +
+                     llvm::toString(builder.takeError()));
   auto machine = builder->createTargetMachine();
   if (!machine)
-    fail("cannot create a target machine: " +
-         llvm::toString(machine.takeError()));
+    return makeError("cannot create a target machine: " +
+                     llvm::toString(machine.takeError()));
   auto transformer =
       makeOptimizingTransformer(3, /*sizeLevel=*/0, machine->get());
 
@@ -389,7 +415,8 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
   auto engine =
       ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine)
-    fail("JIT compilation failed: " + llvm::toString(engine.takeError()));
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(engine.takeError()));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     return getPoolSymbols(interner);
   });
@@ -397,14 +424,16 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
     (*engine)->initialize();
   if (objectOut) {
     // The module is one unit: looking up one entry compiles all of it.
-    if (auto entry = (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
+    if (auto entry =
+            (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
         !entry)
-      fail("JIT compilation failed: " + llvm::toString(entry.takeError()));
+      return makeError("JIT compilation failed: " +
+                       llvm::toString(entry.takeError()));
     // The engine hands its object cache out only as a file.
     llvm::SmallString<128> path;
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("tfm-object", "o", path))
-      fail("cannot create a temporary file: " + ec.message());
+      return makeError("cannot create a temporary file: " + ec.message());
     (*engine)->dumpToObjectFile(path);
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
     llvm::sys::fs::remove(path);

@@ -9,22 +9,22 @@
 // uploaded before every call and results downloaded after it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_TOOLS_TRANSFORMER_RUNNER_DEVICEFRAME_H
-#define TFM_TOOLS_TRANSFORMER_RUNNER_DEVICEFRAME_H
+#ifndef TFM_ENGINE_DEVICEFRAME_H
+#define TFM_ENGINE_DEVICEFRAME_H
 
-#include "RunnerSupport.h"
+#include "tfm/Engine/Binding.h"
 
 #include "llvm/ADT/DenseMap.h"
 
 #include <string>
 #include <vector>
 
-namespace mlir::tfm::runner {
+namespace mlir::tfm::engine {
 
 /// Loads the CUDA driver and picks device 0; fails with one line when there
 /// is no driver or no GPU. Returns the chip to compile for: `chip` when
 /// given, else the device's (sm_XY).
-std::string initializeCudaDevice(llvm::StringRef chip);
+llvm::Expected<std::string> initializeCudaDevice(llvm::StringRef chip);
 
 /// Device buffers keyed by the host buffer they mirror; freed with the pool.
 class DevicePool {
@@ -34,9 +34,9 @@ public:
   DevicePool &operator=(const DevicePool &) = delete;
   ~DevicePool();
   /// The device copy of `host` (`bytes` long), uploaded when first asked for.
-  void *getUploaded(const void *host, uint64_t bytes);
+  llvm::Expected<void *> getUploaded(const void *host, uint64_t bytes);
   /// A fresh device buffer of `bytes`.
-  void *allocate(uint64_t bytes);
+  llvm::Expected<void *> allocate(uint64_t bytes);
 
 private:
   llvm::DenseMap<const void *, void *> mirrors;
@@ -45,18 +45,22 @@ private:
 
 class DeviceFrame {
 public:
-  DeviceFrame(CallFrame &host, DevicePool &pool);
+  /// Fails with the driver's error when the buffers cannot be had.
+  static llvm::Expected<std::unique_ptr<DeviceFrame>> create(CallFrame &host,
+                                                             DevicePool &pool);
   DeviceFrame(const DeviceFrame &) = delete;
   DeviceFrame &operator=(const DeviceFrame &) = delete;
 
   /// Uploads the `tfm.input` tensors (they may change between calls), runs
   /// `call` on the device arguments, waits for the GPU, and downloads the
   /// non-cache results into the host frame. Fails with the driver's error.
-  void call(void (*call)(void **));
+  llvm::Error call(void (*call)(void **));
   /// Downloads KV cache `argument` into the host frame.
-  void downloadArgument(size_t argument);
+  llvm::Error downloadArgument(size_t argument);
 
 private:
+  explicit DeviceFrame(CallFrame &host) : host(host) {}
+
   CallFrame &host;
   std::vector<void *> arguments; // device data per argument (null: index)
   std::vector<void *> results;   // device data per result
@@ -65,6 +69,6 @@ private:
   std::vector<void *> packed;
 };
 
-} // namespace mlir::tfm::runner
+} // namespace mlir::tfm::engine
 
-#endif // TFM_TOOLS_TRANSFORMER_RUNNER_DEVICEFRAME_H
+#endif // TFM_ENGINE_DEVICEFRAME_H

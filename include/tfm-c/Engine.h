@@ -1,0 +1,157 @@
+/*===- tfm-c/Engine.h - C API of the tfm engine -------------------*- C -*-===*\
+|*                                                                            *|
+|* Loads a Hugging Face model (config.json, with a .safetensors checkpoint or *|
+|* random weights), runs its logits, generates tokens with a callback per     *|
+|* step, and reports its ledger, through the engine transformer-runner uses   *|
+|* (tfm/Engine). libtfm_engine.so; the Python package (python/tfm/engine.py)  *|
+|* binds it with ctypes.                                                      *|
+|*                                                                            *|
+|* Errors never end the process: a function that fails returns a non-zero     *|
+|* status, and the message (the text transformer-runner prints after          *|
+|* "error: ") is kept for the model (tfmModelGetLastError) and for the        *|
+|* calling thread (tfmGetLastError). A model is used by one thread at a time. *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef TFM_C_ENGINE_H
+#define TFM_C_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFM_CAPI_EXPORTED __attribute__((visibility("default")))
+
+/// A loaded model; `ptr` is null when there is none.
+typedef struct TfmModel {
+  void *ptr;
+} TfmModel;
+
+/// 0 on success, 1 on failure (the message: tfm*GetLastError).
+typedef int TfmStatus;
+
+typedef struct TfmModelOptions {
+  /// "cpu" (the only device of the C API for now); null means "cpu".
+  const char *device;
+  /// A .safetensors checkpoint; null: `model.safetensors` next to the
+  /// config when there is one, else random weights if `hasRandomSeed`.
+  const char *weightsPath;
+  /// Deterministic random weights (transformer-runner --random-weights).
+  int hasRandomSeed;
+  uint64_t randomSeed;
+  /// Threads of the compiled code; 0: OMP_NUM_THREADS or all cores.
+  int threads;
+  /// Options of --tfm-cpu-pipeline (transformer-runner --pipeline-options);
+  /// null for the defaults.
+  const char *pipelineOptions;
+  /// Non-zero: compile without the compiled-code cache (--no-cache).
+  int noCache;
+  /// The cache's directory; null: $XDG_CACHE_HOME/tfm, else ~/.cache/tfm.
+  const char *cacheDir;
+} TfmModelOptions;
+
+/// The defaults: cpu, no weights file, no seed, all threads, the cache on.
+TFM_CAPI_EXPORTED void tfmModelOptionsInit(TfmModelOptions *options);
+
+/// Loads `path`: a config.json, or a directory holding config.json (and
+/// model.safetensors). On failure `*model` is null.
+TFM_CAPI_EXPORTED TfmStatus tfmModelLoad(const char *path,
+                                         const TfmModelOptions *options,
+                                         TfmModel *model);
+TFM_CAPI_EXPORTED void tfmModelDestroy(TfmModel model);
+
+/// The message of the model's last failure ("" if none).
+TFM_CAPI_EXPORTED const char *tfmModelGetLastError(TfmModel model);
+/// The message of the calling thread's last failure ("" if none).
+TFM_CAPI_EXPORTED const char *tfmGetLastError(void);
+
+/// The warnings of the model so far (unknown config fields, unused
+/// checkpoint tensors), one per line; "" if none.
+TFM_CAPI_EXPORTED const char *tfmModelGetWarnings(TfmModel model);
+
+TFM_CAPI_EXPORTED int64_t tfmModelGetVocabSize(TfmModel model);
+TFM_CAPI_EXPORTED int64_t tfmModelGetMaxPositions(TfmModel model);
+
+/// The ids of a prompt for a byte-level model (its UTF-8 bytes, as
+/// transformer-runner --prompt): writes them into `out` (`capacity`
+/// elements) and their number into `*count`.
+TFM_CAPI_EXPORTED TfmStatus tfmModelEncodePrompt(TfmModel model,
+                                                 const char *prompt,
+                                                 int64_t *out, size_t capacity,
+                                                 int64_t *count);
+
+/// Runs @forward on `ids` [batch, seqLen] and writes the logits, f32
+/// [batch, seqLen, V] with `allPositions`, else [batch, V] of the last
+/// position, into `out` (`capacity` floats; too small is an error).
+TFM_CAPI_EXPORTED TfmStatus tfmModelLogits(TfmModel model, const int64_t *ids,
+                                           int64_t batch, int64_t seqLen,
+                                           int allPositions, float *out,
+                                           size_t capacity);
+
+/// Called after each generation step with the step's new token of every
+/// sequence (`tokens[batch]`); returning non-zero stops the generation.
+typedef int (*TfmTokenCallback)(void *userData, int64_t step,
+                                const int64_t *tokens, int64_t batch);
+
+typedef struct TfmGenerateOptions {
+  /// New tokens (transformer-runner --generate N).
+  int64_t maxNewTokens;
+  /// KV cache length; 0: prompt + maxNewTokens (--max-seq-len).
+  int64_t maxSeqLen;
+  /// How tokens are chosen (tfm/Runtime/Sampler.h, Hugging Face's order and
+  /// defaults): greedy unless `doSample`; then temperature, top-k (0: off),
+  /// top-p (1: off) and a seeded draw. The repetition penalty (1: off)
+  /// applies either way.
+  int doSample;
+  float temperature;
+  int64_t topK;
+  float topP;
+  float repetitionPenalty;
+  uint64_t seed;
+  /// Non-zero: a sequence ends at the model's EOS tokens (config.json,
+  /// generation_config.json) and the stop strings of its
+  /// generation_config.json, as in transformer-runner.
+  int stopAtModelEos;
+  /// More strings that end a sequence once its generated bytes end with one
+  /// (byte-level models, transformer-runner --stop).
+  const char *const *stopStrings;
+  int64_t numStopStrings;
+} TfmGenerateOptions;
+
+/// The defaults: 16 new tokens, greedy (Hugging Face's sampling defaults:
+/// temperature 1, top-k 50, top-p 1, penalty 1, seed 0), stopping at the
+/// model's EOS.
+TFM_CAPI_EXPORTED void tfmGenerateOptionsInit(TfmGenerateOptions *options);
+/// The defaults with the model's generation_config.json applied (sampling,
+/// max_new_tokens or max_length past a prompt of `promptLength`), as
+/// transformer-runner applies them.
+TFM_CAPI_EXPORTED void tfmModelGenerateOptionsInit(TfmModel model,
+                                                   int64_t promptLength,
+                                                   TfmGenerateOptions *options);
+
+/// Generates from `ids` [batch, seqLen]; `onStep` may be null (its tokens
+/// are -1 for sequences that ended at an earlier step). Writes the prompt
+/// and the new tokens into `out` (`capacity` >= batch * (seqLen +
+/// maxNewTokens) elements) as [batch, seqLen + *generated] int64, where
+/// `*generated` is the number of steps run (fewer than asked when every
+/// sequence ended or the callback stopped); sequences that ended earlier
+/// are padded with the first EOS id.
+TFM_CAPI_EXPORTED TfmStatus tfmModelGenerate(
+    TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
+    const TfmGenerateOptions *options, TfmTokenCallback onStep, void *userData,
+    int64_t *out, size_t capacity, int64_t *generated);
+
+/// The ledger of @forward at [batch, seqLen] as JSON text (what
+/// `transformer-opt --tfm-print-ledger=format=json` prints for the imported
+/// model); free it with tfmStringDestroy. Null on failure.
+TFM_CAPI_EXPORTED char *tfmModelGetLedgerJson(TfmModel model, int64_t batch,
+                                              int64_t seqLen);
+TFM_CAPI_EXPORTED void tfmStringDestroy(char *text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // TFM_C_ENGINE_H

@@ -1,0 +1,138 @@
+//===- Binding.h - binding and calling compiled entries ---------*- C++ -*-===//
+//
+// What every user of the engine (transformer-runner's two modes, the C API)
+// shares: host buffers, binding `tfm.param` arguments to weights, and the
+// argument frame of one compiled entry laid out for its `_mlir_ciface_`
+// wrapper (see tfm/Pipelines/Pipelines.h). Errors are returned, never
+// printed: the runner prints them, the C API hands them to its caller.
+//
+// Deliberately free of MLIR's heavy headers: the TUs that include it stay
+// quick to compile.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_ENGINE_BINDING_H
+#define TFM_ENGINE_BINDING_H
+
+#include "tfm/Runtime/EntrySignature.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tfm::runtime {
+class SafeTensorsFile;
+} // namespace mlir::tfm::runtime
+
+namespace mlir::tfm::engine {
+
+/// An error carrying `message`, the one line a tool prints after "error: ".
+llvm::Error makeError(const llvm::Twine &message);
+
+/// Receives the engine's warnings (one line each, without a prefix).
+using WarningHandler = std::function<void(const llvm::Twine &)>;
+
+using Clock = std::chrono::steady_clock;
+double millisecondsSince(Clock::time_point start);
+
+/// A zero-initialised, 64-byte aligned host buffer.
+class AlignedBuffer {
+public:
+  /// Fails (naming the size) when the memory is not there.
+  static llvm::Expected<std::unique_ptr<AlignedBuffer>>
+  allocate(uint64_t numBytes);
+  char *get() const { return data.get(); }
+
+private:
+  AlignedBuffer() = default;
+  struct Free {
+    void operator()(char *p) const;
+  };
+  std::unique_ptr<char, Free> data;
+};
+
+/// Where one argument's value lives.
+struct BoundArgument {
+  void *data = nullptr;                   // tensors
+  std::shared_ptr<AlignedBuffer> storage; // when the runner owns the data
+  int64_t index = 0;                      // index arguments
+  bool bound = false;
+};
+
+/// "f32 2x4x8".
+std::string describe(runtime::DType dtype, llvm::ArrayRef<int64_t> shape);
+/// "argument #3 of @forward, f32 64".
+std::string describeArgument(const runtime::EntrySignature &sig, size_t i);
+
+/// Where `tfm.param` values come from: a weights file, or deterministic
+/// random values when `randomSeed` is set.
+struct WeightSource {
+  const runtime::SafeTensorsFile *file = nullptr;
+  std::optional<uint64_t> randomSeed;
+  /// Prepended to every parameter name to find its tensor in `file` (GPT-2
+  /// checkpoints saved from GPT2LMHeadModel say "transformer.h.0...").
+  std::string namePrefix;
+};
+
+/// Binds every `tfm.param` argument of `sig`: checks presence, dtype and
+/// shape against the file (errors name the tensor), concatenates fused
+/// parameters, and passes aligned tensors without a copy. Arguments of the
+/// same name share one buffer through `shared`, so entries compiled together
+/// (prefill and decode) hold one copy of each fused weight.
+llvm::Error bindParameters(const runtime::EntrySignature &sig,
+                           const WeightSource &weights,
+                           std::vector<BoundArgument> &bound,
+                           llvm::StringMap<BoundArgument> &shared);
+
+/// The words of a `StridedMemRefType` descriptor for a dense row-major
+/// buffer of `shape` at `data`.
+std::vector<int64_t> makeDescriptor(void *data, llvm::ArrayRef<int64_t> shape);
+
+/// The memory of one call of a compiled entry: its bound arguments, one
+/// buffer per non-cache result, and the packed argument array its
+/// `_mlir_ciface_` wrapper takes (a descriptor pointer per tensor, the i64
+/// itself per index, then one descriptor per non-cache result). Cache results
+/// alias their cache arguments, updated in place. Not copyable: the packed
+/// array points into the frame.
+class CallFrame {
+public:
+  /// Fails when the results' buffers cannot be allocated.
+  static llvm::Expected<std::unique_ptr<CallFrame>>
+  create(const runtime::EntrySignature &sig, std::vector<BoundArgument> bound);
+  CallFrame(const CallFrame &) = delete;
+  CallFrame &operator=(const CallFrame &) = delete;
+
+  const runtime::EntrySignature &getSignature() const { return sig; }
+  void **getPackedArguments() { return packed.data(); }
+  /// The value of index argument `i`, read at every call.
+  int64_t &getIndex(size_t i) { return bound[i].index; }
+  char *getArgumentData(size_t i) { return static_cast<char *>(bound[i].data); }
+  char *getResultData(size_t i) { return results[i]; }
+
+private:
+  CallFrame(const runtime::EntrySignature &sig,
+            std::vector<BoundArgument> bound)
+      : sig(sig), bound(std::move(bound)) {}
+
+  const runtime::EntrySignature &sig;
+  std::vector<BoundArgument> bound;
+  std::vector<std::unique_ptr<AlignedBuffer>> resultStorage;
+  std::vector<char *> results;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> descriptorPointers;
+  llvm::SmallVector<void *> packed;
+};
+
+/// Element `i` of a buffer of `dtype` as a double (printing, conversion).
+double loadAsDouble(const char *data, runtime::DType dtype, uint64_t i);
+
+} // namespace mlir::tfm::engine
+
+#endif // TFM_ENGINE_BINDING_H

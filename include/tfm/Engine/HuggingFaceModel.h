@@ -1,0 +1,228 @@
+//===- HuggingFaceModel.h - running Hugging Face models ----------*- C++
+//-*-===//
+//
+// A Hugging Face model (config.json, weights from a .safetensors checkpoint
+// or random ones) imported in-process (tfm/Target/HuggingFace/ImportModel.h)
+// at the sizes the input calls for, its checkpoint bound, and either @forward
+// run (logits) or tokens generated with @prefill and @decode over a
+// preallocated KV cache, choosing tokens with tfm/Runtime/Sampler.h and
+// stopping each sequence at an EOS token or a stop string.
+//
+// Used by transformer-runner's config.json mode and by the C API
+// (tfm-c/Engine.h). Errors are returned with the text the runner prints
+// after "error: "; warnings go to the model's WarningHandler. Compiled
+// entries are kept per input shape, so that calling again with the same
+// shape does not compile again.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_ENGINE_HUGGINGFACEMODEL_H
+#define TFM_ENGINE_HUGGINGFACEMODEL_H
+
+#include "tfm/Engine/Binding.h"
+#include "tfm/Runtime/Sampler.h"
+#include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+namespace tfm::engine {
+
+/// Token ids [batch, seqLen], row-major.
+struct TokenIds {
+  int64_t batch = 0, seqLen = 0;
+  std::vector<int64_t> ids;
+};
+
+/// What a model is loaded from and compiled with.
+struct ModelOptions {
+  std::string configPath;
+  /// A .safetensors checkpoint, or else random weights from `randomSeed`.
+  std::string weightsPath;
+  std::optional<uint64_t> randomSeed;
+  std::string pipelineOptions;
+  /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the
+  /// default directory, tfm/Runtime/CodeCache.h).
+  bool cache = false;
+  std::string cacheDir;
+  /// Non-empty: run on the CUDA GPU (already initialised), compiling for
+  /// this chip with the GPU pipeline; `pipelineOptions` are its options.
+  std::string gpuChip;
+  std::vector<std::string> sharedLibs;
+  /// Threads of the compiled code's parallel loops, set before every call;
+  /// 0 leaves the OpenMP runtime's choice (OMP_NUM_THREADS or all cores).
+  unsigned threads = 0;
+};
+
+/// Reads and parses a config.json; each unknown field is a warning.
+llvm::Expected<hf::ModelConfig> readConfig(llvm::StringRef path,
+                                           const WarningHandler &warn);
+
+/// The ids of a prompt for a byte-level model (its UTF-8 bytes, B = 1).
+llvm::Expected<TokenIds> getPromptIds(llvm::StringRef prompt,
+                                      const hf::ModelConfig &config,
+                                      llvm::StringRef configPath);
+
+/// Checks every id against the vocabulary; `what` names the ids in errors
+/// ("--input-ids ids.npy").
+llvm::Error checkTokenIds(const TokenIds &tokens, const hf::ModelConfig &config,
+                          llvm::StringRef what);
+
+/// Chunked prefill (GenerationOptions::prefillChunk): the default chunk, and
+/// the longest KV cache that the model's context gives by default.
+inline constexpr int64_t kDefaultPrefillChunk = 64;
+inline constexpr int64_t kDefaultMaxKVCache = 4096;
+
+/// The KV cache length for generating `count` tokens after `seqLen` prompt
+/// tokens (`count` 0: no generation, only the context is checked):
+/// `maxSeqLen`, or when it is 0 S + N, or with `chunked` prefill the model's
+/// context up to kDefaultMaxKVCache (at least S + N), so that the compiled
+/// code does not depend on the prompt. Fails when the model's context is too
+/// short or `maxSeqLen` does not fit.
+llvm::Expected<int64_t> getKVCacheLength(const hf::ModelConfig &config,
+                                         int64_t seqLen, int64_t count,
+                                         int64_t maxSeqLen,
+                                         bool chunked = false);
+
+/// `bytes` as UTF-8 text, each invalid sequence (maximal subpart) replaced by
+/// U+FFFD as Python's bytes.decode("utf-8", errors="replace") does.
+std::string decodeUtf8Lossy(const std::vector<uint8_t> &bytes);
+
+/// @forward's logits, [B, S, V] f32, valid until the next call of the model.
+struct ForwardResult {
+  runtime::EntryResult logits;
+  const float *data = nullptr;
+  /// 0 when the entry was compiled by an earlier call.
+  double compileMs = 0;
+  /// " (cache hit)", " (cache miss)" or empty (engine::describeCache).
+  std::string cacheStatus;
+  /// The first call, then the timed warm ones (`repeat`).
+  double firstMs = 0;
+  std::vector<double> warmMs;
+  /// Chunked: the chunk size, the calls per pass, the KV cache length.
+  int64_t prefillChunk = 0, prefillChunks = 0, kvCacheLength = 0;
+};
+
+struct GenerationOptions {
+  /// New tokens (N >= 1).
+  int64_t count = 0;
+  /// KV cache length; 0: getKVCacheLength's default.
+  int64_t maxSeqLen = 0;
+  /// The prompt runs through @prefill in chunks of this many tokens (capped
+  /// by the cache), at positions 0, C, 2C, ...: one compiled model serves
+  /// every prompt length. 0: one chunk of the prompt's length.
+  int64_t prefillChunk = kDefaultPrefillChunk;
+  /// How each token is chosen (tfm/Runtime/Sampler.h; greedy by default).
+  runtime::SamplingOptions sampling;
+  /// A sequence ends after one of these tokens, or once its generated bytes
+  /// (a byte-level model's text) end with one of these strings; both kept.
+  std::vector<int64_t> eosTokenIds;
+  std::vector<std::string> stopStrings;
+  /// Timed warm calls of @prefill after the first (which is cold); they
+  /// rewrite the same cache positions with the same values.
+  unsigned repeat = 0;
+};
+
+/// Called after each step with the B new tokens of that step (step 0 is the
+/// prefill's; -1 for a sequence that had already ended); returning false
+/// stops the generation after that step.
+using TokenCallback =
+    std::function<bool(int64_t step, llvm::ArrayRef<int64_t> tokens)>;
+
+struct GenerationResult {
+  int64_t batch = 0, promptLength = 0;
+  /// Steps run: the new tokens of the longest sequence (fewer than asked
+  /// when every sequence ended or the callback stopped).
+  int64_t generated = 0;
+  /// sequences[b]: prompt b, then its new tokens (up to its EOS or stop).
+  std::vector<std::vector<int64_t>> sequences;
+  /// The sequences as [B, S + generated], those that ended earlier padded
+  /// with the first EOS id (as Hugging Face pads without a pad token).
+  std::vector<int64_t> tokens;
+  int64_t kvCacheLength = 0;
+  /// The prefill's chunk size and the calls one pass over the prompt took.
+  int64_t prefillChunk = 0, prefillChunks = 0;
+  double compileMs = 0;
+  /// " (cache hit)", " (cache miss)" or empty (engine::describeCache).
+  std::string cacheStatus;
+  /// The first (cold) @prefill call, then the timed warm ones.
+  double firstPrefillMs = 0;
+  std::vector<double> prefillMs;
+  /// Each @decode call; the steps after the prefill in all (sampling too).
+  std::vector<double> stepMs;
+  double generationMs = 0;
+};
+
+class HuggingFaceModel {
+public:
+  /// Opens the weights and parses the pipeline options; `config` was read
+  /// from `options.configPath`.
+  static llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+  create(MLIRContext &context, hf::ModelConfig config, ModelOptions options,
+         WarningHandler warn);
+  /// readConfig, then create.
+  static llvm::Expected<std::unique_ptr<HuggingFaceModel>>
+  load(MLIRContext &context, ModelOptions options, WarningHandler warn);
+  ~HuggingFaceModel();
+
+  const hf::ModelConfig &getConfig() const { return config; }
+  const ModelOptions &getOptions() const { return options; }
+
+  /// Runs @forward on `tokens` (checked by the caller), compiling it for
+  /// this shape on first use, then `repeat` timed warm calls. With
+  /// `prefillChunk` > 0 the logits come from @prefill run in chunks over a
+  /// KV cache of `maxSeqLen` positions (0: getKVCacheLength's default)
+  /// instead, compiled once for every prompt length.
+  llvm::Expected<ForwardResult> forward(const TokenIds &tokens,
+                                        unsigned repeat = 0,
+                                        int64_t prefillChunk = 0,
+                                        int64_t maxSeqLen = 0);
+
+  /// Generates from `tokens` (greedily unless `generation.sampling` says
+  /// otherwise), compiling @prefill and @decode for
+  /// this shape and cache length on first use.
+  llvm::Expected<GenerationResult>
+  generate(const TokenIds &tokens, const GenerationOptions &generation,
+           const TokenCallback &onStep = nullptr);
+
+  /// The ledger of @forward at [batch, seqLen], as
+  /// `--tfm-print-ledger=format=json` prints it for the imported module.
+  llvm::Expected<std::string> getLedgerJson(int64_t batch, int64_t seqLen);
+
+  struct Session;
+
+private:
+  /// The @prefill and @decode session for [batch, chunk] chunks over a KV
+  /// cache of `kvCacheLength`, compiled on first use (`result` gets the
+  /// compile time and cache status then).
+  llvm::Expected<Session *> getGenerationSession(int64_t batch, int64_t chunk,
+                                                 int64_t kvCacheLength,
+                                                 double &compileMs,
+                                                 std::string &cacheStatus);
+  HuggingFaceModel(MLIRContext &context, hf::ModelConfig config,
+                   ModelOptions options, WarningHandler warn);
+  void setThreads() const;
+
+  MLIRContext &context;
+  hf::ModelConfig config;
+  ModelOptions options;
+  WarningHandler warn;
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+} // namespace tfm::engine
+} // namespace mlir
+
+#endif // TFM_ENGINE_HUGGINGFACEMODEL_H

@@ -1,0 +1,370 @@
+//===- Engine.cpp - C API of the tfm engine -------------------------------===//
+//
+// A thin layer over tfm/Engine/HuggingFaceModel.h: each model owns an
+// MLIRContext and the engine's model; llvm::Error becomes a status and a
+// message kept for the model and the thread.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm-c/Engine.h"
+
+#include "tfm/Engine/HuggingFaceModel.h"
+#include "tfm/Engine/Registration.h"
+#include "tfm/Runtime/GenerationConfig.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::engine;
+
+namespace {
+struct Model {
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<HuggingFaceModel> model;
+  std::string lastError;
+  std::string warnings;
+  /// generation_config.json (and config.json's EOS), filtered as the runner
+  /// filters them.
+  runtime::GenerationConfig generation;
+};
+} // namespace
+
+static thread_local std::string threadError;
+
+static Model *unwrap(TfmModel model) { return static_cast<Model *>(model.ptr); }
+
+/// Records `error` for the thread (and `model`, when there is one).
+static TfmStatus report(Model *model, llvm::Error error) {
+  threadError = llvm::toString(std::move(error));
+  if (model)
+    model->lastError = threadError;
+  return 1;
+}
+
+static TfmStatus succeed(Model *model) {
+  threadError.clear();
+  if (model)
+    model->lastError.clear();
+  return 0;
+}
+
+static void initializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    // The engine applies the pass manager's command-line options (at their
+    // defaults here), which must exist.
+    registerPassManagerCLOptions();
+  });
+}
+
+void tfmModelOptionsInit(TfmModelOptions *options) {
+  *options = TfmModelOptions{};
+  options->device = "cpu";
+}
+
+void tfmGenerateOptionsInit(TfmGenerateOptions *options) {
+  *options = TfmGenerateOptions{};
+  options->maxNewTokens = 16;
+  runtime::SamplingOptions defaults;
+  options->doSample = defaults.doSample;
+  options->temperature = defaults.temperature;
+  options->topK = defaults.topK;
+  options->topP = defaults.topP;
+  options->repetitionPenalty = defaults.repetitionPenalty;
+  options->seed = defaults.seed;
+  options->stopAtModelEos = 1;
+}
+
+void tfmModelGenerateOptionsInit(TfmModel handle, int64_t promptLength,
+                                 TfmGenerateOptions *options) {
+  tfmGenerateOptionsInit(options);
+  Model *model = unwrap(handle);
+  const runtime::GenerationConfig &g = model->generation;
+  options->doSample = g.sampling.doSample;
+  options->temperature = g.sampling.temperature;
+  options->topK = g.sampling.topK;
+  options->topP = g.sampling.topP;
+  options->repetitionPenalty = g.sampling.repetitionPenalty;
+  options->seed = g.sampling.seed;
+  if (std::optional<int64_t> count = g.getMaxNewTokens(promptLength);
+      count && *count > 0)
+    options->maxNewTokens = *count;
+}
+
+TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
+                       TfmModel *result) {
+  result->ptr = nullptr;
+  TfmModelOptions defaults;
+  tfmModelOptionsInit(&defaults);
+  if (!options)
+    options = &defaults;
+  if (!path)
+    return report(nullptr, makeError("no model path given"));
+  llvm::StringRef device = options->device ? options->device : "cpu";
+  if (device == "cuda")
+    return report(nullptr,
+                  makeError("device 'cuda': the C API runs models on the "
+                            "cpu only (transformer-runner --device cuda "
+                            "runs them on the GPU)"));
+  if (device != "cpu")
+    return report(
+        nullptr, makeError(llvm::formatv("--device '{0}': expected cpu or cuda",
+                                         device)));
+  if (options->threads < 0)
+    return report(nullptr, makeError("--threads: must be at least 1"));
+
+  ModelOptions modelOptions;
+  modelOptions.configPath = path;
+  // A directory holds config.json and, usually, model.safetensors.
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::SmallString<256> config(path), weights(path);
+    llvm::sys::path::append(config, "config.json");
+    llvm::sys::path::append(weights, "model.safetensors");
+    modelOptions.configPath = std::string(config);
+    if (!options->weightsPath && !options->hasRandomSeed &&
+        llvm::sys::fs::exists(weights))
+      modelOptions.weightsPath = std::string(weights);
+  }
+  if (options->weightsPath)
+    modelOptions.weightsPath = options->weightsPath;
+  if (options->hasRandomSeed)
+    modelOptions.randomSeed = options->randomSeed;
+  if (options->pipelineOptions)
+    modelOptions.pipelineOptions = options->pipelineOptions;
+  modelOptions.threads = unsigned(options->threads);
+  modelOptions.cache = !options->noCache;
+  if (options->cacheDir)
+    modelOptions.cacheDir = options->cacheDir;
+
+  initializeLLVM();
+  auto model = std::make_unique<Model>();
+  DialectRegistry registry;
+  registerEngineDialects(registry);
+  model->context = std::make_unique<MLIRContext>(registry);
+  std::string *warnings = &model->warnings;
+  auto loaded = HuggingFaceModel::load(*model->context, std::move(modelOptions),
+                                       [warnings](const llvm::Twine &message) {
+                                         *warnings += message.str() + "\n";
+                                       });
+  if (!loaded)
+    return report(nullptr, loaded.takeError());
+  model->model = std::move(*loaded);
+  // The generation defaults, read and filtered as transformer-runner does.
+  const hf::ModelConfig &config = model->model->getConfig();
+  llvm::StringRef configPath = model->model->getOptions().configPath;
+  auto generation = runtime::readGenerationDefaults(configPath);
+  if (!generation)
+    return report(nullptr, generation.takeError());
+  model->generation = std::move(*generation);
+  runtime::GenerationConfig &g = model->generation;
+  if (!g.ignoredFields.empty())
+    *warnings += llvm::formatv("{0}: generation_config.json asks for {1}, "
+                               "which tfm does not implement; ignored\n",
+                               configPath, llvm::join(g.ignoredFields, ", "))
+                     .str();
+  llvm::erase_if(g.eosTokenIds, [&](int64_t id) {
+    if (id < config.vocabSize)
+      return false;
+    *warnings += llvm::formatv("{0}: the model's eos_token_id {1} (config.json "
+                               "or generation_config.json) is outside the "
+                               "vocabulary of {2}; ignored\n",
+                               configPath, id, config.vocabSize)
+                     .str();
+    return true;
+  });
+  if (!g.stopStrings.empty() && config.vocabSize != 256) {
+    *warnings += llvm::formatv("{0}: stop_strings of generation_config.json "
+                               "need a byte-level model to decode text; "
+                               "ignored\n",
+                               configPath)
+                     .str();
+    g.stopStrings.clear();
+  }
+  result->ptr = model.release();
+  return succeed(nullptr);
+}
+
+void tfmModelDestroy(TfmModel model) { delete unwrap(model); }
+
+const char *tfmModelGetLastError(TfmModel model) {
+  return unwrap(model) ? unwrap(model)->lastError.c_str() : "";
+}
+
+const char *tfmGetLastError(void) { return threadError.c_str(); }
+
+const char *tfmModelGetWarnings(TfmModel model) {
+  return unwrap(model) ? unwrap(model)->warnings.c_str() : "";
+}
+
+int64_t tfmModelGetVocabSize(TfmModel model) {
+  return unwrap(model)->model->getConfig().vocabSize;
+}
+
+int64_t tfmModelGetMaxPositions(TfmModel model) {
+  return unwrap(model)->model->getConfig().maxPositions;
+}
+
+TfmStatus tfmModelEncodePrompt(TfmModel handle, const char *prompt,
+                               int64_t *out, size_t capacity, int64_t *count) {
+  Model *model = unwrap(handle);
+  llvm::Expected<TokenIds> tokens =
+      getPromptIds(prompt ? prompt : "", model->model->getConfig(),
+                   model->model->getOptions().configPath);
+  if (!tokens)
+    return report(model, tokens.takeError());
+  *count = tokens->ids.size();
+  if (capacity < tokens->ids.size())
+    return report(model, makeError(llvm::formatv(
+                             "prompt: the output holds {0} ids, {1} are "
+                             "needed",
+                             capacity, tokens->ids.size())));
+  std::copy(tokens->ids.begin(), tokens->ids.end(), out);
+  return succeed(model);
+}
+
+/// The ids as the engine takes them, checked like --input-ids.
+static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
+                                           int64_t batch, int64_t seqLen) {
+  if (!ids || batch < 1 || seqLen < 1)
+    return makeError(llvm::formatv(
+        "ids: expected token ids [B, S] with B, S >= 1, got [{0}, {1}]", batch,
+        seqLen));
+  TokenIds tokens;
+  tokens.batch = batch;
+  tokens.seqLen = seqLen;
+  tokens.ids.assign(ids, ids + batch * seqLen);
+  if (llvm::Error err = checkTokenIds(tokens, model.model->getConfig(), "ids"))
+    return std::move(err);
+  // As the runner: the input must fit the model's context.
+  if (auto length = getKVCacheLength(model.model->getConfig(), seqLen, 0, 0);
+      !length)
+    return length.takeError();
+  return tokens;
+}
+
+TfmStatus tfmModelLogits(TfmModel handle, const int64_t *ids, int64_t batch,
+                         int64_t seqLen, int allPositions, float *out,
+                         size_t capacity) {
+  Model *model = unwrap(handle);
+  llvm::Expected<TokenIds> tokens = makeTokens(*model, ids, batch, seqLen);
+  if (!tokens)
+    return report(model, tokens.takeError());
+  int64_t vocab = model->model->getConfig().vocabSize;
+  size_t needed = size_t(batch) * (allPositions ? seqLen : 1) * vocab;
+  if (capacity < needed)
+    return report(model, makeError(llvm::formatv("logits: the output holds {0} "
+                                                 "floats, {1} are needed",
+                                                 capacity, needed)));
+  llvm::Expected<ForwardResult> result = model->model->forward(*tokens);
+  if (!result)
+    return report(model, result.takeError());
+  if (allPositions) {
+    std::memcpy(out, result->data, needed * sizeof(float));
+  } else {
+    for (int64_t b = 0; b < batch; ++b)
+      std::memcpy(out + b * vocab,
+                  result->data + (b * seqLen + seqLen - 1) * vocab,
+                  vocab * sizeof(float));
+  }
+  return succeed(model);
+}
+
+TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
+                           int64_t seqLen, const TfmGenerateOptions *options,
+                           TfmTokenCallback onStep, void *userData,
+                           int64_t *out, size_t capacity, int64_t *generated) {
+  Model *model = unwrap(handle);
+  TfmGenerateOptions defaults;
+  tfmGenerateOptionsInit(&defaults);
+  if (!options)
+    options = &defaults;
+  llvm::Expected<TokenIds> tokens = makeTokens(*model, ids, batch, seqLen);
+  if (!tokens)
+    return report(model, tokens.takeError());
+  if (options->maxNewTokens <= 0)
+    return report(model, makeError(llvm::formatv("--generate {0}: must be "
+                                                 "positive",
+                                                 options->maxNewTokens)));
+  size_t needed = size_t(batch) * (seqLen + options->maxNewTokens);
+  if (capacity < needed)
+    return report(model, makeError(llvm::formatv("tokens: the output holds {0} "
+                                                 "ids, {1} are needed",
+                                                 capacity, needed)));
+  GenerationOptions generation;
+  generation.count = options->maxNewTokens;
+  generation.maxSeqLen = options->maxSeqLen;
+  generation.sampling.doSample = options->doSample != 0;
+  generation.sampling.temperature = options->temperature;
+  generation.sampling.topK = options->topK;
+  generation.sampling.topP = options->topP;
+  generation.sampling.repetitionPenalty = options->repetitionPenalty;
+  generation.sampling.seed = options->seed;
+  if (llvm::Error err = verifySamplingOptions(generation.sampling))
+    return report(model, makeError("decoding options: " +
+                                   llvm::toString(std::move(err))));
+  if (options->stopAtModelEos) {
+    generation.eosTokenIds = model->generation.eosTokenIds;
+    generation.stopStrings = model->generation.stopStrings;
+  }
+  bool byteLevel = model->model->getConfig().vocabSize == 256;
+  if (options->numStopStrings > 0 && !byteLevel)
+    return report(model, makeError(llvm::formatv(
+                             "--stop needs a byte-level model (vocabulary of "
+                             "256) to decode text; {0} has a vocabulary of {1}",
+                             model->model->getOptions().configPath,
+                             model->model->getConfig().vocabSize)));
+  for (int64_t i = 0; i < options->numStopStrings; ++i) {
+    llvm::StringRef stop =
+        options->stopStrings[i] ? options->stopStrings[i] : "";
+    if (stop.empty())
+      return report(model, makeError("--stop: the stop string is empty"));
+    generation.stopStrings.push_back(stop.str());
+  }
+  TokenCallback callback;
+  if (onStep)
+    callback = [&](int64_t step, llvm::ArrayRef<int64_t> stepTokens) {
+      return onStep(userData, step, stepTokens.data(), stepTokens.size()) == 0;
+    };
+  llvm::Expected<GenerationResult> result =
+      model->model->generate(*tokens, generation, callback);
+  if (!result)
+    return report(model, result.takeError());
+  std::copy(result->tokens.begin(), result->tokens.end(), out);
+  if (generated)
+    *generated = result->generated;
+  return succeed(model);
+}
+
+char *tfmModelGetLedgerJson(TfmModel handle, int64_t batch, int64_t seqLen) {
+  Model *model = unwrap(handle);
+  if (batch < 1 || seqLen < 1) {
+    report(model, makeError(llvm::formatv("ledger: expected a shape [B, S] "
+                                          "with B, S >= 1, got [{0}, {1}]",
+                                          batch, seqLen)));
+    return nullptr;
+  }
+  llvm::Expected<std::string> json = model->model->getLedgerJson(batch, seqLen);
+  if (!json) {
+    report(model, json.takeError());
+    return nullptr;
+  }
+  succeed(model);
+  return strdup(json->c_str());
+}
+
+void tfmStringDestroy(char *text) { std::free(text); }

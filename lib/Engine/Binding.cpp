@@ -1,0 +1,403 @@
+//===- Binding.cpp - binding and calling compiled entries -----------------===//
+#include "tfm/Engine/Binding.h"
+
+#include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/SafeTensors.h"
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir::tfm;
+using namespace mlir::tfm::engine;
+using namespace mlir::tfm::runtime;
+
+llvm::Error engine::makeError(const llvm::Twine &message) {
+  return llvm::createStringError(message);
+}
+
+double engine::millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+llvm::Expected<std::unique_ptr<AlignedBuffer>>
+AlignedBuffer::allocate(uint64_t numBytes) {
+  uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
+  std::unique_ptr<AlignedBuffer> buffer(new AlignedBuffer());
+  buffer->data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
+  if (!buffer->data)
+    return makeError(llvm::formatv("cannot allocate {0} bytes", numBytes));
+  std::memset(buffer->data.get(), 0, rounded);
+  return buffer;
+}
+
+void AlignedBuffer::Free::operator()(char *p) const { std::free(p); }
+
+std::string engine::describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  return (getDTypeName(dtype) + " " + formatShape(shape)).str();
+}
+
+std::string engine::describeArgument(const EntrySignature &sig, size_t i) {
+  const EntryArgument &arg = sig.arguments[i];
+  std::string what =
+      llvm::formatv("argument #{0} of @{1}", i, sig.function).str();
+  if (arg.kind == EntryArgument::Kind::Index)
+    return what + ", index";
+  // A packed parameter is described as the weight file holds it.
+  return what + ", " +
+         describe(arg.dtype, arg.packed ? llvm::ArrayRef<int64_t>(
+                                              arg.packed->fileShape)
+                                        : llvm::ArrayRef<int64_t>(arg.shape));
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+/// SplitMix64: tiny, and deterministic across platforms.
+static uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Values depend on the seed and the parameter's name only, so reordering
+/// arguments keeps them. Norm scales (1-D "...weight") sit around 1 so that
+/// activations keep their size through the blocks.
+static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
+                       uint64_t seed, char *out) {
+  uint64_t state = seed ^ llvm::xxh3_64bits(arg.name);
+  bool isScale =
+      shape.size() == 1 && llvm::StringRef(arg.name).ends_with("weight");
+  uint64_t count = *getNumBytes(shape, 1);
+  size_t size = getDTypeSize(arg.dtype);
+  for (uint64_t i = 0; i < count; ++i) {
+    // 24 random bits -> [0, 1) exactly representable in f32.
+    float u = float(nextRandom(state) >> 40) * 0x1p-24f;
+    float value = (u - 0.5f) * 0.1f + (isScale ? 1.0f : 0.0f);
+    char *dst = out + i * size;
+    switch (arg.dtype) {
+    case DType::F32:
+      std::memcpy(dst, &value, 4);
+      break;
+    case DType::F64: {
+      double d = value;
+      std::memcpy(dst, &d, 8);
+      break;
+    }
+    case DType::F16: {
+      uint16_t h = floatToHalf(value);
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h = floatToBFloat16(value);
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    default:
+      break; // Integer parameters stay zero.
+    }
+  }
+}
+
+/// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
+/// every part must have the argument's dtype and its dims except along the
+/// axis, and the parts' extents along the axis must add up.
+static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
+                             llvm::ArrayRef<int64_t> shape,
+                             const WeightSource &weights, char *out) {
+  const EntryArgument &arg = sig.arguments[i];
+  const SafeTensorsFile &file = *weights.file;
+  size_t axis = arg.concatAxis;
+  std::vector<const TensorView *> views;
+  int64_t extent = 0;
+  for (const std::string &partName : arg.parts) {
+    std::string part = weights.namePrefix + partName;
+    const TensorView *view = file.lookup(part);
+    if (!view)
+      return makeError(llvm::formatv(
+          "{0}: no tensor '{1}' (a part of the fused parameter "
+          "'{2}', {3})",
+          file.getPath(), part, arg.name, describeArgument(sig, i)));
+    bool fits = view->dtype == arg.dtype && view->shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = d == axis || view->shape[d] == shape[d];
+    if (!fits)
+      return makeError(llvm::formatv(
+          "{0}: tensor '{1}' is {2} {3}, which cannot be "
+          "concatenated along axis {4} into the fused "
+          "parameter '{5}' ({6})",
+          file.getPath(), part, getSafeTensorsDTypeName(view->dtype),
+          formatShape(view->shape), axis, arg.name, describeArgument(sig, i)));
+    extent += view->shape[axis];
+    views.push_back(view);
+  }
+  if (extent != shape[axis])
+    return makeError(
+        llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
+                      "{2} along axis {3}, but @{4} expects {5}",
+                      file.getPath(), arg.name, extent, axis, sig.function,
+                      describe(arg.dtype, shape)));
+  // Row-major: for each index of the leading dims, copy each part's slab.
+  uint64_t outer = *getNumBytes(llvm::ArrayRef(shape).take_front(axis), 1);
+  uint64_t inner = *getNumBytes(llvm::ArrayRef(shape).drop_front(axis + 1),
+                                getDTypeSize(arg.dtype));
+  for (uint64_t o = 0; o < outer; ++o)
+    for (const TensorView *view : views) {
+      uint64_t slab = inner * view->shape[axis];
+      std::memcpy(out, view->data + o * slab, slab);
+      out += slab;
+    }
+  return llvm::Error::success();
+}
+
+/// Packs a row-major f32 weight of `fileShape` into `layout`'s panels
+/// (tfm.param_pack; see tfm/Runtime/EntrySignature.h).
+static void packWeight(const PackedLayout &layout, const char *source,
+                       char *out) {
+  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
+  const float *w = reinterpret_cast<const float *>(source);
+  float *p = reinterpret_cast<float *>(out);
+  for (int64_t j = 0; j < panels; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float *row = p + (j * k + kk) * panel;
+      for (int64_t r = 0; r < panel; ++r) {
+        int64_t col = j * panel + r;
+        row[r] = col >= n        ? 0.0f
+                 : layout.outIn ? w[col * k + kk]
+                                : w[kk * n + col];
+      }
+    }
+}
+
+/// Binds one parameter (not yet bound under its name).
+static llvm::Expected<BoundArgument>
+bindParameter(const EntrySignature &sig, size_t i,
+              const WeightSource &weights) {
+  const EntryArgument &arg = sig.arguments[i];
+  // The tensor as the weight file has it; packed afterwards if the compiled
+  // code reads it in panel layout.
+  llvm::ArrayRef<int64_t> fileShape =
+      arg.packed ? llvm::ArrayRef<int64_t>(arg.packed->fileShape)
+                 : llvm::ArrayRef<int64_t>(arg.shape);
+  uint64_t numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
+  uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(arg.dtype));
+  BoundArgument result;
+  result.bound = true;
+  auto packInto = [&](const char *source) -> llvm::Error {
+    auto storage = AlignedBuffer::allocate(numBytes);
+    if (!storage)
+      return storage.takeError();
+    result.storage = std::move(*storage);
+    packWeight(*arg.packed, source, result.storage->get());
+    result.data = result.storage->get();
+    return llvm::Error::success();
+  };
+  if (!weights.file && !weights.randomSeed)
+    return makeError(
+        llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
+                      "FILE.safetensors or --random-weights SEED",
+                      arg.name, describeArgument(sig, i)));
+  if (!weights.file || !arg.parts.empty()) {
+    auto allocated = AlignedBuffer::allocate(fileBytes);
+    if (!allocated)
+      return allocated.takeError();
+    std::shared_ptr<AlignedBuffer> logical = std::move(*allocated);
+    if (weights.file) {
+      if (llvm::Error err =
+              concatenateParts(sig, i, fileShape, weights, logical->get()))
+        return std::move(err);
+    } else {
+      fillRandom(arg, fileShape, *weights.randomSeed, logical->get());
+    }
+    if (arg.packed) {
+      if (llvm::Error err = packInto(logical->get()))
+        return std::move(err);
+    } else {
+      result.storage = std::move(logical);
+      result.data = result.storage->get();
+    }
+    return result;
+  }
+  const SafeTensorsFile &file = *weights.file;
+  std::string name = weights.namePrefix + arg.name;
+  const TensorView *view = file.lookup(name);
+  if (!view)
+    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(),
+                                   name, describeArgument(sig, i)));
+  if (view->dtype != arg.dtype || llvm::ArrayRef(view->shape) != fileShape)
+    return makeError(llvm::formatv(
+        "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}", file.getPath(),
+        name, getSafeTensorsDTypeName(view->dtype), formatShape(view->shape),
+        sig.function, describe(arg.dtype, fileShape)));
+  if (arg.packed) {
+    // Packing reads floats: copy a misaligned tensor first.
+    if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
+      auto aligned = AlignedBuffer::allocate(fileBytes);
+      if (!aligned)
+        return aligned.takeError();
+      std::memcpy((*aligned)->get(), view->data, fileBytes);
+      if (llvm::Error err = packInto((*aligned)->get()))
+        return std::move(err);
+    } else if (llvm::Error err = packInto(view->data)) {
+      return std::move(err);
+    }
+    return result;
+  }
+  // Generated code assumes natural alignment; safetensors only aligns the
+  // data area as its writer chose, so copy the rare misaligned tensor.
+  // The mapping is private and writable, hence the const_cast is safe.
+  if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
+    auto storage = AlignedBuffer::allocate(numBytes);
+    if (!storage)
+      return storage.takeError();
+    result.storage = std::move(*storage);
+    std::memcpy(result.storage->get(), view->data, numBytes);
+    result.data = result.storage->get();
+  } else {
+    result.data = const_cast<char *>(view->data);
+  }
+  return result;
+}
+
+llvm::Error engine::bindParameters(const EntrySignature &sig,
+                                   const WeightSource &weights,
+                                   std::vector<BoundArgument> &bound,
+                                   llvm::StringMap<BoundArgument> &shared) {
+  for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
+    if (arg.kind != EntryArgument::Kind::Param)
+      continue;
+    // A packed and a plain binding of one tensor are different buffers.
+    std::string key = arg.name;
+    if (arg.packed)
+      key += llvm::formatv("#packed({0},{1})",
+                           arg.packed->outIn ? "out_in" : "in_out",
+                           arg.packed->panel)
+                 .str();
+    auto it = shared.find(key);
+    if (it == shared.end()) {
+      llvm::Expected<BoundArgument> parameter = bindParameter(sig, i, weights);
+      if (!parameter)
+        return parameter.takeError();
+      it = shared.try_emplace(key, std::move(*parameter)).first;
+    }
+    bound[i] = it->second;
+  }
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Call frames
+//===----------------------------------------------------------------------===//
+
+/// A memref descriptor of any rank, laid out as StridedMemRefType<T, Rank>:
+/// {allocated, aligned, offset, sizes[Rank], strides[Rank]}, identity layout.
+/// The element type does not change the layout, so one builder serves every
+/// tensor argument.
+std::vector<int64_t> engine::makeDescriptor(void *data,
+                                            llvm::ArrayRef<int64_t> shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> words(3 + 2 * rank);
+  intptr_t address = reinterpret_cast<intptr_t>(data);
+  words[0] = address;
+  words[1] = address;
+  words[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    words[3 + i] = shape[i];
+    words[3 + rank + i] = stride;
+    stride *= shape[i];
+  }
+  return words;
+}
+
+template <int Rank> constexpr bool hasDescriptorLayout() {
+  using Ref = StridedMemRefType<float, Rank>;
+  return sizeof(Ref) == sizeof(int64_t) * (3 + 2 * Rank) &&
+         offsetof(Ref, offset) == 2 * sizeof(int64_t) &&
+         offsetof(Ref, sizes) == 3 * sizeof(int64_t) &&
+         offsetof(Ref, strides) == (3 + Rank) * sizeof(int64_t);
+}
+static_assert(hasDescriptorLayout<1>() && hasDescriptorLayout<2>() &&
+                  hasDescriptorLayout<3>() && hasDescriptorLayout<4>(),
+              "makeDescriptor must match StridedMemRefType");
+static_assert(sizeof(StridedMemRefType<float, 0>) == 3 * sizeof(int64_t),
+              "makeDescriptor must match StridedMemRefType");
+
+llvm::Expected<std::unique_ptr<CallFrame>>
+CallFrame::create(const EntrySignature &sig,
+                  std::vector<BoundArgument> boundArguments) {
+  std::unique_ptr<CallFrame> frame(
+      new CallFrame(sig, std::move(boundArguments)));
+  std::vector<BoundArgument> &bound = frame->bound;
+  auto &results = frame->results;
+  auto &descriptors = frame->descriptors;
+  auto &descriptorPointers = frame->descriptorPointers;
+  auto &packed = frame->packed;
+  for (const EntryResult &r : sig.results) {
+    if (r.isKVCache) {
+      results.push_back(static_cast<char *>(bound[r.cacheArgument].data));
+      continue;
+    }
+    auto storage =
+        AlignedBuffer::allocate(*getNumBytes(r.shape, getDTypeSize(r.dtype)));
+    if (!storage)
+      return storage.takeError();
+    frame->resultStorage.push_back(std::move(*storage));
+    results.push_back(frame->resultStorage.back()->get());
+  }
+  for (auto [i, arg] : llvm::enumerate(sig.arguments))
+    if (arg.kind != EntryArgument::Kind::Index)
+      descriptors.push_back(makeDescriptor(bound[i].data, arg.shape));
+  for (auto [i, r] : llvm::enumerate(sig.results))
+    if (!r.isKVCache)
+      descriptors.push_back(makeDescriptor(results[i], r.shape));
+  for (std::vector<int64_t> &d : descriptors)
+    descriptorPointers.push_back(d.data());
+  size_t nextDescriptor = 0;
+  for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
+    if (arg.kind == EntryArgument::Kind::Index)
+      packed.push_back(&bound[i].index);
+    else
+      packed.push_back(&descriptorPointers[nextDescriptor++]);
+  }
+  while (nextDescriptor < descriptorPointers.size())
+    packed.push_back(&descriptorPointers[nextDescriptor++]);
+  return frame;
+}
+
+//===----------------------------------------------------------------------===//
+// Results
+//===----------------------------------------------------------------------===//
+
+double engine::loadAsDouble(const char *data, DType dtype, uint64_t i) {
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, data + i * sizeof(value), sizeof(value));
+    return value;
+  };
+  switch (dtype) {
+  case DType::F64: return load(double());
+  case DType::F32: return load(float());
+  case DType::F16: return halfToFloat(load(uint16_t()));
+  case DType::BF16: return bfloat16ToFloat(load(uint16_t()));
+  case DType::I64: return double(load(int64_t()));
+  case DType::I32: return load(int32_t());
+  case DType::I16: return load(int16_t());
+  case DType::I8: return load(int8_t());
+  case DType::U8: return load(uint8_t());
+  case DType::Bool: return load(uint8_t()) != 0;
+  }
+  return 0;
+}

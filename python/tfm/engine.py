@@ -1,0 +1,367 @@
+"""Runs tfm models from Python through libtfm_engine.so (include/tfm-c/Engine.h).
+
+The same engine as transformer-runner, in-process (ctypes, no subprocess):
+
+    import tfm
+    m = tfm.load("models/tiny-kjv", threads=2)     # config.json + model.safetensors
+    m.logits([[1, 2, 3]])                           # numpy [1, 3, V] f32
+    m.generate("In the beginning", max_new_tokens=20)   # text (byte-level model)
+    for token in m.generate([1, 2, 3], max_new_tokens=5, stream=True): ...
+    m.ledger                                        # dict, as --tfm-print-ledger=format=json
+
+Errors raise TfmError with the message transformer-runner prints after
+"error: ". The library is found through $TFM_LIBRARY, then the build
+directory of this checkout ($TFM_BUILD_DIR, else build/), then next to this
+package (where `pip install` puts it).
+"""
+import ctypes
+import json
+import os
+import queue
+import threading
+
+_LIBRARY_NAME = "libtfm_engine.so"
+
+
+class TfmError(RuntimeError):
+    """A failure of the engine, with its message."""
+
+
+def _candidates():
+    env = os.environ.get("TFM_LIBRARY")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    checkout = os.path.dirname(os.path.dirname(here))
+    build = os.environ.get("TFM_BUILD_DIR", os.path.join(checkout, "build"))
+    return [os.path.join(build, "lib", _LIBRARY_NAME),
+            os.path.join(here, _LIBRARY_NAME)]
+
+
+class _ModelOptions(ctypes.Structure):
+    _fields_ = [("device", ctypes.c_char_p),
+                ("weightsPath", ctypes.c_char_p),
+                ("hasRandomSeed", ctypes.c_int),
+                ("randomSeed", ctypes.c_uint64),
+                ("threads", ctypes.c_int),
+                ("pipelineOptions", ctypes.c_char_p),
+                ("noCache", ctypes.c_int),
+                ("cacheDir", ctypes.c_char_p)]
+
+
+class _GenerateOptions(ctypes.Structure):
+    _fields_ = [("maxNewTokens", ctypes.c_int64),
+                ("maxSeqLen", ctypes.c_int64),
+                ("doSample", ctypes.c_int),
+                ("temperature", ctypes.c_float),
+                ("topK", ctypes.c_int64),
+                ("topP", ctypes.c_float),
+                ("repetitionPenalty", ctypes.c_float),
+                ("seed", ctypes.c_uint64),
+                ("stopAtModelEos", ctypes.c_int),
+                ("stopStrings", ctypes.POINTER(ctypes.c_char_p)),
+                ("numStopStrings", ctypes.c_int64)]
+
+
+_TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
+                                  ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _library():
+    global _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = _candidates()
+        path = next((p for p in tried if os.path.exists(p)), None)
+        if path is None:
+            raise TfmError(f"{_LIBRARY_NAME} not found (tried {', '.join(tried)}): "
+                           "build tfm (bash scripts/build.sh) or set TFM_LIBRARY")
+        # Global: the JIT-compiled code resolves symbols in the process.
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        model = ctypes.c_void_p
+        i64, i64p = ctypes.c_int64, ctypes.POINTER(ctypes.c_int64)
+        signatures = {
+            "tfmModelOptionsInit": (None, [ctypes.POINTER(_ModelOptions)]),
+            "tfmGenerateOptionsInit": (None, [ctypes.POINTER(_GenerateOptions)]),
+            "tfmModelGenerateOptionsInit": (None, [model, ctypes.c_int64,
+                                                   ctypes.POINTER(_GenerateOptions)]),
+            "tfmModelLoad": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(_ModelOptions),
+                                            ctypes.POINTER(model)]),
+            "tfmModelDestroy": (None, [model]),
+            "tfmModelGetLastError": (ctypes.c_char_p, [model]),
+            "tfmGetLastError": (ctypes.c_char_p, []),
+            "tfmModelGetWarnings": (ctypes.c_char_p, [model]),
+            "tfmModelGetVocabSize": (i64, [model]),
+            "tfmModelGetMaxPositions": (i64, [model]),
+            "tfmModelEncodePrompt": (ctypes.c_int, [model, ctypes.c_char_p, i64p,
+                                                    ctypes.c_size_t, i64p]),
+            "tfmModelLogits": (ctypes.c_int, [model, i64p, i64, i64, ctypes.c_int,
+                                              ctypes.POINTER(ctypes.c_float),
+                                              ctypes.c_size_t]),
+            "tfmModelGenerate": (ctypes.c_int, [model, i64p, i64, i64,
+                                                ctypes.POINTER(_GenerateOptions),
+                                                _TokenCallback, ctypes.c_void_p,
+                                                i64p, ctypes.c_size_t, i64p]),
+            # A plain pointer, freed with tfmStringDestroy (c_char_p would copy
+            # and lose it).
+            "tfmModelGetLedgerJson": (ctypes.c_void_p, [model, i64, i64]),
+            "tfmStringDestroy": (None, [ctypes.c_void_p]),
+        }
+        for name, (restype, argtypes) in signatures.items():
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+        _lib = lib
+        return lib
+
+
+def load(path, device="cpu", threads=None, weights=None, random_weights=None,
+         pipeline_options=None, cache=True, cache_dir=None):
+    """Loads a model: a config.json, or a directory with config.json and
+    model.safetensors. `weights`: a .safetensors file; `random_weights`: a
+    seed for deterministic random weights (transformer-runner
+    --random-weights); `threads`: threads of the compiled code; `cache`,
+    `cache_dir`: the compiled-code cache shared with transformer-runner
+    (--no-cache, --cache-dir)."""
+    lib = _library()
+    options = _ModelOptions()
+    lib.tfmModelOptionsInit(ctypes.byref(options))
+    options.device = device.encode()
+    if weights is not None:
+        options.weightsPath = os.fspath(weights).encode()
+    if random_weights is not None:
+        options.hasRandomSeed = 1
+        options.randomSeed = int(random_weights)
+    if threads is not None:
+        if int(threads) < 1:
+            raise TfmError("--threads: must be at least 1")
+        options.threads = int(threads)
+    if pipeline_options is not None:
+        options.pipelineOptions = pipeline_options.encode()
+    options.noCache = int(not cache)
+    if cache_dir is not None:
+        options.cacheDir = os.fspath(cache_dir).encode()
+    handle = ctypes.c_void_p()
+    if lib.tfmModelLoad(os.fspath(path).encode(), ctypes.byref(options),
+                        ctypes.byref(handle)):
+        raise TfmError(lib.tfmGetLastError().decode(errors="replace"))
+    return Model(lib, handle)
+
+
+def _as_ids(ids):
+    """(array [B, S] int64, whether the input was one sequence)."""
+    import numpy as np
+    array = np.asarray(ids)
+    if array.dtype.kind not in "iu" and array.size:
+        raise TfmError(f"ids: expected integer token ids, got {array.dtype}")
+    single = array.ndim == 1
+    if single:
+        array = array[None, :]
+    if array.ndim != 2:
+        raise TfmError(f"ids: expected token ids [S] or [B, S], got shape "
+                       f"{list(array.shape)}")
+    return np.ascontiguousarray(array, dtype=np.int64), single
+
+
+def _pointer(array, ctype):
+    return array.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+class Model:
+    """A loaded model; calls compile each new input shape once."""
+
+    def __init__(self, lib, handle):
+        self._lib = lib
+        self._handle = handle
+        # One call at a time: the model's buffers are reused across calls.
+        self._lock = threading.Lock()
+        self.vocab_size = lib.tfmModelGetVocabSize(handle)
+        self.max_positions = lib.tfmModelGetMaxPositions(handle)
+
+    def close(self):
+        if self._handle:
+            self._lib.tfmModelDestroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _error(self):
+        return TfmError(self._lib.tfmModelGetLastError(self._handle)
+                        .decode(errors="replace"))
+
+    @property
+    def warnings(self):
+        """Warnings so far (unknown config fields, unused tensors)."""
+        text = self._lib.tfmModelGetWarnings(self._handle).decode(errors="replace")
+        return text.splitlines()
+
+    def encode(self, prompt):
+        """The ids of `prompt` for a byte-level model (its UTF-8 bytes)."""
+        import numpy as np
+        data = prompt.encode()
+        out = np.zeros(max(len(data), 1), dtype=np.int64)
+        count = ctypes.c_int64()
+        if self._lib.tfmModelEncodePrompt(self._handle, data, _pointer(out, ctypes.c_int64),
+                                          out.size, ctypes.byref(count)):
+            raise self._error()
+        return out[:count.value]
+
+    def logits(self, ids, last_only=False):
+        """@forward's logits: [B, S, V] f32 for ids [B, S] ([S, V] for ids
+        [S]); with `last_only`, the last position's ([B, V] or [V])."""
+        import numpy as np
+        array, single = _as_ids(ids)
+        batch, seq = array.shape
+        shape = (batch, self.vocab_size) if last_only else (batch, seq, self.vocab_size)
+        out = np.empty(shape, dtype=np.float32)
+        with self._lock:
+            if self._lib.tfmModelLogits(self._handle, _pointer(array, ctypes.c_int64),
+                                        batch, seq, int(not last_only),
+                                        _pointer(out, ctypes.c_float), out.size):
+                raise self._error()
+        return out[0] if single else out
+
+    def generate(self, prompt, max_new_tokens=None, max_seq_len=0, temperature=None,
+                 top_k=None, top_p=None, repetition_penalty=None, seed=None,
+                 do_sample=None, stop=None, stop_at_eos=True, stream=False):
+        """Generates from `prompt` as transformer-runner --generate does: the
+        model's generation_config.json gives the defaults (else greedy, 16
+        new tokens); any of `temperature`, `top_k`, `top_p`, `seed` turns
+        sampling on (unless `do_sample` is False; a temperature of 0 is
+        greedy), with Hugging Face's order (tfm/Runtime/Sampler.h). A
+        sequence ends at the model's EOS tokens (`stop_at_eos`) or once its
+        bytes end with one of `stop` (str or bytes; byte-level models); a
+        batch is padded
+        with the first EOS id. `prompt` is text (a byte-level model; returns
+        the prompt and the new text, as transformer-runner --prompt prints
+        it) or ids [S] / [B, S] (returns the prompt and the new ids,
+        [S + N] / [B, S + N] int64). With `stream`, returns an iterator over
+        the new tokens as they are produced (an int per step for one
+        sequence, an int64 array [B] for a batch)."""
+        text = isinstance(prompt, str)
+        if text:
+            array, single = self.encode(prompt)[None, :], True
+        else:
+            array, single = _as_ids(prompt)
+        options = _GenerateOptions()
+        self._lib.tfmModelGenerateOptionsInit(self._handle, array.shape[1],
+                                              ctypes.byref(options))
+        if max_new_tokens is not None:
+            options.maxNewTokens = int(max_new_tokens)
+        options.maxSeqLen = int(max_seq_len)
+        if any(v is not None for v in (temperature, top_k, top_p, seed)):
+            options.doSample = 1
+        if temperature == 0:
+            options.doSample = 0  # the usual spelling of greedy
+        elif temperature is not None:
+            options.temperature = float(temperature)
+        if do_sample is not None:
+            options.doSample = int(bool(do_sample))
+        if top_k is not None:
+            options.topK = int(top_k)
+        if top_p is not None:
+            options.topP = float(top_p)
+        if repetition_penalty is not None:
+            options.repetitionPenalty = float(repetition_penalty)
+        if seed is not None:
+            options.seed = int(seed)
+        options.stopAtModelEos = int(bool(stop_at_eos))
+        stops = [stop] if isinstance(stop, (str, bytes)) else list(stop or [])
+        encoded = (ctypes.c_char_p * max(len(stops), 1))(
+            *[t if isinstance(t, bytes) else t.encode() for t in stops])
+        options.stopStrings = encoded
+        options.numStopStrings = len(stops)
+        # `encoded` must outlive the call.
+        options._keep = encoded
+        if stream:
+            return self._stream(array, options, single)
+        tokens = self._run_generation(array, options, None)
+        if text:
+            return bytes(int(t) for t in tokens[0]).decode("utf-8", errors="replace")
+        return tokens[0] if single else tokens
+
+    def _run_generation(self, array, options, on_step):
+        import numpy as np
+        batch, seq = array.shape
+        out = np.zeros((batch, seq + max(options.maxNewTokens, 0)), dtype=np.int64)
+        generated = ctypes.c_int64()
+        callback = _TokenCallback(on_step) if on_step else _TokenCallback()
+        with self._lock:
+            if self._lib.tfmModelGenerate(self._handle, _pointer(array, ctypes.c_int64),
+                                          batch, seq, ctypes.byref(options), callback,
+                                          None, _pointer(out, ctypes.c_int64), out.size,
+                                          ctypes.byref(generated)):
+                raise self._error()
+        kept = seq + generated.value
+        return out.reshape(-1)[:batch * kept].reshape(batch, kept)
+
+    def _stream(self, array, options, single):
+        """Runs the generation on a thread; the callback hands each step's
+        tokens over a queue (ctypes releases the GIL during the C call)."""
+        import numpy as np
+        steps = queue.Queue()
+        stop = threading.Event()
+        done = object()
+
+        def on_step(user, step, tokens, batch):
+            steps.put(np.ctypeslib.as_array(tokens, shape=(batch,)).copy())
+            return 1 if stop.is_set() else 0
+
+        failure = []
+
+        def run():
+            try:
+                self._run_generation(array, options, on_step)
+            except TfmError as error:
+                failure.append(error)
+            finally:
+                steps.put(done)
+
+        def iterate():
+            worker = threading.Thread(target=run, daemon=True)
+            worker.start()
+            try:
+                while True:
+                    item = steps.get()
+                    if item is done:
+                        break
+                    yield int(item[0]) if single else item
+            finally:
+                # Closed early: stop after the current step.
+                stop.set()
+                worker.join()
+            if failure:
+                raise failure[0]
+
+        return iterate()
+
+    def ledger_at(self, batch=1, seq_len=1):
+        """The ledger of @forward at [batch, seq_len] as a dict (the object
+        `--tfm-print-ledger=format=json` prints for the function)."""
+        with self._lock:
+            pointer = self._lib.tfmModelGetLedgerJson(self._handle, batch, seq_len)
+        if not pointer:
+            raise self._error()
+        try:
+            text = ctypes.string_at(pointer).decode()
+        finally:
+            self._lib.tfmStringDestroy(pointer)
+        functions = json.loads(text)
+        return next(f for f in functions if f["function"] == "forward")
+
+    @property
+    def ledger(self):
+        """The ledger of @forward for one token ([1, 1]): parameters and
+        weight bytes, FLOPs and KV cache per token."""
+        return self.ledger_at(1, 1)
