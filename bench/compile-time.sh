@@ -27,13 +27,14 @@ for i in $(seq "$((2 * runs))"); do
     > "$work/out.txt" 2> "$work/timing.txt"
   grep -q "compile: .*(cache $([ $kind = cold ] && echo miss || echo hit))" "$work/out.txt" ||
     { echo "run $i: expected a cache $kind run:"; cat "$work/out.txt"; exit 1; }
-  # Top-level timers of the report: "user (pct)  wall (pct)  name", name
-  # indented by two spaces exactly (nested timers by more).
+  # Top-level timers of the report: "[user (pct)]  wall (pct)  name", the
+  # name after exactly two spaces (nested timers have more).
   line=$(/usr/bin/python3 - "$work/timing.txt" <<'PY'
 import re, sys
 parts, total = [], 0.0
 for line in open(sys.argv[1]):
-    m = re.match(r"^\s+[0-9.]+ \([ 0-9.]+%\)\s+([0-9.]+) \([ 0-9.]+%\)  (\S.*)$", line)
+    # Two columns (user, wall) when threads ran, else the wall time alone.
+    m = re.match(r"^\s+(?:[0-9.]+ \([ 0-9.]+%\)\s+)?([0-9.]+) \([ 0-9.]+%\)  (\S.*)$", line)
     if m and m.group(2) not in ("Total", "Rest"):
         parts.append("%s %.2f s" % (m.group(2), float(m.group(1))))
         total += float(m.group(1))
