@@ -11,9 +11,11 @@
 #include "HuggingFaceModel.h"
 #include "Compile.h"
 #include "DeviceFrame.h"
+#include "InputChecks.h"
 #include "RunnerSupport.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
@@ -49,11 +51,10 @@ struct TokenIds {
 //===----------------------------------------------------------------------===//
 
 static hf::ModelConfig readConfig(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    fail(path + ": " + buffer.getError().message());
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      check(readInputFile(path, kMaxTextFileBytes, /*isText=*/true));
   llvm::Expected<hf::ModelConfig> config =
-      hf::parseModelConfig((*buffer)->getBuffer());
+      hf::parseModelConfig(buffer->getBuffer());
   if (!config)
     fail(path + ": " + llvm::toString(config.takeError()));
   for (const std::string &field : config->unknownFields)
@@ -347,6 +348,7 @@ static void runForward(ModuleOp module, const HuggingFaceRunOptions &options,
                        const hf::ModelConfig &config, const TokenIds &tokens) {
   pipeline.runSignaturePasses(module, options.configPath);
   EntrySignature sig = check(getEntrySignature(module, "forward"));
+  checkMemory(module, {&sig});
   // Unused names first: they often explain a missing tensor.
   if (bindings.weights.file)
     warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,
@@ -389,6 +391,7 @@ static void runGeneration(ModuleOp module,
   int64_t count = options.generate;
   EntrySignature prefillSig = check(getEntrySignature(module, "prefill"));
   EntrySignature decodeSig = check(getEntrySignature(module, "decode"));
+  checkMemory(module, {&prefillSig, &decodeSig});
   // Unused names first: they often explain a missing tensor.
   if (bindings.weights.file)
     warnUnusedTensors(*bindings.weights.file, bindings.weights.namePrefix,

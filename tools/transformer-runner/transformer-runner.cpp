@@ -30,11 +30,13 @@
 #include "Compile.h"
 #include "DeviceFrame.h"
 #include "HuggingFaceModel.h"
+#include "InputChecks.h"
 #include "RunnerRegistration.h"
 #include "RunnerSupport.h"
 
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BufferPool.h"
+#include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
@@ -53,6 +55,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -150,6 +154,12 @@ static cl::list<std::string> sharedLibs(
     "shared-libs", cl::CommaSeparated, cl::value_desc("lib.so"),
     cl::desc("Libraries to resolve symbols from (default: MLIR's "
              "c_runner_utils when it is installed)"), cl::cat(runnerCategory));
+static cl::opt<std::string> maxMemory(
+    "max-memory", cl::value_desc("BYTES[K|M|G|T]"),
+    cl::desc("Refuse to run a model that needs more memory than this "
+             "(weights, inputs, KV caches, results and the largest "
+             "temporary; default: the machine's memory)"),
+    cl::cat(runnerCategory));
 static cl::opt<unsigned>
     printCount("print-values", cl::init(4), cl::value_desc("N"),
                cl::desc("Leading values of each result to print"), cl::cat(runnerCategory));
@@ -311,6 +321,11 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     fail(llvm::formatv("--max-seq-len {0}: must be positive", maxSeqLen));
   if (generateCount.getNumOccurrences() && generateCount <= 0)
     fail(llvm::formatv("--generate {0}: must be positive", generateCount));
+  // Sizes derived from it (prompt + N positions) must not overflow.
+  if (generateCount > std::numeric_limits<int32_t>::max())
+    fail(llvm::formatv("--generate {0}: more tokens than any model's context "
+                       "(tfm's limit is 2^31 - 1 positions)",
+                       generateCount));
   options.pipelineOptions = pipelineOptions;
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
@@ -362,6 +377,27 @@ int main(int argc, char **argv) {
     gpuChip = initializeCudaDevice(chip);
   }
 
+  // Everything a user named, checked before any parse or compile.
+  setMemoryLimit(maxMemory);
+  checkSharedLibs(std::vector<std::string>(sharedLibs.begin(),
+                                           sharedLibs.end()));
+  {
+    std::vector<NamedPath> inputs{{"model", modelFile},
+                                  {"--weights", weightsFile},
+                                  {"--input-ids", inputIdsFile}};
+    for (llvm::StringRef spec : inputSpecs)
+      if (spec.contains('='))
+        inputs.push_back({"--input", spec.split('=').second.str()});
+    std::vector<NamedPath> outputs;
+    for (llvm::StringRef spec : outputSpecs)
+      outputs.push_back({"--output", (spec.contains('=') ? spec.split('=').second
+                                                         : spec)
+                                         .str()});
+    if (!outputTokensFile.empty())
+      outputs.push_back({"--output-tokens", outputTokensFile});
+    checkOutputPaths(outputs, inputs);
+  }
+
   DialectRegistry registry;
   registerRunnerDialects(registry);
   MLIRContext context(registry);
@@ -376,12 +412,8 @@ int main(int argc, char **argv) {
     fail("--input-ids, --prompt, --generate, --output-tokens and "
          "--max-seq-len apply to config.json models");
 
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(modelFile, &message);
-  if (!file)
-    fail(message);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(readModelText(modelFile), llvm::SMLoc());
   OwningOpRef<ModuleOp> module;
   {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -390,6 +422,9 @@ int main(int argc, char **argv) {
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
 
+  // Input ranges are read from the tfm ops, before passes lower them.
+  EntrySignature tfmSig = check(getEntrySignature(*module, entryName));
+  deriveInputRanges(*module, tfmSig);
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
@@ -401,6 +436,8 @@ int main(int argc, char **argv) {
     runSignaturePasses(*module, *gpuOptions, modelFile);
   }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
+  copyInputRanges(tfmSig, sig);
+  checkMemory(*module, {&sig});
 
   // Bind and check everything before the (slow) compilation.
   if (!weightsFile.empty() && randomWeights.getNumOccurrences())
@@ -417,6 +454,7 @@ int main(int argc, char **argv) {
   llvm::StringMap<BoundArgument> sharedParams;
   bindParameters(sig, weights, bound, sharedParams);
   bindInputs(sig, bound);
+  checkInputRanges(sig, bound);
   std::vector<OutputRequest> requests = parseOutputs(sig);
   CallFrame frame(sig, std::move(bound));
 
