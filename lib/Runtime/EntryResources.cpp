@@ -172,12 +172,17 @@ llvm::Expected<MemoryEstimate> mlir::tfm::runtime::estimateMemory(
   auto add = [&](uint64_t &slot, DType dtype, llvm::ArrayRef<int64_t> shape,
                  const llvm::Twine &what) -> llvm::Error {
     std::optional<uint64_t> bytes = bytesOf(dtype, shape);
-    std::optional<uint64_t> sum = bytes ? checkedAdd(slot, *bytes)
-                                        : std::nullopt;
+    std::string type = (getDTypeName(dtype) + " " + formatShape(shape)).str();
+    if (!bytes)
+      return overflowError(what.str(), type);
+    std::optional<uint64_t> sum = checkedAdd(slot, *bytes);
     if (!sum)
-      return overflowError(what.str(), (getDTypeName(dtype) + " " +
-                                        formatShape(shape))
-                                           .str());
+      return llvm::createStringError(
+          std::make_error_code(std::errc::value_too_large),
+          llvm::formatv("{0} of type {1}: the total byte count of the "
+                        "entry's tensors overflows 64 bits",
+                        what, type)
+              .str());
     slot = *sum;
     return llvm::Error::success();
   };
