@@ -25,9 +25,7 @@ esac
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(safetensors npy config ir)
 
-if ! dpkg-query -W -f='${Status}' libclang-rt-22-dev 2>/dev/null | grep -q "install ok installed"; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-rt-22-dev >/dev/null
-fi
+bash "$root/scripts/setup.sh" >/dev/null  # libclang-rt-22-dev among others
 # The IR target reuses the main build's generated dialect headers.
 ninja -C "$main_build" MLIRTfmOpsIncGen MLIRTfmAttrsIncGen \
   MLIRTfmInterfacesIncGen MLIRTfmPassIncGen >/dev/null
