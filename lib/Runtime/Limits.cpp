@@ -53,10 +53,6 @@ mlir::tfm::runtime::readInputFile(StringRef path, uint64_t maxBytes,
   return std::move(*buffer);
 }
 
-static bool isIdentifierChar(char c) {
-  return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
-}
-
 NestingStats mlir::tfm::runtime::scanNesting(StringRef text, TextSyntax syntax,
                                              unsigned depthLimit) {
   NestingStats stats;
@@ -82,9 +78,9 @@ NestingStats mlir::tfm::runtime::scanNesting(StringRef text, TextSyntax syntax,
           ++i;
       break;
     case '<':
-      // `tensor<`, `dense<`, `#tfm.foo<`: a dialect bracket. A `<` after
-      // anything else (there is none in MLIR syntax) is not counted.
-      if (!mlir || i == 0 || !isIdentifierChar(text[i - 1]))
+      // `tensor<`, `dense<`, `#tfm.foo<` (spaces may precede it): a dialect
+      // bracket, which the parser enters recursively.
+      if (!mlir)
         break;
       [[fallthrough]];
     case '(':
@@ -103,6 +99,10 @@ NestingStats mlir::tfm::runtime::scanNesting(StringRef text, TextSyntax syntax,
       }
       break;
     case '>':
+      // The `>` of `->` closes nothing: counting it would let
+      // `tuple<() -> tuple<() -> ...` nest without bound.
+      if (mlir && i > 0 && text[i - 1] == '-')
+        break;
       if (!open.empty() && open.back() == '<')
         open.pop_back();
       break;
