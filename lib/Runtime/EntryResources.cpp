@@ -152,16 +152,13 @@ static std::optional<uint64_t> bytesOf(DType dtype,
   return getNumBytes(shape, getDTypeSize(dtype));
 }
 
-/// Bytes of a static tensor type; element types without a DType count as
-/// their bit width rounded up to bytes.
+/// Bytes of a static tensor type: the element's bit width rounded up to
+/// bytes; index and other element types count as 8 bytes.
 static std::optional<uint64_t> bytesOf(RankedTensorType type) {
   if (!type.hasStaticShape())
     return 0;
-  unsigned bits = type.getElementType().isIntOrIndexOrFloat()
-                      ? type.getElementType().getIntOrFloatBitWidth()
-                      : 64;
-  if (type.getElementType().isIndex())
-    bits = 64;
+  Type element = type.getElementType();
+  unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
   return getNumBytes(type.getShape(), (bits + 7) / 8);
 }
 
