@@ -29,4 +29,4 @@ ninja -C "$build" -j"${TFM_JOBS:-2}"
 # poisoning is ignored. Every other error aborts.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-/usr/lib/llvm-22/bin/lit -sv "$build/test" --filter "${1:-.}"
+/usr/lib/llvm-22/bin/lit -sv --param asan=1 "$build/test" --filter "${1:-.}"
