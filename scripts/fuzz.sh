@@ -48,10 +48,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 total_runs=0 crashes=0
 for t in "${targets[@]}"; do
+  # Smoke runs start afresh in their own folder; long runs grow corpus-<t>.
   corpus="$build/corpus-$t"
-  [ "$mode" = long ] || rm -rf "$corpus"
+  if [ "$mode" = smoke ]; then corpus="$build/corpus-smoke-$t"; rm -rf "$corpus"; fi
   mkdir -p "$corpus"
-  log="$build/fuzz-$t.log"
+  log="$build/fuzz-$mode-$t.log"
   set +e
   "$build/fuzz-$t" "$corpus" "$build/seeds/$t" -dict="$root/fuzz/dict/$t.dict" \
     -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 -timeout=20 \
