@@ -22,6 +22,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +53,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     context->getDiagEngine().registerHandler(
         [](Diagnostic &) { return success(); });
   }
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, context.get());
+  // The tools parse files, which MemoryBuffer ends with a NUL the lexer
+  // relies on; parseSourceString on the fuzzer's unterminated bytes would
+  // read past them. A copy has the terminator.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"),
+                               llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, context.get());
   if (!module || failed(verify(*module)))
     return 0;
   PassManager pm(context.get());

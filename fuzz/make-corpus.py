@@ -4,7 +4,8 @@ Usage: make-corpus.py SRC_ROOT OUT_DIR. Writes OUT_DIR/<target>/<n> files:
 safetensors (the bundled model's header, small valid files of each dtype),
 npy (numpy's own files of each dtype the reader takes), config (every
 config.json under test/ and models/), ir (examples/ and the dialect tests,
-split at `// -----`).
+split at `// -----`), and fuzz/regressions/<target>/: inputs that once
+crashed a target.
 """
 import glob
 import io
@@ -71,3 +72,9 @@ for path in sorted(glob.glob(os.path.join(src, "examples/*.mlir"))
         for chunk in f.read().split("// -----"):
             put("ir", f"{count}", chunk.encode())
             count += 1
+
+# Inputs that once crashed a target (fuzz/regressions/<target>/) stay seeds.
+for path in sorted(glob.glob(os.path.join(src, "fuzz/regressions/*/*"))):
+    target = os.path.basename(os.path.dirname(path))
+    with open(path, "rb") as f:
+        put(target, "regression-" + os.path.basename(path), f.read())
