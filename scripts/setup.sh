@@ -11,6 +11,8 @@ PACKAGES=(
   cmake ninja-build
   # OpenMP runtime: the CPU pipeline's parallel loops call libomp.
   libomp-22-dev
+  # libFuzzer and the sanitizer runtimes: the fuzz smoke run in scripts/test.sh.
+  libclang-rt-22-dev
   # The numerical reference for tests: PyTorch 1.13 CPU for /usr/bin/python3.
   python3-torch python3-numpy
   # `pip install ./python` into a venv (test/python/pip-install.test).

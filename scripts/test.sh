@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs every lit test
 # (FileCheck, -verify-diagnostics, runner and PyTorch comparisons) and ends
-# with a counted summary line "N passed, N failed".
+# with a counted summary line "N passed, N failed". Before it, a smoke run of
+# the fuzz targets (scripts/fuzz.sh: 8 s each) prints
+# "fuzz: N targets, N runs, N crashes" and fails the run on a crash.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${TFM_BUILD_DIR:-$root/build}"
@@ -24,7 +26,14 @@ passed=$(( $(count Passed) + $(count "Expectedly Failed") ))
 failed=$(( $(count Failed) + $(count "Unexpectedly Passed") + $(count Unresolved) + $(count "Timed Out") ))
 skipped=$(( $(count Unsupported) + $(count Skipped) ))
 rm -f "$log"
+
+set +e
+bash "$root/scripts/fuzz.sh" smoke "${TFM_FUZZ_SECONDS:-8}"
+fuzz_status=$?
+set -e
+
 echo "$passed passed, $failed failed, $skipped skipped"
-if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
+if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] ||
+   [ "$fuzz_status" -ne 0 ]; then
   exit 1
 fi

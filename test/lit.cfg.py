@@ -46,6 +46,10 @@ llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])
 
+# scripts/sanitize.sh runs the suite on ASan + UBSan tools: --param asan=1.
+if lit_config.params.get("asan"):
+    config.available_features.add("asan")
+
 # Tests that compare against PyTorch need Debian's python3-torch.
 import subprocess
 if subprocess.call([config.python_executable, "-c", "import torch, numpy"],

@@ -14,6 +14,8 @@
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Ledger.h"
+#include "tfm/Runtime/EntryResources.h"
+#include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Runtime/Sampler.h"
@@ -44,9 +46,10 @@ using namespace mlir::tfm::runtime;
 
 llvm::Expected<hf::ModelConfig> engine::readConfig(llvm::StringRef path,
                                                    const WarningHandler &warn) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // A regular file of bounded size (tfm/Runtime/Limits.h): not /dev/zero.
+  auto buffer = readInputFile(path, kMaxTextFileBytes, /*isText=*/true);
   if (!buffer)
-    return makeError(path + ": " + buffer.getError().message());
+    return buffer.takeError();
   llvm::Expected<hf::ModelConfig> config =
       hf::parseModelConfig((*buffer)->getBuffer());
   if (!config)
@@ -624,6 +627,8 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     auto sig = getEntrySignature(**module, "forward");
     if (!sig)
       return sig.takeError();
+    if (llvm::Error err = checkMemoryFits(**module, {&*sig}, options.maxMemory))
+      return std::move(err);
     // Unused names first: they often explain a missing tensor.
     if (state->file && !state->warnedUnused) {
       warnUnusedTensors(warn, *state->file, state->bindings.weights.namePrefix,
@@ -699,6 +704,9 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
     auto decodeSig = getEntrySignature(**module, "decode");
     if (!decodeSig)
       return decodeSig.takeError();
+    if (llvm::Error err = checkMemoryFits(
+            **module, {&*prefillSig, &*decodeSig}, options.maxMemory))
+      return std::move(err);
     // Unused names first: they often explain a missing tensor.
     if (state->file && !state->warnedUnused) {
       warnUnusedTensors(warn, *state->file, state->bindings.weights.namePrefix,

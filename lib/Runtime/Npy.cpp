@@ -1,5 +1,7 @@
 //===- Npy.cpp - NumPy .npy reader and writer -----------------------------===//
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/Limits.h"
+#include "tfm/Runtime/OutputFile.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Endian.h"
@@ -160,6 +162,9 @@ static std::optional<StringRef> getDescr(DType dtype) {
 }
 
 Expected<NpyArray> mlir::tfm::runtime::readNpy(StringRef path) {
+  // Only a regular file of bounded size is read (not /dev/zero, a FIFO).
+  if (Error err = checkInputFile(path, kMaxDataFileBytes))
+    return std::move(err);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);
@@ -261,18 +266,12 @@ Error mlir::tfm::runtime::writeNpy(StringRef path, DType dtype,
   if (header.size() > 0xffff)
     return makeError(path, "header too long for format version 1.0");
 
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError(path, "cannot write: {0}", ec.message());
-  out.write(kMagic, kMagicSize);
-  out << char(1) << char(0);
   uint16_t headerSize = uint16_t(header.size());
-  out << char(headerSize & 0xff) << char(headerSize >> 8);
-  out << header;
-  out.write(static_cast<const char *>(data), *numBytes);
-  out.close();
-  if (out.has_error())
-    return makeError(path, "cannot write: {0}", out.error().message());
-  return Error::success();
+  return writeOutputFile(path, [&](llvm::raw_ostream &out) {
+    out.write(kMagic, kMagicSize);
+    out << char(1) << char(0);
+    out << char(headerSize & 0xff) << char(headerSize >> 8);
+    out << header;
+    out.write(static_cast<const char *>(data), *numBytes);
+  });
 }

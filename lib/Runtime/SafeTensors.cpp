@@ -1,5 +1,6 @@
 //===- SafeTensors.cpp - memory-mapped .safetensors reader ----------------===//
 #include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/Limits.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -102,6 +103,9 @@ SafeTensorsFile::open(llvm::StringRef path) {
   // A writable buffer is a private (copy-on-write) mapping for large files:
   // generated code that writes into an argument buffer then touches only its
   // own pages, never the file, and never faults on a read-only mapping.
+  // Only a regular file of bounded size is mapped (not /dev/zero, a FIFO).
+  if (Error err = checkInputFile(path, kMaxDataFileBytes))
+    return std::move(err);
   llvm::ErrorOr<std::unique_ptr<llvm::WritableMemoryBuffer>> buffer =
       llvm::WritableMemoryBuffer::getFile(path);
   if (!buffer)
@@ -133,10 +137,27 @@ SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                      headerSize, kMaxHeaderSize);
 
   llvm::StringRef headerText(start + 8, headerSize);
+  // Bounded before the (recursive, allocating) JSON parse: the depth, and
+  // the objects, one per tensor entry.
+  NestingStats nesting =
+      scanNesting(headerText, TextSyntax::Json, kMaxJsonDepth);
+  if (nesting.tooDeepAt)
+    return makeError(path,
+                     "JSON header nested deeper than the limit of {0} levels "
+                     "(at byte {1} of the header)",
+                     kMaxJsonDepth, *nesting.tooDeepAt);
+  if (nesting.objects > kMaxSafeTensorsTensors + 2)
+    return makeError(path,
+                     "JSON header holds {0} objects, more than the limit of "
+                     "{1} tensors per file",
+                     nesting.objects, kMaxSafeTensorsTensors);
   Expected<llvm::json::Value> header = llvm::json::parse(headerText);
   if (!header)
     return makeError(path, "malformed JSON header: {0}",
                      llvm::toString(header.takeError()));
+  // Two entries of one name would silently bind one of them.
+  if (Error err = checkJsonKeys(headerText, *header, "JSON header"))
+    return makeError(path, "{0}", llvm::toString(std::move(err)));
   const llvm::json::Object *root = header->getAsObject();
   if (!root)
     return makeError(path, "JSON header is not an object");

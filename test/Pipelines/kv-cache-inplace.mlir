@@ -14,9 +14,14 @@
 // BUF-SAME: %[[POS:[^:]*]]: index {tfm.input = "position"}
 // BUF-SAME: %{{[^:]*}}: memref<1x4x1x16xf32> {tfm.output = "attn"})
 // BUF-SAME: {
-// BUF: %[[KS:.*]] = memref.subview %[[KC]][0, 0, %[[POS]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
+// The position is clamped into the cache (tfm-to-linalg) before the write.
+// BUF: %[[KLO:.*]] = arith.maxsi %[[POS]], %{{.*}} : index
+// BUF: %[[KP:.*]] = arith.minsi %[[KLO]], %{{.*}} : index
+// BUF: %[[KS:.*]] = memref.subview %[[KC]][0, 0, %[[KP]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
 // BUF: memref.copy %[[K]], %[[KS]]
-// BUF: %[[VS:.*]] = memref.subview %[[VC]][0, 0, %[[POS]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
+// BUF: %[[VLO:.*]] = arith.maxsi %[[POS]], %{{.*}} : index
+// BUF: %[[VP:.*]] = arith.minsi %[[VLO]], %{{.*}} : index
+// BUF: %[[VS:.*]] = memref.subview %[[VC]][0, 0, %[[VP]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
 // BUF: memref.copy %[[V]], %[[VS]]
 // BUF: {{memref.subview|vector.transfer_read|memref.collapse_shape}} %[[KC]]
 // BUF: return{{$}}

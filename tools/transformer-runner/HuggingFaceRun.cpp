@@ -1,5 +1,6 @@
 //===- HuggingFaceRun.cpp - transformer-runner's config.json mode ---------===//
 #include "HuggingFaceRun.h"
+#include "InputChecks.h"
 #include "RunnerSupport.h"
 
 #include "tfm/Engine/HuggingFaceModel.h"
@@ -335,6 +336,7 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   modelOptions.cacheDir = options.cacheDir;
   modelOptions.gpuChip = options.gpuChip;
   modelOptions.sharedLibs = options.sharedLibs;
+  modelOptions.maxMemory = getMemoryLimit();
   std::unique_ptr<HuggingFaceModel> model = check(HuggingFaceModel::create(
       context, std::move(config), std::move(modelOptions), warn));
   if (count)

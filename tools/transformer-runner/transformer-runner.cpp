@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
 #include "HuggingFaceRun.h"
+#include "InputChecks.h"
 #include "RunnerSupport.h"
 
 #include "tfm/Engine/Compile.h"
@@ -39,6 +40,7 @@
 
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BufferPool.h"
+#include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/SafeTensors.h"
@@ -58,6 +60,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -214,6 +218,12 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile without reading or writing the compiled-code cache"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> maxMemory(
+    "max-memory", cl::value_desc("BYTES[K|M|G|T]"),
+    cl::desc("Refuse to run a model that needs more memory than this "
+             "(weights, inputs, KV caches, results and the largest "
+             "temporary; default: the machine's memory)"),
     cl::cat(runnerCategory));
 static cl::opt<unsigned>
     printCount("print-values", cl::init(4), cl::value_desc("N"),
@@ -410,6 +420,11 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   }
   options.cache = !noCache;
   options.cacheDir = cacheDir;
+  // Sizes derived from it (prompt + N positions) must not overflow.
+  if (generateCount > std::numeric_limits<int32_t>::max())
+    fail(llvm::formatv("--generate {0}: more tokens than any model's context "
+                       "(tfm's limit is 2^31 - 1 positions)",
+                       generateCount));
   options.pipelineOptions = pipelineOptions;
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
@@ -462,6 +477,27 @@ int main(int argc, char **argv) {
     gpuChip = check(initializeCudaDevice(chip));
   }
 
+  // Everything a user named, checked before any parse or compile.
+  setMemoryLimit(maxMemory);
+  checkSharedLibs(std::vector<std::string>(sharedLibs.begin(),
+                                           sharedLibs.end()));
+  {
+    std::vector<NamedPath> inputs{{"model", modelFile},
+                                  {"--weights", weightsFile},
+                                  {"--input-ids", inputIdsFile}};
+    for (llvm::StringRef spec : inputSpecs)
+      if (spec.contains('='))
+        inputs.push_back({"--input", spec.split('=').second.str()});
+    std::vector<NamedPath> outputs;
+    for (llvm::StringRef spec : outputSpecs)
+      outputs.push_back({"--output", (spec.contains('=') ? spec.split('=').second
+                                                         : spec)
+                                         .str()});
+    if (!outputTokensFile.empty())
+      outputs.push_back({"--output-tokens", outputTokensFile});
+    checkOutputPaths(outputs, inputs);
+  }
+
   DialectRegistry registry;
   registerEngineDialects(registry);
   MLIRContext context(registry);
@@ -483,12 +519,8 @@ int main(int argc, char **argv) {
          "--repetition-penalty, --seed and --stop apply to config.json "
          "models");
 
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(modelFile, &message);
-  if (!file)
-    fail(message);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  sourceMgr.AddNewSourceBuffer(readModelText(modelFile), llvm::SMLoc());
   OwningOpRef<ModuleOp> module;
   {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -497,6 +529,9 @@ int main(int argc, char **argv) {
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
 
+  // Input ranges are read from the tfm ops, before passes lower them.
+  EntrySignature tfmSig = check(getEntrySignature(*module, entryName));
+  deriveInputRanges(*module, tfmSig);
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
@@ -508,6 +543,8 @@ int main(int argc, char **argv) {
     check(runSignaturePasses(*module, *gpuOptions, modelFile));
   }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
+  copyInputRanges(tfmSig, sig);
+  checkMemory(*module, {&sig});
 
   // Bind and check everything before the (slow) compilation.
   if (!weightsFile.empty() && randomWeights.getNumOccurrences())
@@ -524,6 +561,7 @@ int main(int argc, char **argv) {
   llvm::StringMap<BoundArgument> sharedParams;
   check(bindParameters(sig, weights, bound, sharedParams));
   bindInputs(sig, bound);
+  checkInputRanges(sig, bound);
   std::vector<OutputRequest> requests = parseOutputs(sig);
   std::unique_ptr<CallFrame> framePtr =
       check(CallFrame::create(sig, std::move(bound)));

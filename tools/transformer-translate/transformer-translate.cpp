@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Runtime/Limits.h"
+#include "tfm/Runtime/OutputFile.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,6 +88,19 @@ int main(int argc, char **argv) {
   // Messages name the file as given ("<stdin>" for "-").
   std::string fileName =
       importHFConfig == "-" ? std::string("<stdin>") : importHFConfig;
+  if (outputFile != "-") {
+    if (llvm::Error err = tfm::runtime::checkOutputPath(outputFile, "-o"))
+      return fail(llvm::toString(std::move(err)));
+    if (tfm::runtime::isSameFile(outputFile, importHFConfig))
+      return fail("-o " + outputFile + ": is the input config; refusing to "
+                  "overwrite an input");
+  }
+  // A named file must be a regular file of bounded size (not /dev/zero);
+  // stdin is read as given.
+  if (importHFConfig != "-")
+    if (llvm::Error err = tfm::runtime::checkInputFile(
+            importHFConfig, tfm::runtime::kMaxTextFileBytes))
+      return fail(llvm::toString(std::move(err)));
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileOrSTDIN(importHFConfig, /*IsText=*/true);
   if (!buffer)
@@ -111,18 +126,21 @@ int main(int argc, char **argv) {
   if (!module)
     return fail(llvm::toString(module.takeError()));
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
-  if (!output)
-    return fail(errorMessage);
-  printSummary(output->os(), fileName, *config, options);
-  (*module)->print(output->os(), OpPrintingFlags()
-                                     .enableDebugInfo(/*enable=*/true,
-                                                      /*prettyForm=*/false)
-                                     .useLocalScope()
-                                     .printNameLocAsPrefix());
-  output->os() << "\n";
-  output->keep();
+  // Written whole or not at all (tfm/Runtime/OutputFile.h); "-" is stdout.
+  auto print = [&](llvm::raw_ostream &os) {
+    printSummary(os, fileName, *config, options);
+    (*module)->print(os, OpPrintingFlags()
+                             .enableDebugInfo(/*enable=*/true,
+                                              /*prettyForm=*/false)
+                             .useLocalScope()
+                             .printNameLocAsPrefix());
+    os << "\n";
+  };
+  if (outputFile == "-") {
+    print(llvm::outs());
+    return 0;
+  }
+  if (llvm::Error err = tfm::runtime::writeOutputFile(outputFile, print))
+    return fail(llvm::toString(std::move(err)));
   return 0;
 }

@@ -60,6 +60,9 @@ struct ModelOptions {
   /// this chip with the GPU pipeline; `pipelineOptions` are its options.
   std::string gpuChip;
   std::vector<std::string> sharedLibs;
+  /// The memory a session may need (weights, caches, inputs, results, the
+  /// largest temporary; tfm/Runtime/EntryResources.h); unset: the machine's.
+  std::optional<uint64_t> maxMemory;
   /// Threads of the compiled code's parallel loops, set before every call;
   /// 0 leaves the OpenMP runtime's choice (OMP_NUM_THREADS or all cores).
   unsigned threads = 0;

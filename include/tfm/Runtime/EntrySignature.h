@@ -34,6 +34,14 @@ struct PackedLayout {
   llvm::SmallVector<int64_t, 2> fileShape;
 };
 
+/// The values an index or integer input may take, derived from the ops that
+/// index memory with it (see EntryResources.h); `why` says which op and
+/// buffer give the bound.
+struct InputRange {
+  int64_t min = 0, max = 0;
+  std::string why;
+};
+
 struct EntryArgument {
   enum class Kind { Param, Input, Index, KVCache };
   Kind kind;
@@ -50,6 +58,9 @@ struct EntryArgument {
   /// Element type and shape; unused for Kind::Index.
   DType dtype = DType::F32;
   llvm::SmallVector<int64_t, 4> shape;
+  /// For inputs (index values, integer tensors of ids): the valid range of
+  /// every value, when the IR bounds it (deriveInputRanges).
+  std::optional<InputRange> range;
 };
 
 struct EntryResult {

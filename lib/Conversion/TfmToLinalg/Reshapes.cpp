@@ -98,9 +98,20 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
   matchAndRewrite(KVCacheWriteOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType update = tensorType(op.getUpdate());
+    // The position comes from the caller: clamp it so that the rows always
+    // land inside the cache. A runner checks inputs that feed it directly and
+    // reports them (tfm/Runtime/EntryResources.h); the clamp keeps a computed
+    // position from ever writing out of bounds.
+    Location loc = op.getLoc();
+    int64_t last = tensorType(op.getCache()).getDimSize(2) - update.getDimSize(2);
+    Value position = arith::MinSIOp::create(
+        rewriter, loc,
+        arith::MaxSIOp::create(rewriter, loc, adaptor.getPosition(),
+                               arith::ConstantIndexOp::create(rewriter, loc, 0)),
+        arith::ConstantIndexOp::create(rewriter, loc, last));
     SmallVector<OpFoldResult> offsets{
-        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-        adaptor.getPosition(), rewriter.getIndexAttr(0)};
+        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0), position,
+        rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes;
     for (int64_t d : update.getShape())
       sizes.push_back(rewriter.getIndexAttr(d));

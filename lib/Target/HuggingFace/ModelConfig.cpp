@@ -7,14 +7,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Target/HuggingFace/ModelConfig.h"
+#include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 using namespace mlir::tfm::hf;
@@ -37,6 +40,12 @@ llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
 /// Sizes become tensor dimensions whose products (V*d, B*S*V, ...) must stay
 /// far from int64 overflow.
 static constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
+/// Layers and experts each become IR and compiled code: the largest
+/// published models have ~130 layers and 256 experts, and a hostile count
+/// (num_hidden_layers: 100000) would build IR for minutes before any other
+/// check.
+static constexpr int64_t kMaxLayers = 1024;
+static constexpr int64_t kMaxExperts = 1024;
 
 /// Fields that do not change the math of inference, in any of the families:
 /// training-only settings, token ids, generation defaults, bookkeeping.
@@ -116,18 +125,36 @@ public:
     return value ? toSize(key, *value).value_or(defaultValue) : defaultValue;
   }
 
-  /// A non-negative number (epsilons); `positive` excludes 0 (RoPE theta).
-  double numberOr(StringRef key, double defaultValue, bool positive = false) {
+  /// A finite number in [0, below) (epsilons: below 1, or every output is
+  /// the bias); `positive` excludes 0 (RoPE theta). JSON numbers beyond the
+  /// double range (1e400) parse as infinity.
+  double numberOr(StringRef key, double defaultValue, bool positive = false,
+                  double below = HUGE_VAL) {
     const json::Value *value = lookup(key);
     if (!value)
       return defaultValue;
     std::optional<double> number = value->getAsNumber();
-    if (!number || *number < 0 || (positive && *number == 0)) {
-      fail(key, Twine("expected a ") + (positive ? "positive" : "non-negative") +
-                    " number, got " + describe(*value));
+    if (!number || !std::isfinite(*number) || *number < 0 ||
+        (positive && *number == 0) || *number >= below) {
+      std::string bound;
+      if (std::isfinite(below))
+        bound = llvm::formatv(" below {0}", llvm::format("%g", below)).str();
+      fail(key, Twine("expected a finite ") +
+                    (positive ? "positive" : "non-negative") + " number" +
+                    bound + ", got " + describe(*value));
       return defaultValue;
     }
     return *number;
+  }
+
+  /// A size that also becomes a count of IR blocks: at most `limit`.
+  int64_t requiredCount(StringRef key, StringRef modelType, int64_t limit) {
+    int64_t n = requiredSize(key, modelType);
+    if (n > limit) {
+      fail(key, llvm::formatv("{0} exceeds tfm's limit of {1}", n, limit));
+      return 1;
+    }
+    return n;
   }
 
   bool boolOr(StringRef key, bool defaultValue) {
@@ -209,7 +236,7 @@ static void readGPT2(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::GPT2;
   c.vocabSize = r.requiredSize("vocab_size", "gpt2");
   c.hiddenSize = r.requiredSize("n_embd", "gpt2");
-  c.numLayers = r.requiredSize("n_layer", "gpt2");
+  c.numLayers = r.requiredCount("n_layer", "gpt2", kMaxLayers);
   c.numHeads = r.requiredSize("n_head", "gpt2");
   // transformers sizes wpe by n_positions; n_ctx is its legacy spelling,
   // used only when n_positions is absent.
@@ -222,7 +249,8 @@ static void readGPT2(FieldReader &r, ModelConfig &c) {
     c.maxPositions = r.requiredSize("n_ctx", "gpt2");
   }
   c.intermediateSize = r.sizeOr("n_inner", 4 * c.hiddenSize);
-  c.normEps = r.numberOr("layer_norm_epsilon", 1e-5);
+  c.normEps = r.numberOr("layer_norm_epsilon", 1e-5, /*positive=*/true,
+                         /*below=*/1.0);
 
   std::string act = r.stringOr("activation_function", "gelu_new");
   if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
@@ -265,9 +293,16 @@ static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
   if (const json::Value *scaling = r.lookup("rope_scaling")) {
     std::string kind;
     if (const json::Object *object = scaling->getAsObject()) {
-      for (StringRef key : {"rope_type", "type"})
-        if (std::optional<StringRef> name = object->getString(key))
-          kind = name->str();
+      // transformers reads `rope_type`, falling back to the legacy `type`:
+      // two that disagree leave the intended scaling unknown.
+      std::optional<StringRef> modern = object->getString("rope_type");
+      std::optional<StringRef> legacy = object->getString("type");
+      if (modern && legacy && *modern != *legacy)
+        return r.fail("rope_scaling",
+                      "\"rope_type\": \"" + *modern + "\" and \"type\": \"" +
+                          *legacy + "\" disagree; give one of them");
+      if (modern || legacy)
+        kind = (modern ? *modern : *legacy).str();
     }
     // {"rope_type": "default"} is transformers' spelling of "no scaling".
     if (kind != "default")
@@ -294,8 +329,9 @@ static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
                                         "unscaled RoPE ('default')");
     } else if (key == "rope_theta") {
       std::optional<double> theta = value.getAsNumber();
-      if (!theta || *theta <= 0)
-        r.fail(field, "expected a positive number, got " + describe(value));
+      if (!theta || !std::isfinite(*theta) || *theta <= 0)
+        r.fail(field,
+               "expected a finite positive number, got " + describe(value));
       else
         c.ropeTheta = *theta;
     } else {
@@ -311,7 +347,7 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   std::string type = mixtral ? "mixtral" : "llama";
   c.vocabSize = r.requiredSize("vocab_size", type);
   c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredSize("num_hidden_layers", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
   c.numHeads = r.requiredSize("num_attention_heads", type);
   c.intermediateSize = r.requiredSize("intermediate_size", type);
   c.maxPositionsField = "max_position_embeddings";
@@ -320,7 +356,8 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.numKVHeads = r.sizeOr("num_key_value_heads", mixtral ? 8 : c.numHeads);
   bool explicitHeadDim = r.lookup("head_dim") != nullptr;
   c.headDim = r.sizeOr("head_dim", c.hiddenSize / c.numHeads);
-  c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6);
+  c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6,
+                         /*positive=*/true, /*below=*/1.0);
 
   std::string act = r.stringOr("hidden_act", "silu");
   if (act == "silu" || act == "swish")
@@ -333,7 +370,7 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
 
   if (mixtral) {
-    c.numExperts = r.requiredSize("num_local_experts", type);
+    c.numExperts = r.requiredCount("num_local_experts", type, kMaxExperts);
     c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", type);
     r.rejectNonNull("sliding_window",
                     "tfm implements full causal attention (sliding_window "
@@ -379,9 +416,16 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
     return llvm::createStringError(
         std::make_error_code(std::errc::invalid_argument), message);
   };
+  // llvm::json's parser recurses per level: bound the depth first.
+  if (llvm::Error err = runtime::checkTextNesting(
+          jsonText, runtime::TextSyntax::Json, runtime::kMaxJsonDepth,
+          "invalid config"))
+    return err;
   llvm::Expected<json::Value> parsed = json::parse(jsonText);
   if (!parsed)
     return makeError("invalid JSON: " + llvm::toString(parsed.takeError()));
+  if (llvm::Error err = runtime::checkJsonKeys(jsonText, *parsed, "invalid config"))
+    return err;
   const json::Object *object = parsed->getAsObject();
   if (!object)
     return makeError("invalid config: expected a JSON object at the top "

@@ -11,6 +11,7 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfm {
@@ -69,6 +70,50 @@ static std::string weightString(const LedgerWeight &weight) {
 //===----------------------------------------------------------------------===//
 // Text
 //===----------------------------------------------------------------------===//
+
+/// The ledger counts in int64: a tensor of more than 2^40 elements (4 TiB of
+/// f32, beyond any real model) could make its parameter, FLOP or byte counts
+/// wrap around, and a wrapped count (0 for tensor<2^32x2^32xf32>) looks like
+/// a real one. Such a module is refused, naming the value.
+static constexpr uint64_t kMaxLedgerElements = uint64_t(1) << 40;
+
+static LogicalResult checkCountable(Operation *root) {
+  auto tooLarge = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return false;
+    uint64_t n = 1;
+    for (int64_t d : tensor.getShape()) {
+      bool overflow = false;
+      n = llvm::SaturatingMultiply<uint64_t>(n, uint64_t(d), &overflow);
+      if (overflow || n > kMaxLedgerElements)
+        return true;
+    }
+    return false;
+  };
+  WalkResult result = root->walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (tooLarge(v.getType())) {
+        op->emitError() << "tfm-print-ledger: " << v.getType()
+                        << " has more than 2^40 elements, the ledger's limit "
+                           "(its counts would overflow)";
+        return WalkResult::interrupt();
+      }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (tooLarge(arg.getType())) {
+            op->emitError() << "tfm-print-ledger: argument #"
+                            << arg.getArgNumber() << " of type "
+                            << arg.getType()
+                            << " has more than 2^40 elements, the ledger's "
+                               "limit (its counts would overflow)";
+            return WalkResult::interrupt();
+          }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
 
 namespace {
 /// A table whose columns are as wide as their widest cell; the first
@@ -342,6 +387,8 @@ struct PrintLedgerPass : public tfm::impl::TfmPrintLedgerBase<PrintLedgerPass> {
       return signalPassFailure();
     }
     LedgerOptions options{flashQueryTile, flashKeyTile};
+    if (failed(checkCountable(getOperation())))
+      return signalPassFailure();
 
     SmallVector<FunctionOpInterface> functions;
     getOperation().walk(
