@@ -697,9 +697,9 @@ struct LowerVectorsPass
   }
 };
 
-static constexpr llvm::StringLiteral kOutlinedAttr = tfm::kOutlinedLoopNestAttr;
 
-/// Moves every top-level loop nest of a function into a function of its own,
+/// Moves every top-level loop nest of a function (any op with a body: loops,
+/// parallel regions, linalg ops left for loops) into a function of its own,
 /// never inlined. A whole model lowers to one function with thousands of
 /// loops in sequence; LLVM's scalar evolution answers "is this loop entry
 /// guarded by a condition" by walking the dominator tree up to the enclosing
@@ -782,7 +782,8 @@ struct OutlineLoopNestsPass
     outlined->setPrivate();
     // Made no_inline once it is an llvm.func (tfm-finalize-outlined-loops):
     // func.func has no such attribute.
-    outlined->getOperation()->setAttr(kOutlinedAttr, rewriter.getUnitAttr());
+    outlined->getOperation()->setAttr(tfm::kOutlinedLoopNestAttr,
+                                      rewriter.getUnitAttr());
     // Inline the wrapper back: only the call remains.
     Block &wrapperBlock = wrapper.getRegion().front();
     auto yield = cast<scf::YieldOp>(wrapperBlock.getTerminator());
@@ -804,7 +805,8 @@ struct FinalizeOutlinedLoopsPass
     return "tfm-finalize-outlined-loops";
   }
   StringRef getDescription() const final {
-    return "Makes the llvm.func of outlined loop nests internal and no_inline";
+    return "Makes the llvm.func of outlined loop nests internal and "
+           "no_inline, and inlines wide entries into their C interface";
   }
   static constexpr unsigned kManyArguments = 64;
 
@@ -818,7 +820,7 @@ struct FinalizeOutlinedLoopsPass
       // wrapper, the call and its argument list disappear. Entries with few
       // arguments stay callable by name (mlir-runner's -e, tests).
       if (!func.isExternal() && !func.isPrivate() &&
-          !func->hasAttr(kOutlinedAttr) &&
+          !func->hasAttr(tfm::kOutlinedLoopNestAttr) &&
           func.getNumArguments() > kManyArguments &&
           module.lookupSymbol<LLVM::LLVMFuncOp>(
               ("_mlir_ciface_" + func.getSymName()).str())) {
@@ -827,9 +829,9 @@ struct FinalizeOutlinedLoopsPass
         func->removeAttr(SymbolTable::getVisibilityAttrName());
         continue;
       }
-      if (!func->hasAttr(kOutlinedAttr))
+      if (!func->hasAttr(tfm::kOutlinedLoopNestAttr))
         continue;
-      func->removeAttr(kOutlinedAttr);
+      func->removeAttr(tfm::kOutlinedLoopNestAttr);
       func.setNoInline(true);
       func.setLinkage(LLVM::Linkage::Internal);
       func->removeAttr(SymbolTable::getVisibilityAttrName());

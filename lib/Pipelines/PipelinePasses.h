@@ -83,8 +83,9 @@ std::unique_ptr<Pass> createApproximateMathPass();
 /// form convert-vector-to-llvm turns into straight-line SIMD code.
 std::unique_ptr<Pass> createLowerVectorsPass();
 
-/// On loops: moves every top-level loop nest of a function with many of them
-/// into a private function marked `no_inline`, so that LLVM's optimiser works
+/// On buffers: moves every top-level op with a body (loop nests, parallel
+/// regions, linalg ops) of a function with many of them into a private
+/// function marked `no_inline`, so that LLVM's optimiser works
 /// on many small functions instead of one huge one (compile time).
 std::unique_ptr<Pass> createOutlineLoopNestsPass();
 
