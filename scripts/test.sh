@@ -10,6 +10,9 @@ build="${TFM_BUILD_DIR:-$root/build}"
 
 bash "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
+# The pinned Hugging Face reference packages (transformers, tokenizers) that
+# the hf-reference tests compare against, in a venv inside the build dir.
+TFM_BUILD_DIR="$build" bash "$root/scripts/reference-venv.sh" >/dev/null
 
 log="$(mktemp)"
 set +e

@@ -55,3 +55,13 @@ import subprocess
 if subprocess.call([config.python_executable, "-c", "import torch, numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("torch")
+
+# Tests that compare against Hugging Face `transformers` / `tokenizers` run
+# them from the pinned venv scripts/reference-venv.sh makes in the build
+# directory (scripts/test.sh creates it): `%hf_python`, feature hf-reference.
+_hf_python = os.path.join(config.tfm_obj_root, "reference-venv", "bin", "python")
+if os.path.exists(_hf_python) and subprocess.call(
+        [_hf_python, "-c", "import torch, transformers, tokenizers"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("hf-reference")
+config.substitutions.append(("%hf_python", _hf_python))
