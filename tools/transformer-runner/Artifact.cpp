@@ -108,6 +108,7 @@ void runner::writeGpuArtifact(ModuleOp module,
   if (std::error_code error = llvm::sys::fs::create_directories(dir))
     fail(llvm::formatv("--emit-artifact {0}: {1}", dir, error.message()));
   check(lowerGpuModule(module, entries, options, what));
+  check(prepareForTranslation(module));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "tfm_model");

@@ -101,6 +101,11 @@ llvm::Expected<std::unique_ptr<JitModule>> compileModule(
     const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
     llvm::StringRef what, const CacheOptions &cache = {});
 
+/// Prepares a lowered (LLVM dialect) module for its translation to LLVM IR:
+/// drops the tfm.* argument attributes, which the translation would warn
+/// about one by one, printing the whole function each time.
+llvm::Error prepareForTranslation(ModuleOp module);
+
 /// Lowers `module` with the GPU pipeline and checks the C interface of
 /// `entries` (what compileGpuModule compiles).
 llvm::Error

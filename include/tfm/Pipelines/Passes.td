@@ -183,4 +183,21 @@ def TfmDeduplicateOutlinedFunctions
   }];
 }
 
+def TfmStripFrontendArgAttributes
+    : Pass<"tfm-strip-frontend-arg-attributes", "ModuleOp"> {
+  let summary = "Drops non-LLVM argument and result attributes of llvm.func";
+  let description = [{
+    The frontend's argument attributes (`tfm.param`, `tfm.input`,
+    `tfm.kv_cache`, ...) survive the conversion to the LLVM dialect, but they
+    have been read (the entry signature is taken before codegen) and mean
+    nothing to LLVM. The translation to LLVM IR warns once per such
+    argument and each warning prints the whole function: for a 12-layer
+    model's entries, hundreds of prints of thousands of operations, about a
+    third of the compile time. This pass removes every argument and result
+    attribute of an `llvm.func` whose name is not in the `llvm.` namespace,
+    so the translation sees only what it understands.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 #endif // TFM_PIPELINES_PASSES_TD
