@@ -15,6 +15,7 @@
 #include "mlir/Support/Timing.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -227,12 +228,12 @@ getPoolSymbols(llvm::orc::MangleAndInterner &interner) {
   return symbols;
 }
 
-/// Links a cached object as the ExecutionEngine would have: the same
-/// object layer (RuntimeDyld), the buffer pool's allocation functions, then
-/// `libs`, then the process.
+/// Links compiled objects (generateObjectCode's, or a cached entry's) as
+/// the ExecutionEngine would have: the same object layer (RuntimeDyld), the
+/// buffer pool's allocation functions, then `libs`, then the process.
 static llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>>
-loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
-           llvm::ArrayRef<std::string> libs) {
+loadObjects(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+            llvm::ArrayRef<std::string> libs) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
@@ -241,10 +242,19 @@ loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
           .setJITTargetMachineBuilder(std::move(*builder))
           .setObjectLinkingLayerCreator(
               [](llvm::orc::ExecutionSession &session) {
-                return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
-                    session, [](const llvm::MemoryBuffer &) {
-                      return std::make_unique<llvm::SectionMemoryManager>();
-                    });
+                auto layer =
+                    std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                        session, [](const llvm::MemoryBuffer &) {
+                          return std::make_unique<llvm::SectionMemoryManager>();
+                        });
+                // Profiling: `TFM_PERF=1 perf record -k 1 ...` then `perf
+                // inject --jit` names the compiled functions (a jitdump in
+                // the working directory).
+                if (getenv("TFM_PERF"))
+                  if (llvm::JITEventListener *perf =
+                          llvm::JITEventListener::createPerfJITEventListener())
+                    layer->registerJITEventListener(*perf);
+                return layer;
               })
           .create();
   if (!jit)
@@ -268,14 +278,52 @@ loadObject(std::unique_ptr<llvm::MemoryBuffer> object,
   if (!process)
     return process.takeError();
   main.addGenerator(std::move(*process));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
-    return std::move(err);
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
+    if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
+      return std::move(err);
   return std::move(*jit);
 }
 
-/// JIT-compiles a module lowered to the LLVM dialect with `libs`;
-/// `objectOut`: where to copy the object code, compiled before returning by
-/// looking up `firstEntry`.
+/// A code cache entry holds the objects of one compile in one blob:
+/// "tfm-objects\n", then for each object its size as 8 little-endian bytes
+/// and its bytes. (The cache checks the blob's integrity as a whole.)
+static constexpr llvm::StringLiteral kObjectsMagic = "tfm-objects\n";
+
+static std::string packObjects(llvm::ArrayRef<std::string> objects) {
+  std::string blob = kObjectsMagic.str();
+  for (const std::string &object : objects) {
+    uint64_t size = object.size();
+    for (int byte = 0; byte < 8; ++byte)
+      blob.push_back(static_cast<char>((size >> (8 * byte)) & 0xff));
+    blob += object;
+  }
+  return blob;
+}
+
+static llvm::Expected<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+unpackObjects(const llvm::MemoryBuffer &blob) {
+  llvm::StringRef rest = blob.getBuffer();
+  if (!rest.consume_front(kObjectsMagic))
+    return makeError("not a tfm object bundle");
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  while (!rest.empty()) {
+    if (rest.size() < 8)
+      return makeError("truncated object bundle");
+    uint64_t size = 0;
+    for (int byte = 0; byte < 8; ++byte)
+      size |= uint64_t(static_cast<uint8_t>(rest[byte])) << (8 * byte);
+    rest = rest.drop_front(8);
+    if (size > rest.size())
+      return makeError("truncated object bundle");
+    objects.push_back(llvm::MemoryBuffer::getMemBufferCopy(
+        rest.take_front(size), "tfm_model_part"));
+    rest = rest.drop_front(size);
+  }
+  if (objects.empty())
+    return makeError("empty object bundle");
+  return objects;
+}
+
 // The tfm.* argument attributes have been read (the entry signature comes
 // from the IR before codegen); for a 12-layer model's entries the
 // translation's warnings about them were over a third of the compile time.
@@ -287,10 +335,12 @@ llvm::Error engine::prepareForTranslation(ModuleOp module) {
   return llvm::Error::success();
 }
 
+/// JIT-compiles a module lowered to the LLVM dialect by the GPU pipeline
+/// with `libs`, through mlir::ExecutionEngine (whose initialisers load the
+/// kernels when `initialize`). The CPU path uses generateObjectCode.
 static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
-           std::string *objectOut, llvm::StringRef firstEntry,
-           bool initialize = true);
+           bool initialize);
 
 llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
     ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
@@ -327,7 +377,9 @@ llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
       warn("compiled-code cache: " + llvm::toString(object.takeError()) +
            "; rebuilding the entry");
     } else if (*object) {
-      auto jit = loadObject(std::move(*object), libs);
+      auto objects = unpackObjects(**object);
+      auto jit = objects ? loadObjects(std::move(*objects), libs)
+                         : objects.takeError();
       if (jit) {
         auto result = std::make_unique<JitModule>(std::move(*jit));
         result->cacheStatus = "cache hit";
@@ -351,16 +403,29 @@ llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
   for (const EntrySignature *sig : entries)
     if (llvm::Error err = checkCInterface(module, *sig))
       return std::move(err);
-  std::string object;
-  auto compiled = jitCompile(module, libs, store ? &object : nullptr,
-                             entries.empty() ? "" : entries.front()->function);
-  if (!compiled || !store)
-    return compiled;
-  std::unique_ptr<JitModule> jit = std::move(*compiled);
+  TimingScope llvmTiming =
+      getCompileTiming().nest("LLVM: optimise and generate code");
+  if (llvm::Error err = prepareForTranslation(module))
+    return std::move(err);
+  // All cores: the code is compiled once and then cached.
+  auto objects = generateObjectCode(module, /*maxThreads=*/4);
+  if (!objects)
+    return objects.takeError();
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;
+  for (const std::string &object : *objects)
+    // The JIT links lazily (at the first lookup): it owns its copies.
+    buffers.push_back(
+        llvm::MemoryBuffer::getMemBufferCopy(object, "tfm_model_part"));
+  auto linked = loadObjects(std::move(buffers), libs);
+  if (!linked)
+    return makeError("JIT linking failed: " +
+                     llvm::toString(linked.takeError()));
+  llvmTiming.stop();
+  auto jit = std::make_unique<JitModule>(std::move(*linked));
+  if (!store)
+    return jit;
   jit->cacheStatus = "cache miss";
-  if (object.empty())
-    warn("compiled-code cache: the JIT gave no object code; nothing cached");
-  else if (llvm::Error err = store->store(key, object))
+  if (llvm::Error err = store->store(key, packObjects(*objects)))
     warn("compiled-code cache: cannot write the entry: " +
          llvm::toString(std::move(err)));
   return jit;
@@ -394,13 +459,11 @@ llvm::Expected<std::unique_ptr<JitModule>> engine::compileGpuModule(
   if (!libs)
     return libs.takeError();
   // The module's initialisers load its kernels onto the device.
-  return jitCompile(module, *libs, /*objectOut=*/nullptr, /*firstEntry=*/"",
-                    /*initialize=*/loadKernels);
+  return jitCompile(module, *libs, /*initialize=*/loadKernels);
 }
 
 static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
-           std::string *objectOut, llvm::StringRef firstEntry,
            bool initialize) {
   TimingScope timing =
       getCompileTiming().nest("LLVM: optimise and generate code");
@@ -420,7 +483,6 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   engineOptions.sharedLibPaths = libRefs;
-  engineOptions.enableObjectDump = objectOut != nullptr;
   // Profiling: `TFM_PERF=1 perf record -k 1 ...` then `perf inject --jit`
   // names the JIT-compiled functions (a jitdump in the working directory).
   engineOptions.enablePerfNotificationListener = getenv("TFM_PERF") != nullptr;
@@ -436,23 +498,5 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
   });
   if (initialize)
     (*engine)->initialize();
-  if (objectOut) {
-    // The module is one unit: looking up one entry compiles all of it.
-    if (auto entry =
-            (*engine)->lookupPacked(("_mlir_ciface_" + firstEntry).str());
-        !entry)
-      return makeError("JIT compilation failed: " +
-                       llvm::toString(entry.takeError()));
-    // The engine hands its object cache out only as a file.
-    llvm::SmallString<128> path;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("tfm-object", "o", path))
-      return makeError("cannot create a temporary file: " + ec.message());
-    (*engine)->dumpToObjectFile(path);
-    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-    llvm::sys::fs::remove(path);
-    if (buffer)
-      *objectOut = (*buffer)->getBuffer().str();
-  }
   return std::make_unique<JitModule>(std::move(*engine));
 }

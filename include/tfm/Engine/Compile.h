@@ -101,6 +101,15 @@ llvm::Expected<std::unique_ptr<JitModule>> compileModule(
     const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
     llvm::StringRef what, const CacheOptions &cache = {});
 
+/// Object code for a lowered (LLVM dialect) module, prepared by
+/// prepareForTranslation: translated, optimised at O3 for the host, split
+/// into up to `maxThreads` parts (no more than the host's cores) whose
+/// machine code is generated concurrently; one object per part. Each
+/// C interface function `_mlir_ciface_F` gets its packed form
+/// `_mlir__mlir_ciface_F(void **)`, as mlir::ExecutionEngine makes it.
+llvm::Expected<std::vector<std::string>>
+generateObjectCode(ModuleOp module, unsigned maxThreads);
+
 /// Prepares a lowered (LLVM dialect) module for its translation to LLVM IR:
 /// drops the tfm.* argument attributes, which the translation would warn
 /// about one by one, printing the whole function each time.
