@@ -7,6 +7,7 @@
 #include "tfm/Runtime/GenerationConfig.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/Sampler.h"
+#include "tfm/Tokenizer/Tokenizer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,11 +20,49 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 
+/// The tokenizer of --prompt: the model's tokenizer.json when it has one;
+/// null otherwise, and the prompt's UTF-8 bytes are the ids.
+static std::unique_ptr<tokenizer::Tokenizer>
+loadPromptTokenizer(const HuggingFaceRunOptions &options) {
+  if (!options.prompt)
+    return nullptr;
+  std::optional<std::string> path =
+      tokenizer::findTokenizer(options.configPath);
+  if (!path)
+    return nullptr;
+  return check(tokenizer::Tokenizer::load(*path));
+}
+
+/// The ids of --prompt as the tokenizer encodes it (with the special tokens
+/// its post-processor adds, as `tokenizers` encode(text) does).
+static TokenIds encodePrompt(const tokenizer::Tokenizer &tokenizer,
+                             llvm::StringRef prompt,
+                             const hf::ModelConfig &config,
+                             llvm::StringRef configPath) {
+  std::vector<int64_t> ids = check(tokenizer.encode(prompt));
+  if (ids.empty())
+    fail("--prompt: the prompt encodes to no tokens");
+  TokenIds tokens;
+  tokens.batch = 1;
+  tokens.seqLen = ids.size();
+  tokens.ids = std::move(ids);
+  check(checkTokenIds(tokens, config,
+                      llvm::formatv("--prompt (encoded with the tokenizer.json "
+                                    "next to {0})",
+                                    configPath)
+                          .str()));
+  return tokens;
+}
+
 static TokenIds readIds(const HuggingFaceRunOptions &options,
-                        const hf::ModelConfig &config) {
+                        const hf::ModelConfig &config,
+                        const tokenizer::Tokenizer *tokenizer) {
   if (options.prompt) {
     if (!options.inputIdsPath.empty())
       fail("--prompt and --input-ids are mutually exclusive");
+    if (tokenizer)
+      return encodePrompt(*tokenizer, *options.prompt, config,
+                          options.configPath);
     return check(getPromptIds(*options.prompt, config, options.configPath));
   }
   if (options.inputIdsPath.empty())
@@ -112,10 +151,17 @@ static size_t getCompleteUtf8Prefix(llvm::ArrayRef<uint8_t> bytes) {
 
 namespace {
 /// Prints the text or the ids of a B = 1 generation as they are produced,
-/// flushing each token; larger batches are printed at the end.
+/// flushing each token; larger batches are printed at the end. Text is the
+/// tokenizer's decoding (special tokens skipped) when there is a
+/// tokenizer.json, else the tokens are UTF-8 bytes.
 class TokenPrinter {
 public:
-  TokenPrinter(bool text, int64_t batch) : text(text), batch(batch) {}
+  TokenPrinter(bool text, int64_t batch,
+               const tokenizer::Tokenizer *tokenizer)
+      : text(text), batch(batch), tokenizer(tokenizer) {
+    if (tokenizer)
+      stream.emplace(*tokenizer, /*skipSpecialTokens=*/true);
+  }
 
   void begin(llvm::ArrayRef<int64_t> prompt) {
     if (batch != 1)
@@ -139,6 +185,11 @@ public:
     }
     // Text up to the last complete character: a character's bytes may be
     // split over tokens.
+    if (stream) {
+      llvm::outs() << stream->push(id);
+      llvm::outs().flush();
+      return;
+    }
     pending.push_back(uint8_t(id));
     size_t complete = getCompleteUtf8Prefix(pending);
     std::vector<uint8_t> ready(pending.begin(), pending.begin() + complete);
@@ -149,10 +200,17 @@ public:
   void end(llvm::ArrayRef<std::vector<int64_t>> sequences,
            int64_t promptLength) {
     if (batch == 1) {
-      llvm::outs() << decodeUtf8Lossy(pending) << "\n";
+      llvm::outs() << (stream ? stream->finish() : decodeUtf8Lossy(pending))
+                   << "\n";
       return;
     }
     for (auto [b, sequence] : llvm::enumerate(sequences)) {
+      if (text && tokenizer) {
+        llvm::outs() << "text[" << b << "]: "
+                     << tokenizer->decode(sequence, /*skipSpecialTokens=*/true)
+                     << "\n";
+        continue;
+      }
       if (text) {
         std::vector<uint8_t> bytes(sequence.begin(), sequence.end());
         llvm::outs() << "text[" << b << "]: " << decodeUtf8Lossy(bytes) << "\n";
@@ -168,6 +226,8 @@ public:
 private:
   bool text;
   int64_t batch;
+  const tokenizer::Tokenizer *tokenizer;
+  std::optional<tokenizer::StreamDecoder> stream;
   std::vector<uint8_t> pending;
 };
 
@@ -177,7 +237,8 @@ static void runGeneration(HuggingFaceModel &model,
                           const HuggingFaceRunOptions &options,
                           const GenerationConfig &config,
                           const TokenIds &tokens, int64_t count,
-                          int64_t maxSeqLen) {
+                          int64_t maxSeqLen,
+                          const tokenizer::Tokenizer *tokenizer) {
   GenerationOptions generation;
   generation.count = count;
   generation.maxSeqLen = maxSeqLen;
@@ -188,7 +249,7 @@ static void runGeneration(HuggingFaceModel &model,
   generation.stopStrings = config.stopStrings;
   generation.repeat = options.repeat;
   int64_t batch = tokens.batch, prompt = tokens.seqLen;
-  TokenPrinter printer(options.prompt.has_value(), batch);
+  TokenPrinter printer(options.prompt.has_value(), batch, tokenizer);
   printer.begin(llvm::ArrayRef(tokens.ids).take_front(prompt));
   GenerationResult result = check(model.generate(
       tokens, generation, [&](int64_t, llvm::ArrayRef<int64_t> step) {
@@ -298,7 +359,9 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
 void runner::runHuggingFaceModel(MLIRContext &context,
                                  const HuggingFaceRunOptions &options) {
   hf::ModelConfig config = check(readConfig(options.configPath, warn));
-  TokenIds tokens = readIds(options, config);
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer =
+      loadPromptTokenizer(options);
+  TokenIds tokens = readIds(options, config, tokenizer.get());
   GenerationConfig generation = getGenerationConfig(options, config);
   int64_t count = options.generate;
   bool controls = options.doSample || options.temperature || options.topK ||
@@ -340,7 +403,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   std::unique_ptr<HuggingFaceModel> model = check(HuggingFaceModel::create(
       context, std::move(config), std::move(modelOptions), warn));
   if (count)
-    runGeneration(*model, options, generation, tokens, count, maxSeqLen);
+    runGeneration(*model, options, generation, tokens, count, maxSeqLen,
+                  tokenizer.get());
   else
     runForward(*model, options, tokens);
 }
