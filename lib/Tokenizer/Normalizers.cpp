@@ -1,8 +1,8 @@
 //===- Normalizers.cpp - tokenizer.json "normalizer" ----------------------===//
 //
 // The normalizers of SentencePiece-style tokenizers: Prepend "▁" and Replace
-// " " -> "▁" (Llama-2, Mistral), inside a Sequence, and Strip. Unicode
-// normalization forms (NFC, NFKC, ...) and Lowercase need Unicode tables tfm
+// " " -> "▁" (Llama-2, Mistral), inside a Sequence; Strip; and NFC (Qwen2).
+// The compatibility forms (NFKC, NFKD), NFD and Lowercase need tables tfm
 // does not carry: they are errors, as is any other type.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +38,13 @@ public:
   std::string pattern, content;
   void normalize(std::string &text) const override {
     text = replaceAll(text, pattern, content);
+  }
+};
+
+class NfcNormalizer : public Normalizer {
+public:
+  void normalize(std::string &text) const override {
+    text = normalizeNfc(text);
   }
 };
 
@@ -105,6 +112,8 @@ mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
     n->content = *content;
     return std::move(n);
   }
+  if (*type == "NFC")
+    return std::make_unique<NfcNormalizer>();
   if (*type == "Strip") {
     auto n = std::make_unique<StripNormalizer>();
     auto left = getBool(**object, "strip_left", path, false);
@@ -118,5 +127,5 @@ mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
     return std::move(n);
   }
   return makeError(path + ": unsupported normalizer type '" + *type +
-                   "' (supported: Sequence, Prepend, Replace, Strip)");
+                   "' (supported: Sequence, Prepend, Replace, Strip, NFC)");
 }

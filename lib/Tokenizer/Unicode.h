@@ -62,6 +62,11 @@ void appendUtf8(std::string &out, uint32_t cp);
 /// U+FFFD, as Rust's String::from_utf8_lossy does.
 std::string decodeUtf8Lossy(llvm::StringRef bytes);
 
+/// Valid UTF-8 `text` in Unicode normalization form C (canonical
+/// decomposition, canonical ordering, canonical composition; UAX #15), from
+/// the Unicode 14.0 tables of utils/gen-normalization-tables.py.
+std::string normalizeNfc(llvm::StringRef text);
+
 } // namespace mlir::tfm::tokenizer
 
 #endif // TFM_LIB_TOKENIZER_UNICODE_H

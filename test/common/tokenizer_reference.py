@@ -64,6 +64,9 @@ CORPUS = [
     "x",
     "▁already▁metaspace ▁",
     "<0x41> <unk> [UNK]",
+    "NFC: e\u0301\u0323 q\u0307\u0323 \u1100\u1161\u11a8 A\u030a \u212b "
+    "\u1e08 C\u0327\u0301 \u0f73 \u0344 \u0915\u093f \uac00\u11a8 "
+    "\u0b47\u0b3e \u00c5\u0300 a\u0308\u0304\u0301",
     "\U00011f04 \U0001e290 \U00031350 unassigned \u0378",
 ]
 
@@ -76,6 +79,8 @@ def random_corpus(count=300, seed=11):
              "Ⅳ", "½", "\u0301", "\u0308", "\u00a0", "\u3000", "\u0085",
              "\u2028", "\u200b", "\u200d", "👍", "🏽", "🎉", "❤", "\ufe0f",
              "\U00011f04", "\U0001e290", "\u0378", "\x1c", "\x00", "▁",
+             "\u0323", "\u0327", "\u1100", "\u1161", "\u11a8", "\uac00",
+             "\u212b", "\u0b47", "\u0b3e", "\u0344", "Å",
              "<s>", "</s>", "<|endoftext|>", "<|eot_id|>", "<sep>", "LORD",
              "the", " the", "  ", "'s", "'ll", "123", "4567"])
     rng = random.Random(seed)
@@ -105,6 +110,9 @@ def byte_level(style):
     train(tok, trainers.BpeTrainer(
         vocab_size=1200, special_tokens=specials, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    if style == "qwen2":
+        # As Qwen2's tokenizer.json.
+        tok.normalizer = normalizers.NFC()
     if style == "llama3":
         bos = tok.token_to_id("<|begin_of_text|>")
         tok.post_processor = processors.Sequence([
