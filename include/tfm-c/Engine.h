@@ -74,9 +74,11 @@ TFM_CAPI_EXPORTED const char *tfmModelGetWarnings(TfmModel model);
 TFM_CAPI_EXPORTED int64_t tfmModelGetVocabSize(TfmModel model);
 TFM_CAPI_EXPORTED int64_t tfmModelGetMaxPositions(TfmModel model);
 
-/// The ids of a prompt for a byte-level model (its UTF-8 bytes, as
-/// transformer-runner --prompt): writes them into `out` (`capacity`
-/// elements) and their number into `*count`.
+/// The ids of a prompt, as transformer-runner --prompt gives them: encoded
+/// by the tokenizer.json next to the model's config.json (with the special
+/// tokens its post-processor adds), else its UTF-8 bytes for a byte-level
+/// model. Writes them into `out` (`capacity` elements) and their number into
+/// `*count`.
 TFM_CAPI_EXPORTED TfmStatus tfmModelEncodePrompt(TfmModel model,
                                                  const char *prompt,
                                                  int64_t *out, size_t capacity,
@@ -149,6 +151,15 @@ TFM_CAPI_EXPORTED TfmStatus tfmModelGenerate(
 TFM_CAPI_EXPORTED char *tfmModelGetLedgerJson(TfmModel model, int64_t batch,
                                               int64_t seqLen);
 TFM_CAPI_EXPORTED void tfmStringDestroy(char *text);
+
+/// Whether the model has a tokenizer.json next to its config.json.
+TFM_CAPI_EXPORTED int tfmModelHasTokenizer(TfmModel model);
+/// The text of `ids` (`count` of them): the tokenizer's decoding (as
+/// `tokenizers` decode(ids, skip_special_tokens)), or for a byte-level
+/// model without one the ids as UTF-8 bytes, invalid sequences replaced by
+/// U+FFFD. Free it with tfmStringDestroy. Null on failure.
+TFM_CAPI_EXPORTED char *tfmModelDecode(TfmModel model, const int64_t *ids,
+                                       int64_t count, int skipSpecialTokens);
 
 #ifdef __cplusplus
 }

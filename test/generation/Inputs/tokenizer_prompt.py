@@ -6,6 +6,11 @@ usage:
   tokenizer_prompt.py make STYLE DIR
       DIR/config.json, DIR/model.safetensors (f32, save_pretrained) and
       DIR/tokenizer.json in STYLE (llama2, llama3, ...)
+  tokenizer_prompt.py engine DIR PROMPT N STDOUT TOKENS
+      the same through the Python API (tfm.load(DIR).generate(PROMPT)):
+      writes the text as a "text: " line to STDOUT, the ids to TOKENS, and
+      checks encode(PROMPT) against `tokenizers` and decode against
+      generate's text
   tokenizer_prompt.py check DIR PROMPT N STDOUT TOKENS
       greedy generation of up to N tokens by `transformers` from the ids
       `tokenizers` gives PROMPT, stopping after EOS; compares them with the
@@ -80,9 +85,29 @@ def check(directory, prompt, count, stdout_path, tokens_path):
           f"({len(want)} characters)")
 
 
+def engine(directory, prompt, count, stdout_path, tokens_path):
+    import tfm
+    tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+    with tfm.load(directory, threads=1) as m:
+        assert m.has_tokenizer, "the model's tokenizer.json was not found"
+        ids = m.encode(prompt).tolist()
+        assert ids == tok.encode(prompt).ids, (ids, tok.encode(prompt).ids)
+        text = m.generate(prompt, max_new_tokens=count)
+        tokens = m.generate(np.array(ids), max_new_tokens=count)
+        assert m.decode(tokens) == text, (m.decode(tokens), text)
+        assert m.decode(tokens, skip_special_tokens=False) == \
+            tok.decode(tokens.tolist(), skip_special_tokens=False)
+    np.save(tokens_path, tokens[None, :])
+    with open(stdout_path, "w", encoding="utf-8") as f:
+        f.write("text: " + text + "\n")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "engine":
+        engine(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
+               sys.argv[6])
     else:
         check(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
               sys.argv[6])
