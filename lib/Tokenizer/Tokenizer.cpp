@@ -397,24 +397,40 @@ int64_t Tokenizer::getVocabSize() const { return impl->vocabSize; }
 // StreamDecoder
 //===----------------------------------------------------------------------===//
 
+// Each step decodes a window, not the whole sequence: the tokens of the
+// last text returned (for the context decoders need, e.g. Metaspace's and
+// Strip's special first token) and those since. The window's text minus
+// that of its emitted part is the new text, as `tokenizers`' DecodeStream
+// computes it.
 std::string StreamDecoder::push(int64_t id) {
   ids.push_back(id);
-  std::string text = tokenizer.decode(ids, skipSpecialTokens);
+  llvm::ArrayRef<int64_t> window = llvm::ArrayRef(ids).drop_front(start);
+  std::string text = tokenizer.decode(window, skipSpecialTokens);
   // A trailing U+FFFD may be a character whose bytes have not all come yet:
-  // hold it (and what follows) back until a later token completes it.
-  if (llvm::StringRef(text).ends_with("\xEF\xBF\xBD") || text.size() <= emitted)
+  // hold it (and what precedes it in this window) back until a later token
+  // completes it.
+  if (text.size() <= prefixText.size() ||
+      llvm::StringRef(text).ends_with("\xEF\xBF\xBD") ||
+      !llvm::StringRef(text).starts_with(prefixText))
     return "";
-  std::string fresh = text.substr(emitted);
-  emitted = text.size();
+  std::string fresh = text.substr(prefixText.size());
+  start = prefixEnd;
+  prefixEnd = ids.size();
+  prefixText = tokenizer.decode(
+      llvm::ArrayRef(ids).slice(start, prefixEnd - start), skipSpecialTokens);
   return fresh;
 }
 
 std::string StreamDecoder::finish() {
-  std::string text = tokenizer.decode(ids, skipSpecialTokens);
-  if (text.size() <= emitted)
-    return "";
-  std::string fresh = text.substr(emitted);
-  emitted = text.size();
+  std::string text = tokenizer.decode(llvm::ArrayRef(ids).drop_front(start),
+                                      skipSpecialTokens);
+  std::string fresh = text.size() > prefixText.size() &&
+                              llvm::StringRef(text).starts_with(prefixText)
+                          ? text.substr(prefixText.size())
+                          : "";
+  ids.clear();
+  start = prefixEnd = 0;
+  prefixText.clear();
   return fresh;
 }
 

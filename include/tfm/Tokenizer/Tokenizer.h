@@ -73,15 +73,18 @@ public:
       : tokenizer(tokenizer), skipSpecialTokens(skipSpecialTokens) {}
   /// Appends `id`; returns the new text that is complete.
   std::string push(int64_t id);
-  /// The text still held back (an incomplete character at the end).
+  /// The text still held back (an incomplete character at the end); the
+  /// decoder then starts a new sequence.
   std::string finish();
 
 private:
   const Tokenizer &tokenizer;
   bool skipSpecialTokens;
   std::vector<int64_t> ids;
-  /// The bytes of decode(ids) already returned.
-  size_t emitted = 0;
+  /// The window decoded at each step starts at ids[start]; the text of
+  /// ids[start, prefixEnd) (`prefixText`) has been returned.
+  size_t start = 0, prefixEnd = 0;
+  std::string prefixText;
 };
 
 /// The tokenizer.json next to `configPath` (a model's config.json), when
