@@ -82,6 +82,7 @@ BpeModel::parse(const json::Value &value, const std::string &path) {
     if (findInvalidUtf8(token.str()))
       return makeError(path + ".vocab: a token is not valid UTF-8");
     model->vocab[token.str()] = *id;
+    model->idBound = std::max(model->idBound, *id + 1);
     auto [it, inserted] = model->tokens.try_emplace(*id, token.str());
     if (!inserted)
       return makeError(path + ".vocab: id " + std::to_string(*id) +

@@ -105,6 +105,8 @@ public:
   const std::string *getToken(int64_t id) const;
   /// The number of vocabulary entries (ids need not be dense).
   int64_t getVocabSize() const { return vocab.size(); }
+  /// One past the largest id (0 for an empty vocabulary).
+  int64_t getIdBound() const { return idBound; }
 
 private:
   struct Merge {
@@ -116,6 +118,7 @@ private:
   llvm::StringMap<int64_t> vocab;
   llvm::DenseMap<int64_t, std::string> tokens;
   llvm::DenseMap<std::pair<int64_t, int64_t>, Merge> merges;
+  int64_t idBound = 0;
   std::optional<std::string> unkToken;
   std::string continuingSubwordPrefix, endOfWordSuffix;
   bool fuseUnk = false, byteFallback = false, ignoreMerges = false;

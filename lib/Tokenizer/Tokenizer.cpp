@@ -232,12 +232,10 @@ llvm::Error TokenizerImpl::parse(const json::Object &root,
   if (llvm::Error err = parseAddedTokens(root, name))
     return err;
 
+  // Ids need not be dense: the largest is what bounds the model's rows.
+  vocabSize = model->getIdBound();
   for (const auto &[id, t] : addedTokens)
     vocabSize = std::max(vocabSize, id + 1);
-  for (int64_t id = 0; id < model->getVocabSize(); ++id)
-    if (model->getToken(id))
-      vocabSize = std::max(vocabSize, id + 1);
-  // Ids need not be dense: the largest is what bounds the model's rows.
   return llvm::Error::success();
 }
 

@@ -130,6 +130,30 @@ def byte_level(style):
     return tok
 
 
+def converted_gpt2(style):
+    """GPT-2's published layout: the trained vocabulary and merges written
+    as GPT-2's vocab.json and merges.txt, and converted to a tokenizer.json
+    by `transformers` (GPT2TokenizerFast from the slow GPT2Tokenizer), as
+    the files on the Hub were made."""
+    import tempfile
+    from transformers import GPT2Tokenizer, GPT2TokenizerFast
+    spec = json.loads(byte_level("gpt2").to_str())
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "vocab.json"), "w") as f:
+            json.dump(spec["model"]["vocab"], f, ensure_ascii=False)
+        with open(os.path.join(d, "merges.txt"), "w") as f:
+            f.write("#version: 0.2\n")
+            f.writelines(" ".join(m) + "\n" for m in spec["model"]["merges"])
+        slow = GPT2Tokenizer(os.path.join(d, "vocab.json"),
+                             os.path.join(d, "merges.txt"),
+                             unk_token="<|endoftext|>",
+                             bos_token="<|endoftext|>",
+                             eos_token="<|endoftext|>")
+        fast = GPT2TokenizerFast.from_pretrained(d, from_slow=True)
+        del slow
+        return fast.backend_tokenizer
+
+
 def sentencepiece(style):
     """Llama-2 style: Prepend + Replace normalizer, no pre-tokenizer, byte
     fallback, the bytes <0x00>..<0xFF> after the three specials."""
@@ -193,6 +217,7 @@ def sentencepiece(style):
 
 STYLES = {
     "gpt2": byte_level, "llama3": byte_level, "qwen2": byte_level,
+    "gpt2-converted": converted_gpt2,
     "llama2": sentencepiece, "sp-unk": sentencepiece, "gemma": sentencepiece,
     "metaspace": sentencepiece, "metaspace-legacy": sentencepiece,
 }
@@ -253,6 +278,12 @@ def compare(style, workdir):
                                 f"  ref: {value!r}")
     if len(results) != len(texts):
         failures.append(f"{len(results)} results for {len(texts)} texts")
+    size = int(subprocess.run([tool, "--tokenizer", path, "--vocab-size"],
+                              check=True, capture_output=True,
+                              text=True).stdout)
+    if size != tok.get_vocab_size(with_added_tokens=True):
+        failures.append(f"vocabulary size: tfm {size}, "
+                        f"tokenizers {tok.get_vocab_size()}")
     if failures:
         print(f"{style}: {len(failures)} differences")
         print("\n".join(failures[:20]))

@@ -5,6 +5,8 @@
 //   tfm-tokenize --tokenizer tokenizer.json --decode [--skip-special-tokens]
 //       ID...
 //       prints the text of the ids
+//   tfm-tokenize --tokenizer tokenizer.json --vocab-size
+//       prints one past the largest id
 //   tfm-tokenize --tokenizer tokenizer.json --batch TEXTS.json
 //       TEXTS.json is a JSON array of strings; prints a JSON array with, for
 //       each, {"ids", "ids_plain", "decoded", "decoded_skip", "streamed"}:
@@ -39,6 +41,8 @@ static cl::opt<bool> skipSpecialTokens(
 static cl::opt<std::string> batchFile(
     "batch", cl::value_desc("texts.json"),
     cl::desc("Encode and decode each string of a JSON array"));
+static cl::opt<bool> printVocabSize(
+    "vocab-size", cl::desc("Print one past the largest id"));
 static cl::list<std::string> inputs(cl::Positional, cl::desc("TEXT | ID..."));
 
 [[noreturn]] static void fail(const llvm::Twine &message) {
@@ -98,6 +102,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "tfm tokenizer driver\n");
   std::unique_ptr<Tokenizer> tokenizer = check(Tokenizer::load(tokenizerFile));
+  if (printVocabSize) {
+    llvm::outs() << tokenizer->getVocabSize() << "\n";
+    return 0;
+  }
   if (!batchFile.empty())
     return runBatch(*tokenizer);
   if (decodeMode) {
