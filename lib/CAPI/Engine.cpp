@@ -198,7 +198,7 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
                      .str();
     return true;
   });
-  if (!g.stopStrings.empty() && config.vocabSize != 256) {
+  if (!g.stopStrings.empty() && config.vocabSize != 256 && !model->tokenizer) {
     *warnings += llvm::formatv("{0}: stop_strings of generation_config.json "
                                "need a byte-level model to decode text; "
                                "ignored\n",
@@ -352,11 +352,16 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
     generation.eosTokenIds = model->generation.eosTokenIds;
     generation.stopStrings = model->generation.stopStrings;
   }
-  bool byteLevel = model->model->getConfig().vocabSize == 256;
-  if (options->numStopStrings > 0 && !byteLevel)
+  // Stop strings are matched on the tokenizer's text or a byte-level
+  // model's bytes.
+  generation.tokenizer = model->tokenizer.get();
+  bool hasText =
+      model->tokenizer || model->model->getConfig().vocabSize == 256;
+  if (options->numStopStrings > 0 && !hasText)
     return report(model, makeError(llvm::formatv(
                              "--stop needs a byte-level model (vocabulary of "
-                             "256) to decode text; {0} has a vocabulary of {1}",
+                             "256) to decode text; {0} has a vocabulary of {1} "
+                             "and no tokenizer.json",
                              model->model->getOptions().configPath,
                              model->model->getConfig().vocabSize)));
   for (int64_t i = 0; i < options->numStopStrings; ++i) {

@@ -271,7 +271,8 @@ class Model:
         sampling on (unless `do_sample` is False; a temperature of 0 is
         greedy), with Hugging Face's order (tfm/Runtime/Sampler.h). A
         sequence ends at the model's EOS tokens (`stop_at_eos`) or once its
-        bytes end with one of `stop` (str or bytes; byte-level models); a
+        text holds one of `stop` (str or bytes; decoded by the model's
+        tokenizer.json, else the bytes of a byte-level model); a
         batch is padded
         with the first EOS id. `prompt` is text (encoded by the model's
         tokenizer.json, else as bytes of a byte-level model; returns the

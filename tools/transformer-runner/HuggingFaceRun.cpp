@@ -20,11 +20,13 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 
-/// The tokenizer of --prompt: the model's tokenizer.json when it has one;
-/// null otherwise, and the prompt's UTF-8 bytes are the ids.
+/// The model's tokenizer.json, when it has one and the run needs text: to
+/// encode --prompt and print the generation, and to match stop strings.
+/// Null otherwise: the prompt's UTF-8 bytes are the ids of a byte-level
+/// model, and so is its text.
 static std::unique_ptr<tokenizer::Tokenizer>
-loadPromptTokenizer(const HuggingFaceRunOptions &options) {
-  if (!options.prompt)
+loadTokenizer(const HuggingFaceRunOptions &options) {
+  if (!options.prompt && options.stopStrings.empty())
     return nullptr;
   std::optional<std::string> path =
       tokenizer::findTokenizer(options.configPath);
@@ -247,6 +249,7 @@ static void runGeneration(HuggingFaceModel &model,
   generation.sampling = config.sampling;
   generation.eosTokenIds = config.eosTokenIds;
   generation.stopStrings = config.stopStrings;
+  generation.tokenizer = tokenizer;
   generation.repeat = options.repeat;
   int64_t batch = tokens.batch, prompt = tokens.seqLen;
   TokenPrinter printer(options.prompt.has_value(), batch, tokenizer);
@@ -300,7 +303,8 @@ static void runGeneration(HuggingFaceModel &model,
 /// command line, checked against the vocabulary.
 static GenerationConfig
 getGenerationConfig(const HuggingFaceRunOptions &options,
-                    const hf::ModelConfig &config) {
+                    const hf::ModelConfig &config,
+                    const tokenizer::Tokenizer *tokenizer) {
   GenerationConfig generation =
       check(readGenerationDefaults(options.configPath));
   if (!generation.ignoredFields.empty())
@@ -336,15 +340,18 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
                        options.configPath, id, config.vocabSize));
     return true;
   });
-  // Stop strings are matched on text, which only a byte-level model has.
-  bool byteLevel = config.vocabSize == 256;
-  if (!options.stopStrings.empty() && !byteLevel)
+  // Stop strings are matched on text: the tokenizer's, or a byte-level
+  // model's bytes.
+  bool hasText = tokenizer || config.vocabSize == 256;
+  if (!options.stopStrings.empty() && !hasText)
     fail(llvm::formatv("--stop needs a byte-level model (vocabulary of 256) "
-                       "to decode text; {0} has a vocabulary of {1}",
+                       "to decode text; {0} has a vocabulary of {1} and no "
+                       "tokenizer.json",
                        options.configPath, config.vocabSize));
-  if (!generation.stopStrings.empty() && !byteLevel) {
+  if (!generation.stopStrings.empty() && !hasText) {
     warn(llvm::formatv("{0}: stop_strings of generation_config.json need a "
-                       "byte-level model to decode text; ignored",
+                       "byte-level model or, with --prompt or --stop, a "
+                       "tokenizer.json to decode text; ignored",
                        options.configPath));
     generation.stopStrings.clear();
   }
@@ -359,10 +366,10 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
 void runner::runHuggingFaceModel(MLIRContext &context,
                                  const HuggingFaceRunOptions &options) {
   hf::ModelConfig config = check(readConfig(options.configPath, warn));
-  std::unique_ptr<tokenizer::Tokenizer> tokenizer =
-      loadPromptTokenizer(options);
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer = loadTokenizer(options);
   TokenIds tokens = readIds(options, config, tokenizer.get());
-  GenerationConfig generation = getGenerationConfig(options, config);
+  GenerationConfig generation =
+      getGenerationConfig(options, config, tokenizer.get());
   int64_t count = options.generate;
   bool controls = options.doSample || options.temperature || options.topK ||
                   options.topP || options.repetitionPenalty || options.seed ||

@@ -11,14 +11,18 @@ usage:
       writes the text as a "text: " line to STDOUT, the ids to TOKENS, and
       checks encode(PROMPT) against `tokenizers` and decode against
       generate's text
+  tokenizer_prompt.py stop DIR PROMPT N OUTDIR
+      picks a stop string from the reference generation's text and runs
+      transformer-runner --stop with it: the generation must end with the
+      token whose text completes the string
   tokenizer_prompt.py check DIR PROMPT N STDOUT TOKENS
       greedy generation of up to N tokens by `transformers` from the ids
       `tokenizers` gives PROMPT, stopping after EOS; compares them with the
       runner's --output-tokens TOKENS (.npy) and its printed text (the
       "text: " line of STDOUT) with decode(ids, skip_special_tokens=True)
 """
-import json
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -49,8 +53,8 @@ def make(style, directory):
     model.save_pretrained(directory, safe_serialization=True)
 
 
-def check(directory, prompt, count, stdout_path, tokens_path):
-    tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+def greedy(directory, tok, prompt, count):
+    """`tokenizers`' prompt ids and `transformers`' greedy continuation."""
     model = LlamaForCausalLM.from_pretrained(
         directory, torch_dtype=torch.float32).eval()
     prompt_ids = tok.encode(prompt).ids
@@ -62,6 +66,43 @@ def check(directory, prompt, count, stdout_path, tokens_path):
             ids.append(int(torch.argmax(logits)))
             if ids[-1] == eos:
                 break
+    return prompt_ids, ids
+
+
+def stop(directory, prompt, count, outdir):
+    tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+    prompt_ids, ids = greedy(directory, tok, prompt, count)
+    generated = ids[len(prompt_ids):]
+    # The text of the first k generated tokens, decoded alone as the engine
+    # does; the stop string is the last 3 characters the middle token
+    # completes (whole characters, no U+FFFD).
+    texts = [tok.decode(generated[:k], skip_special_tokens=True)
+             for k in range(len(generated) + 1)]
+    for k in range(len(generated) // 2, len(generated)):
+        string = texts[k][-3:]
+        if len(texts[k]) > len(texts[k - 1]) and "\ufffd" not in string and \
+                string.strip():
+            break
+    else:
+        sys.exit("no stop string found in " + repr(texts[-1]))
+    end = next(k for k in range(1, len(texts)) if string in texts[k])
+    tokens_path = os.path.join(outdir, "stop.npy")
+    tool = os.path.join(os.environ["TFM_TOOLS_DIR"], "transformer-runner")
+    subprocess.run([tool, os.path.join(directory, "config.json"), "--weights",
+                    os.path.join(directory, "model.safetensors"), "--prompt",
+                    prompt, "--generate", str(count), "--stop", string,
+                    "--output-tokens", tokens_path], check=True,
+                   stdout=subprocess.DEVNULL)
+    got = np.load(tokens_path)[0].tolist()
+    want = prompt_ids + generated[:end]
+    if got != want:
+        sys.exit(f"--stop {string!r}: tfm {got}, expected {want}")
+    print(f"--stop: ended after {end} of {len(generated)} tokens")
+
+
+def check(directory, prompt, count, stdout_path, tokens_path):
+    tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+    prompt_ids, ids = greedy(directory, tok, prompt, count)
     got = np.load(tokens_path)[0].tolist()
     errors = []
     if got[:len(prompt_ids)] != prompt_ids:
@@ -105,6 +146,8 @@ def engine(directory, prompt, count, stdout_path, tokens_path):
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "stop":
+        stop(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
     elif sys.argv[1] == "engine":
         engine(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5],
                sys.argv[6])
