@@ -168,8 +168,8 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   if (!loaded)
     return report(nullptr, loaded.takeError());
   model->model = std::move(*loaded);
-  if (std::optional<std::string> tokenizerPath = tokenizer::findTokenizer(
-          model->model->getOptions().configPath)) {
+  if (std::optional<std::string> tokenizerPath =
+          tokenizer::findTokenizer(model->model->getOptions().configPath)) {
     auto tokenizer = tokenizer::Tokenizer::load(*tokenizerPath);
     if (!tokenizer)
       return report(nullptr, tokenizer.takeError());
@@ -198,7 +198,8 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
                      .str();
     return true;
   });
-  if (!g.stopStrings.empty() && config.vocabSize != 256 && !model->tokenizer) {
+  if (!g.stopStrings.empty() && config.vocabSize != 256 &&
+      !model->tokenizer) {
     *warnings += llvm::formatv("{0}: stop_strings of generation_config.json "
                                "need a byte-level model to decode text; "
                                "ignored\n",
@@ -355,8 +356,7 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
   // Stop strings are matched on the tokenizer's text or a byte-level
   // model's bytes.
   generation.tokenizer = model->tokenizer.get();
-  bool hasText =
-      model->tokenizer || model->model->getConfig().vocabSize == 256;
+  bool hasText = model->tokenizer || model->model->getConfig().vocabSize == 256;
   if (options->numStopStrings > 0 && !hasText)
     return report(model, makeError(llvm::formatv(
                              "--stop needs a byte-level model (vocabulary of "

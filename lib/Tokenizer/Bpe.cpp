@@ -104,8 +104,10 @@ BpeModel::parse(const json::Value &value, const std::string &path) {
       llvm::SmallVector<llvm::StringRef> parts;
       s->split(parts, ' ');
       if (parts.size() != 2)
-        return makeError(where + ": expected two tokens separated by one "
-                                 "space, got \"" + s->str() + "\"");
+        return makeError(where +
+                         ": expected two tokens separated by one "
+                         "space, got \"" +
+                         s->str() + "\"");
       a = parts[0].str();
       b = parts[1].str();
     } else if (const json::Array *pair = item.getAsArray();

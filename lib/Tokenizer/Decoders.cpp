@@ -56,8 +56,7 @@ public:
 class ByteFallbackDecoder : public Decoder {
 public:
   static std::optional<uint8_t> getByte(llvm::StringRef token) {
-    if (token.size() != 6 || !token.starts_with("<0x") ||
-        !token.ends_with(">"))
+    if (token.size() != 6 || !token.starts_with("<0x") || !token.ends_with(">"))
       return std::nullopt;
     // Rust's u8::from_str_radix, which also takes a leading '+'.
     llvm::StringRef digits = token.substr(3, 2);
@@ -155,7 +154,8 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
       return list.takeError();
     auto sequence = std::make_unique<SequenceDecoder>();
     for (auto [i, item] : llvm::enumerate(**list)) {
-      auto d = parseDecoder(item, path + ".decoders[" + std::to_string(i) + "]");
+      auto d =
+          parseDecoder(item, path + ".decoders[" + std::to_string(i) + "]");
       if (!d)
         return d.takeError();
       if (*d)
@@ -329,8 +329,8 @@ mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
       return list.takeError();
     auto sequence = std::make_unique<SequenceProcessor>();
     for (auto [i, item] : llvm::enumerate(**list)) {
-      auto p = parsePostProcessor(
-          item, path + ".processors[" + std::to_string(i) + "]");
+      auto p = parsePostProcessor(item, path + ".processors[" +
+                                            std::to_string(i) + "]");
       if (!p)
         return p.takeError();
       if (*p)

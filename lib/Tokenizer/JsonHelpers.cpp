@@ -93,7 +93,8 @@ std::string mlir::tfm::tokenizer::replaceAll(llvm::StringRef s,
   size_t pos = 0;
   while (true) {
     size_t next = s.find(from, pos);
-    out.append(s.data() + pos, (next == llvm::StringRef::npos ? s.size() : next) - pos);
+    out.append(s.data() + pos,
+               (next == llvm::StringRef::npos ? s.size() : next) - pos);
     if (next == llvm::StringRef::npos)
       return out;
     out += to;

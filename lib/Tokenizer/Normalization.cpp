@@ -10,7 +10,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 
-
 using namespace mlir::tfm::tokenizer;
 
 namespace {
@@ -88,8 +87,8 @@ static std::optional<uint32_t> compose(uint32_t a, uint32_t b) {
   if (a >= kSBase && a < kSBase + kSCount && (a - kSBase) % kTCount == 0 &&
       b > kTBase && b < kTBase + kTCount)
     return a + (b - kTBase);
-  const Composition *it = llvm::partition_point(
-      kCompositions, [&](const Composition &c) {
+  const Composition *it =
+      llvm::partition_point(kCompositions, [&](const Composition &c) {
         return c.first != a ? c.first < a : c.second < b;
       });
   if (it == std::end(kCompositions) || it->first != a || it->second != b)
@@ -115,8 +114,8 @@ std::string mlir::tfm::tokenizer::normalizeNfc(llvm::StringRef text) {
       ++end;
     // Insertion sort: stable, and the runs are short.
     for (size_t j = i + 1; j < end; ++j)
-      for (size_t k = j; k > i && getCombiningClass(cps[k - 1]) >
-                                      getCombiningClass(cps[k]);
+      for (size_t k = j;
+           k > i && getCombiningClass(cps[k - 1]) > getCombiningClass(cps[k]);
            --k)
         std::swap(cps[k - 1], cps[k]);
     i = end;

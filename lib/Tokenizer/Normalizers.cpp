@@ -80,8 +80,8 @@ mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
       return list.takeError();
     auto sequence = std::make_unique<SequenceNormalizer>();
     for (auto [i, item] : llvm::enumerate(**list)) {
-      auto n = parseNormalizer(
-          item, path + ".normalizers[" + std::to_string(i) + "]");
+      auto n = parseNormalizer(item, path + ".normalizers[" +
+                                         std::to_string(i) + "]");
       if (!n)
         return n.takeError();
       if (*n)

@@ -50,13 +50,18 @@ std::optional<uint8_t> mlir::tfm::tokenizer::getByteLevelByte(uint32_t cp) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-enum class Behavior { Removed, Isolated, MergedWithPrevious, MergedWithNext,
-                      Contiguous };
+enum class Behavior {
+  Removed,
+  Isolated,
+  MergedWithPrevious,
+  MergedWithNext,
+  Contiguous
+};
 } // namespace
 
 /// The pieces of `piece` that `matches` and `behavior` give (non-empty).
-static void splitPiece(const Piece &piece, MatchList matches,
-                       Behavior behavior, std::vector<Piece> &out) {
+static void splitPiece(const Piece &piece, MatchList matches, Behavior behavior,
+                       std::vector<Piece> &out) {
   using Range = std::pair<size_t, size_t>;
   std::vector<Range> ranges;
   switch (behavior) {
@@ -309,8 +314,8 @@ mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
       return list.takeError();
     auto sequence = std::make_unique<SequencePreTokenizer>();
     for (auto [i, item] : llvm::enumerate(**list)) {
-      auto p = parsePreTokenizer(
-          item, path + ".pretokenizers[" + std::to_string(i) + "]");
+      auto p = parsePreTokenizer(item, path + ".pretokenizers[" +
+                                           std::to_string(i) + "]");
       if (!p)
         return p.takeError();
       if (*p)
@@ -399,7 +404,8 @@ public:
 } // namespace
 
 llvm::Expected<std::unique_ptr<Decoder>>
-mlir::tfm::tokenizer::parseMetaspaceDecoder(const json::Object &object, const std::string &path) {
+mlir::tfm::tokenizer::parseMetaspaceDecoder(const json::Object &object,
+                                            const std::string &path) {
   auto fields = parseMetaspaceFields(object, path);
   if (!fields)
     return fields.takeError();

@@ -163,9 +163,9 @@ llvm::Error TokenizerImpl::parseAddedTokens(const json::Object &root,
         continue; // the same token twice
     }
     if (!id)
-      id = !maxAdded ? modelSize
+      id = !maxAdded                                    ? modelSize
            : (*maxAdded >= modelSize || modelSize == 0) ? *maxAdded + 1
-                                                         : modelSize;
+                                                        : modelSize;
     addedIds[t.content] = *id;
     addedTokens[*id] = t;
     maxAdded = std::max(maxAdded.value_or(*id), *id);
@@ -195,8 +195,7 @@ llvm::Error TokenizerImpl::parse(const json::Object &root,
   for (llvm::StringRef key : {"truncation", "padding"})
     if (const json::Value *v = root.get(key))
       if (v->kind() != json::Value::Null)
-        return makeError(name + ": " + key +
-                         ": tokenizer.json " + key +
+        return makeError(name + ": " + key + ": tokenizer.json " + key +
                          " settings are not supported (tfm encodes whole "
                          "prompts); set it to null");
   const json::Value *modelValue = root.get("model");
@@ -255,9 +254,9 @@ TokenizerImpl::split(llvm::StringRef text,
   size_t done = 0;
   for (auto [start, stop, id] : matcher.findAll(text)) {
     const AddedToken &t = addedTokens.find(id)->second;
-    if (t.singleWord && ((start > 0 && endsWithWord(text.take_front(start))) ||
-                         (stop < text.size() &&
-                          startsWithWord(text.drop_front(stop)))))
+    if (t.singleWord &&
+        ((start > 0 && endsWithWord(text.take_front(start))) ||
+         (stop < text.size() && startsWithWord(text.drop_front(stop)))))
       continue;
     if (t.lstrip) {
       DecodedText before = decodeUtf8(text.take_front(start));
@@ -309,8 +308,8 @@ Tokenizer::parse(llvm::StringRef text, llvm::StringRef name) {
     return std::move(err);
   llvm::Expected<json::Value> root = json::parse(text);
   if (!root)
-    return makeError(name + ": invalid JSON: " +
-                     llvm::toString(root.takeError()));
+    return makeError(name +
+                     ": invalid JSON: " + llvm::toString(root.takeError()));
   const json::Object *object = root->getAsObject();
   if (!object)
     return makeError(name + ": expected a JSON object");

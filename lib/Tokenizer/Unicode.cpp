@@ -51,8 +51,7 @@ bool mlir::tfm::tokenizer::isWordChar(uint32_t cp) {
     // alphabetic although they are symbols (So).
     return cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) ||
            (cp >= 0x1F130 && cp <= 0x1F149) ||
-           (cp >= 0x1F150 && cp <= 0x1F169) ||
-           (cp >= 0x1F170 && cp <= 0x1F189);
+           (cp >= 0x1F150 && cp <= 0x1F169) || (cp >= 0x1F170 && cp <= 0x1F189);
   }
 }
 

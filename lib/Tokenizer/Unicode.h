@@ -1,4 +1,5 @@
-//===- Unicode.h - character classes and UTF-8 for the tokenizer -*- C++ -*-===//
+//===- Unicode.h - character classes and UTF-8 for the tokenizer -*- C++
+//-*-===//
 //
 // What the pre-tokenizer scanners ask of a code point: \p{L}, \p{N}, \s as
 // Oniguruma (the regex engine of Hugging Face `tokenizers`) answers them, and

@@ -36,13 +36,14 @@ static cl::opt<bool> decodeMode("decode",
 static cl::opt<bool> noSpecialTokens(
     "no-special-tokens",
     cl::desc("Encode without the post-processor's special tokens"));
-static cl::opt<bool> skipSpecialTokens(
-    "skip-special-tokens", cl::desc("Decode without the special tokens"));
-static cl::opt<std::string> batchFile(
-    "batch", cl::value_desc("texts.json"),
-    cl::desc("Encode and decode each string of a JSON array"));
-static cl::opt<bool> printVocabSize(
-    "vocab-size", cl::desc("Print one past the largest id"));
+static cl::opt<bool>
+    skipSpecialTokens("skip-special-tokens",
+                      cl::desc("Decode without the special tokens"));
+static cl::opt<std::string>
+    batchFile("batch", cl::value_desc("texts.json"),
+              cl::desc("Encode and decode each string of a JSON array"));
+static cl::opt<bool> printVocabSize("vocab-size",
+                                    cl::desc("Print one past the largest id"));
 static cl::list<std::string> inputs(cl::Positional, cl::desc("TEXT | ID..."));
 
 [[noreturn]] static void fail(const llvm::Twine &message) {
@@ -50,8 +51,7 @@ static cl::list<std::string> inputs(cl::Positional, cl::desc("TEXT | ID..."));
   std::exit(1);
 }
 
-template <typename T>
-static T check(llvm::Expected<T> value) {
+template <typename T> static T check(llvm::Expected<T> value) {
   if (!value)
     fail(llvm::toString(value.takeError()));
   return std::move(*value);
@@ -121,8 +121,8 @@ int main(int argc, char **argv) {
   }
   if (inputs.size() != 1)
     fail("expected one TEXT to encode (or --decode ID... or --batch FILE)");
-  std::vector<int64_t> ids = check(tokenizer->encode(inputs[0],
-                                                     !noSpecialTokens));
+  std::vector<int64_t> ids =
+      check(tokenizer->encode(inputs[0], !noSpecialTokens));
   for (auto [i, id] : llvm::enumerate(ids))
     llvm::outs() << (i ? " " : "") << id;
   llvm::outs() << "\n";

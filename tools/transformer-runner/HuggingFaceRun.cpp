@@ -158,8 +158,7 @@ namespace {
 /// tokenizer.json, else the tokens are UTF-8 bytes.
 class TokenPrinter {
 public:
-  TokenPrinter(bool text, int64_t batch,
-               const tokenizer::Tokenizer *tokenizer)
+  TokenPrinter(bool text, int64_t batch, const tokenizer::Tokenizer *tokenizer)
       : text(text), batch(batch), tokenizer(tokenizer) {
     if (tokenizer)
       stream.emplace(*tokenizer, /*skipSpecialTokens=*/true);

@@ -37,8 +37,8 @@ public:
   /// Reads and parses a tokenizer.json; errors name `path`.
   static llvm::Expected<std::unique_ptr<Tokenizer>> load(llvm::StringRef path);
   /// Parses tokenizer.json text; errors name `name`.
-  static llvm::Expected<std::unique_ptr<Tokenizer>>
-  parse(llvm::StringRef json, llvm::StringRef name);
+  static llvm::Expected<std::unique_ptr<Tokenizer>> parse(llvm::StringRef json,
+                                                          llvm::StringRef name);
   ~Tokenizer();
 
   /// The ids of `text` (UTF-8; an error names the first invalid byte), as
