@@ -41,7 +41,7 @@ shutil.rmtree(_cache_home, ignore_errors=True)
 config.environment["XDG_CACHE_HOME"] = _cache_home
 
 tools = ["transformer-opt", "transformer-runner", "transformer-translate",
-         "tfm-sample"]
+         "tfm-sample", "tfm-tokenize"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools],
     [config.tfm_tools_dir, config.llvm_tools_dir])

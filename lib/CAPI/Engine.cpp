@@ -10,6 +10,7 @@
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Tokenizer/Tokenizer.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -39,6 +40,9 @@ struct Model {
   /// generation_config.json (and config.json's EOS), filtered as the runner
   /// filters them.
   runtime::GenerationConfig generation;
+  /// The tokenizer.json next to config.json, if any (else prompts are
+  /// byte-level, as in transformer-runner).
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
 };
 } // namespace
 
@@ -164,6 +168,13 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   if (!loaded)
     return report(nullptr, loaded.takeError());
   model->model = std::move(*loaded);
+  if (std::optional<std::string> tokenizerPath =
+          tokenizer::findTokenizer(model->model->getOptions().configPath)) {
+    auto tokenizer = tokenizer::Tokenizer::load(*tokenizerPath);
+    if (!tokenizer)
+      return report(nullptr, tokenizer.takeError());
+    model->tokenizer = std::move(*tokenizer);
+  }
   // The generation defaults, read and filtered as transformer-runner does.
   const hf::ModelConfig &config = model->model->getConfig();
   llvm::StringRef configPath = model->model->getOptions().configPath;
@@ -187,7 +198,8 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
                      .str();
     return true;
   });
-  if (!g.stopStrings.empty() && config.vocabSize != 256) {
+  if (!g.stopStrings.empty() && config.vocabSize != 256 &&
+      !model->tokenizer) {
     *warnings += llvm::formatv("{0}: stop_strings of generation_config.json "
                                "need a byte-level model to decode text; "
                                "ignored\n",
@@ -219,12 +231,32 @@ int64_t tfmModelGetMaxPositions(TfmModel model) {
   return unwrap(model)->model->getConfig().maxPositions;
 }
 
+/// The ids of a prompt: encoded by the model's tokenizer.json (with the
+/// special tokens of its post-processor), else its UTF-8 bytes.
+static llvm::Expected<TokenIds> encodePrompt(Model &model,
+                                             llvm::StringRef prompt) {
+  if (!model.tokenizer)
+    return getPromptIds(prompt, model.model->getConfig(),
+                        model.model->getOptions().configPath);
+  auto ids = model.tokenizer->encode(prompt);
+  if (!ids)
+    return ids.takeError();
+  TokenIds tokens;
+  tokens.batch = 1;
+  tokens.seqLen = ids->size();
+  tokens.ids = std::move(*ids);
+  if (tokens.ids.empty())
+    return makeError("prompt: the prompt encodes to no tokens");
+  if (llvm::Error err =
+          checkTokenIds(tokens, model.model->getConfig(), "prompt"))
+    return std::move(err);
+  return tokens;
+}
+
 TfmStatus tfmModelEncodePrompt(TfmModel handle, const char *prompt,
                                int64_t *out, size_t capacity, int64_t *count) {
   Model *model = unwrap(handle);
-  llvm::Expected<TokenIds> tokens =
-      getPromptIds(prompt ? prompt : "", model->model->getConfig(),
-                   model->model->getOptions().configPath);
+  llvm::Expected<TokenIds> tokens = encodePrompt(*model, prompt ? prompt : "");
   if (!tokens)
     return report(model, tokens.takeError());
   *count = tokens->ids.size();
@@ -321,11 +353,15 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
     generation.eosTokenIds = model->generation.eosTokenIds;
     generation.stopStrings = model->generation.stopStrings;
   }
-  bool byteLevel = model->model->getConfig().vocabSize == 256;
-  if (options->numStopStrings > 0 && !byteLevel)
+  // Stop strings are matched on the tokenizer's text or a byte-level
+  // model's bytes.
+  generation.tokenizer = model->tokenizer.get();
+  bool hasText = model->tokenizer || model->model->getConfig().vocabSize == 256;
+  if (options->numStopStrings > 0 && !hasText)
     return report(model, makeError(llvm::formatv(
                              "--stop needs a byte-level model (vocabulary of "
-                             "256) to decode text; {0} has a vocabulary of {1}",
+                             "256) to decode text; {0} has a vocabulary of {1} "
+                             "and no tokenizer.json",
                              model->model->getOptions().configPath,
                              model->model->getConfig().vocabSize)));
   for (int64_t i = 0; i < options->numStopStrings; ++i) {
@@ -365,6 +401,34 @@ char *tfmModelGetLedgerJson(TfmModel handle, int64_t batch, int64_t seqLen) {
   }
   succeed(model);
   return strdup(json->c_str());
+}
+
+int tfmModelHasTokenizer(TfmModel handle) {
+  return unwrap(handle)->tokenizer != nullptr;
+}
+
+char *tfmModelDecode(TfmModel handle, const int64_t *ids, int64_t count,
+                     int skipSpecialTokens) {
+  Model *model = unwrap(handle);
+  if (count < 0 || (count && !ids)) {
+    report(model, makeError("decode: expected ids"));
+    return nullptr;
+  }
+  llvm::ArrayRef<int64_t> tokens(ids, count);
+  std::string text;
+  if (model->tokenizer) {
+    text = model->tokenizer->decode(tokens, skipSpecialTokens != 0);
+  } else if (model->model->getConfig().vocabSize == 256) {
+    text = decodeUtf8Lossy(std::vector<uint8_t>(tokens.begin(), tokens.end()));
+  } else {
+    report(model, makeError(llvm::formatv(
+                      "decode: {0} has no tokenizer.json and is not a "
+                      "byte-level model (vocabulary of 256)",
+                      model->model->getOptions().configPath)));
+    return nullptr;
+  }
+  succeed(model);
+  return strdup(text.c_str());
 }
 
 void tfmStringDestroy(char *text) { std::free(text); }

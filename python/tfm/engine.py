@@ -5,7 +5,7 @@ The same engine as transformer-runner, in-process (ctypes, no subprocess):
     import tfm
     m = tfm.load("models/tiny-kjv", threads=2)     # config.json + model.safetensors
     m.logits([[1, 2, 3]])                           # numpy [1, 3, V] f32
-    m.generate("In the beginning", max_new_tokens=20)   # text (byte-level model)
+    m.generate("In the beginning", max_new_tokens=20)   # text (tokenizer.json or byte-level)
     for token in m.generate([1, 2, 3], max_new_tokens=5, stream=True): ...
     m.ledger                                        # dict, as --tfm-print-ledger=format=json
 
@@ -110,6 +110,8 @@ def _library():
             # and lose it).
             "tfmModelGetLedgerJson": (ctypes.c_void_p, [model, i64, i64]),
             "tfmStringDestroy": (None, [ctypes.c_void_p]),
+            "tfmModelHasTokenizer": (ctypes.c_int, [model]),
+            "tfmModelDecode": (ctypes.c_void_p, [model, i64p, i64, ctypes.c_int]),
         }
         for name, (restype, argtypes) in signatures.items():
             function = getattr(lib, name)
@@ -206,16 +208,44 @@ class Model:
         text = self._lib.tfmModelGetWarnings(self._handle).decode(errors="replace")
         return text.splitlines()
 
+    @property
+    def has_tokenizer(self):
+        """Whether the model has a tokenizer.json next to its config.json."""
+        return bool(self._lib.tfmModelHasTokenizer(self._handle))
+
     def encode(self, prompt):
-        """The ids of `prompt` for a byte-level model (its UTF-8 bytes)."""
+        """The ids of `prompt`: encoded by the model's tokenizer.json (with
+        the special tokens its post-processor adds), else its UTF-8 bytes
+        for a byte-level model."""
         import numpy as np
         data = prompt.encode()
-        out = np.zeros(max(len(data), 1), dtype=np.int64)
+        # A tokenizer gives at most a token per byte, plus the template's.
+        out = np.zeros(len(data) + 16, dtype=np.int64)
         count = ctypes.c_int64()
         if self._lib.tfmModelEncodePrompt(self._handle, data, _pointer(out, ctypes.c_int64),
                                           out.size, ctypes.byref(count)):
             raise self._error()
+        if count.value > out.size:
+            out = np.zeros(count.value, dtype=np.int64)
+            if self._lib.tfmModelEncodePrompt(self._handle, data,
+                                              _pointer(out, ctypes.c_int64),
+                                              out.size, ctypes.byref(count)):
+                raise self._error()
         return out[:count.value]
+
+    def decode(self, ids, skip_special_tokens=True):
+        """The text of `ids` [S]: the tokenizer.json's decoding, or the
+        UTF-8 bytes of a byte-level model."""
+        import numpy as np
+        array = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
+        pointer = self._lib.tfmModelDecode(self._handle, _pointer(array, ctypes.c_int64),
+                                           array.size, int(bool(skip_special_tokens)))
+        if not pointer:
+            raise self._error()
+        try:
+            return ctypes.string_at(pointer).decode("utf-8", errors="replace")
+        finally:
+            self._lib.tfmStringDestroy(pointer)
 
     def logits(self, ids, last_only=False):
         """@forward's logits: [B, S, V] f32 for ids [B, S] ([S, V] for ids
@@ -241,11 +271,13 @@ class Model:
         sampling on (unless `do_sample` is False; a temperature of 0 is
         greedy), with Hugging Face's order (tfm/Runtime/Sampler.h). A
         sequence ends at the model's EOS tokens (`stop_at_eos`) or once its
-        bytes end with one of `stop` (str or bytes; byte-level models); a
+        text holds one of `stop` (str or bytes; decoded by the model's
+        tokenizer.json, else the bytes of a byte-level model); a
         batch is padded
-        with the first EOS id. `prompt` is text (a byte-level model; returns
-        the prompt and the new text, as transformer-runner --prompt prints
-        it) or ids [S] / [B, S] (returns the prompt and the new ids,
+        with the first EOS id. `prompt` is text (encoded by the model's
+        tokenizer.json, else as bytes of a byte-level model; returns the
+        prompt and the new text, special tokens skipped, as
+        transformer-runner --prompt prints it) or ids [S] / [B, S] (returns the prompt and the new ids,
         [S + N] / [B, S + N] int64). With `stream`, returns an iterator over
         the new tokens as they are produced (an int per step for one
         sequence, an int64 array [B] for a batch)."""
@@ -288,7 +320,7 @@ class Model:
             return self._stream(array, options, single)
         tokens = self._run_generation(array, options, None)
         if text:
-            return bytes(int(t) for t in tokens[0]).decode("utf-8", errors="replace")
+            return self.decode(tokens[0])
         return tokens[0] if single else tokens
 
     def _run_generation(self, array, options, on_step):

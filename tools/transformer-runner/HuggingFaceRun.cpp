@@ -7,6 +7,7 @@
 #include "tfm/Runtime/GenerationConfig.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/Sampler.h"
+#include "tfm/Tokenizer/Tokenizer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -19,11 +20,51 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 
+/// The model's tokenizer.json, when it has one and the run needs text: to
+/// encode --prompt and print the generation, and to match stop strings.
+/// Null otherwise: the prompt's UTF-8 bytes are the ids of a byte-level
+/// model, and so is its text.
+static std::unique_ptr<tokenizer::Tokenizer>
+loadTokenizer(const HuggingFaceRunOptions &options) {
+  if (!options.prompt && options.stopStrings.empty())
+    return nullptr;
+  std::optional<std::string> path =
+      tokenizer::findTokenizer(options.configPath);
+  if (!path)
+    return nullptr;
+  return check(tokenizer::Tokenizer::load(*path));
+}
+
+/// The ids of --prompt as the tokenizer encodes it (with the special tokens
+/// its post-processor adds, as `tokenizers` encode(text) does).
+static TokenIds encodePrompt(const tokenizer::Tokenizer &tokenizer,
+                             llvm::StringRef prompt,
+                             const hf::ModelConfig &config,
+                             llvm::StringRef configPath) {
+  std::vector<int64_t> ids = check(tokenizer.encode(prompt));
+  if (ids.empty())
+    fail("--prompt: the prompt encodes to no tokens");
+  TokenIds tokens;
+  tokens.batch = 1;
+  tokens.seqLen = ids.size();
+  tokens.ids = std::move(ids);
+  check(checkTokenIds(tokens, config,
+                      llvm::formatv("--prompt (encoded with the tokenizer.json "
+                                    "next to {0})",
+                                    configPath)
+                          .str()));
+  return tokens;
+}
+
 static TokenIds readIds(const HuggingFaceRunOptions &options,
-                        const hf::ModelConfig &config) {
+                        const hf::ModelConfig &config,
+                        const tokenizer::Tokenizer *tokenizer) {
   if (options.prompt) {
     if (!options.inputIdsPath.empty())
       fail("--prompt and --input-ids are mutually exclusive");
+    if (tokenizer)
+      return encodePrompt(*tokenizer, *options.prompt, config,
+                          options.configPath);
     return check(getPromptIds(*options.prompt, config, options.configPath));
   }
   if (options.inputIdsPath.empty())
@@ -112,10 +153,16 @@ static size_t getCompleteUtf8Prefix(llvm::ArrayRef<uint8_t> bytes) {
 
 namespace {
 /// Prints the text or the ids of a B = 1 generation as they are produced,
-/// flushing each token; larger batches are printed at the end.
+/// flushing each token; larger batches are printed at the end. Text is the
+/// tokenizer's decoding (special tokens skipped) when there is a
+/// tokenizer.json, else the tokens are UTF-8 bytes.
 class TokenPrinter {
 public:
-  TokenPrinter(bool text, int64_t batch) : text(text), batch(batch) {}
+  TokenPrinter(bool text, int64_t batch, const tokenizer::Tokenizer *tokenizer)
+      : text(text), batch(batch), tokenizer(tokenizer) {
+    if (tokenizer)
+      stream.emplace(*tokenizer, /*skipSpecialTokens=*/true);
+  }
 
   void begin(llvm::ArrayRef<int64_t> prompt) {
     if (batch != 1)
@@ -139,6 +186,11 @@ public:
     }
     // Text up to the last complete character: a character's bytes may be
     // split over tokens.
+    if (stream) {
+      llvm::outs() << stream->push(id);
+      llvm::outs().flush();
+      return;
+    }
     pending.push_back(uint8_t(id));
     size_t complete = getCompleteUtf8Prefix(pending);
     std::vector<uint8_t> ready(pending.begin(), pending.begin() + complete);
@@ -149,10 +201,17 @@ public:
   void end(llvm::ArrayRef<std::vector<int64_t>> sequences,
            int64_t promptLength) {
     if (batch == 1) {
-      llvm::outs() << decodeUtf8Lossy(pending) << "\n";
+      llvm::outs() << (stream ? stream->finish() : decodeUtf8Lossy(pending))
+                   << "\n";
       return;
     }
     for (auto [b, sequence] : llvm::enumerate(sequences)) {
+      if (text && tokenizer) {
+        llvm::outs() << "text[" << b << "]: "
+                     << tokenizer->decode(sequence, /*skipSpecialTokens=*/true)
+                     << "\n";
+        continue;
+      }
       if (text) {
         std::vector<uint8_t> bytes(sequence.begin(), sequence.end());
         llvm::outs() << "text[" << b << "]: " << decodeUtf8Lossy(bytes) << "\n";
@@ -168,6 +227,8 @@ public:
 private:
   bool text;
   int64_t batch;
+  const tokenizer::Tokenizer *tokenizer;
+  std::optional<tokenizer::StreamDecoder> stream;
   std::vector<uint8_t> pending;
 };
 
@@ -177,7 +238,8 @@ static void runGeneration(HuggingFaceModel &model,
                           const HuggingFaceRunOptions &options,
                           const GenerationConfig &config,
                           const TokenIds &tokens, int64_t count,
-                          int64_t maxSeqLen) {
+                          int64_t maxSeqLen,
+                          const tokenizer::Tokenizer *tokenizer) {
   GenerationOptions generation;
   generation.count = count;
   generation.maxSeqLen = maxSeqLen;
@@ -186,9 +248,10 @@ static void runGeneration(HuggingFaceModel &model,
   generation.sampling = config.sampling;
   generation.eosTokenIds = config.eosTokenIds;
   generation.stopStrings = config.stopStrings;
+  generation.tokenizer = tokenizer;
   generation.repeat = options.repeat;
   int64_t batch = tokens.batch, prompt = tokens.seqLen;
-  TokenPrinter printer(options.prompt.has_value(), batch);
+  TokenPrinter printer(options.prompt.has_value(), batch, tokenizer);
   printer.begin(llvm::ArrayRef(tokens.ids).take_front(prompt));
   GenerationResult result = check(model.generate(
       tokens, generation, [&](int64_t, llvm::ArrayRef<int64_t> step) {
@@ -239,7 +302,8 @@ static void runGeneration(HuggingFaceModel &model,
 /// command line, checked against the vocabulary.
 static GenerationConfig
 getGenerationConfig(const HuggingFaceRunOptions &options,
-                    const hf::ModelConfig &config) {
+                    const hf::ModelConfig &config,
+                    const tokenizer::Tokenizer *tokenizer) {
   GenerationConfig generation =
       check(readGenerationDefaults(options.configPath));
   if (!generation.ignoredFields.empty())
@@ -275,15 +339,18 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
                        options.configPath, id, config.vocabSize));
     return true;
   });
-  // Stop strings are matched on text, which only a byte-level model has.
-  bool byteLevel = config.vocabSize == 256;
-  if (!options.stopStrings.empty() && !byteLevel)
+  // Stop strings are matched on text: the tokenizer's, or a byte-level
+  // model's bytes.
+  bool hasText = tokenizer || config.vocabSize == 256;
+  if (!options.stopStrings.empty() && !hasText)
     fail(llvm::formatv("--stop needs a byte-level model (vocabulary of 256) "
-                       "to decode text; {0} has a vocabulary of {1}",
+                       "to decode text; {0} has a vocabulary of {1} and no "
+                       "tokenizer.json",
                        options.configPath, config.vocabSize));
-  if (!generation.stopStrings.empty() && !byteLevel) {
+  if (!generation.stopStrings.empty() && !hasText) {
     warn(llvm::formatv("{0}: stop_strings of generation_config.json need a "
-                       "byte-level model to decode text; ignored",
+                       "byte-level model or, with --prompt or --stop, a "
+                       "tokenizer.json to decode text; ignored",
                        options.configPath));
     generation.stopStrings.clear();
   }
@@ -298,8 +365,10 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
 void runner::runHuggingFaceModel(MLIRContext &context,
                                  const HuggingFaceRunOptions &options) {
   hf::ModelConfig config = check(readConfig(options.configPath, warn));
-  TokenIds tokens = readIds(options, config);
-  GenerationConfig generation = getGenerationConfig(options, config);
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer = loadTokenizer(options);
+  TokenIds tokens = readIds(options, config, tokenizer.get());
+  GenerationConfig generation =
+      getGenerationConfig(options, config, tokenizer.get());
   int64_t count = options.generate;
   bool controls = options.doSample || options.temperature || options.topK ||
                   options.topP || options.repetitionPenalty || options.seed ||
@@ -340,7 +409,8 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   std::unique_ptr<HuggingFaceModel> model = check(HuggingFaceModel::create(
       context, std::move(config), std::move(modelOptions), warn));
   if (count)
-    runGeneration(*model, options, generation, tokens, count, maxSeqLen);
+    runGeneration(*model, options, generation, tokens, count, maxSeqLen,
+                  tokenizer.get());
   else
     runForward(*model, options, tokens);
 }

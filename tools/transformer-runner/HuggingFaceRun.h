@@ -26,8 +26,10 @@ struct HuggingFaceRunOptions {
   /// A .safetensors checkpoint, or else random weights from `randomSeed`.
   std::string weightsPath;
   std::optional<uint64_t> randomSeed;
-  /// Token ids [B, S] (.npy, int64 or int32), or a prompt whose UTF-8 bytes
-  /// are the ids of a byte-level model (B = 1).
+  /// Token ids [B, S] (.npy, int64 or int32), or a prompt (B = 1): encoded
+  /// by the tokenizer.json next to the config (tfm/Tokenizer/Tokenizer.h,
+  /// findTokenizer) when there is one, else its UTF-8 bytes are the ids of a
+  /// byte-level model.
   std::string inputIdsPath;
   std::optional<std::string> prompt;
   /// Without generation: where to write @forward's logits [B, S, V] (f32).

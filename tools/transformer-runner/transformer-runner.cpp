@@ -90,9 +90,10 @@ static cl::opt<std::string> inputIdsFile(
     cl::desc("config.json models: token ids [B, S] (int64 or int32)"), cl::cat(runnerCategory));
 static cl::opt<std::string> promptText(
     "prompt", cl::value_desc("text"),
-    cl::desc("config.json models with a byte-level vocabulary (256): the "
-             "prompt's UTF-8 bytes are the ids (B = 1); the generated text "
-             "is printed"), cl::cat(runnerCategory));
+    cl::desc("config.json models: the prompt (B = 1), encoded by the "
+             "tokenizer.json next to config.json, or else as UTF-8 bytes for "
+             "a byte-level vocabulary (256); the generated text is printed"),
+    cl::cat(runnerCategory));
 static cl::opt<int64_t> generateCount(
     "generate", cl::init(0), cl::value_desc("N"),
     cl::desc("config.json models: generate up to N tokens with @prefill "
