@@ -4,7 +4,7 @@
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner config.json --weights model.safetensors
-//       (--input-ids ids.npy | --prompt TEXT)
+//       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
 //        [--seed N] [--stop TEXT]...] [--repeat N]
@@ -88,6 +88,13 @@ static cl::list<std::string> outputSpecs(
 static cl::opt<std::string> inputIdsFile(
     "input-ids", cl::value_desc("ids.npy"),
     cl::desc("config.json models: token ids [B, S] (int64 or int32)"), cl::cat(runnerCategory));
+static cl::opt<std::string> inputLengthsFile(
+    "input-lengths", cl::value_desc("lengths.npy"),
+    cl::desc("config.json models: a ragged batch, the length of each "
+             "sequence of --input-ids [B] (int64 or int32); the ids are "
+             "right-padded to S with any values. Each sequence's logits and "
+             "tokens are what it would get alone"),
+    cl::cat(runnerCategory));
 static cl::opt<std::string> promptText(
     "prompt", cl::value_desc("text"),
     cl::desc("config.json models with a byte-level vocabulary (256): the "
@@ -371,6 +378,7 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (randomWeights.getNumOccurrences())
     options.randomSeed = randomWeights;
   options.inputIdsPath = inputIdsFile;
+  options.inputLengthsPath = inputLengthsFile;
   if (promptText.getNumOccurrences())
     options.prompt = promptText;
   if (outputSpecs.size() > 1)
@@ -484,7 +492,8 @@ int main(int argc, char **argv) {
   {
     std::vector<NamedPath> inputs{{"model", modelFile},
                                   {"--weights", weightsFile},
-                                  {"--input-ids", inputIdsFile}};
+                                  {"--input-ids", inputIdsFile},
+                                  {"--input-lengths", inputLengthsFile}};
     for (llvm::StringRef spec : inputSpecs)
       if (spec.contains('='))
         inputs.push_back({"--input", spec.split('=').second.str()});
@@ -506,11 +515,13 @@ int main(int argc, char **argv) {
     runConfig(context, gpuChip);
     return 0;
   }
-  if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
+  if (!inputIdsFile.empty() || !inputLengthsFile.empty() ||
+      promptText.getNumOccurrences() ||
       generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
       maxSeqLen.getNumOccurrences() || prefillChunk.getNumOccurrences())
-    fail("--input-ids, --prompt, --generate, --output-tokens, --max-seq-len "
-         "and --prefill-chunk apply to config.json models");
+    fail("--input-ids, --input-lengths, --prompt, --generate, "
+         "--output-tokens, --max-seq-len and --prefill-chunk apply to "
+         "config.json models");
   if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
       topK.getNumOccurrences() || topP.getNumOccurrences() ||
       repetitionPenalty.getNumOccurrences() ||
