@@ -148,7 +148,8 @@ static cl::opt<std::string> outputTokensFile(
     "output-tokens", cl::value_desc("tokens.npy"),
     cl::desc("With --generate: write the prompt and the new tokens, "
              "[B, S + N] int64 (N the longest sequence; those that stopped "
-             "earlier padded with the first EOS id)"), cl::cat(runnerCategory));
+             "earlier, or had a shorter prompt, padded at the end with the "
+             "first EOS id, else 0)"), cl::cat(runnerCategory));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0), cl::value_desc("S_max"),
     cl::desc("With --generate: positions of the KV cache (default S + N)"), cl::cat(runnerCategory));
