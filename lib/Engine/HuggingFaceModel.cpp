@@ -723,8 +723,9 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
         millisecondsSince(start);
   }
   result.logits = forward.sig.results[forward.logitsResult];
-  zeroPaddingLogits(const_cast<float *>(forward.getLogits()), tokens,
-                    config.vocabSize);
+  zeroPaddingLogits(reinterpret_cast<float *>(forward.frame->getResultData(
+                        forward.logitsResult)),
+                    tokens, config.vocabSize);
   result.data = forward.getLogits();
   return result;
 }
