@@ -516,13 +516,14 @@ int main(int argc, char **argv) {
     runConfig(context, gpuChip);
     return 0;
   }
-  if (!inputIdsFile.empty() || !inputLengthsFile.empty() ||
-      promptText.getNumOccurrences() ||
+  if (!inputLengthsFile.empty())
+    fail("--input-lengths applies to config.json models (the lengths of the "
+         "sequences of --input-ids)");
+  if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
       generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
       maxSeqLen.getNumOccurrences() || prefillChunk.getNumOccurrences())
-    fail("--input-ids, --input-lengths, --prompt, --generate, "
-         "--output-tokens, --max-seq-len and --prefill-chunk apply to "
-         "config.json models");
+    fail("--input-ids, --prompt, --generate, --output-tokens, --max-seq-len "
+         "and --prefill-chunk apply to config.json models");
   if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
       topK.getNumOccurrences() || topP.getNumOccurrences() ||
       repetitionPenalty.getNumOccurrences() ||
