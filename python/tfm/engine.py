@@ -161,9 +161,10 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     return Model(lib, handle)
 
 
-def _ragged(ids):
-    """For a list of 1-D sequences of different lengths (a ragged batch):
-    (right-padded array [B, S] int64, lengths [B] int64); else None."""
+def _ragged(ids, always=False):
+    """For a list of 1-D sequences of different lengths (a ragged batch; of
+    any lengths with `always`): (right-padded array [B, S] int64, lengths
+    [B] int64); else None."""
     import numpy as np
     if not isinstance(ids, (list, tuple)) or not ids:
         return None
@@ -171,7 +172,7 @@ def _ragged(ids):
     if any(row.ndim != 1 for row in rows):
         return None
     lengths = np.array([row.size for row in rows], dtype=np.int64)
-    if (lengths == lengths[0]).all():
+    if (lengths == lengths[0]).all() and not always:
         return None
     for row in rows:
         if row.dtype.kind not in "iu" and row.size:
@@ -299,13 +300,18 @@ class Model:
         it) or ids [S] / [B, S] (returns the prompt and the new ids,
         [S + N] / [B, S + N] int64), or a list of id sequences of different
         lengths (a ragged batch; returns a list, each sequence's prompt and
-        new ids up to its own end, the tokens it would get alone). With
+        new ids up to its own end, the tokens it would get alone), or a list
+        of texts (a byte-level model; returns a list of texts). With
         `stream`, returns an iterator over the new tokens as they are
         produced (an int per step for one sequence, an int64 array [B] for a
         batch, -1 for a sequence that has ended)."""
+        texts = (isinstance(prompt, (list, tuple)) and len(prompt) > 0
+                 and all(isinstance(p, str) for p in prompt))
+        if texts:
+            prompt = [self.encode(p) for p in prompt]
         text = isinstance(prompt, str)
         lengths = None
-        ragged = None if text else _ragged(prompt)
+        ragged = None if text else _ragged(prompt, always=texts)
         if text:
             array, single = self.encode(prompt)[None, :], True
         elif ragged is not None:
@@ -346,7 +352,11 @@ class Model:
             return self._stream(array, options, single, lengths)
         tokens, sizes = self._run_generation(array, options, None, lengths)
         if lengths is not None:
-            return [tokens[b, :size] for b, size in enumerate(sizes)]
+            sequences = [tokens[b, :size] for b, size in enumerate(sizes)]
+            if texts:
+                return [bytes(int(t) for t in s).decode("utf-8", errors="replace")
+                        for s in sequences]
+            return sequences
         if text:
             return bytes(int(t) for t in tokens[0]).decode("utf-8", errors="replace")
         return tokens[0] if single else tokens

@@ -81,6 +81,13 @@ for b, length in enumerate(lengths):
         fail(f"sequence {b}: streamed {streamed[b].tolist()}")
 print("PASS: streaming yields each step's tokens of every sequence")
 
+texts = ["In", "Hello, world", "Hi"]
+batch_texts = m.generate(texts, max_new_tokens=new, stop_at_eos=False)
+alone_texts = [m.generate(t, max_new_tokens=new, stop_at_eos=False) for t in texts]
+if batch_texts != alone_texts:
+    fail(f"texts {batch_texts!r} differ from each alone {alone_texts!r}")
+print("PASS: a list of texts gives each text's generation alone")
+
 try:
     m.generate([prompts[0], []], max_new_tokens=2)
     fail("an empty sequence was accepted")
