@@ -32,6 +32,7 @@ tiny-gpt2-sync-f32 tiny-gpt2 forward dtype=f32,async=0,row-reductions=0 1e-4 1e-
 llama-gqa-f32 llama-gqa forward dtype=f32 1e-4 1e-3 logits
 llama-gqa-f16 llama-gqa forward dtype=f16 5e-3 5e-2 logits
 llama-gqa-decode-f32 llama-gqa-kv decode dtype=f32 1e-4 1e-3 logits position=5
+llama-gqa-ragged-decode-f32 llama-gqa-kv-ragged decode dtype=f32 1e-4 1e-3 logits
 mixtral-tiny-f32 mixtral-tiny forward dtype=f32 1e-4 1e-3 logits
 linear-nt-f16 linear-nt forward dtype=f16 1e-3 2e-2 y
 linear-nn-f16 linear-nn forward dtype=f16 1e-3 2e-2 y
@@ -48,6 +49,11 @@ write_models() {
     --batch 1 --seq-len 32 -o "$m/llama-gqa.mlir"
   "$build/bin/transformer-translate" --import-hf-config "$hf/llama-gqa.json" \
     --batch 1 --seq-len 16 --kv-cache 32 -o "$m/llama-gqa-kv.mlir"
+  # A ragged batch's decode step: a position per sequence (random in-range
+  # positions from make_inputs).
+  "$build/bin/transformer-translate" --import-hf-config "$hf/llama-gqa.json" \
+    --batch 3 --seq-len 16 --kv-cache 32 --per-sequence-positions \
+    -o "$m/llama-gqa-kv-ragged.mlir"
   "$build/bin/transformer-translate" --import-hf-config "$hf/mixtral-tiny.json" \
     --batch 1 --seq-len 16 -o "$m/mixtral-tiny.mlir"
   "$build/bin/transformer-translate" --import-hf-config "$hf/gpt2-small.json" \

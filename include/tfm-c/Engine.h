@@ -92,6 +92,16 @@ TFM_CAPI_EXPORTED TfmStatus tfmModelLogits(TfmModel model, const int64_t *ids,
                                            int allPositions, float *out,
                                            size_t capacity);
 
+/// tfmModelLogits for a ragged batch: sequence b is `lengths[b]` (1 ..
+/// seqLen) tokens long, its row of `ids` right-padded with any values
+/// (transformer-runner --input-lengths). Each sequence's logits are what it
+/// would get alone; padding positions get 0, and without `allPositions`
+/// each row is the logits of that sequence's own last position. `lengths`
+/// null: every sequence is seqLen long.
+TFM_CAPI_EXPORTED TfmStatus tfmModelLogitsRagged(
+    TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
+    const int64_t *lengths, int allPositions, float *out, size_t capacity);
+
 /// Called after each generation step with the step's new token of every
 /// sequence (`tokens[batch]`); returning non-zero stops the generation.
 typedef int (*TfmTokenCallback)(void *userData, int64_t step,
@@ -145,6 +155,19 @@ TFM_CAPI_EXPORTED TfmStatus tfmModelGenerate(
     TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
     const TfmGenerateOptions *options, TfmTokenCallback onStep, void *userData,
     int64_t *out, size_t capacity, int64_t *generated);
+
+/// tfmModelGenerate for a ragged batch: sequence b's prompt is `lengths[b]`
+/// (1 .. seqLen) tokens, its row of `ids` right-padded with any values
+/// (null `lengths`: all seqLen long). Each sequence decodes at its own
+/// position and gets the tokens it would get alone. Row b of `out` holds its
+/// prompt and new tokens, padded at the end (first EOS id, else 0);
+/// `sequenceLengths` (null, or `batch` elements) receives each row's real
+/// length.
+TFM_CAPI_EXPORTED TfmStatus tfmModelGenerateRagged(
+    TfmModel model, const int64_t *ids, int64_t batch, int64_t seqLen,
+    const int64_t *lengths, const TfmGenerateOptions *options,
+    TfmTokenCallback onStep, void *userData, int64_t *out, size_t capacity,
+    int64_t *generated, int64_t *sequenceLengths);
 
 /// The ledger of @forward at [batch, seqLen] as JSON text (what
 /// `transformer-opt --tfm-print-ledger=format=json` prints for the imported

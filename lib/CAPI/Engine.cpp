@@ -271,7 +271,8 @@ TfmStatus tfmModelEncodePrompt(TfmModel handle, const char *prompt,
 
 /// The ids as the engine takes them, checked like --input-ids.
 static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
-                                           int64_t batch, int64_t seqLen) {
+                                           int64_t batch, int64_t seqLen,
+                                           const int64_t *lengths) {
   if (!ids || batch < 1 || seqLen < 1)
     return makeError(llvm::formatv(
         "ids: expected token ids [B, S] with B, S >= 1, got [{0}, {1}]", batch,
@@ -280,6 +281,11 @@ static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
   tokens.batch = batch;
   tokens.seqLen = seqLen;
   tokens.ids.assign(ids, ids + batch * seqLen);
+  // Fills the padding of a ragged batch first: only real ids are checked.
+  if (lengths)
+    if (llvm::Error err = setLengths(
+            tokens, llvm::ArrayRef<int64_t>(lengths, batch), "lengths"))
+      return std::move(err);
   if (llvm::Error err = checkTokenIds(tokens, model.model->getConfig(), "ids"))
     return std::move(err);
   // As the runner: the input must fit the model's context.
@@ -292,8 +298,17 @@ static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
 TfmStatus tfmModelLogits(TfmModel handle, const int64_t *ids, int64_t batch,
                          int64_t seqLen, int allPositions, float *out,
                          size_t capacity) {
+  return tfmModelLogitsRagged(handle, ids, batch, seqLen, nullptr,
+                              allPositions, out, capacity);
+}
+
+TfmStatus tfmModelLogitsRagged(TfmModel handle, const int64_t *ids,
+                               int64_t batch, int64_t seqLen,
+                               const int64_t *lengths, int allPositions,
+                               float *out, size_t capacity) {
   Model *model = unwrap(handle);
-  llvm::Expected<TokenIds> tokens = makeTokens(*model, ids, batch, seqLen);
+  llvm::Expected<TokenIds> tokens =
+      makeTokens(*model, ids, batch, seqLen, lengths);
   if (!tokens)
     return report(model, tokens.takeError());
   int64_t vocab = model->model->getConfig().vocabSize;
@@ -310,7 +325,8 @@ TfmStatus tfmModelLogits(TfmModel handle, const int64_t *ids, int64_t batch,
   } else {
     for (int64_t b = 0; b < batch; ++b)
       std::memcpy(out + b * vocab,
-                  result->data + (b * seqLen + seqLen - 1) * vocab,
+                  result->data +
+                      (b * seqLen + tokens->getLength(b) - 1) * vocab,
                   vocab * sizeof(float));
   }
   return succeed(model);
@@ -320,12 +336,26 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
                            int64_t seqLen, const TfmGenerateOptions *options,
                            TfmTokenCallback onStep, void *userData,
                            int64_t *out, size_t capacity, int64_t *generated) {
+  return tfmModelGenerateRagged(handle, ids, batch, seqLen, nullptr, options,
+                                onStep, userData, out, capacity, generated,
+                                nullptr);
+}
+
+TfmStatus tfmModelGenerateRagged(TfmModel handle, const int64_t *ids,
+                                 int64_t batch, int64_t seqLen,
+                                 const int64_t *lengths,
+                                 const TfmGenerateOptions *options,
+                                 TfmTokenCallback onStep, void *userData,
+                                 int64_t *out, size_t capacity,
+                                 int64_t *generated,
+                                 int64_t *sequenceLengths) {
   Model *model = unwrap(handle);
   TfmGenerateOptions defaults;
   tfmGenerateOptionsInit(&defaults);
   if (!options)
     options = &defaults;
-  llvm::Expected<TokenIds> tokens = makeTokens(*model, ids, batch, seqLen);
+  llvm::Expected<TokenIds> tokens =
+      makeTokens(*model, ids, batch, seqLen, lengths);
   if (!tokens)
     return report(model, tokens.takeError());
   if (options->maxNewTokens <= 0)
@@ -383,6 +413,9 @@ TfmStatus tfmModelGenerate(TfmModel handle, const int64_t *ids, int64_t batch,
   std::copy(result->tokens.begin(), result->tokens.end(), out);
   if (generated)
     *generated = result->generated;
+  if (sequenceLengths)
+    for (int64_t b = 0; b < batch; ++b)
+      sequenceLengths[b] = result->sequences[b].size();
   return succeed(model);
 }
 

@@ -7,6 +7,12 @@
 // [B, Hkv, S_max, dh] of every layer, which the compiled code updates in place
 // (tfm/Pipelines/Pipelines.h): nothing is copied between steps.
 //
+// A ragged batch is right-padded: prefill chunks share their positions (each
+// real token sees only keys at or before it, never the padding after it),
+// and @decode, imported with a position per sequence, feeds each sequence's
+// token at its own position, overwriting the padding's cache slots before
+// any query can see them. Each sequence thus computes what it would alone.
+//
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Compile.h"
@@ -78,6 +84,26 @@ llvm::Expected<TokenIds> engine::getPromptIds(llvm::StringRef prompt,
   for (char c : prompt)
     tokens.ids.push_back(static_cast<uint8_t>(c));
   return tokens;
+}
+
+llvm::Error engine::setLengths(TokenIds &tokens,
+                               llvm::ArrayRef<int64_t> lengths,
+                               llvm::StringRef what) {
+  if (int64_t(lengths.size()) != tokens.batch)
+    return makeError(llvm::formatv("{0}: {1} length(s) for a batch of {2} "
+                                   "sequences; expected one per sequence",
+                                   what, lengths.size(), tokens.batch));
+  for (auto [b, length] : llvm::enumerate(lengths))
+    if (length < 1 || length > tokens.seqLen)
+      return makeError(llvm::formatv("{0}: element {1} is {2}, outside [1, "
+                                     "{3}] (the padded length of the ids)",
+                                     what, b, length, tokens.seqLen));
+  tokens.lengths.assign(lengths.begin(), lengths.end());
+  for (int64_t b = 0; b < tokens.batch; ++b) {
+    int64_t *row = tokens.ids.data() + b * tokens.seqLen;
+    std::fill(row + lengths[b], row + tokens.seqLen, row[lengths[b] - 1]);
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error engine::checkTokenIds(const TokenIds &tokens,
@@ -199,10 +225,15 @@ struct Entry {
   EntrySignature sig;
   std::unique_ptr<CallFrame> frame;
   size_t idsArgument = 0, positionArgument = 0, logitsResult = 0;
-  bool hasPosition = false;
+  /// One index position, or (ragged batches) a [B] i64 tensor of them.
+  bool hasPosition = false, hasPositions = false;
 
   int64_t *getIds() {
     return reinterpret_cast<int64_t *>(frame->getArgumentData(idsArgument));
+  }
+  int64_t *getPositions() {
+    return reinterpret_cast<int64_t *>(
+        frame->getArgumentData(positionArgument));
   }
   const float *getLogits() {
     return reinterpret_cast<const float *>(frame->getResultData(logitsResult));
@@ -245,6 +276,17 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
                arg.name == "position") {
       entry->positionArgument = i;
       entry->hasPosition = true;
+      bound[i].bound = true;
+    } else if (arg.kind == EntryArgument::Kind::Input &&
+               arg.name == "positions" && arg.dtype == DType::I64 &&
+               arg.shape == llvm::ArrayRef<int64_t>{batch}) {
+      entry->positionArgument = i;
+      entry->hasPositions = true;
+      auto storage = AlignedBuffer::allocate(batch * 8);
+      if (!storage)
+        return storage.takeError();
+      bound[i].storage = std::move(*storage);
+      bound[i].data = bound[i].storage->get();
       bound[i].bound = true;
     } else if (arg.kind == EntryArgument::Kind::Input &&
                arg.name == "input_ids" && arg.dtype == DType::I64 &&
@@ -448,6 +490,9 @@ llvm::Error Target::bind(JitModule &jit, llvm::StringRef function, Entry &entry,
 /// keys and values land in slots that decoding overwrites before any query
 /// can see them: causal attention reads only positions <= its own), or else
 /// starts early, at `prompt - chunk`, recomputing tokens already cached.
+/// In a ragged batch `prompt` is the longest prompt; the shorter ones are
+/// padded with their last token (causality keeps their real tokens from
+/// seeing it).
 /// `onChunk(window, first, end)` gets each call's logits rows [first, end):
 /// row r is the logits of the prompt position `window + r`, each position
 /// exactly once. Returns the number of calls.
@@ -472,7 +517,7 @@ static llvm::Expected<int64_t> prefillInChunks(
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t i = 0; i < chunk; ++i) {
         // Padding repeats the last token: any valid id would do.
-        int64_t t = std::min(window + i, prompt - 1);
+        int64_t t = std::min(window + i, tokens.getLength(b) - 1);
         ids[b * chunk + i] = tokens.ids[b * prompt + t];
       }
     prefill.frame->getIndex(prefill.positionArgument) = window;
@@ -498,9 +543,10 @@ struct HuggingFaceModel::State {
   ModelBindings bindings;
   Target pipeline;
   bool warnedUnused = false;
-  /// (B, S, KV cache length; 0 for @forward) -> session; S is @prefill's
-  /// chunk for generation sessions.
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Session>>
+  /// (B, S, KV cache length; 0 for @forward, a position per sequence) ->
+  /// session; S is @prefill's chunk for generation sessions.
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>,
+           std::unique_ptr<Session>>
       sessions;
   /// The logits of a chunked forward, gathered from the chunks.
   std::vector<float> gatheredLogits;
@@ -579,6 +625,15 @@ void HuggingFaceModel::setThreads() const {
     state->setNumThreads(int(options.threads));
 }
 
+/// Zeroes the logits of a ragged batch's padding positions ([B, S, V]):
+/// they are computed from filler tokens and mean nothing.
+static void zeroPaddingLogits(float *logits, const TokenIds &tokens,
+                              int64_t vocab) {
+  for (int64_t b = 0; b < tokens.batch; ++b)
+    std::fill(logits + (b * tokens.seqLen + tokens.getLength(b)) * vocab,
+              logits + (b + 1) * tokens.seqLen * vocab, 0.0f);
+}
+
 llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
                                                         unsigned repeat,
                                                         int64_t prefillChunk,
@@ -622,11 +677,12 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     result.kvCacheLength = *cacheLength;
     result.logits = prefill.sig.results[prefill.logitsResult];
     result.logits.shape = {batch, prompt, vocab};
+    zeroPaddingLogits(logits.data(), tokens, vocab);
     result.data = logits.data();
     return result;
   }
   std::unique_ptr<Session> &session =
-      state->sessions[{tokens.batch, tokens.seqLen, 0}];
+      state->sessions[{tokens.batch, tokens.seqLen, 0, false}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = tokens.batch;
@@ -684,6 +740,9 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
         millisecondsSince(start);
   }
   result.logits = forward.sig.results[forward.logitsResult];
+  zeroPaddingLogits(reinterpret_cast<float *>(forward.frame->getResultData(
+                        forward.logitsResult)),
+                    tokens, config.vocabSize);
   result.data = forward.getLogits();
   return result;
 }
@@ -692,15 +751,17 @@ llvm::Expected<HuggingFaceModel::Session *>
 HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
                                        int64_t kvCacheLength,
                                        double &compileMs,
-                                       std::string &cacheStatus) {
+                                       std::string &cacheStatus,
+                                       bool ragged) {
   int64_t vocab = config.vocabSize;
   std::unique_ptr<Session> &session =
-      state->sessions[{batch, chunk, kvCacheLength}];
+      state->sessions[{batch, chunk, kvCacheLength, ragged}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = batch;
     importOptions.seqLen = chunk;
     importOptions.kvCacheLength = kvCacheLength;
+    importOptions.perSequencePositions = ragged;
     llvm::Expected<OwningOpRef<ModuleOp>> module = [&] {
       TimingScope timing = getCompileTiming().nest("import config.json");
       return hf::importModel(context, config, importOptions);
@@ -740,7 +801,8 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       return decode.takeError();
     fresh->first = std::move(*prefill);
     fresh->decode = std::move(*decode);
-    if (!fresh->first->hasPosition || !fresh->decode->hasPosition)
+    if (!fresh->first->hasPosition ||
+        !(ragged ? fresh->decode->hasPositions : fresh->decode->hasPosition))
       return makeError(
           "internal error: the imported @prefill/@decode take no position");
 
@@ -783,18 +845,20 @@ HuggingFaceModel::generate(const TokenIds &tokens,
   int64_t chunk = generation.prefillChunk
                       ? std::min(generation.prefillChunk, *maxSeqLen)
                       : prompt;
-  llvm::Expected<Session *> session = getGenerationSession(
-      batch, chunk, *maxSeqLen, result.compileMs, result.cacheStatus);
+  bool ragged = tokens.isRagged();
+  llvm::Expected<Session *> session =
+      getGenerationSession(batch, chunk, *maxSeqLen, result.compileMs,
+                           result.cacheStatus, ragged);
   if (!session)
     return session.takeError();
   Entry &prefill = *(*session)->first, &decode = *(*session)->decode;
   setThreads();
 
-  // sequences[b]: the prompt, then the new tokens.
+  // sequences[b]: the prompt (without padding), then the new tokens.
   std::vector<std::vector<int64_t>> sequences(batch);
   for (int64_t b = 0; b < batch; ++b)
     sequences[b].assign(tokens.ids.begin() + b * prompt,
-                        tokens.ids.begin() + (b + 1) * prompt);
+                        tokens.ids.begin() + b * prompt + tokens.getLength(b));
 
   auto checkRoom = [&](int64_t position, int64_t length) -> llvm::Error {
     if (position + length > *maxSeqLen)
@@ -826,14 +890,24 @@ HuggingFaceModel::generate(const TokenIds &tokens,
 
   // The first pass over the prompt is cold (page faults in the weights, the
   // buffer pool's first allocations): timed apart from the warm ones, which
-  // rewrite the same cache positions with the same values. The last chunk's
-  // last real row picks the first new token.
-  int64_t lastRow = 0;
+  // rewrite the same cache positions with the same values. The logits of
+  // each prompt's last position pick its first new token: copied out of
+  // the chunk that holds that position (in a ragged batch, not the same
+  // chunk for every sequence).
+  std::vector<float> lastLogits(batch * vocab);
   for (unsigned r = 0; r <= generation.repeat; ++r) {
     Clock::time_point start = Clock::now();
     llvm::Expected<int64_t> calls = prefillInChunks(
         prefill, (*session)->callFirst, tokens, *maxSeqLen,
-        [&](int64_t, int64_t, int64_t end) { lastRow = end - 1; });
+        [&](int64_t window, int64_t first, int64_t end) {
+          for (int64_t b = 0; b < batch; ++b) {
+            int64_t row = tokens.getLength(b) - 1 - window;
+            if (row < first || row >= end)
+              continue;
+            const float *logits = prefill.getLogits() + (b * chunk + row) * vocab;
+            std::copy(logits, logits + vocab, lastLogits.begin() + b * vocab);
+          }
+        });
     if (!calls)
       return calls.takeError();
     result.prefillChunks = *calls;
@@ -842,19 +916,30 @@ HuggingFaceModel::generate(const TokenIds &tokens,
   }
   result.prefillChunk = chunk;
   Clock::time_point generationStart = Clock::now();
-  bool going = choose(prefill.getLogits() + lastRow * vocab, chunk * vocab, 0);
+  bool going = choose(lastLogits.data(), vocab, 0);
   int64_t produced = 1;
 
   int64_t *decodeIds = decode.getIds();
   for (int64_t step = 1; going && step < count && !stop.allDone(); ++step) {
-    int64_t position = prompt + step - 1;
-    if (llvm::Error err = checkRoom(position, 1))
-      return std::move(err);
     // A finished sequence keeps feeding its last token; its logits are not
-    // read.
+    // read. In a ragged batch each sequence's token goes at its own
+    // position, the index of its last token (a finished one's stays put,
+    // rewriting the same cache slot with the same keys and values).
     for (int64_t b = 0; b < batch; ++b)
       decodeIds[b] = sequences[b].back();
-    decode.frame->getIndex(decode.positionArgument) = position;
+    if (ragged) {
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t position = int64_t(sequences[b].size()) - 1;
+        if (llvm::Error err = checkRoom(position, 1))
+          return std::move(err);
+        decode.getPositions()[b] = position;
+      }
+    } else {
+      int64_t position = prompt + step - 1;
+      if (llvm::Error err = checkRoom(position, 1))
+        return std::move(err);
+      decode.frame->getIndex(decode.positionArgument) = position;
+    }
     Clock::time_point start = Clock::now();
     if (llvm::Error err = (*session)->callDecode())
       return std::move(err);
@@ -866,6 +951,8 @@ HuggingFaceModel::generate(const TokenIds &tokens,
 
   result.batch = batch;
   result.promptLength = prompt;
+  for (int64_t b = 0; b < batch; ++b)
+    result.promptLengths.push_back(tokens.getLength(b));
   result.generated = produced;
   result.kvCacheLength = *maxSeqLen;
   // Rectangular [B, S + produced]: sequences that stopped early are padded

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
@@ -94,10 +95,24 @@ struct DropKVCacheResultsPass
            "their cache arguments";
   }
 
+  /// The buffer `v` is: through casts, and through loops that yield the
+  /// buffer they were given unchanged (a per-sequence cache write loops over
+  /// the batch, writing each sequence's rows into its iter_arg in place).
   static Value stripCasts(Value v) {
-    while (auto cast = v.getDefiningOp<memref::CastOp>())
-      v = cast.getSource();
-    return v;
+    while (true) {
+      if (auto cast = v.getDefiningOp<memref::CastOp>()) {
+        v = cast.getSource();
+        continue;
+      }
+      if (auto loop = v.getDefiningOp<scf::ForOp>()) {
+        unsigned i = cast<OpResult>(v).getResultNumber();
+        if (loop.getYieldedValues()[i] == loop.getRegionIterArgs()[i]) {
+          v = loop.getInitArgs()[i];
+          continue;
+        }
+      }
+      return v;
+    }
   }
 
   LogicalResult dropResults(func::FuncOp func) {

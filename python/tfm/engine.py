@@ -106,6 +106,15 @@ def _library():
                                                 ctypes.POINTER(_GenerateOptions),
                                                 _TokenCallback, ctypes.c_void_p,
                                                 i64p, ctypes.c_size_t, i64p]),
+            "tfmModelLogitsRagged": (ctypes.c_int, [model, i64p, i64, i64, i64p,
+                                                    ctypes.c_int,
+                                                    ctypes.POINTER(ctypes.c_float),
+                                                    ctypes.c_size_t]),
+            "tfmModelGenerateRagged": (ctypes.c_int, [model, i64p, i64, i64, i64p,
+                                                      ctypes.POINTER(_GenerateOptions),
+                                                      _TokenCallback, ctypes.c_void_p,
+                                                      i64p, ctypes.c_size_t, i64p,
+                                                      i64p]),
             # A plain pointer, freed with tfmStringDestroy (c_char_p would copy
             # and lose it).
             "tfmModelGetLedgerJson": (ctypes.c_void_p, [model, i64, i64]),
@@ -152,6 +161,31 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
                         ctypes.byref(handle)):
         raise TfmError(lib.tfmGetLastError().decode(errors="replace"))
     return Model(lib, handle)
+
+
+def _ragged(ids, always=False):
+    """For a list of 1-D sequences of different lengths (a ragged batch; of
+    any lengths with `always`): (right-padded array [B, S] int64, lengths
+    [B] int64); else None."""
+    import numpy as np
+    if not isinstance(ids, (list, tuple)) or not ids:
+        return None
+    rows = [np.asarray(row) for row in ids]
+    if any(row.ndim != 1 for row in rows):
+        return None
+    lengths = np.array([row.size for row in rows], dtype=np.int64)
+    if (lengths == lengths[0]).all() and not always:
+        return None
+    for row in rows:
+        if row.dtype.kind not in "iu" and row.size:
+            raise TfmError(f"ids: expected integer token ids, got {row.dtype}")
+    if (lengths == 0).any():
+        raise TfmError(f"ids: sequence {int(np.argmin(lengths))} of the batch "
+                       "is empty")
+    array = np.zeros((len(rows), int(lengths.max())), dtype=np.int64)
+    for b, row in enumerate(rows):
+        array[b, :row.size] = row
+    return array, lengths
 
 
 def _as_ids(ids):
@@ -249,8 +283,26 @@ class Model:
 
     def logits(self, ids, last_only=False):
         """@forward's logits: [B, S, V] f32 for ids [B, S] ([S, V] for ids
-        [S]); with `last_only`, the last position's ([B, V] or [V])."""
+        [S]); with `last_only`, the last position's ([B, V] or [V]). A list
+        of sequences of different lengths (a ragged batch, run as one padded
+        batch) gives a list: sequence b's logits [S_b, V] ([V] with
+        `last_only`), what it would get alone."""
         import numpy as np
+        ragged = _ragged(ids)
+        if ragged is not None:
+            array, lengths = ragged
+            batch, seq = array.shape
+            shape = (batch, self.vocab_size) if last_only else (batch, seq, self.vocab_size)
+            out = np.empty(shape, dtype=np.float32)
+            with self._lock:
+                if self._lib.tfmModelLogitsRagged(
+                        self._handle, _pointer(array, ctypes.c_int64), batch, seq,
+                        _pointer(lengths, ctypes.c_int64), int(not last_only),
+                        _pointer(out, ctypes.c_float), out.size):
+                    raise self._error()
+            if last_only:
+                return list(out)
+            return [out[b, :length] for b, length in enumerate(lengths)]
         array, single = _as_ids(ids)
         batch, seq = array.shape
         shape = (batch, self.vocab_size) if last_only else (batch, seq, self.vocab_size)
@@ -277,13 +329,25 @@ class Model:
         with the first EOS id. `prompt` is text (encoded by the model's
         tokenizer.json, else as bytes of a byte-level model; returns the
         prompt and the new text, special tokens skipped, as
-        transformer-runner --prompt prints it) or ids [S] / [B, S] (returns the prompt and the new ids,
-        [S + N] / [B, S + N] int64). With `stream`, returns an iterator over
-        the new tokens as they are produced (an int per step for one
-        sequence, an int64 array [B] for a batch)."""
+        transformer-runner --prompt prints it) or ids [S] / [B, S] (returns
+        the prompt and the new ids, [S + N] / [B, S + N] int64), or a list of
+        id sequences of different lengths (a ragged batch; returns a list,
+        each sequence's prompt and new ids up to its own end, the tokens it
+        would get alone), or a list of texts (returns a list of texts). With
+        `stream`, returns an iterator over the new tokens as they are
+        produced (an int per step for one sequence, an int64 array [B] for a
+        batch, -1 for a sequence that has ended)."""
+        texts = (isinstance(prompt, (list, tuple)) and len(prompt) > 0
+                 and all(isinstance(p, str) for p in prompt))
+        if texts:
+            prompt = [self.encode(p) for p in prompt]
         text = isinstance(prompt, str)
+        lengths = None
+        ragged = None if text else _ragged(prompt, always=texts)
         if text:
             array, single = self.encode(prompt)[None, :], True
+        elif ragged is not None:
+            (array, lengths), single = ragged, False
         else:
             array, single = _as_ids(prompt)
         options = _GenerateOptions()
@@ -317,28 +381,38 @@ class Model:
         # `encoded` must outlive the call.
         options._keep = encoded
         if stream:
-            return self._stream(array, options, single)
-        tokens = self._run_generation(array, options, None)
+            return self._stream(array, options, single, lengths)
+        tokens, sizes = self._run_generation(array, options, None, lengths)
+        if lengths is not None:
+            sequences = [tokens[b, :size] for b, size in enumerate(sizes)]
+            if texts:
+                return [self.decode(s) for s in sequences]
+            return sequences
         if text:
             return self.decode(tokens[0])
         return tokens[0] if single else tokens
 
-    def _run_generation(self, array, options, on_step):
+    def _run_generation(self, array, options, on_step, lengths=None):
+        """(tokens [B, S + generated], each sequence's own length)."""
         import numpy as np
         batch, seq = array.shape
         out = np.zeros((batch, seq + max(options.maxNewTokens, 0)), dtype=np.int64)
+        sizes = np.zeros(batch, dtype=np.int64)
         generated = ctypes.c_int64()
         callback = _TokenCallback(on_step) if on_step else _TokenCallback()
+        lengths_pointer = (_pointer(lengths, ctypes.c_int64) if lengths is not None
+                           else ctypes.POINTER(ctypes.c_int64)())
         with self._lock:
-            if self._lib.tfmModelGenerate(self._handle, _pointer(array, ctypes.c_int64),
-                                          batch, seq, ctypes.byref(options), callback,
-                                          None, _pointer(out, ctypes.c_int64), out.size,
-                                          ctypes.byref(generated)):
+            if self._lib.tfmModelGenerateRagged(
+                    self._handle, _pointer(array, ctypes.c_int64), batch, seq,
+                    lengths_pointer, ctypes.byref(options), callback, None,
+                    _pointer(out, ctypes.c_int64), out.size, ctypes.byref(generated),
+                    _pointer(sizes, ctypes.c_int64)):
                 raise self._error()
         kept = seq + generated.value
-        return out.reshape(-1)[:batch * kept].reshape(batch, kept)
+        return out.reshape(-1)[:batch * kept].reshape(batch, kept), sizes
 
-    def _stream(self, array, options, single):
+    def _stream(self, array, options, single, lengths=None):
         """Runs the generation on a thread; the callback hands each step's
         tokens over a queue (ctypes releases the GIL during the C call)."""
         import numpy as np
@@ -354,7 +428,7 @@ class Model:
 
         def run():
             try:
-                self._run_generation(array, options, on_step)
+                self._run_generation(array, options, on_step, lengths)
             except TfmError as error:
                 failure.append(error)
             finally:

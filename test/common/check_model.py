@@ -62,6 +62,11 @@ def reference(args, w, inputs):
     if args.kind == "gpt2":
         return ref.gpt2_model(w, inputs["input_ids"], args.layers, args.heads,
                               args.eps, args.prefix)
+    if args.kind == "attention" and args.offsets:
+        # Per-sequence offsets (ragged batches): each sequence alone.
+        return torch.cat([ref.attention(inputs["q"][b:b + 1], inputs["k"][b:b + 1],
+                                        inputs["v"][b:b + 1], offset=offset)
+                          for b, offset in enumerate(args.offsets)])
     if args.kind == "attention":
         return ref.attention(inputs["q"], inputs["k"], inputs["v"],
                              causal=not args.not_causal, offset=args.offset)
@@ -85,6 +90,9 @@ def main():
     parser.add_argument("--offset", type=int,
                         help="attention: position of the first query")
     parser.add_argument("--not-causal", action="store_true")
+    parser.add_argument("--offsets", type=lambda v: [int(x) for x in v.split(",")],
+                        help="attention: the input `pos` as one offset per "
+                             "sequence, e.g. 0,20,59")
     args, runner_args = parser.parse_known_args()
 
     sig = signature(args.model)
@@ -95,7 +103,9 @@ def main():
     for kind, name, shape, dtype in sig:
         if kind != "input":
             continue
-        if dtype.startswith("i"):
+        if name == "pos" and args.offsets:
+            inputs[name] = torch.tensor(args.offsets, dtype=_DTYPES[dtype])
+        elif dtype.startswith("i"):
             vocab = next(t.shape[0] for n, t in weights.items()
                          if n.endswith("wte.weight") or n.endswith("embed_tokens.weight"))
             inputs[name] = torch.randint(0, vocab, shape, generator=gen)

@@ -62,6 +62,9 @@ static TokenIds readIds(const HuggingFaceRunOptions &options,
   if (options.prompt) {
     if (!options.inputIdsPath.empty())
       fail("--prompt and --input-ids are mutually exclusive");
+    if (!options.inputLengthsPath.empty())
+      fail("--input-lengths gives the lengths of the sequences of "
+           "--input-ids; a --prompt is one sequence");
     if (tokenizer)
       return encodePrompt(*tokenizer, *options.prompt, config,
                           options.configPath);
@@ -83,6 +86,19 @@ static TokenIds readIds(const HuggingFaceRunOptions &options,
   tokens.ids.resize(array.getNumElements());
   convertElements(array.data, array.dtype, tokens.ids.data(), DType::I64,
                   tokens.ids.size());
+  if (!options.inputLengthsPath.empty()) {
+    std::string what = "--input-lengths " + options.inputLengthsPath;
+    NpyArray lengths = check(readNpy(options.inputLengthsPath));
+    if ((lengths.dtype != DType::I64 && lengths.dtype != DType::I32) ||
+        lengths.shape.size() != 1)
+      fail(llvm::formatv("{0}: expected int64 or int32 lengths [B], got {1}",
+                         what, describe(lengths.dtype, lengths.shape)));
+    std::vector<int64_t> values(lengths.getNumElements());
+    convertElements(lengths.data, lengths.dtype, values.data(), DType::I64,
+                    values.size());
+    // Fills the padding with real ids first: only those are checked.
+    check(setLengths(tokens, values, what));
+  }
   check(checkTokenIds(tokens, config, ("--input-ids " + options.inputIdsPath)));
   return tokens;
 }
@@ -199,7 +215,7 @@ public:
     llvm::outs().flush();
   }
   void end(llvm::ArrayRef<std::vector<int64_t>> sequences,
-           int64_t promptLength) {
+           llvm::ArrayRef<int64_t> promptLengths) {
     if (batch == 1) {
       llvm::outs() << (stream ? stream->finish() : decodeUtf8Lossy(pending))
                    << "\n";
@@ -218,7 +234,7 @@ public:
         continue;
       }
       llvm::outs() << "tokens[" << b << "]:";
-      for (size_t t = promptLength; t < sequence.size(); ++t)
+      for (size_t t = promptLengths[b]; t < sequence.size(); ++t)
         llvm::outs() << " " << sequence[t];
       llvm::outs() << "\n";
     }
@@ -259,7 +275,7 @@ static void runGeneration(HuggingFaceModel &model,
           printer.push(step[0]);
         return true;
       }));
-  printer.end(result.sequences, prompt);
+  printer.end(result.sequences, result.promptLengths);
 
   if (!options.tokensPath.empty())
     if (llvm::Error err =

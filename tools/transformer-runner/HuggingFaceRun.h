@@ -32,6 +32,9 @@ struct HuggingFaceRunOptions {
   /// byte-level model.
   std::string inputIdsPath;
   std::optional<std::string> prompt;
+  /// A ragged batch: each sequence's length [B] (.npy, int64 or int32), the
+  /// ids right-padded.
+  std::string inputLengthsPath;
   /// Without generation: where to write @forward's logits [B, S, V] (f32).
   std::string logitsPath;
   /// New tokens to generate at most (0: run @forward instead, unless a

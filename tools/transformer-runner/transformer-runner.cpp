@@ -4,7 +4,7 @@
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner config.json --weights model.safetensors
-//       (--input-ids ids.npy | --prompt TEXT)
+//       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
 //        [--seed N] [--stop TEXT]...] [--repeat N]
@@ -88,6 +88,13 @@ static cl::list<std::string> outputSpecs(
 static cl::opt<std::string> inputIdsFile(
     "input-ids", cl::value_desc("ids.npy"),
     cl::desc("config.json models: token ids [B, S] (int64 or int32)"), cl::cat(runnerCategory));
+static cl::opt<std::string> inputLengthsFile(
+    "input-lengths", cl::value_desc("lengths.npy"),
+    cl::desc("config.json models: a ragged batch, the length of each "
+             "sequence of --input-ids [B] (int64 or int32); the ids are "
+             "right-padded to S with any values. Each sequence's logits and "
+             "tokens are what it would get alone"),
+    cl::cat(runnerCategory));
 static cl::opt<std::string> promptText(
     "prompt", cl::value_desc("text"),
     cl::desc("config.json models: the prompt (B = 1), encoded by the "
@@ -142,7 +149,8 @@ static cl::opt<std::string> outputTokensFile(
     "output-tokens", cl::value_desc("tokens.npy"),
     cl::desc("With --generate: write the prompt and the new tokens, "
              "[B, S + N] int64 (N the longest sequence; those that stopped "
-             "earlier padded with the first EOS id)"), cl::cat(runnerCategory));
+             "earlier, or had a shorter prompt, padded at the end with the "
+             "first EOS id, else 0)"), cl::cat(runnerCategory));
 static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0), cl::value_desc("S_max"),
     cl::desc("With --generate: positions of the KV cache (default S + N)"), cl::cat(runnerCategory));
@@ -372,6 +380,7 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (randomWeights.getNumOccurrences())
     options.randomSeed = randomWeights;
   options.inputIdsPath = inputIdsFile;
+  options.inputLengthsPath = inputLengthsFile;
   if (promptText.getNumOccurrences())
     options.prompt = promptText;
   if (outputSpecs.size() > 1)
@@ -485,7 +494,8 @@ int main(int argc, char **argv) {
   {
     std::vector<NamedPath> inputs{{"model", modelFile},
                                   {"--weights", weightsFile},
-                                  {"--input-ids", inputIdsFile}};
+                                  {"--input-ids", inputIdsFile},
+                                  {"--input-lengths", inputLengthsFile}};
     for (llvm::StringRef spec : inputSpecs)
       if (spec.contains('='))
         inputs.push_back({"--input", spec.split('=').second.str()});
@@ -507,6 +517,9 @@ int main(int argc, char **argv) {
     runConfig(context, gpuChip);
     return 0;
   }
+  if (!inputLengthsFile.empty())
+    fail("--input-lengths applies to config.json models (the lengths of the "
+         "sequences of --input-ids)");
   if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
       generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
       maxSeqLen.getNumOccurrences() || prefillChunk.getNumOccurrences())

@@ -3,7 +3,8 @@
 // Translates model descriptions from other ecosystems into tfm modules:
 //
 //   transformer-translate --import-hf-config config.json
-//       [--batch B] [--seq-len S] [--kv-cache S_max] [-o out.mlir]
+//       [--batch B] [--seq-len S] [--kv-cache S_max]
+//       [--per-sequence-positions] [-o out.mlir]
 //
 // reads a Hugging Face config.json (gpt2, llama, mixtral) and prints the
 // verified tfm module of the whole causal LM (see
@@ -48,6 +49,12 @@ static cl::opt<int64_t>
             cl::desc("Also emit @prefill and @decode over a KV cache of "
                      "S_max positions"),
             cl::value_desc("S_max"), cl::init(0), cl::cat(category));
+static cl::opt<bool> perSequencePositions(
+    "per-sequence-positions",
+    cl::desc("With --kv-cache: @decode takes a position per sequence, "
+             "%positions: tensor<Bxi64> (ragged batches), instead of one "
+             "index"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("filename"),
                                        cl::init("-"), cl::cat(category));
@@ -74,6 +81,8 @@ static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
      << "// B=" << options.batch << ", S=" << getSeqLen(c, options);
   if (options.kvCacheLength)
     os << ", KV cache of " << options.kvCacheLength << " positions";
+  if (options.perSequencePositions)
+    os << ", a decode position per sequence";
   os << "\n";
 }
 
@@ -122,6 +131,10 @@ int main(int argc, char **argv) {
   options.batch = batch;
   options.seqLen = seqLen;
   options.kvCacheLength = kvCache;
+  options.perSequencePositions = perSequencePositions;
+  if (perSequencePositions && !kvCache)
+    return fail("--per-sequence-positions needs --kv-cache S_max: only "
+                "@decode takes positions per sequence");
   auto module = tfm::hf::importModel(context, *config, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));

@@ -42,10 +42,25 @@ class Tokenizer;
 } // namespace tfm::tokenizer
 namespace tfm::engine {
 
-/// Token ids [batch, seqLen], row-major.
+/// Token ids [batch, seqLen], row-major. A ragged batch (sequences of
+/// different lengths) is right-padded to seqLen, with `lengths` holding each
+/// sequence's own length; empty `lengths`: every sequence is seqLen long.
 struct TokenIds {
   int64_t batch = 0, seqLen = 0;
   std::vector<int64_t> ids;
+  std::vector<int64_t> lengths;
+
+  /// The length of sequence `b`, without its padding.
+  int64_t getLength(int64_t b) const {
+    return lengths.empty() ? seqLen : lengths[b];
+  }
+  /// True if the sequences differ in length (some rows are padded).
+  bool isRagged() const {
+    for (int64_t length : lengths)
+      if (length != seqLen)
+        return true;
+    return false;
+  }
 };
 
 /// What a model is loaded from and compiled with.
@@ -80,6 +95,13 @@ llvm::Expected<TokenIds> getPromptIds(llvm::StringRef prompt,
                                       const hf::ModelConfig &config,
                                       llvm::StringRef configPath);
 
+/// Makes `tokens` a ragged batch: checks that `lengths` has one length in
+/// [1, seqLen] per sequence, then overwrites each sequence's padding with its
+/// last real token (any valid id would do: causal attention keeps real
+/// tokens from seeing the padding after them). `what` names the lengths in
+/// errors ("--input-lengths lengths.npy").
+llvm::Error setLengths(TokenIds &tokens, llvm::ArrayRef<int64_t> lengths,
+                       llvm::StringRef what);
 /// Checks every id against the vocabulary; `what` names the ids in errors
 /// ("--input-ids ids.npy").
 llvm::Error checkTokenIds(const TokenIds &tokens, const hf::ModelConfig &config,
@@ -106,6 +128,7 @@ llvm::Expected<int64_t> getKVCacheLength(const hf::ModelConfig &config,
 std::string decodeUtf8Lossy(const std::vector<uint8_t> &bytes);
 
 /// @forward's logits, [B, S, V] f32, valid until the next call of the model.
+/// In a ragged batch the rows of padding positions are 0.
 struct ForwardResult {
   runtime::EntryResult logits;
   const float *data = nullptr;
@@ -151,14 +174,18 @@ using TokenCallback =
     std::function<bool(int64_t step, llvm::ArrayRef<int64_t> tokens)>;
 
 struct GenerationResult {
+  /// promptLength: the longest prompt (the padded length of a ragged batch).
   int64_t batch = 0, promptLength = 0;
+  /// Each sequence's prompt length.
+  std::vector<int64_t> promptLengths;
   /// Steps run: the new tokens of the longest sequence (fewer than asked
   /// when every sequence ended or the callback stopped).
   int64_t generated = 0;
   /// sequences[b]: prompt b, then its new tokens (up to its EOS or stop).
   std::vector<std::vector<int64_t>> sequences;
-  /// The sequences as [B, S + generated], those that ended earlier padded
-  /// with the first EOS id (as Hugging Face pads without a pad token).
+  /// The sequences as [B, S + generated], those that ended earlier (or had a
+  /// shorter prompt) padded at the end with the first EOS id (as Hugging
+  /// Face pads without a pad token), or 0 without one.
   std::vector<int64_t> tokens;
   int64_t kvCacheLength = 0;
   /// The prefill's chunk size and the calls one pass over the prompt took.
@@ -201,7 +228,9 @@ public:
 
   /// Generates from `tokens` (greedily unless `generation.sampling` says
   /// otherwise), compiling @prefill and @decode for
-  /// this shape and cache length on first use.
+  /// this shape and cache length on first use. A ragged batch (`lengths`)
+  /// decodes each sequence at its own position (@decode with a position per
+  /// sequence), so that each gets the tokens it would get alone.
   llvm::Expected<GenerationResult>
   generate(const TokenIds &tokens, const GenerationOptions &generation,
            const TokenCallback &onStep = nullptr);
@@ -219,7 +248,8 @@ private:
   llvm::Expected<Session *> getGenerationSession(int64_t batch, int64_t chunk,
                                                  int64_t kvCacheLength,
                                                  double &compileMs,
-                                                 std::string &cacheStatus);
+                                                 std::string &cacheStatus,
+                                                 bool ragged = false);
   HuggingFaceModel(MLIRContext &context, hf::ModelConfig config,
                    ModelOptions options, WarningHandler warn);
   void setThreads() const;

@@ -7,12 +7,14 @@
 // h = hk * G + gi (G = Hq / Hkv) reads kv head hk = h / G, so reshaping Q from
 // [B, Hq, S, dh] to [B*Hkv, G*S, dh] (a pure reshape: the G query heads of a
 // kv head are contiguous) lets each kv head serve its G*S query rows in a
-// single batch_matmul. Row r of that matrix is query position offset + r % S.
+// single batch_matmul. Row r of that matrix is query position offset + r % S,
+// with the offset of sequence h / Hkv when each sequence has its own.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Utils/Positions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -71,6 +73,8 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     // Scale and causal mask. Masked scores get the lowest finite f32 rather
     // than -inf, so a fully masked row (an offset before the cache start)
     // yields a uniform row instead of NaNs; exp() of it is exactly 0 otherwise.
+    // Per-sequence offsets mask each sequence's keys past its own queries:
+    // its padding and stale cache slots.
     Value offset = adaptor.getOffset();
     if (!offset)
       offset = indexConst(b, loc, skv - seq);
@@ -86,8 +90,11 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
             return {s};
           Value r = linalg::IndexOp::create(nb, nloc, 1);
           Value j = linalg::IndexOp::create(nb, nloc, 2);
+          Value sequence = arith::DivUIOp::create(
+              nb, nloc, linalg::IndexOp::create(nb, nloc, 0),
+              indexConst(nb, nloc, hkv));
           Value pos = arith::AddIOp::create(
-              nb, nloc, offset,
+              nb, nloc, getSequencePosition(nb, nloc, offset, sequence),
               arith::RemUIOp::create(nb, nloc, r, indexConst(nb, nloc, seq)));
           Value future = arith::CmpIOp::create(
               nb, nloc, arith::CmpIPredicate::sgt, j, pos);

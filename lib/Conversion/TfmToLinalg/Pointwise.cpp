@@ -8,6 +8,7 @@
 #include "LoweringUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Utils/Positions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -164,7 +165,7 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
   }
 };
 
-/// result[b, s, j] = input[b, s, j] + table[offset + s, j]; positions past
+/// result[b, s, j] = input[b, s, j] + table[offset[b] + s, j]; positions past
 /// the table are clamped to its last row, like out-of-range token ids.
 struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -181,7 +182,10 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
                     -> SmallVector<Value> {
                   Value pos = linalg::IndexOp::create(b, loc, 1);
                   if (offset)
-                    pos = arith::AddIOp::create(b, loc, pos, offset);
+                    pos = arith::AddIOp::create(
+                        b, loc, pos,
+                        getSequencePosition(
+                            b, loc, offset, linalg::IndexOp::create(b, loc, 0)));
                   pos = clampIndex(b, loc, pos, 0, positions - 1);
                   Value col = linalg::IndexOp::create(b, loc, 2);
                   Value p = tensor::ExtractOp::create(b, loc, table,
@@ -193,7 +197,7 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
 };
 
 /// Rotate-half RoPE, angles in f32 exactly as Hugging Face computes them:
-/// inv_freq[i] = 1 / theta^((2i) / dh), angle = float(offset + s) * inv_freq.
+/// inv_freq[i] = 1 / theta^((2i) / dh), angle = float(offset[b] + s) * inv_freq.
 struct RoPELowering : OpConversionPattern<RoPEOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -239,8 +243,11 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
                   b, loc, f32Const(b, loc, 1.0),
                   math::PowFOp::create(b, loc, f32Const(b, loc, theta),
                                        exponent));
-              Value pos = offset ? arith::AddIOp::create(b, loc, offset, si)
-                                 : si;
+              Value pos =
+                  offset ? arith::AddIOp::create(
+                               b, loc,
+                               getSequencePosition(b, loc, offset, bi), si)
+                         : si;
               Value angle =
                   arith::MulFOp::create(b, loc, toF32(pos), invFreq);
               Value cos = math::CosOp::create(b, loc, angle);

@@ -9,8 +9,10 @@
 #include "LoweringUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Utils/Positions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -91,34 +93,75 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
 /// cache[:, :, position : position + S, :] = update. The insert_slice is the
 /// form one-shot bufferization writes in place: with a writable cache
 /// argument the update costs a copy of `update` into a subview, not a copy of
-/// the cache.
+/// the cache. With a position per sequence, a loop over the batch inserts
+/// each sequence's rows at its own position, still in place.
 struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(KVCacheWriteOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType update = tensorType(op.getUpdate());
-    // The position comes from the caller: clamp it so that the rows always
-    // land inside the cache. A runner checks inputs that feed it directly and
-    // reports them (tfm/Runtime/EntryResources.h); the clamp keeps a computed
-    // position from ever writing out of bounds.
     Location loc = op.getLoc();
-    int64_t last = tensorType(op.getCache()).getDimSize(2) - update.getDimSize(2);
-    Value position = arith::MinSIOp::create(
-        rewriter, loc,
-        arith::MaxSIOp::create(rewriter, loc, adaptor.getPosition(),
-                               arith::ConstantIndexOp::create(rewriter, loc, 0)),
-        arith::ConstantIndexOp::create(rewriter, loc, last));
-    SmallVector<OpFoldResult> offsets{
-        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0), position,
-        rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d : update.getShape())
-      sizes.push_back(rewriter.getIndexAttr(d));
-    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, adaptor.getUpdate(), adaptor.getCache(), offsets, sizes, strides);
+    RankedTensorType update = tensorType(op.getUpdate());
+    int64_t last =
+        tensorType(op.getCache()).getDimSize(2) - update.getDimSize(2);
+    Value position = adaptor.getPosition();
+    if (!isPerSequencePosition(position)) {
+      rewriter.replaceOp(op, insertRows(rewriter, loc, adaptor.getUpdate(),
+                                        adaptor.getCache(), position, last,
+                                        /*sequence=*/nullptr));
+      return success();
+    }
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero,
+        arith::ConstantIndexOp::create(rewriter, loc, update.getDimSize(0)),
+        arith::ConstantIndexOp::create(rewriter, loc, 1),
+        ValueRange{adaptor.getCache()},
+        [&](OpBuilder &b, Location nloc, Value sequence, ValueRange iterArgs) {
+          Value start = getSequencePosition(b, nloc, position, sequence);
+          scf::YieldOp::create(b, nloc,
+                               insertRows(b, nloc, adaptor.getUpdate(),
+                                          iterArgs[0], start, last, sequence));
+        });
+    rewriter.replaceOp(op, loop.getResults());
     return success();
+  }
+
+  /// Inserts `update` (or, given `sequence`, its rows of that sequence) into
+  /// `cache` at `position`. The position comes from the caller: it is
+  /// clamped to [0, last] so that the rows always land inside the cache. A
+  /// runner checks inputs that feed it directly and reports them
+  /// (tfm/Runtime/EntryResources.h); the clamp keeps a computed position
+  /// from ever writing out of bounds.
+  static Value insertRows(OpBuilder &b, Location loc, Value update, Value cache,
+                          Value position, int64_t last, Value sequence) {
+    position = arith::MinSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, position,
+                               arith::ConstantIndexOp::create(b, loc, 0)),
+        arith::ConstantIndexOp::create(b, loc, last));
+    RankedTensorType type = tensorType(update);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : type.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    OpFoldResult batchOffset = b.getIndexAttr(0);
+    if (sequence) {
+      sizes[0] = b.getIndexAttr(1);
+      batchOffset = sequence;
+      SmallVector<OpFoldResult> rowOffsets{sequence, b.getIndexAttr(0),
+                                           b.getIndexAttr(0),
+                                           b.getIndexAttr(0)};
+      SmallVector<int64_t> rowShape(type.getShape());
+      rowShape[0] = 1;
+      update = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(rowShape, type.getElementType()),
+          update, rowOffsets, sizes, strides);
+    }
+    SmallVector<OpFoldResult> offsets{batchOffset, b.getIndexAttr(0), position,
+                                      b.getIndexAttr(0)};
+    return tensor::InsertSliceOp::create(b, loc, update, cache, offsets, sizes,
+                                         strides);
   }
 };
 } // namespace

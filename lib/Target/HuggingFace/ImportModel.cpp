@@ -37,7 +37,9 @@ public:
                const ImportOptions &options, Entry entry)
       : b(&context), c(config), entry(entry), batch(options.batch),
         seqLen(entry == Entry::Decode ? 1 : getSeqLen(config, options)),
-        cacheLength(options.kvCacheLength) {}
+        cacheLength(options.kvCacheLength),
+        perSequencePositions(options.perSequencePositions &&
+                             entry == Entry::Decode) {}
 
   func::FuncOp build();
 
@@ -149,6 +151,8 @@ private:
   const ModelConfig &c;
   Entry entry;
   int64_t batch, seqLen, cacheLength;
+  /// `pos` is a [B] tensor of each sequence's position, not one index.
+  bool perSequencePositions;
 
   Block *body = nullptr;
   SmallVector<DictionaryAttr> argAttrs;
@@ -314,7 +318,10 @@ func::FuncOp EntryBuilder::build() {
   body = block.get();
   ids = addArgument(0, RankedTensorType::get({batch, seqLen}, b.getI64Type()),
                     "tfm.input", "input_ids");
-  if (entry != Entry::Forward)
+  if (perSequencePositions)
+    pos = addArgument(1, RankedTensorType::get({batch}, b.getI64Type()),
+                      "tfm.input", "positions");
+  else if (entry != Entry::Forward)
     pos = addArgument(1, b.getIndexType(), "tfm.input", "position");
   paramEnd = body->getNumArguments();
 

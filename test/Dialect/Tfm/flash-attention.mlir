@@ -92,6 +92,25 @@ func.func @decode_step(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x64x8xf32>, %v: te
 
 // -----
 
+// Ragged batch: each sequence's queries start at its own offset (element b
+// of the [B] tensor), read inside the (batch, head, query tile) loop; the
+// causal skip then ends each sequence's key loop at its own last tile.
+// CHECK-LABEL: func.func @ragged
+// CHECK-SAME: %[[P:[^:]+]]: tensor<2xi64>)
+// CHECK: scf.forall (%[[B:.+]], %{{.+}}, %[[QS:.+]]) = (0, 0, 0) to (2, 2, 8) step (1, 1, 8)
+// CHECK: %[[E:.+]] = tensor.extract %[[P]][%[[B]]] : tensor<2xi64>
+// CHECK: %[[OFF:.+]] = arith.index_cast %[[E]] : i64 to index
+// CHECK: %[[POS:.+]] = arith.addi %[[OFF]], %[[QS]] : index
+// CHECK: %[[LAST:.+]] = arith.addi %[[POS]], %c8 : index
+// CHECK: %[[END:.+]] = arith.minsi %c64, %[[LAST]] : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step %c16
+func.func @ragged(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x64x16xf32>, %v: tensor<2x2x64x16xf32>, %pos: tensor<2xi64>) -> tensor<2x2x8x16xf32> {
+  %a = tfm.attention %q, %k, %v, %pos : (tensor<2x2x8x16xf32>, tensor<2x2x64x16xf32>, tensor<2x2x64x16xf32>, tensor<2xi64>) -> tensor<2x2x8x16xf32>
+  return %a : tensor<2x2x8x16xf32>
+}
+
+// -----
+
 // f16 inputs: scores, running statistics and the accumulator are f32; the
 // output tile is truncated once.
 // CHECK-LABEL: func.func @half

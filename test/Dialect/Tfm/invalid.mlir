@@ -568,6 +568,63 @@ func.func @attention_result(%q: tensor<1x8x4x16xf32>, %k: tensor<1x2x4x16xf32>, 
   return %0 : tensor<1x2x4x16xf32>
 }
 
+// -----
+
+// Per-sequence offsets (ragged batches): one per sequence of the batch.
+func.func @attention_offsets_batch(%q: tensor<2x4x1x4xf32>, %k: tensor<2x4x8x4xf32>, %v: tensor<2x4x8x4xf32>, %pos: tensor<3xi64>) -> tensor<2x4x1x4xf32> {
+  // expected-error @below {{'tfm.attention' op offset 'tensor<3xi64>' must hold one position per sequence of the batch (B=2)}}
+  %0 = tfm.attention %q, %k, %v, %pos : (tensor<2x4x1x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<3xi64>) -> tensor<2x4x1x4xf32>
+  return %0 : tensor<2x4x1x4xf32>
+}
+
+// -----
+
+func.func @attention_offsets_not_causal(%q: tensor<2x4x1x4xf32>, %k: tensor<2x4x8x4xf32>, %v: tensor<2x4x8x4xf32>, %pos: tensor<2xi64>) -> tensor<2x4x1x4xf32> {
+  // expected-error @below {{'tfm.attention' op per-sequence offsets need causal attention: they mark where each sequence's keys end}}
+  %0 = tfm.attention %q, %k, %v, %pos {causal = false} : (tensor<2x4x1x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2xi64>) -> tensor<2x4x1x4xf32>
+  return %0 : tensor<2x4x1x4xf32>
+}
+
+// -----
+
+func.func @attention_offsets_float(%q: tensor<2x4x1x4xf32>, %k: tensor<2x4x8x4xf32>, %v: tensor<2x4x8x4xf32>, %pos: tensor<2xf32>) -> tensor<2x4x1x4xf32> {
+  // expected-error @below {{'tfm.attention' op operand #3 must be index or [B] tensor of per-sequence positions, but got 'tensor<2xf32>'}}
+  %0 = tfm.attention %q, %k, %v, %pos : (tensor<2x4x1x4xf32>, tensor<2x4x8x4xf32>, tensor<2x4x8x4xf32>, tensor<2xf32>) -> tensor<2x4x1x4xf32>
+  return %0 : tensor<2x4x1x4xf32>
+}
+
+// -----
+
+func.func @kv_cache_write_positions(%c: tensor<2x4x8x4xf32>, %u: tensor<2x4x1x4xf32>, %pos: tensor<1xi32>) -> tensor<2x4x8x4xf32> {
+  // expected-error @below {{'tfm.kv_cache_write' op position 'tensor<1xi32>' must hold one position per sequence of the batch (B=2)}}
+  %0 = tfm.kv_cache_write %c, %u, %pos : (tensor<2x4x8x4xf32>, tensor<2x4x1x4xf32>, tensor<1xi32>) -> tensor<2x4x8x4xf32>
+  return %0 : tensor<2x4x8x4xf32>
+}
+
+// -----
+
+func.func @kv_cache_write_positions_rank(%c: tensor<2x4x8x4xf32>, %u: tensor<2x4x1x4xf32>, %pos: tensor<2x1xi64>) -> tensor<2x4x8x4xf32> {
+  // expected-error @below {{'tfm.kv_cache_write' op operand #2 must be index or [B] tensor of per-sequence positions, but got 'tensor<2x1xi64>'}}
+  %0 = tfm.kv_cache_write %c, %u, %pos : (tensor<2x4x8x4xf32>, tensor<2x4x1x4xf32>, tensor<2x1xi64>) -> tensor<2x4x8x4xf32>
+  return %0 : tensor<2x4x8x4xf32>
+}
+
+// -----
+
+func.func @rope_offsets(%x: tensor<2x4x1x8xf32>, %pos: tensor<4xi64>) -> tensor<2x4x1x8xf32> {
+  // expected-error @below {{'tfm.rope' op offset 'tensor<4xi64>' must hold one position per sequence of the batch (B=2)}}
+  %0 = tfm.rope %x, %pos : (tensor<2x4x1x8xf32>, tensor<4xi64>) -> tensor<2x4x1x8xf32>
+  return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+func.func @position_embedding_offsets(%x: tensor<2x1x16xf32>, %wpe: tensor<32x16xf32>, %pos: tensor<1xi64>) -> tensor<2x1x16xf32> {
+  // expected-error @below {{'tfm.position_embedding' op offset 'tensor<1xi64>' must hold one position per sequence of the batch (B=2)}}
+  %0 = tfm.position_embedding %x, %wpe, %pos : (tensor<2x1x16xf32>, tensor<32x16xf32>, tensor<1xi64>) -> tensor<2x1x16xf32>
+  return %0 : tensor<2x1x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Activations (SameOperandsAndResultType)
 //===----------------------------------------------------------------------===//

@@ -183,3 +183,23 @@ func.func @moe(%x: tensor<1x4x16xf32>, %router: tensor<2x16xf32>,
          tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>) -> tensor<1x4x16xf32>
   return %0 : tensor<1x4x16xf32>
 }
+
+// Ragged batches: each of the 3 sequences at its own position (a [B] tensor
+// of i64 or i32 in place of the index), for every position-dependent op.
+// CHECK-LABEL: func.func @per_sequence_positions
+// CHECK-SAME: (%[[H:[^:]+]]: tensor<3x1x16xf32>, %[[WPE:[^:]+]]: tensor<32x16xf32>, %[[Q:[^:]+]]: tensor<3x4x1x8xf32>, %[[K:[^:]+]]: tensor<3x2x1x8xf32>, %[[KC:[^:]+]]: tensor<3x2x32x8xf32>, %[[POS:[^:]+]]: tensor<3xi64>, %[[POS32:[^:]+]]: tensor<3xi32>)
+func.func @per_sequence_positions(%h: tensor<3x1x16xf32>, %wpe: tensor<32x16xf32>,
+                                  %q: tensor<3x4x1x8xf32>, %k: tensor<3x2x1x8xf32>,
+                                  %kc: tensor<3x2x32x8xf32>, %pos: tensor<3xi64>,
+                                  %pos32: tensor<3xi32>)
+    -> (tensor<3x1x16xf32>, tensor<3x4x1x8xf32>) {
+  // CHECK: tfm.position_embedding %[[H]], %[[WPE]], %[[POS]] : (tensor<3x1x16xf32>, tensor<32x16xf32>, tensor<3xi64>) -> tensor<3x1x16xf32>
+  %e = tfm.position_embedding %h, %wpe, %pos : (tensor<3x1x16xf32>, tensor<32x16xf32>, tensor<3xi64>) -> tensor<3x1x16xf32>
+  // CHECK: %[[QR:.+]] = tfm.rope %[[Q]], %[[POS32]] : (tensor<3x4x1x8xf32>, tensor<3xi32>) -> tensor<3x4x1x8xf32>
+  %qr = tfm.rope %q, %pos32 : (tensor<3x4x1x8xf32>, tensor<3xi32>) -> tensor<3x4x1x8xf32>
+  // CHECK: %[[KW:.+]] = tfm.kv_cache_write %[[KC]], %[[K]], %[[POS]] : (tensor<3x2x32x8xf32>, tensor<3x2x1x8xf32>, tensor<3xi64>) -> tensor<3x2x32x8xf32>
+  %kw = tfm.kv_cache_write %kc, %k, %pos : (tensor<3x2x32x8xf32>, tensor<3x2x1x8xf32>, tensor<3xi64>) -> tensor<3x2x32x8xf32>
+  // CHECK: tfm.attention %[[QR]], %[[KW]], %[[KW]], %[[POS]] : (tensor<3x4x1x8xf32>, tensor<3x2x32x8xf32>, tensor<3x2x32x8xf32>, tensor<3xi64>) -> tensor<3x4x1x8xf32>
+  %a = tfm.attention %qr, %kw, %kw, %pos : (tensor<3x4x1x8xf32>, tensor<3x2x32x8xf32>, tensor<3x2x32x8xf32>, tensor<3xi64>) -> tensor<3x4x1x8xf32>
+  return %e, %a : tensor<3x1x16xf32>, tensor<3x4x1x8xf32>
+}

@@ -19,6 +19,13 @@
 // tfm.kv_cache_write. Attention then reads the whole cache with
 // `offset = pos`: causality masks the slots not written yet.
 //
+// With `perSequencePositions` (ragged batches), @decode takes
+// `%positions: tensor<Bxi64> {tfm.input = "positions"}` instead: each
+// sequence's token is written at, embedded at and attends from its own
+// position. @prefill keeps one position: right-padded prompts of different
+// lengths share each chunk's positions, and causality already keeps every
+// real token from seeing the padding after it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
 #define TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
@@ -43,6 +50,8 @@ struct ImportOptions {
   int64_t seqLen = 0;
   /// S_max of the KV cache; 0 emits @forward only.
   int64_t kvCacheLength = 0;
+  /// @decode takes a position per sequence (ragged batches) rather than one.
+  bool perSequencePositions = false;
 };
 
 /// The sequence length `options` resolve to for `config`.

@@ -58,6 +58,21 @@ static LogicalResult checkVector(Operation *op, Value v, StringRef what,
                            << "), got " << type;
 }
 
+/// Checks a per-sequence `position` operand (a `[B]` tensor) against the
+/// batch size; an `index` position (or none) needs no check.
+static LogicalResult checkPerSequencePosition(Operation *op, Value position,
+                                              StringRef what, int64_t batch) {
+  if (!isPerSequencePosition(position))
+    return success();
+  auto type = tensorType(position);
+  if (type.getDimSize(0) == batch)
+    return success();
+  return op->emitOpError() << what << " " << type
+                           << " must hold one position per sequence of the "
+                              "batch (B="
+                           << batch << ")";
+}
+
 /// Product of all but the last dimension (computed directly rather than
 /// dividing by the last dimension, which may be 0).
 static int64_t leadingElements(RankedTensorType t) {
@@ -99,6 +114,9 @@ LogicalResult PositionEmbeddingOp::verify() {
     return emitOpError() << "table width " << table.getDimSize(1)
                          << " differs from the hidden size d="
                          << in.getDimSize(2);
+  if (failed(checkPerSequencePosition(*this, getOffset(), "offset",
+                                      in.getDimSize(0))))
+    return failure();
   if (!getOffset() && in.getDimSize(1) > table.getDimSize(0))
     return emitOpError() << "sequence length " << in.getDimSize(1)
                          << " exceeds the " << table.getDimSize(0)
@@ -292,6 +310,9 @@ LogicalResult RoPEOp::verify() {
   if (!(getTheta().convertToFloat() > 0.0f))
     return emitOpError() << "theta must be positive, got "
                          << getTheta().convertToFloat();
+  if (failed(checkPerSequencePosition(*this, getOffset(), "offset",
+                                      in.getDimSize(0))))
+    return failure();
   return checkResultType(*this, in);
 }
 
@@ -332,6 +353,12 @@ LogicalResult AttentionOp::verify() {
   if (k.getDimSize(3) != q.getDimSize(3))
     return emitOpError() << "query head dim " << q.getDimSize(3)
                          << " differs from key head dim " << k.getDimSize(3);
+  if (failed(checkPerSequencePosition(*this, getOffset(), "offset",
+                                      q.getDimSize(0))))
+    return failure();
+  if (isPerSequencePosition(getOffset()) && !getCausal())
+    return emitOpError() << "per-sequence offsets need causal attention: "
+                            "they mark where each sequence's keys end";
   if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
     return emitOpError() << "query length " << q.getDimSize(2)
                          << " exceeds key length " << k.getDimSize(2)
@@ -376,6 +403,9 @@ LogicalResult KVCacheWriteOp::verify() {
     return emitOpError() << "update of " << update.getDimSize(2)
                          << " positions exceeds the cache's "
                          << cache.getDimSize(2);
+  if (failed(checkPerSequencePosition(*this, getPosition(), "position",
+                                      cache.getDimSize(0))))
+    return failure();
   return checkResultType(*this, cache);
 }
 

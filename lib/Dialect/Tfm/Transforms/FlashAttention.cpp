@@ -15,10 +15,14 @@
 // Loop nest: batch b, key/value head g, query tile (all Hq/Hkv query heads of
 // g at once, so each K/V tile is read once per group), key tile. The key loop
 // ends at the last tile a causal query tile can see; later tiles are skipped.
+// With per-sequence offsets (ragged batches) the query positions, the mask and
+// that bound are each sequence's own: a short sequence's key loop stops at its
+// own length, never visiting tiles of padding.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Dialect/Tfm/Utils/Positions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -298,7 +302,8 @@ Value FlashBuilder::build() {
   }
   Value v = padSequence(op.getValue(), paddedKvSeq);
 
-  // Absolute position of query row 0; see tfm.attention's `offset`.
+  // Absolute position of query row 0 (of each sequence, when the offset is
+  // per sequence); see tfm.attention's `offset`.
   Value offset = op.getOffset() ? op.getOffset() : idx(kvSeq - seq);
 
   auto outType =
@@ -342,7 +347,8 @@ Value FlashBuilder::build() {
       qTile = tensor::ExpandShapeOp::create(
           b, RankedTensorType::get({1, tq, headDim}, elemType), qTile,
           SmallVector<ReassociationIndices>{{0, 1}, {2}});
-    Value queryPos0 = arith::AddIOp::create(b, offset, qs);
+    Value queryPos0 = arith::AddIOp::create(
+        b, getSequencePosition(b, b.getLoc(), offset, bi), qs);
 
     // Keys [0, kvEnd) can matter to this query tile; under a causal mask
     // later tiles are wholly in the future and the loop never visits them.

@@ -38,6 +38,13 @@ inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 
+/// True if `position`, the `offset` or `position` operand of a
+/// position-dependent op, holds a position per sequence (a `[B]` tensor, for
+/// ragged batches) rather than one `index` for the whole batch.
+inline bool isPerSequencePosition(Value position) {
+  return position && isa<RankedTensorType>(position.getType());
+}
+
 /// The weight-file name of `v` if it is a function argument annotated with
 /// `tfm.param`, or an empty string.
 llvm::StringRef getParamName(Value v);

@@ -15,6 +15,12 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 def Tfm_Float : AnyTypeOf<[F32, F16, BF16]>;
 def Tfm_FloatTensor : StaticShapeTensorOf<[F32, F16, BF16]>;
 def Tfm_TokenTensor : StaticShapeTensorOf<[I32, I64]>;
+// A position per sequence of the batch (ragged batches): `[B]` of i32 or i64.
+def Tfm_RowPositions : 1DTensorOf<[I32, I64]>;
+// Where a position-dependent op starts: one `index` for the whole batch, or
+// a `[B]` tensor with each sequence's own position.
+def Tfm_Position : AnyTypeOf<[Index, Tfm_RowPositions],
+                             "index or [B] tensor of per-sequence positions">;
 
 class Tfm_LedgerOp<string mnemonic, list<Trait> traits = [],
                    list<string> ledgerOverrides = []>
@@ -51,17 +57,20 @@ def Tfm_EmbeddingOp : Tfm_LedgerOp<"embedding"> {
 def Tfm_PositionEmbeddingOp : Tfm_LedgerOp<"position_embedding"> {
   let summary = "adds learned absolute position embeddings";
   let description = [{
-    `result[b, s, :] = input[b, s, :] + table[offset + s, :]` (GPT-2's `wpe`).
+    `result[b, s, :] = input[b, s, :] + table[offset[b] + s, :]` (GPT-2's
+    `wpe`).
 
     - `input`: `[B, S, d]`; `table`: `[P, d]` with `P` the context length.
-    - `offset` (optional, `index`): position of the first token; 0 if absent.
-      Decode steps pass the current position here.
+    - `offset` (optional): position of the first token; 0 if absent. An
+      `index` applies to every sequence (decode steps pass the current
+      position here); a `[B]` tensor of i32/i64 gives each sequence its own
+      (a ragged batch's decode step, each sequence at its own length).
     - result: the type of `input`.
 
     Parameters: `P*d`. Without `offset`, `S <= P` is checked statically.
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$table,
-                       Optional<Index>:$offset);
+                       Optional<Tfm_Position>:$offset);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -208,18 +217,19 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
     interleaved pairs):
 
     ```
-    inv_freq[i] = theta^(-2i/dh),   angle = (offset + s) * inv_freq[i]
+    inv_freq[i] = theta^(-2i/dh),   angle = (offset[b] + s) * inv_freq[i]
     y[..., i]        = x[i] * cos(angle) - x[i + dh/2] * sin(angle)
     y[..., i + dh/2] = x[i + dh/2] * cos(angle) + x[i] * sin(angle)
     ```
 
     - `input`: `[B, H, S, dh]` with `dh` even; result: the same type.
-    - `offset` (optional, `index`): absolute position of the first token.
+    - `offset` (optional): absolute position of the first token; an `index`
+      for the whole batch or a `[B]` tensor of i32/i64, one per sequence.
     - `theta`: the base (`rope_theta`, 10000 by default).
 
     No parameters.
   }];
-  let arguments = (ins Tfm_FloatTensor:$input, Optional<Index>:$offset,
+  let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_Position>:$offset,
                        DefaultValuedAttr<F32Attr, "10000.0">:$theta);
   let results = (outs Tfm_FloatTensor:$result);
 }
@@ -243,6 +253,13 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
       covers prefill (`S == Skv`). A decode step over a preallocated cache
       passes its position: later cache slots are then in the future and
       masked by causality.
+      A `[B]` tensor of i32/i64 instead gives each sequence its own offset
+      (ragged batches: right-padded sequences of different lengths, each
+      at its own position over its own cache row). Query `s` of sequence `b`
+      is at position `offset[b] + s` and sees keys `j <= offset[b] + s`, so
+      a sequence never reads the padding or the stale cache slots past its
+      own length. Per-sequence offsets need `causal`: they mark where each
+      sequence's keys end.
     - `causal` (default true): query at position `p` sees keys `j <= p`.
     - `scale` (default `1/sqrt(dh)`).
     - result: `[B, Hq, S, dv]`.
@@ -256,7 +273,7 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
     `--tfm-to-linalg` lowers it; nothing recovers it from generic IR.
   }];
   let arguments = (ins Tfm_FloatTensor:$query, Tfm_FloatTensor:$key,
-                       Tfm_FloatTensor:$value, Optional<Index>:$offset,
+                       Tfm_FloatTensor:$value, Optional<Tfm_Position>:$offset,
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Tfm_FloatTensor:$result);
@@ -269,13 +286,15 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
 def Tfm_KVCacheWriteOp : Tfm_Op<"kv_cache_write", [Pure]> {
   let summary = "writes new keys or values into a preallocated KV cache";
   let description = [{
-    `result = cache` with `result[:, :, position : position + S, :] = update`.
+    `result = cache` with
+    `result[b, :, position[b] : position[b] + S, :] = update[b]`.
 
     - `cache`: `[B, Hkv, S_max, dh]`, preallocated for the whole generation.
     - `update`: `[B, Hkv, S, dh]`, the keys or values of the new tokens.
-    - `position` (`index`): the sequence position of the first new token;
-      `position + S <= S_max` is the caller's contract (transformer-runner
-      checks it before every step).
+    - `position`: the sequence position of the first new token, an `index`
+      for the whole batch or a `[B]` tensor of i32/i64 with each sequence's
+      own (ragged batches); `position + S <= S_max` is the caller's contract
+      (transformer-runner checks it before every step).
     - result: the cache's type.
 
     On tensors this is a value-semantics update; after bufferization with a
@@ -285,7 +304,7 @@ def Tfm_KVCacheWriteOp : Tfm_Op<"kv_cache_write", [Pure]> {
     later slots are in the future and masked.
   }];
   let arguments = (ins Tfm_FloatTensor:$cache, Tfm_FloatTensor:$update,
-                       Index:$position);
+                       Tfm_Position:$position);
   let results = (outs Tfm_FloatTensor:$result);
   let hasVerifier = 1;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
