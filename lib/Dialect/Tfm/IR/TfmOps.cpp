@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -292,6 +293,16 @@ LogicalResult RoPEOp::verify() {
   if (!(getTheta().convertToFloat() > 0.0f))
     return emitOpError() << "theta must be positive, got "
                          << getTheta().convertToFloat();
+  if (std::optional<ArrayRef<float>> invFreq = getInvFreq()) {
+    int64_t half = in.getDimSize(3) / 2;
+    if (static_cast<int64_t>(invFreq->size()) != half)
+      return emitOpError() << "inv_freq must hold dh/2 = " << half
+                           << " frequencies, got " << invFreq->size();
+    for (auto [i, f] : llvm::enumerate(*invFreq))
+      if (!std::isfinite(f) || !(f > 0.0f))
+        return emitOpError() << "inv_freq[" << i
+                             << "] must be finite and positive, got " << f;
+  }
   return checkResultType(*this, in);
 }
 
@@ -332,6 +343,9 @@ LogicalResult AttentionOp::verify() {
   if (k.getDimSize(3) != q.getDimSize(3))
     return emitOpError() << "query head dim " << q.getDimSize(3)
                          << " differs from key head dim " << k.getDimSize(3);
+  if (getSlidingWindow() && !getCausal())
+    return emitOpError() << "sliding_window requires a causal mask: the "
+                            "window is the last W positions up to the query";
   if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
     return emitOpError() << "query length " << q.getDimSize(2)
                          << " exceeds key length " << k.getDimSize(2)
@@ -340,6 +354,16 @@ LogicalResult AttentionOp::verify() {
       *this, RankedTensorType::get({q.getDimSize(0), hq, q.getDimSize(2),
                                     v.getDimSize(3)},
                                    q.getElementType()));
+}
+
+Value AttentionOp::buildOutsideWindow(OpBuilder &b, Location loc,
+                                      Value queryPos, Value keyPos) {
+  std::optional<uint64_t> window = getSlidingWindow();
+  if (!window)
+    return Value();
+  Value age = arith::SubIOp::create(b, loc, queryPos, keyPos);
+  Value w = arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(*window));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, age, w);
 }
 
 int64_t AttentionOp::getFlopCount() {
