@@ -559,6 +559,9 @@ static void readQwenExtras(FieldReader &r, ModelConfig &c) {
   }
   r.sizeOr("sliding_window", 4096);
   r.sizeOr("max_window_layers", 28);
+  // Qwen2-VL's multimodal RoPE sections; Qwen2.5 configs say false.
+  r.rejectTrue("use_mrope", "tfm implements 1-D RoPE (multimodal RoPE "
+                            "sections are Qwen2-VL's); it must be false");
   r.rejectTrue("use_sliding_window",
                "tfm does not build Qwen's per-layer sliding windows "
                "(layers from max_window_layers on); it must be false");
