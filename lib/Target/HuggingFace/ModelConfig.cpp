@@ -1,7 +1,8 @@
 //===- ModelConfig.cpp - reading a Hugging Face config.json ---------------===//
 //
-// Mirrors the defaults of transformers' GPT2Config, LlamaConfig and
-// MixtralConfig for optional fields, but requires the sizes: a config.json
+// Mirrors the defaults of transformers' GPT2Config, LlamaConfig,
+// MixtralConfig, MistralConfig, Qwen2Config and Qwen3Config for optional
+// fields, but requires the sizes: a config.json
 // saved by transformers always has them, so a missing one means a broken or
 // foreign file rather than "use the class default".
 //

@@ -4,12 +4,15 @@
 // changes the math of a decoder-only model, after every field has been checked.
 //
 // Reading is strict where being lenient would build a different model than
-// PyTorch runs: a field whose value tfm cannot honour (RoPE scaling, a
-// sliding window, quantized weights, GPT-2's per-layer attention scaling, ...)
-// is an error naming the field, as is a missing size or a value of the wrong
-// JSON type. Fields known not to change inference (dropouts, token ids,
-// `architectures`, `torch_dtype`, ...) are accepted silently; any other field
-// is accepted with a warning, since the importer cannot know what it means.
+// PyTorch runs: a field whose value tfm cannot honour (yarn RoPE scaling,
+// Qwen's per-layer sliding windows, quantized weights, GPT-2's per-layer
+// attention scaling, ...) is an error naming the field, as is a missing size
+// or a value of the wrong JSON type, and so is a field that changes the math
+// in another family where this family does not read it (a Mistral
+// `sliding_window` in a llama config). Fields known not to change inference
+// (dropouts, token ids, `architectures`, `torch_dtype`, ...) are accepted
+// silently; any other field is accepted with a warning, since the importer
+// cannot know what it means.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TARGET_HUGGINGFACE_MODELCONFIG_H
