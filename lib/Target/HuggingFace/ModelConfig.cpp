@@ -550,6 +550,9 @@ static void readMistralExtras(FieldReader &r, ModelConfig &c) {
 /// only `use_sliding_window: true` turns on (for the layers from
 /// `max_window_layers` on): tfm does not build per-layer windows, so that is
 /// an error, while the window settings are accepted when it is off.
+/// (transformers 4.46's eager/sdpa mask applies `sliding_window` even when
+/// it is off; published Qwen2/2.5 configs set it to at least
+/// max_position_embeddings, where it masks nothing.)
 static void readQwenExtras(FieldReader &r, ModelConfig &c) {
   bool qwen3 = c.family == ModelFamily::Qwen3;
   if (qwen3) {
