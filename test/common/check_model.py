@@ -64,7 +64,8 @@ def reference(args, w, inputs):
                               args.eps, args.prefix)
     if args.kind == "attention":
         return ref.attention(inputs["q"], inputs["k"], inputs["v"],
-                             causal=not args.not_causal, offset=args.offset)
+                             causal=not args.not_causal, offset=args.offset,
+                             window=args.window)
     raise SystemExit(f"unknown kind {args.kind}")
 
 
@@ -85,6 +86,8 @@ def main():
     parser.add_argument("--offset", type=int,
                         help="attention: position of the first query")
     parser.add_argument("--not-causal", action="store_true")
+    parser.add_argument("--window", type=int,
+                        help="attention: the op's sliding_window")
     args, runner_args = parser.parse_known_args()
 
     sig = signature(args.model)
