@@ -55,8 +55,9 @@ def rope(x, theta=10000.0, offset=0):
     return x * cos + rotated * sin
 
 
-def attention(q, k, v, causal=True, offset=None, scale=None):
-    """softmax(q k^T * scale + mask) v with GQA by repeating K/V heads."""
+def attention(q, k, v, causal=True, offset=None, scale=None, window=None):
+    """softmax(q k^T * scale + mask) v with GQA by repeating K/V heads; with
+    a sliding `window` W, a query at p sees only keys p - W < j <= p."""
     hq, hkv = q.shape[1], k.shape[1]
     s, skv = q.shape[2], k.shape[2]
     if offset is None:
@@ -69,7 +70,10 @@ def attention(q, k, v, causal=True, offset=None, scale=None):
     if causal:
         qpos = torch.arange(offset, offset + s).view(s, 1)
         kpos = torch.arange(skv).view(1, skv)
-        scores = scores.masked_fill(kpos > qpos, float("-inf"))
+        masked = kpos > qpos
+        if window is not None:
+            masked |= qpos - kpos >= window
+        scores = scores.masked_fill(masked, float("-inf"))
     return torch.matmul(torch.softmax(scores, dim=-1), v.float()).to(q.dtype)
 
 

@@ -65,11 +65,13 @@ def reference(args, w, inputs):
     if args.kind == "attention" and args.offsets:
         # Per-sequence offsets (ragged batches): each sequence alone.
         return torch.cat([ref.attention(inputs["q"][b:b + 1], inputs["k"][b:b + 1],
-                                        inputs["v"][b:b + 1], offset=offset)
+                                        inputs["v"][b:b + 1], offset=offset,
+                                        window=args.window)
                           for b, offset in enumerate(args.offsets)])
     if args.kind == "attention":
         return ref.attention(inputs["q"], inputs["k"], inputs["v"],
-                             causal=not args.not_causal, offset=args.offset)
+                             causal=not args.not_causal, offset=args.offset,
+                             window=args.window)
     raise SystemExit(f"unknown kind {args.kind}")
 
 
@@ -93,6 +95,8 @@ def main():
     parser.add_argument("--offsets", type=lambda v: [int(x) for x in v.split(",")],
                         help="attention: the input `pos` as one offset per "
                              "sequence, e.g. 0,20,59")
+    parser.add_argument("--window", type=int,
+                        help="attention: the op's sliding_window")
     args, runner_args = parser.parse_known_args()
 
     sig = signature(args.model)

@@ -197,7 +197,8 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
 };
 
 /// Rotate-half RoPE, angles in f32 exactly as Hugging Face computes them:
-/// inv_freq[i] = 1 / theta^((2i) / dh), angle = float(offset[b] + s) * inv_freq.
+/// inv_freq[i] = 1 / theta^((2i) / dh) (or the op's `inv_freq` table),
+/// angle = float(offset[b] + s) * inv_freq.
 struct RoPELowering : OpConversionPattern<RoPEOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -208,6 +209,13 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
     double theta = op.getTheta().convertToDouble();
     Value input = adaptor.getInput(), offset = adaptor.getOffset();
     Type f32 = rewriter.getF32Type(), i64 = rewriter.getI64Type();
+    // Given frequencies (scaled RoPE) are a constant [dh/2] table.
+    Value invFreqTable;
+    if (std::optional<ArrayRef<float>> invFreq = op.getInvFreq())
+      invFreqTable = arith::ConstantOp::create(
+          rewriter, op.getLoc(),
+          DenseElementsAttr::get(RankedTensorType::get({half}, f32),
+                                 *invFreq));
     rewriter.replaceOp(
         op,
         buildElementwise(
@@ -239,10 +247,17 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
                   arith::MulFOp::create(b, loc, f32Const(b, loc, 2.0),
                                         toF32(fi)),
                   f32Const(b, loc, double(dh)));
-              Value invFreq = arith::DivFOp::create(
-                  b, loc, f32Const(b, loc, 1.0),
-                  math::PowFOp::create(b, loc, f32Const(b, loc, theta),
-                                       exponent));
+              Value invFreq =
+                  invFreqTable
+                      ? tensor::ExtractOp::create(b, loc, invFreqTable,
+                                                  ValueRange{fi})
+                            .getResult()
+                      : arith::DivFOp::create(
+                            b, loc, f32Const(b, loc, 1.0),
+                            math::PowFOp::create(b, loc,
+                                                 f32Const(b, loc, theta),
+                                                 exponent))
+                            .getResult();
               Value pos =
                   offset ? arith::AddIOp::create(
                                b, loc,

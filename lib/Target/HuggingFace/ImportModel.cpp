@@ -122,8 +122,35 @@ private:
       k = writeCache(layer, "key", cacheType, k, prefix);
       v = writeCache(layer, "value", cacheType, v, prefix);
     }
-    return AttentionOp::create(b, loc(prefix + ".attention"), q.getType(), q,
-                               k, v, pos, b.getBoolAttr(true), scale);
+    auto attention =
+        AttentionOp::create(b, loc(prefix + ".attention"), q.getType(), q, k,
+                            v, pos, b.getBoolAttr(true), scale);
+    if (IntegerAttr window = slidingWindow(k))
+      attention.setSlidingWindowAttr(window);
+    return attention;
+  }
+
+  /// The model's sliding window for attention over `keys`, or null where
+  /// there is none or it cannot mask anything (no query is W positions past
+  /// a key of the tensor).
+  IntegerAttr slidingWindow(Value keys) {
+    int64_t keyLength = cast<RankedTensorType>(keys.getType()).getDimSize(2);
+    if (c.slidingWindow <= 0 || c.slidingWindow >= keyLength)
+      return {};
+    return b.getI64IntegerAttr(c.slidingWindow);
+  }
+
+  /// RoPE of heads `x`: the config's scaled frequencies when it has a
+  /// scaling, else plain RoPE from theta.
+  Value rope(Value x, const Twine &name) {
+    auto op = RoPEOp::create(b, loc(name), x.getType(), x, pos,
+                             b.getF32FloatAttr(c.ropeTheta));
+    if (c.ropeScaling != RoPEScaling::None) {
+      if (!ropeInvFreq)
+        ropeInvFreq = b.getDenseF32ArrayAttr(computeRoPEInverseFrequencies(c));
+      op.setInvFreqAttr(ropeInvFreq);
+    }
+    return op;
   }
 
   Value writeCache(int64_t layer, StringRef which, RankedTensorType type,
@@ -161,6 +188,7 @@ private:
   Value ids, pos;
   SmallVector<Value> cacheResults;
   SmallVector<std::string> cacheNames;
+  DenseF32ArrayAttr ropeInvFreq;
 };
 } // namespace
 
@@ -256,23 +284,31 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
                              param(p + name + ".weight", {d}),
                              b.getF32FloatAttr(c.normEps));
   };
-  auto rope = [&](Value x, StringRef name) -> Value {
-    return RoPEOp::create(b, loc(attn + "." + name), x.getType(), x, pos,
-                          b.getF32FloatAttr(c.ropeTheta));
+  // Qwen3: RMSNorm of each query/key head (weight [dh]) before RoPE.
+  auto headNorm = [&](Value x, StringRef name) -> Value {
+    std::string module = attn + "." + name.str();
+    return RMSNormOp::create(b, loc(module), x.getType(), x,
+                             param(module + ".weight", {dh}),
+                             b.getF32FloatAttr(c.normEps));
   };
   const WeightLayout outIn = WeightLayout::out_in;
 
   // Attention: separate q/k/v projections; k and v have Hkv heads (GQA/MQA)
-  // and the head size need not be d / H.
+  // and the head size need not be d / H. Qwen2 has biases on q/k/v only.
+  bool qkvBias = c.attentionBias || c.qkvBias;
   Value x = rmsNorm(h, "input_layernorm");
-  Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, c.attentionBias);
-  Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, c.attentionBias);
-  Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, c.attentionBias);
+  Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, qkvBias);
+  Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, qkvBias);
+  Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, qkvBias);
   q = splitHeads(q, c.numHeads, attn + ".split_heads_q");
   k = splitHeads(k, c.numKVHeads, attn + ".split_heads_k");
   v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
-  q = rope(q, "rope_q");
-  k = rope(k, "rope_k");
+  if (c.qkNorm) {
+    q = headNorm(q, "q_norm");
+    k = headNorm(k, "k_norm");
+  }
+  q = rope(q, attn + ".rope_q");
+  k = rope(k, attn + ".rope_k");
   Value a = attend(layer, attn, q, k, v, FloatAttr());
   a = MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
                            tensor({batch, seqLen, qWidth}), a);

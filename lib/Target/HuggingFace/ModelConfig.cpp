@@ -1,7 +1,8 @@
 //===- ModelConfig.cpp - reading a Hugging Face config.json ---------------===//
 //
-// Mirrors the defaults of transformers' GPT2Config, LlamaConfig and
-// MixtralConfig for optional fields, but requires the sizes: a config.json
+// Mirrors the defaults of transformers' GPT2Config, LlamaConfig,
+// MixtralConfig, MistralConfig, Qwen2Config and Qwen3Config for optional
+// fields, but requires the sizes: a config.json
 // saved by transformers always has them, so a missing one means a broken or
 // foreign file rather than "use the class default".
 //
@@ -33,6 +34,12 @@ llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
     return "llama";
   case ModelFamily::Mixtral:
     return "mixtral";
+  case ModelFamily::Mistral:
+    return "mistral";
+  case ModelFamily::Qwen2:
+    return "qwen2";
+  case ModelFamily::Qwen3:
+    return "qwen3";
   }
   llvm_unreachable("unknown model family");
 }
@@ -63,6 +70,25 @@ static constexpr StringRef kNeutralFields[] = {
     "router_jitter_noise", "task_specific_params", "temperature",
     "tie_encoder_decoder", "tokenizer_class", "top_k", "top_p", "torch_dtype",
     "torchscript", "transformers_version", "use_cache", "use_return_dict"};
+
+/// Fields that change the math in some Hugging Face decoder family. A family
+/// that implements one reads it; in any other config it is an error, not an
+/// "unknown field" warning: a Mistral config renamed to llama must not lose
+/// its sliding window silently. Null and false mean "off" and are accepted.
+static constexpr StringRef kMathFields[] = {
+    "alibi", "attention_bias", "attention_multiplier", "attn_logit_softcapping",
+    "clip_qkv", "do_layer_norm_before", "embedding_multiplier",
+    "final_logit_softcapping", "hidden_activation", "layer_types",
+    "logits_scaling", "max_window_layers", "mlp_bias", "multi_query",
+    "new_decoder_architecture", "parallel_attn", "partial_rotary_factor",
+    "qk_layernorm", "query_pre_attn_scalar", "residual_multiplier",
+    "rope_parameters", "rope_scaling", "rotary_emb_base", "rotary_pct",
+    "scale_embedding", "sliding_window", "use_parallel_residual",
+    "use_qk_norm", "use_sliding_window"};
+
+/// The model types parseModelConfig accepts, for messages.
+static constexpr const char *kImportedTypes =
+    "gpt2, llama, mixtral, mistral, qwen2 and qwen3";
 
 /// Name patterns of neutral fields: dropout probabilities (`attn_pdrop`,
 /// `attention_dropout`), special token ids, and the `summary_*` settings of
@@ -100,6 +126,14 @@ public:
     understood.insert(key);
     const json::Value *value = object.get(key);
     return value && value->kind() != json::Value::Null ? value : nullptr;
+  }
+
+  /// Whether `key` is present with the value JSON `null` (where absent and
+  /// null differ: a class default that null turns off).
+  bool isNull(StringRef key) {
+    understood.insert(key);
+    const json::Value *value = object.get(key);
+    return value && value->kind() == json::Value::Null;
   }
 
   void fail(StringRef key, const Twine &what) {
@@ -191,6 +225,24 @@ public:
   void rejectNonNull(StringRef key, const Twine &why) {
     if (const json::Value *value = lookup(key))
       fail(key, describe(*value) + " is not supported: " + why);
+  }
+
+  /// Fails on the first (sorted) field of kMathFields that the family's
+  /// reader did not read and that is set to something other than null or
+  /// false.
+  void rejectUnreadMathFields(StringRef modelType) {
+    for (StringRef key : kMathFields) {
+      const json::Value *value = object.get(key);
+      if (understood.contains(key) || !value ||
+          value->kind() == json::Value::Null ||
+          value->getAsBoolean() == std::optional<bool>(false))
+        continue;
+      return fail(key, describe(*value) +
+                           " is not supported for model_type '" + modelType +
+                           "': it changes the model's math in other "
+                           "families, and tfm would build the model as if "
+                           "it were absent");
+    }
   }
 
   /// Fields present in the file that nothing read and that are not known to
@@ -285,66 +337,245 @@ static void readGPT2(FieldReader &r, ModelConfig &c) {
   c.headDim = c.hiddenSize / c.numHeads;
 }
 
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The RoPE settings of one JSON object: `rope_scaling` (transformers 4.x,
+/// alongside a top-level `rope_theta`) or `rope_parameters` (transformers 5,
+/// which holds `rope_theta` too). Every key must be understood: an unknown
+/// one may change the frequencies.
+class RoPEObjectReader {
+public:
+  RoPEObjectReader(FieldReader &r, StringRef field, const json::Object &object)
+      : r(r), field(field), object(object) {}
+
+  /// Fills `c`'s RoPE scaling (and theta, when `withTheta`).
+  void read(ModelConfig &c, bool withTheta) {
+    // transformers reads `rope_type`, falling back to the legacy `type`:
+    // two that disagree leave the intended scaling unknown.
+    std::optional<StringRef> modern = object.getString("rope_type");
+    std::optional<StringRef> legacy = object.getString("type");
+    seen.insert("rope_type");
+    seen.insert("type");
+    for (StringRef key : {"rope_type", "type"})
+      if (const json::Value *v = object.get(key); v && !v->getAsString())
+        return fail(key, "expected a string, got " + describe(*v));
+    if (modern && legacy && *modern != *legacy)
+      return r.fail(field, "\"rope_type\": \"" + *modern +
+                               "\" and \"type\": \"" + *legacy +
+                               "\" disagree; give one of them");
+    StringRef kind = modern ? *modern : legacy ? *legacy : "";
+    if (withTheta)
+      if (std::optional<double> theta = positive("rope_theta", /*required=*/false))
+        c.ropeTheta = *theta;
+    if (kind.empty() || kind == "default") {
+      // {"rope_type": "default"} is transformers' spelling of "no scaling".
+      c.ropeScaling = RoPEScaling::None;
+    } else if (kind == "dynamic") {
+      // Dynamic NTK recomputes the frequencies only once a position passes
+      // max_position_embeddings (transformers' _dynamic_frequency_update);
+      // tfm never runs past the context, where it equals plain RoPE.
+      c.ropeScaling = RoPEScaling::None;
+      positive("factor", /*required=*/true);
+    } else if (kind == "linear") {
+      c.ropeScaling = RoPEScaling::Linear;
+      c.ropeFactor = positive("factor", /*required=*/true).value_or(1.0);
+    } else if (kind == "llama3") {
+      c.ropeScaling = RoPEScaling::Llama3;
+      c.ropeFactor = positive("factor", /*required=*/true).value_or(1.0);
+      c.ropeLowFreqFactor =
+          positive("low_freq_factor", /*required=*/true).value_or(1.0);
+      c.ropeHighFreqFactor =
+          positive("high_freq_factor", /*required=*/true).value_or(4.0);
+      c.ropeOriginalMaxPositions =
+          size("original_max_position_embeddings").value_or(1);
+      if (!r.failed() && !(c.ropeHighFreqFactor > c.ropeLowFreqFactor))
+        return fail("high_freq_factor",
+                    llvm::formatv("{0} must exceed low_freq_factor = {1}",
+                                  c.ropeHighFreqFactor, c.ropeLowFreqFactor));
+    } else {
+      return r.fail(field,
+                    "'" + kind + "' RoPE scaling is not supported; tfm "
+                    "implements 'default', 'linear', 'llama3' and 'dynamic' "
+                    "(which equals 'default' within the context length)");
+    }
+    for (const auto &entry : object)
+      if (!seen.contains(entry.first))
+        fail(entry.first, "is not supported with rope_type '" +
+                              (kind.empty() ? StringRef("default") : kind) +
+                              "'; tfm does not know how it changes RoPE");
+  }
+
+private:
+  void fail(StringRef key, const Twine &what) {
+    r.fail((field + "." + key).str(), what);
+  }
+
+  std::optional<double> positive(StringRef key, bool required) {
+    seen.insert(key);
+    const json::Value *value = object.get(key);
+    if (!value || value->kind() == json::Value::Null) {
+      if (required)
+        fail(key, "missing; this rope_type needs it");
+      return std::nullopt;
+    }
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number <= 0) {
+      fail(key, "expected a finite positive number, got " + describe(*value));
+      return std::nullopt;
+    }
+    return number;
+  }
+
+  std::optional<int64_t> size(StringRef key) {
+    seen.insert(key);
+    const json::Value *value = object.get(key);
+    if (!value || value->kind() == json::Value::Null) {
+      fail(key, "missing; this rope_type needs it");
+      return std::nullopt;
+    }
+    std::optional<int64_t> n = value->getAsInteger();
+    if (!n || *n < 1 || *n > kMaxSize) {
+      fail(key, "expected a positive integer below 2^31, got " +
+                    describe(*value));
+      return std::nullopt;
+    }
+    return n;
+  }
+
+  FieldReader &r;
+  StringRef field;
+  const json::Object &object;
+  llvm::StringSet<> seen;
+};
+} // namespace
+
 /// RoPE settings. transformers 4.x writes `rope_theta` and `rope_scaling`;
-/// 5.x groups them as `rope_parameters`. Only plain (unscaled) RoPE is
-/// implemented, so any scaling is an error rather than a silent mismatch.
+/// 5.x groups them as `rope_parameters`. Both layouts read the same way;
+/// scalings tfm does not implement (yarn, longrope, ...) are errors rather
+/// than a silent mismatch.
 static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
   c.ropeTheta = r.numberOr("rope_theta", defaultTheta, /*positive=*/true);
-  if (const json::Value *scaling = r.lookup("rope_scaling")) {
-    std::string kind;
-    if (const json::Object *object = scaling->getAsObject()) {
-      // transformers reads `rope_type`, falling back to the legacy `type`:
-      // two that disagree leave the intended scaling unknown.
-      std::optional<StringRef> modern = object->getString("rope_type");
-      std::optional<StringRef> legacy = object->getString("type");
-      if (modern && legacy && *modern != *legacy)
-        return r.fail("rope_scaling",
-                      "\"rope_type\": \"" + *modern + "\" and \"type\": \"" +
-                          *legacy + "\" disagree; give one of them");
-      if (modern || legacy)
-        kind = (modern ? *modern : *legacy).str();
-    }
-    // {"rope_type": "default"} is transformers' spelling of "no scaling".
-    if (kind != "default")
-      r.fail("rope_scaling",
-             (kind.empty() ? describe(*scaling) : "'" + kind + "'") +
-                 " RoPE scaling is not supported; tfm implements unscaled "
-                 "RoPE (rope_scaling must be null)");
+  for (StringRef field : {"rope_scaling", "rope_parameters"}) {
+    const json::Value *value = r.lookup(field);
+    if (!value)
+      continue;
+    const json::Object *object = value->getAsObject();
+    if (!object)
+      return r.fail(field, "expected an object, got " + describe(*value));
+    RoPEObjectReader(r, field, *object)
+        .read(c, /*withTheta=*/field == "rope_parameters");
   }
-  const json::Value *params = r.lookup("rope_parameters");
-  if (!params)
-    return;
-  const json::Object *object = params->getAsObject();
-  if (!object)
-    return r.fail("rope_parameters",
-                  "expected an object, got " + describe(*params));
-  for (const auto &entry : *object) {
-    StringRef key = entry.first;
-    const json::Value &value = entry.second;
-    std::string field = ("rope_parameters." + key).str();
-    if (key == "rope_type") {
-      std::optional<StringRef> type = value.getAsString();
-      if (!type || *type != "default")
-        r.fail(field, describe(value) + " is not supported; tfm implements "
-                                        "unscaled RoPE ('default')");
-    } else if (key == "rope_theta") {
-      std::optional<double> theta = value.getAsNumber();
-      if (!theta || !std::isfinite(*theta) || *theta <= 0)
-        r.fail(field,
-               "expected a finite positive number, got " + describe(value));
-      else
-        c.ropeTheta = *theta;
-    } else {
-      r.fail(field, "is not supported; tfm implements unscaled RoPE with "
-                    "only rope_type and rope_theta");
-    }
+}
+
+std::vector<float>
+mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c) {
+  // As torch computes them, in f32: 1 / base^(float(2i) / dh) with the base
+  // rounded to f32, then the variant's adjustment with its Python-float
+  // settings rounded to f32 where they meet the f32 tensor.
+  int64_t dh = c.headDim;
+  std::vector<float> invFreq;
+  for (int64_t i = 0; i < dh; i += 2) {
+    float exponent = static_cast<float>(i) / static_cast<float>(dh);
+    invFreq.push_back(1.0f / std::pow(static_cast<float>(c.ropeTheta), exponent));
   }
+  float factor = static_cast<float>(c.ropeFactor);
+  switch (c.ropeScaling) {
+  case RoPEScaling::None:
+    break;
+  case RoPEScaling::Linear:
+    for (float &f : invFreq)
+      f /= factor;
+    break;
+  case RoPEScaling::Llama3: {
+    // transformers' _compute_llama3_parameters.
+    double oldContext = static_cast<double>(c.ropeOriginalMaxPositions);
+    float lowWavelen = static_cast<float>(oldContext / c.ropeLowFreqFactor);
+    float highWavelen = static_cast<float>(oldContext / c.ropeHighFreqFactor);
+    float low = static_cast<float>(c.ropeLowFreqFactor);
+    float span = static_cast<float>(c.ropeHighFreqFactor - c.ropeLowFreqFactor);
+    float twoPi = static_cast<float>(2 * M_PI);
+    for (float &f : invFreq) {
+      float wavelen = twoPi / f;
+      if (wavelen > lowWavelen) {
+        f = f / factor;
+      } else if (!(wavelen < highWavelen)) {
+        float smooth =
+            (static_cast<float>(oldContext) / wavelen - low) / span;
+        f = (1.0f - smooth) * f / factor + smooth * f;
+      }
+    }
+    break;
+  }
+  }
+  return invFreq;
+}
+
+//===----------------------------------------------------------------------===//
+// Llama-like families: what each adds to Llama's decoder
+//===----------------------------------------------------------------------===//
+
+static void readLlamaExtras(FieldReader &r, ModelConfig &c) {
+  c.attentionBias = r.boolOr("attention_bias", false);
+  c.mlpBias = r.boolOr("mlp_bias", false);
+  int64_t tp = r.sizeOr("pretraining_tp", 1);
+  if (tp > 1)
+    r.fail("pretraining_tp",
+           llvm::formatv("{0} is not supported: it splits the projections "
+                         "into slices whose sum only approximates the "
+                         "unsplit model; it must be 1",
+                         tp));
+}
+
+static void readMixtralExtras(FieldReader &r, ModelConfig &c) {
+  c.numExperts = r.requiredCount("num_local_experts", "mixtral", kMaxExperts);
+  c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", "mixtral");
+  r.rejectNonNull("sliding_window",
+                  "tfm implements full causal attention for mixtral "
+                  "(sliding_window must be null)");
+}
+
+/// MistralConfig defaults `sliding_window` to 4096; null means full causal
+/// attention.
+static void readMistralExtras(FieldReader &r, ModelConfig &c) {
+  c.slidingWindow = r.isNull("sliding_window")
+                        ? 0
+                        : r.sizeOr("sliding_window", 4096);
+}
+
+/// Qwen2 always has q/k/v biases and no o_proj bias; Qwen3 has per-head q/k
+/// RMSNorm and Llama's `attention_bias`. Both describe a sliding window that
+/// only `use_sliding_window: true` turns on (for the layers from
+/// `max_window_layers` on): tfm does not build per-layer windows, so that is
+/// an error, while the window settings are accepted when it is off.
+/// (transformers 4.46's eager/sdpa mask applies `sliding_window` even when
+/// it is off; published Qwen2/2.5 configs set it to at least
+/// max_position_embeddings, where it masks nothing.)
+static void readQwenExtras(FieldReader &r, ModelConfig &c) {
+  bool qwen3 = c.family == ModelFamily::Qwen3;
+  if (qwen3) {
+    c.qkNorm = true;
+    c.attentionBias = r.boolOr("attention_bias", false);
+  } else {
+    c.qkvBias = true;
+  }
+  r.sizeOr("sliding_window", 4096);
+  r.sizeOr("max_window_layers", 28);
+  // Qwen2-VL's multimodal RoPE sections; Qwen2.5 configs say false.
+  r.rejectTrue("use_mrope", "tfm implements 1-D RoPE (multimodal RoPE "
+                            "sections are Qwen2-VL's); it must be false");
+  r.rejectTrue("use_sliding_window",
+               "tfm does not build Qwen's per-layer sliding windows "
+               "(layers from max_window_layers on); it must be false");
 }
 
 static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.family = family;
   bool mixtral = family == ModelFamily::Mixtral;
-  std::string type = mixtral ? "mixtral" : "llama";
+  bool qwen = family == ModelFamily::Qwen2 || family == ModelFamily::Qwen3;
+  std::string type = getFamilyName(family).str();
   c.vocabSize = r.requiredSize("vocab_size", type);
   c.hiddenSize = r.requiredSize("hidden_size", type);
   c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
@@ -352,10 +583,19 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.intermediateSize = r.requiredSize("intermediate_size", type);
   c.maxPositionsField = "max_position_embeddings";
   c.maxPositions = r.requiredSize("max_position_embeddings", type);
-  // LlamaConfig: None -> MHA; MixtralConfig defaults to 8.
-  c.numKVHeads = r.sizeOr("num_key_value_heads", mixtral ? 8 : c.numHeads);
-  bool explicitHeadDim = r.lookup("head_dim") != nullptr;
-  c.headDim = r.sizeOr("head_dim", c.hiddenSize / c.numHeads);
+  // LlamaConfig: None -> MHA; Mixtral and Mistral default to 8, Qwen to 32.
+  int64_t defaultKVHeads = c.numHeads;
+  if (mixtral || family == ModelFamily::Mistral)
+    defaultKVHeads = 8;
+  else if (qwen)
+    defaultKVHeads = 32;
+  c.numKVHeads = r.sizeOr("num_key_value_heads", defaultKVHeads);
+  // Qwen3Config defaults head_dim to 128 rather than d / H.
+  bool explicitHeadDim = r.lookup("head_dim") != nullptr ||
+                         family == ModelFamily::Qwen3;
+  c.headDim = r.sizeOr("head_dim", family == ModelFamily::Qwen3
+                                       ? 128
+                                       : c.hiddenSize / c.numHeads);
   c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6,
                          /*positive=*/true, /*below=*/1.0);
 
@@ -369,22 +609,22 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   readRoPE(r, c, mixtral ? 1e6 : 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
 
-  if (mixtral) {
-    c.numExperts = r.requiredCount("num_local_experts", type, kMaxExperts);
-    c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", type);
-    r.rejectNonNull("sliding_window",
-                    "tfm implements full causal attention (sliding_window "
-                    "must be null)");
-  } else {
-    c.attentionBias = r.boolOr("attention_bias", false);
-    c.mlpBias = r.boolOr("mlp_bias", false);
-    int64_t tp = r.sizeOr("pretraining_tp", 1);
-    if (tp > 1)
-      r.fail("pretraining_tp",
-             llvm::formatv("{0} is not supported: it splits the projections "
-                           "into slices whose sum only approximates the "
-                           "unsplit model; it must be 1",
-                           tp));
+  switch (family) {
+  case ModelFamily::Llama:
+    readLlamaExtras(r, c);
+    break;
+  case ModelFamily::Mixtral:
+    readMixtralExtras(r, c);
+    break;
+  case ModelFamily::Mistral:
+    readMistralExtras(r, c);
+    break;
+  case ModelFamily::Qwen2:
+  case ModelFamily::Qwen3:
+    readQwenExtras(r, c);
+    break;
+  case ModelFamily::GPT2:
+    llvm_unreachable("GPT-2 is not Llama-like");
   }
   readCommonRejections(r);
 
@@ -436,8 +676,8 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
   ModelConfig c;
   const json::Value *typeValue = r.lookup("model_type");
   if (!typeValue)
-    return makeError("model_type: missing; tfm imports gpt2, llama and "
-                     "mixtral");
+    return makeError(Twine("model_type: missing; tfm imports ") +
+                     kImportedTypes);
   std::optional<StringRef> type = typeValue->getAsString();
   if (!type)
     return makeError("model_type: expected a string, got " +
@@ -449,9 +689,16 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
     readLlamaLike(r, c, ModelFamily::Llama);
   else if (*type == "mixtral")
     readLlamaLike(r, c, ModelFamily::Mixtral);
+  else if (*type == "mistral")
+    readLlamaLike(r, c, ModelFamily::Mistral);
+  else if (*type == "qwen2")
+    readLlamaLike(r, c, ModelFamily::Qwen2);
+  else if (*type == "qwen3")
+    readLlamaLike(r, c, ModelFamily::Qwen3);
   else
     return makeError("model_type: unsupported model type '" + *type +
-                     "' (tfm imports gpt2, llama and mixtral)");
+                     "' (tfm imports " + kImportedTypes + ")");
+  r.rejectUnreadMathFields(*type);
   if (r.failed())
     return makeError(r.getError());
   c.unknownFields = r.getUnknownFields();

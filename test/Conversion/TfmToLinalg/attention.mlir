@@ -64,3 +64,20 @@ func.func @attention_noncausal(%q: tensor<1x1x2x4xf32>, %k: tensor<1x1x2x4xf32>,
   %y = tfm.attention %q, %k, %v {causal = false} : (tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
   return %y : tensor<1x1x2x4xf32>
 }
+
+// Sliding window of 3 over a cache at %pos: a key j is masked when it is in
+// the future (j > p) or at least 3 positions back (p - j >= 3).
+// CHECK-LABEL: func.func @attention_sliding_window
+// CHECK-SAME: %[[POS:[^:]*]]: index
+// CHECK: linalg.generic
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[P:.*]] = arith.addi %[[POS]], %{{.*}}
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[J]], %[[P]]
+// CHECK: %[[AGE:.*]] = arith.subi %[[P]], %[[J]]
+// CHECK: %[[OLD:.*]] = arith.cmpi sge, %[[AGE]], %c3
+// CHECK: %[[MASKED:.*]] = arith.ori %[[FUT]], %[[OLD]]
+// CHECK: arith.select %[[MASKED]]
+func.func @attention_sliding_window(%q: tensor<1x2x1x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %pos: index) -> tensor<1x2x1x4xf32> {
+  %y = tfm.attention %q, %k, %v, %pos {sliding_window = 3 : i64} : (tensor<1x2x1x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, index) -> tensor<1x2x1x4xf32>
+  return %y : tensor<1x2x1x4xf32>
+}

@@ -26,3 +26,18 @@ func.func @rope_f16(%x: tensor<1x2x3x8xf16>, %off: index) -> tensor<1x2x3x8xf16>
   %y = tfm.rope %x, %off {theta = 500000.0 : f32} : (tensor<1x2x3x8xf16>, index) -> tensor<1x2x3x8xf16>
   return %y : tensor<1x2x3x8xf16>
 }
+
+// Given inverse frequencies (scaled RoPE) replace theta's: a constant table
+// of dh/2 values read at i mod dh/2, no powf.
+// CHECK-LABEL: func.func @rope_inv_freq
+// CHECK: %[[TABLE:.*]] = arith.constant dense<[1.000000e+00, 1.250000e-03]> : tensor<2xf32>
+// CHECK: linalg.generic
+// CHECK: %[[FI:.*]] = arith.remui %{{.*}}, %c2
+// CHECK-NOT: math.powf
+// CHECK: tensor.extract %[[TABLE]][%[[FI]]] : tensor<2xf32>
+// CHECK-NOT: math.powf
+// CHECK: math.cos
+func.func @rope_inv_freq(%x: tensor<1x2x3x4xf32>, %off: index) -> tensor<1x2x3x4xf32> {
+  %y = tfm.rope %x, %off {inv_freq = array<f32: 1.0, 0.00125>} : (tensor<1x2x3x4xf32>, index) -> tensor<1x2x3x4xf32>
+  return %y : tensor<1x2x3x4xf32>
+}

@@ -123,6 +123,37 @@ func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1
 
 // -----
 
+// Sliding window of 40 over S = 128: the key loop starts at the tile holding
+// key queryPos0 - 39 (rounded down to a multiple of the 16-key tile; 0 when
+// negative) and ends at the causal limit, so tiles wholly before every row's
+// window are skipped. Inside a tile, keys at least 40 positions before their
+// row are masked; a row whose keys in a tile are all masked keeps m = -inf,
+// and the safe max (0 for -inf) keeps exp() from producing NaN.
+// CHECK-LABEL: func.func @sliding_window
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C39:.+]] = arith.constant 39 : index
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QS:.+]]) = (0, 0, 0) to (1, 2, 128) step (1, 1, 32)
+// CHECK: %[[POS:.+]] = arith.addi %{{.+}}, %[[QS]] : index
+// CHECK: %[[END:.+]] = arith.minsi
+// CHECK: %[[FROM:.+]] = arith.subi %[[POS]], %[[C39]] : index
+// CHECK: %[[FIRST:.+]] = arith.maxsi %[[C0]], %[[FROM]] : index
+// CHECK: %[[TILE:.+]] = arith.divui %[[FIRST]], %[[C16]] : index
+// CHECK: %[[BEGIN:.+]] = arith.muli %[[TILE]], %[[C16]] : index
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %[[C16]]
+// CHECK: arith.cmpi sgt
+// CHECK: %[[AGE:.+]] = arith.subi
+// CHECK: arith.cmpi sge, %[[AGE]], %c40
+// CHECK: arith.cmpf oeq, %{{.+}}, %cst
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: sliding_window
+func.func @sliding_window(%q: tensor<1x2x128x8xf32>, %k: tensor<1x2x128x8xf32>, %v: tensor<1x2x128x8xf32>) -> tensor<1x2x128x8xf32> {
+  %a = tfm.attention %q, %k, %v {sliding_window = 40 : i64} : (tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>, tensor<1x2x128x8xf32>) -> tensor<1x2x128x8xf32>
+  return %a : tensor<1x2x128x8xf32>
+}
+
+// -----
+
 // With causal-skip=false every key tile is visited and the future is masked:
 // the baseline the benchmark measures the skip against.
 // RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 causal-skip=false" | FileCheck %s --check-prefix=NOSKIP

@@ -457,6 +457,30 @@ func.func @rope_result(%x: tensor<1x4x8x4xf32>, %p: index) -> tensor<1x4x8x4xf16
   return %0 : tensor<1x4x8x4xf16>
 }
 
+// -----
+
+func.func @rope_inv_freq_count(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.rope' op inv_freq must hold dh/2 = 2 frequencies, got 3}}
+  %0 = tfm.rope %x {inv_freq = array<f32: 1.0, 0.1, 0.01>} : (tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @rope_inv_freq_value(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.rope' op inv_freq[1] must be finite and positive, got 0}}
+  %0 = tfm.rope %x {inv_freq = array<f32: 1.0, 0.0>} : (tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @rope_inv_freq_inf(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.rope' op inv_freq[0] must be finite and positive, got INF}}
+  %0 = tfm.rope %x {inv_freq = array<f32: 0x7F800000, 0.5>} : (tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // tfm.attention
 //===----------------------------------------------------------------------===//
@@ -547,6 +571,22 @@ func.func @attention_zero_kv_heads(%q: tensor<1x4x8x4xf32>, %k: tensor<1x0x8x4xf
 func.func @attention_head_dim(%q: tensor<1x4x8x8xf32>, %k: tensor<1x4x8x4xf32>, %v: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
   // expected-error @below {{'tfm.attention' op query head dim 8 differs from key head dim 4}}
   %0 = tfm.attention %q, %k, %v : (tensor<1x4x8x8xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @attention_window_not_causal(%q: tensor<1x4x8x4xf32>, %k: tensor<1x4x8x4xf32>, %v: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.attention' op sliding_window requires a causal mask: the window is the last W positions up to the query}}
+  %0 = tfm.attention %q, %k, %v {causal = false, sliding_window = 4 : i64} : (tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @attention_window_zero(%q: tensor<1x4x8x4xf32>, %k: tensor<1x4x8x4xf32>, %v: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.attention' op attribute 'sliding_window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %0 = tfm.attention %q, %k, %v {sliding_window = 0 : i64} : (tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
   return %0 : tensor<1x4x8x4xf32>
 }
 

@@ -133,6 +133,19 @@ func.func @gqa_rope(%q: tensor<1x8x4x16xf16>, %k: tensor<1x2x4x16xf16>, %v: tens
   return %a, %d : tensor<1x8x4x16xf16>, tensor<1x8x4x16xf16>
 }
 
+// Scaled RoPE (explicit inverse frequencies) and a sliding-window attention
+// over a cache (Llama 3.1 / Mistral style).
+// CHECK-LABEL: func.func @scaled_rope_window
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x4x4xf32>, %[[KC:[^:]+]]: tensor<1x2x32x4xf32>, %[[POS:[^:]+]]: index)
+func.func @scaled_rope_window(%q: tensor<1x2x4x4xf32>, %kc: tensor<1x2x32x4xf32>, %pos: index)
+    -> tensor<1x2x4x4xf32> {
+  // CHECK: %[[QR:.+]] = tfm.rope %[[Q]], %[[POS]] {inv_freq = array<f32: 1.000000e+00, 1.250000e-03>, theta = 5.000000e+05 : f32} : (tensor<1x2x4x4xf32>, index) -> tensor<1x2x4x4xf32>
+  %qr = tfm.rope %q, %pos {inv_freq = array<f32: 1.0, 0.00125>, theta = 500000.0 : f32} : (tensor<1x2x4x4xf32>, index) -> tensor<1x2x4x4xf32>
+  // CHECK: tfm.attention %[[QR]], %[[KC]], %[[KC]], %[[POS]] {sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x32x4xf32>, tensor<1x2x32x4xf32>, index) -> tensor<1x2x4x4xf32>
+  %a = tfm.attention %qr, %kc, %kc, %pos {sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x32x4xf32>, tensor<1x2x32x4xf32>, index) -> tensor<1x2x4x4xf32>
+  return %a : tensor<1x2x4x4xf32>
+}
+
 // MQA (one kv head) in bf16, non-causal with an explicit scale, and a head
 // dim (dh = 32) that is not d/H of the model (d = 64, H = 4), with dv != dh.
 // CHECK-LABEL: func.func @mqa_bf16

@@ -4,12 +4,15 @@
 // changes the math of a decoder-only model, after every field has been checked.
 //
 // Reading is strict where being lenient would build a different model than
-// PyTorch runs: a field whose value tfm cannot honour (RoPE scaling, a
-// sliding window, quantized weights, GPT-2's per-layer attention scaling, ...)
-// is an error naming the field, as is a missing size or a value of the wrong
-// JSON type. Fields known not to change inference (dropouts, token ids,
-// `architectures`, `torch_dtype`, ...) are accepted silently; any other field
-// is accepted with a warning, since the importer cannot know what it means.
+// PyTorch runs: a field whose value tfm cannot honour (yarn RoPE scaling,
+// Qwen's per-layer sliding windows, quantized weights, GPT-2's per-layer
+// attention scaling, ...) is an error naming the field, as is a missing size
+// or a value of the wrong JSON type, and so is a field that changes the math
+// in another family where this family does not read it (a Mistral
+// `sliding_window` in a llama config). Fields known not to change inference
+// (dropouts, token ids, `architectures`, `torch_dtype`, ...) are accepted
+// silently; any other field is accepted with a warning, since the importer
+// cannot know what it means.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_TARGET_HUGGINGFACE_MODELCONFIG_H
@@ -33,6 +36,26 @@ enum class ModelFamily {
   Llama,
   /// MixtralForCausalLM: Llama's attention with a top-k sparse MoE MLP.
   Mixtral,
+  /// MistralForCausalLM: Llama with an optional sliding-window attention.
+  Mistral,
+  /// Qwen2ForCausalLM (Qwen2, Qwen2.5): Llama with q/k/v biases (no o_proj
+  /// bias).
+  Qwen2,
+  /// Qwen3ForCausalLM: Llama with a per-head RMSNorm of q and k before RoPE
+  /// (`q_norm`, `k_norm`) and an independent `head_dim`.
+  Qwen3,
+};
+
+/// Hugging Face `rope_scaling` / `rope_parameters.rope_type`: how the RoPE
+/// frequencies are derived from `theta`.
+enum class RoPEScaling {
+  /// "default" or absent: inv_freq[i] = theta^(-2i/dh).
+  None,
+  /// "linear": every frequency divided by `factor` (positions interpolated).
+  Linear,
+  /// "llama3": low frequencies divided by `factor`, high ones kept, a smooth
+  /// blend between (Llama 3.1 / 3.2).
+  Llama3,
 };
 
 /// The MLP activation (GPT-2's `activation_function`, Llama's `hidden_act`).
@@ -70,6 +93,21 @@ struct ModelConfig {
   double normEps = 0;
   /// RoPE base (Llama, Mixtral).
   double ropeTheta = 10000.0;
+  /// RoPE frequency scaling and its settings (`factor` for linear and
+  /// llama3; the others for llama3 only).
+  RoPEScaling ropeScaling = RoPEScaling::None;
+  double ropeFactor = 1.0;
+  double ropeLowFreqFactor = 1.0;
+  double ropeHighFreqFactor = 4.0;
+  int64_t ropeOriginalMaxPositions = 0;
+  /// Mistral `sliding_window`: each query attends to its last W positions
+  /// (itself included); 0 for full causal attention.
+  int64_t slidingWindow = 0;
+  /// Qwen2: biases on q/k/v_proj only (`attentionBias` puts them on o_proj
+  /// too).
+  bool qkvBias = false;
+  /// Qwen3: per-head RMSNorm of queries and keys before RoPE.
+  bool qkNorm = false;
   Activation activation = Activation::GeluTanh;
   /// Whether the LM head reuses the token embedding matrix.
   bool tieWordEmbeddings = false;
@@ -89,12 +127,17 @@ struct ModelConfig {
   std::vector<std::string> unknownFields;
 };
 
+/// The `dh/2` RoPE inverse frequencies of `config`, in f32 and computed as
+/// transformers 4.46 does (`_compute_default_rope_parameters` and the scaled
+/// variants), for configs whose `ropeScaling` is not None.
+std::vector<float> computeRoPEInverseFrequencies(const ModelConfig &config);
+
 /// Parses and checks the text of a `config.json`. Errors read
 /// "<field>: <what is wrong>" (or "invalid JSON: ..."), for the caller to
 /// prefix with the file name.
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef jsonText);
 
-/// "gpt2", "llama", "mixtral".
+/// "gpt2", "llama", "mixtral", "mistral", "qwen2", "qwen3".
 llvm::StringRef getFamilyName(ModelFamily family);
 
 } // namespace mlir::tfm::hf

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -313,6 +314,16 @@ LogicalResult RoPEOp::verify() {
   if (failed(checkPerSequencePosition(*this, getOffset(), "offset",
                                       in.getDimSize(0))))
     return failure();
+  if (std::optional<ArrayRef<float>> invFreq = getInvFreq()) {
+    int64_t half = in.getDimSize(3) / 2;
+    if (static_cast<int64_t>(invFreq->size()) != half)
+      return emitOpError() << "inv_freq must hold dh/2 = " << half
+                           << " frequencies, got " << invFreq->size();
+    for (auto [i, f] : llvm::enumerate(*invFreq))
+      if (!std::isfinite(f) || !(f > 0.0f))
+        return emitOpError() << "inv_freq[" << i
+                             << "] must be finite and positive, got " << f;
+  }
   return checkResultType(*this, in);
 }
 
@@ -359,6 +370,9 @@ LogicalResult AttentionOp::verify() {
   if (isPerSequencePosition(getOffset()) && !getCausal())
     return emitOpError() << "per-sequence offsets need causal attention: "
                             "they mark where each sequence's keys end";
+  if (getSlidingWindow() && !getCausal())
+    return emitOpError() << "sliding_window requires a causal mask: the "
+                            "window is the last W positions up to the query";
   if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
     return emitOpError() << "query length " << q.getDimSize(2)
                          << " exceeds key length " << k.getDimSize(2)
@@ -367,6 +381,16 @@ LogicalResult AttentionOp::verify() {
       *this, RankedTensorType::get({q.getDimSize(0), hq, q.getDimSize(2),
                                     v.getDimSize(3)},
                                    q.getElementType()));
+}
+
+Value AttentionOp::buildOutsideWindow(OpBuilder &b, Location loc,
+                                      Value queryPos, Value keyPos) {
+  std::optional<uint64_t> window = getSlidingWindow();
+  if (!window)
+    return Value();
+  Value age = arith::SubIOp::create(b, loc, queryPos, keyPos);
+  Value w = arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(*window));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, age, w);
 }
 
 int64_t AttentionOp::getFlopCount() {

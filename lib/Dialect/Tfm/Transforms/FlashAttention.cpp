@@ -18,6 +18,11 @@
 // With per-sequence offsets (ragged batches) the query positions, the mask and
 // that bound are each sequence's own: a short sequence's key loop stops at its
 // own length, never visiting tiles of padding.
+// Under a sliding window it also starts at the first tile the window of the
+// tile's first query reaches: earlier tiles are wholly masked for every row.
+// A row can then meet a tile in which all its keys are masked (its window
+// starts later than the tile's first row's): m stays -inf, and a safe max
+// (0 while m is -inf) keeps exp(-inf - -inf) from turning into NaN.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -182,7 +187,8 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
   bool causal = op.getCausal();
   int64_t validKeys = kvSeq;
   // The scaled score of (i, t), or -inf where the key is masked: a padding key
-  // or, under a causal mask, a key after the query's position.
+  // or, under a causal mask, a key after the query's position (or before its
+  // sliding window).
   auto scaledOrMasked = [&](OpBuilder &nb, Location loc, Value s) -> Value {
     Value i = linalg::IndexOp::create(nb, loc, 1);
     Value t = linalg::IndexOp::create(nb, loc, 2);
@@ -195,6 +201,8 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
       Value future = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sgt,
                                            key, query);
       masked = arith::OrIOp::create(nb, loc, masked, future);
+      if (Value old = op.buildOutsideWindow(nb, loc, query, key))
+        masked = arith::OrIOp::create(nb, loc, masked, old);
     }
     Value scaled = arith::MulFOp::create(
         nb, loc, s,
@@ -220,11 +228,28 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
             nb, loc, arith::MaximumFOp::create(nb, loc, a[1], s).getResult());
       });
   auto rowMap = map(2, {0, 1});
+  // Under a sliding window a row may have seen only masked keys so far
+  // (m_new = -inf, l = acc = 0): subtracting 0 instead keeps corr and p at
+  // exp(-inf) = 0 rather than NaN. Without a window key 0 is always visible.
+  bool windowed = op.getSlidingWindow().has_value();
+  auto safeMax = [&](OpBuilder &nb, Location loc, Value mx) -> Value {
+    if (!windowed)
+      return mx;
+    Value isNegInf = arith::CmpFOp::create(
+        nb, loc, arith::CmpFPredicate::OEQ, mx,
+        arith::ConstantOp::create(
+            nb, loc,
+            nb.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true))));
+    return arith::SelectOp::create(
+        nb, loc, isNegInf,
+        arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0.0)), mx);
+  };
   Value corr = generic(
       rowType, {m, tileMax}, tensor::EmptyOp::create(b, rowType.getShape(), f32),
       {rowMap, rowMap, rowMap}, {kPar, kPar},
       [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value mNew = arith::MaximumFOp::create(nb, loc, a[0], a[1]);
+        Value mNew = safeMax(nb, loc,
+                             arith::MaximumFOp::create(nb, loc, a[0], a[1]));
         linalg::YieldOp::create(
             nb, loc,
             math::ExpOp::create(nb, loc,
@@ -239,8 +264,9 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
                                  .getResult());
                        });
 
-  // p[j, i, t] = exp(s - m_new); masked keys give exp(-inf) = 0. m_new is
-  // finite: key 0 is visible to every query and lies in the first tile.
+  // p[j, i, t] = exp(s - m_new); masked keys give exp(-inf) = 0. Without a
+  // window m_new is finite: key 0 is visible to every query and lies in the
+  // first tile; with one, see safeMax.
   Value probs = generic(
       scoreType, {scores, mNew},
       tensor::EmptyOp::create(b, scoreType.getShape(), f32),
@@ -248,7 +274,8 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
       {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
         Value s = scaledOrMasked(nb, loc, a[0]);
         Value e = math::ExpOp::create(
-            nb, loc, arith::SubFOp::create(nb, loc, s, a[1]));
+            nb, loc,
+            arith::SubFOp::create(nb, loc, s, safeMax(nb, loc, a[1])));
         linalg::YieldOp::create(nb, loc, e);
       });
 
@@ -356,6 +383,19 @@ Value FlashBuilder::build() {
     if (op.getCausal() && causalSkip)
       kvEnd = arith::MinSIOp::create(
           b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
+    // Under a sliding window of W, keys before queryPos0 - W + 1 are outside
+    // every row's window: start at the tile holding that key (tiles stay
+    // aligned to multiples of tk, so the last one ends within the padding).
+    Value kvBegin = zero;
+    if (std::optional<uint64_t> window = op.getSlidingWindow();
+        window && causalSkip) {
+      Value first = arith::MaxSIOp::create(
+          b, zero,
+          arith::SubIOp::create(
+              b, queryPos0, idx(static_cast<int64_t>(*window) - 1)));
+      kvBegin = arith::MulIOp::create(
+          b, arith::DivUIOp::create(b, first, idx(tk)), idx(tk));
+    }
 
     Value negInf = arith::ConstantOp::create(
         b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
@@ -363,7 +403,7 @@ Value FlashBuilder::build() {
     Value l0 = filled({group, tq}, f32Const(0.0));
     Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
     ValueRange state =
-        loop(zero, kvEnd, idx(tk), {m0, l0, acc0}, [&](Value ks, ValueRange s) {
+        loop(kvBegin, kvEnd, idx(tk), {m0, l0, acc0}, [&](Value ks, ValueRange s) {
           Value kTile = keysTransposed
                             ? sliceColumns(k, bi, g, ks, headDim, tk)
                             : slice(k, bi, g, 1, ks, tk, headDim);

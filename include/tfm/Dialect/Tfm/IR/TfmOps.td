@@ -226,12 +226,31 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
     - `offset` (optional): absolute position of the first token; an `index`
       for the whole batch or a `[B]` tensor of i32/i64, one per sequence.
     - `theta`: the base (`rope_theta`, 10000 by default).
+    - `inv_freq` (optional): the `dh/2` inverse frequencies themselves,
+      replacing `theta^(-2i/dh)` (`theta` is then unused). Scaled RoPE
+      variants (Hugging Face `rope_scaling` `linear`, `llama3`) differ from
+      plain RoPE only in these frequencies; the importer computes them as
+      transformers does, in f32, so the op needs no knowledge of each
+      variant's formula. Each must be finite and positive.
 
     No parameters.
+
+    ```mlir
+    %q = tfm.rope %x, %pos {inv_freq = array<f32: 1.0, 0.01>} : (tensor<1x2x8x4xf32>, index) -> tensor<1x2x8x4xf32>
+    ```
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_Position>:$offset,
-                       DefaultValuedAttr<F32Attr, "10000.0">:$theta);
+                       DefaultValuedAttr<F32Attr, "10000.0">:$theta,
+                       OptionalAttr<DenseF32ArrayAttr>:$inv_freq);
   let results = (outs Tfm_FloatTensor:$result);
+  // Plain RoPE, the common case, without naming the optional frequencies.
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$input, "Value":$offset,
+                   "FloatAttr":$theta), [{
+      build($_builder, $_state, result, input, offset, theta,
+            /*inv_freq=*/DenseF32ArrayAttr());
+    }]>
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -261,6 +280,12 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
       own length. Per-sequence offsets need `causal`: they mark where each
       sequence's keys end.
     - `causal` (default true): query at position `p` sees keys `j <= p`.
+    - `sliding_window` (optional, `W >= 1`, requires `causal`): query at
+      position `p` sees only keys `p - W < j <= p`, the last `W` positions
+      including its own (Mistral's `sliding_window`). The key tensor may
+      still hold every position (a full-size KV cache): older keys are
+      masked, and `--tfm-flash-attention` skips key tiles wholly before the
+      window.
     - `scale` (default `1/sqrt(dh)`).
     - result: `[B, Hq, S, dv]`.
 
@@ -275,11 +300,30 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
   let arguments = (ins Tfm_FloatTensor:$query, Tfm_FloatTensor:$key,
                        Tfm_FloatTensor:$value, Optional<Tfm_Position>:$offset,
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:
+                           $sliding_window);
   let results = (outs Tfm_FloatTensor:$result);
+  // Attention without a sliding window, the common case.
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$query, "Value":$key,
+                   "Value":$value, "Value":$offset, "BoolAttr":$causal,
+                   "FloatAttr":$scale), [{
+      build($_builder, $_state, result, query, key, value, offset, causal,
+            scale, /*sliding_window=*/IntegerAttr());
+    }]>
+  ];
   let extraClassDeclaration = [{
     /// The softmax scale: the `scale` attribute or `1/sqrt(dh)`.
     double getScaleValue();
+
+    /// Builds (at `b`'s insertion point) the i1 "key `keyPos` is older than
+    /// the sliding window of the query at `queryPos`" (`queryPos - keyPos >=
+    /// W`), or returns null when the op has no window. Both index values.
+    /// The one definition of the window shared by the linalg lowering and
+    /// the flash form; the caller ORs it with its causal/padding mask.
+    Value buildOutsideWindow(OpBuilder &b, Location loc, Value queryPos,
+                             Value keyPos);
   }];
 }
 

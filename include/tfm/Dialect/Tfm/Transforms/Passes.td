@@ -102,8 +102,9 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
     Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
            "Key/value rows per tile">,
     Option<"causalSkip", "causal-skip", "bool", /*default=*/"true",
-           "Skip key tiles wholly in a causal query tile's future (off: visit "
-           "and mask them; for measuring what the skip saves)">,
+           "Skip key tiles wholly in a causal query tile's future, and under "
+           "a sliding window those wholly before it (off: visit and mask "
+           "them; for measuring what the skip saves)">,
     Option<"transposeKeys", "transpose-keys", "bool", /*default=*/"true",
            "Read the keys of query tiles with >= 16 rows from one transposed "
            "copy made before the loops">,
