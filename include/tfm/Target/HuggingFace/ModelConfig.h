@@ -33,6 +33,17 @@ enum class ModelFamily {
   Llama,
   /// MixtralForCausalLM: Llama's attention with a top-k sparse MoE MLP.
   Mixtral,
+  /// GemmaForCausalLM: Llama's layout with a GeGLU MLP, RMSNorm scaled by
+  /// (1 + w), embeddings times sqrt(d), a tied head.
+  Gemma,
+  /// Phi3ForCausalLM: Llama's math with fused qkv_proj and gate_up_proj.
+  Phi3,
+  /// GPTNeoXForCausalLM (Pythia): LayerNorm, partial rotary, a QKV weight
+  /// interleaved per head, parallel or sequential residual, untied embed_out.
+  GPTNeoX,
+  /// OPTForCausalLM: learned positions offset by 2, ReLU MLP, pre- or
+  /// post-LN blocks, optional project_in/project_out.
+  OPT,
 };
 
 /// The MLP activation (GPT-2's `activation_function`, Llama's `hidden_act`).
@@ -43,6 +54,8 @@ enum class Activation {
   GeluExact,
   /// `silu`: the SwiGLU gate of Llama and Mixtral.
   SiLU,
+  /// `relu`: OPT.
+  ReLU,
 };
 
 struct ModelConfig {
@@ -84,6 +97,24 @@ struct ModelConfig {
   int64_t numExperts = 0;
   int64_t numExpertsPerToken = 0;
 
+  /// Rotated elements of each head (GPT-NeoX `rotary_pct`); 0: all of dh.
+  int64_t rotaryDims = 0;
+  /// GPT-NeoX `use_parallel_residual`: x + attn(ln1(x)) + mlp(ln2(x)).
+  bool parallelResidual = false;
+  /// OPT `do_layer_norm_before`: false makes blocks post-LN.
+  bool normBeforeBlock = true;
+  /// OPT: whether the decoder ends in a final LayerNorm.
+  bool finalNorm = true;
+  /// OPT `word_embed_proj_dim`: the embedding width, projected to and from
+  /// hiddenSize when it differs.
+  int64_t wordEmbedProjDim = 0;
+  /// Learned position rows skipped before position 0 (OPT: 2).
+  int64_t positionOffset = 0;
+  /// Phi-3 `sliding_window`: keys more than this many positions back are
+  /// masked; 0 when absent. Imports whose sequences never reach that far
+  /// are exact without a windowed mask; ImportModel checks it.
+  int64_t slidingWindow = 0;
+
   /// Fields present in the file that the importer does not know; they were
   /// ignored, and the caller should say so.
   std::vector<std::string> unknownFields;
@@ -94,7 +125,7 @@ struct ModelConfig {
 /// prefix with the file name.
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef jsonText);
 
-/// "gpt2", "llama", "mixtral".
+/// "gpt2", "llama", "mixtral", "gemma", "phi3", "gpt_neox", "opt".
 llvm::StringRef getFamilyName(ModelFamily family);
 
 } // namespace mlir::tfm::hf
