@@ -633,8 +633,9 @@ static void readOPT(FieldReader &r, ModelConfig &c) {
                "' (tfm supports relu, gelu, gelu_new, gelu_pytorch_tanh and "
                "gelu_fast for opt)");
   c.normBeforeBlock = r.boolOr("do_layer_norm_before", true);
-  c.finalNorm =
-      c.normBeforeBlock && !r.boolOr("_remove_final_layer_norm", false);
+  // OPTDecoder builds the final LayerNorm only for pre-LN models.
+  bool removeFinalNorm = r.boolOr("_remove_final_layer_norm", false);
+  c.finalNorm = c.normBeforeBlock && !removeFinalNorm;
   c.attentionBias = c.mlpBias = r.boolOr("enable_bias", true);
   if (!r.boolOr("layer_norm_elementwise_affine", true))
     r.fail("layer_norm_elementwise_affine",
