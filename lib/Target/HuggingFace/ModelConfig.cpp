@@ -516,7 +516,7 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
     r.fail("partial_rotary_factor",
            llvm::formatv("{0} is not supported for phi3: transformers 4.46 "
                          "rotates whole heads; it must be 1",
-                         partial));
+                         llvm::format("%g", partial)));
   r.rejectTrue("attention_bias",
                "Phi-3's qkv_proj and o_proj have no biases");
   c.slidingWindow = r.sizeOr("sliding_window", 0);
@@ -564,20 +564,21 @@ static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
     r.fail("rotary_pct",
            llvm::formatv("{0} exceeds 1: it is the rotated fraction of each "
                          "head",
-                         pct));
+                         llvm::format("%g", pct)));
   c.ropeTheta = r.numberOr("rotary_emb_base", 10000.0, /*positive=*/true);
   double factor = r.numberOr("partial_rotary_factor", pct, /*positive=*/true);
   if (factor != pct)
     r.fail("partial_rotary_factor",
            llvm::formatv("{0} disagrees with rotary_pct = {1}; transformers "
                          "uses rotary_pct",
-                         factor, pct));
+                         llvm::format("%g", factor), llvm::format("%g", pct)));
   double theta = r.numberOr("rope_theta", c.ropeTheta, /*positive=*/true);
   if (theta != c.ropeTheta)
     r.fail("rope_theta",
            llvm::formatv("{0} disagrees with rotary_emb_base = {1}; "
                          "transformers uses rotary_emb_base",
-                         theta, c.ropeTheta));
+                         llvm::format("%g", theta),
+                         llvm::format("%g", c.ropeTheta)));
   r.rejectNonNull("rope_scaling", "tfm implements unscaled RoPE for gpt_neox "
                                   "(rope_scaling must be null)");
   r.rejectNonNull("rope_parameters",
@@ -600,7 +601,7 @@ static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
     r.fail("rotary_pct",
            llvm::formatv("{0} of a head size of {1} rotates {2} elements; "
                          "RoPE needs an even number of at least 2",
-                         pct, c.headDim, c.rotaryDims));
+                         llvm::format("%g", pct), c.headDim, c.rotaryDims));
 }
 
 /// OPTConfig. The learned position table has max_position_embeddings + 2
