@@ -448,7 +448,9 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
   c.intermediateSize = r.requiredSize("intermediate_size", type);
   c.maxPositionsField = "max_position_embeddings";
   c.maxPositions = r.requiredSize("max_position_embeddings", type);
-  c.numKVHeads = r.sizeOr("num_key_value_heads", c.numHeads);
+  // GemmaConfig's default (16) is not "one per query head": a config that
+  // leaves it out means a different model than its heads suggest.
+  c.numKVHeads = r.requiredSize("num_key_value_heads", type);
   c.headDim = r.sizeOr("head_dim", 256);
   c.normEps = r.numberOr("rms_norm_eps", 1e-6, /*positive=*/true,
                          /*below=*/1.0);
