@@ -422,6 +422,32 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
 // Gemma, Phi-3, GPT-NeoX and OPT
 //===----------------------------------------------------------------------===//
 
+/// Gemma and Phi-3 build tfm.rope with the base alone: any RoPE scaling is
+/// refused here, whatever readRoPE accepts for other families.
+static void rejectRoPEScaling(FieldReader &r, StringRef type) {
+  auto kindOf = [](const json::Value &value) -> std::string {
+    if (const json::Object *object = value.getAsObject()) {
+      if (std::optional<StringRef> kind = object->getString("rope_type"))
+        return kind->str();
+      if (std::optional<StringRef> kind = object->getString("type"))
+        return kind->str();
+    }
+    return "";
+  };
+  for (StringRef key : {"rope_scaling", "rope_parameters"}) {
+    const json::Value *value = r.lookup(key);
+    if (!value)
+      continue;
+    std::string kind = kindOf(*value);
+    // rope_parameters without a rope_type holds only rope_theta.
+    if (kind == "default" || (kind.empty() && key == "rope_parameters"))
+      continue;
+    r.fail(key, (kind.empty() ? describe(*value) : "'" + kind + "'") +
+                    " RoPE scaling is not supported for " + type +
+                    "; tfm implements unscaled RoPE");
+  }
+}
+
 /// The shared checks of a rotary model's head sizes.
 static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
   if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
@@ -466,6 +492,7 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
            "unsupported activation '" + act +
                "' (tfm supports gelu_pytorch_tanh, gelu_new, gelu_fast and "
                "gelu for gemma)");
+  rejectRoPEScaling(r, type);
   readRoPE(r, c, 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
   c.attentionBias = r.boolOr("attention_bias", false);
@@ -510,6 +537,7 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
                                    "variants) is not supported; tfm "
                                    "implements unscaled RoPE for phi3");
     }
+  rejectRoPEScaling(r, type);
   readRoPE(r, c, 10000.0);
   // Only the long-context scalings read it.
   (void)r.lookup("original_max_position_embeddings");
