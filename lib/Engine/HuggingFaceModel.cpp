@@ -142,9 +142,10 @@ llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
     return maxSeqLen;
   // Chunked prefill: a cache sized by the model, not by this prompt, so that
   // the compiled code is the same for every prompt that fits.
-  if (chunked)
-    return std::max(needed,
-                    std::min(config.maxPositions, kDefaultMaxKVCache));
+  if (chunked) {
+    int64_t capacity = std::min(config.maxPositions, kDefaultMaxKVCache);
+    return std::max(needed, capacity);
+  }
   return needed;
 }
 
@@ -159,16 +160,26 @@ static std::string detectNamePrefix(const hf::ModelConfig &config,
 }
 
 /// Tensors a checkpoint may hold that are not parameters of the model, as
-/// Hugging Face's loaders ignore them: GPT-2's causal-mask buffers, the rotary
-/// frequencies of older Llama checkpoints, and a tied LM head saved anyway.
+/// Hugging Face's loaders ignore them: GPT-2's and GPT-NeoX's causal-mask
+/// buffers, the rotary frequencies of older Llama checkpoints, and a tied LM
+/// head saved anyway (GPT-NeoX calls it embed_out).
 static bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
                             const hf::ModelConfig &config) {
-  if (config.tieWordEmbeddings && name == "lm_head.weight")
+  if (config.tieWordEmbeddings &&
+      (name == "lm_head.weight" ||
+       (config.family == hf::ModelFamily::GPTNeoX &&
+        name == "embed_out.weight")))
     return true;
   if (config.family == hf::ModelFamily::GPT2)
     return name.starts_with((prefix + "h.").str()) &&
            (name.ends_with(".attn.bias") ||
             name.ends_with(".attn.masked_bias"));
+  // GPT-NeoX checkpoints saved by older transformers keep the causal-mask
+  // buffers of every attention.
+  if (config.family == hf::ModelFamily::GPTNeoX &&
+      (name.ends_with(".attention.bias") ||
+       name.ends_with(".attention.masked_bias")))
+    return true;
   return name.ends_with(".rotary_emb.inv_freq");
 }
 

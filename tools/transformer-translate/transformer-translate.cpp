@@ -6,8 +6,8 @@
 //       [--batch B] [--seq-len S] [--kv-cache S_max]
 //       [--per-sequence-positions] [-o out.mlir]
 //
-// reads a Hugging Face config.json (gpt2, llama, mixtral) and prints the
-// verified tfm module of the whole causal LM (see
+// reads a Hugging Face config.json (gpt2, llama, mixtral, gemma, phi3,
+// gpt_neox, opt) and prints the verified tfm module of the whole causal LM (see
 // tfm/Target/HuggingFace/ImportModel.h for its entry points). Locations are
 // printed, so op names such as loc("h.0.attn.c_attn") survive into
 // transformer-opt and its ledger.
@@ -34,8 +34,8 @@ static cl::OptionCategory category("transformer-translate options");
 
 static cl::opt<std::string> importHFConfig(
     "import-hf-config",
-    cl::desc("Import the Hugging Face config.json of a gpt2, llama or mixtral "
-             "model ('-' reads stdin)"),
+    cl::desc("Import the Hugging Face config.json of a gpt2, llama, mixtral, "
+             "gemma, phi3, gpt_neox or opt model ('-' reads stdin)"),
     cl::value_desc("config.json"), cl::cat(category));
 static cl::opt<int64_t> batch("batch", cl::desc("Batch size B (default 1)"),
                               cl::init(1), cl::cat(category));

@@ -93,7 +93,8 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   }
 };
 
-/// x * rsqrt(mean(x^2) + eps) * scale (Llama's RMSNorm).
+/// x * rsqrt(mean(x^2) + eps) * scale (Llama's RMSNorm), or * (1 + scale)
+/// with unit_offset (Gemma's).
 struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -105,6 +106,7 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
     RankedTensorType type = tensorType(x);
     double invD = 1.0 / double(type.getShape().back());
     double eps = op.getEpsilon().convertToDouble();
+    bool unitOffset = op.getUnitOffset();
 
     Value sumSq = reduceLastDimF32(
         b, loc, x, {}, 0.0,
@@ -128,8 +130,11 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
               arith::AddFOp::create(nb, nloc, ms, f32Const(nb, nloc, eps)));
           Value n = arith::MulFOp::create(nb, nloc, extToF32(nb, nloc, args[0]),
                                           rstd);
-          Value scaled = arith::MulFOp::create(nb, nloc, n,
-                                               extToF32(nb, nloc, args[2]));
+          Value factor = extToF32(nb, nloc, args[2]);
+          if (unitOffset)
+            factor = arith::AddFOp::create(nb, nloc, f32Const(nb, nloc, 1.0),
+                                           factor);
+          Value scaled = arith::MulFOp::create(nb, nloc, n, factor);
           return {truncFromF32(nb, nloc, scaled, elementType)};
         },
         {id, row, feature});

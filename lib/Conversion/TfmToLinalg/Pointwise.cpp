@@ -36,6 +36,29 @@ static Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo,
   return arith::MinSIOp::create(b, loc, low, indexConst(b, loc, hi));
 }
 
+/// gelu(x) on an f32 scalar: 0.5 x (1 + erf(x / sqrt(2))), or with `tanh`
+/// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+static Value gelu(OpBuilder &b, Location loc, Value x, bool useTanh) {
+  Value inner;
+  if (useTanh) {
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value poly = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715), x3));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, f32Const(b, loc, std::sqrt(2.0 / M_PI)),
+                              poly));
+  } else {
+    inner = math::ErfOp::create(
+        b, loc, arith::MulFOp::create(b, loc, x, f32Const(b, loc, M_SQRT1_2)));
+  }
+  Value onePlus = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), inner);
+  Value half = arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5), x);
+  return arith::MulFOp::create(b, loc, half, onePlus);
+}
+
 namespace {
 struct GeluLowering : OpConversionPattern<GeluOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -48,33 +71,54 @@ struct GeluLowering : OpConversionPattern<GeluOp> {
         rewriter, op.getLoc(), type, adaptor.getInput(),
         [&](OpBuilder &b, Location loc, ValueRange args)
             -> SmallVector<Value> {
-          Value x = extToF32(b, loc, args[0]);
-          Value inner;
-          if (useTanh) {
-            // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
-            Value x3 = arith::MulFOp::create(
-                b, loc, x, arith::MulFOp::create(b, loc, x, x));
-            Value poly = arith::AddFOp::create(
-                b, loc, x,
-                arith::MulFOp::create(b, loc, f32Const(b, loc, 0.044715), x3));
-            inner = math::TanhOp::create(
-                b, loc,
-                arith::MulFOp::create(
-                    b, loc, f32Const(b, loc, std::sqrt(2.0 / M_PI)), poly));
-          } else {
-            // erf(x / sqrt(2))
-            inner = math::ErfOp::create(
-                b, loc,
-                arith::MulFOp::create(b, loc, x, f32Const(b, loc, M_SQRT1_2)));
-          }
-          Value onePlus =
-              arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), inner);
-          Value half = arith::MulFOp::create(b, loc, f32Const(b, loc, 0.5), x);
-          return {truncFromF32(b, loc,
-                               arith::MulFOp::create(b, loc, half, onePlus),
-                               type.getElementType())};
+          Value g = gelu(b, loc, extToF32(b, loc, args[0]), useTanh);
+          return {truncFromF32(b, loc, g, type.getElementType())};
         });
     rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// gelu(gate) * up, in f32.
+struct GeGLULowering : OpConversionPattern<GeGLUOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GeGLUOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    bool useTanh = op.getApproximate() == GeluApproximation::tanh;
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type,
+                {adaptor.getGate(), adaptor.getUp()},
+                [&](OpBuilder &b, Location loc, ValueRange args)
+                    -> SmallVector<Value> {
+                  Value g = gelu(b, loc, extToF32(b, loc, args[0]), useTanh);
+                  Value y =
+                      arith::MulFOp::create(b, loc, g, extToF32(b, loc, args[1]));
+                  return {truncFromF32(b, loc, y, type.getElementType())};
+                }));
+    return success();
+  }
+};
+
+/// max(x, 0) in the element type; arith.maximumf propagates NaN as
+/// torch.relu does.
+struct ReluLowering : OpConversionPattern<ReluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), type, adaptor.getInput(),
+                             [&](OpBuilder &b, Location loc, ValueRange args)
+                                 -> SmallVector<Value> {
+                               Value zero = arith::ConstantOp::create(
+                                   b, loc, b.getZeroAttr(type.getElementType()));
+                               return {arith::MaximumFOp::create(b, loc, args[0],
+                                                                 zero)};
+                             }));
     return success();
   }
 };
@@ -145,6 +189,17 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
     RankedTensorType type = tensorType(op.getResult());
     int64_t vocab = tensorType(op.getTable()).getDimSize(0);
     Value table = adaptor.getTable();
+    Type elementType = type.getElementType();
+    // The factor rounded to the table's type first, as Gemma's normalizer
+    // tensor is; the product in f32, rounded once.
+    std::optional<double> scale;
+    if (auto attr = op.getScaleAttr()) {
+      llvm::APFloat factor(attr.getValueAsDouble());
+      bool lost;
+      factor.convert(cast<FloatType>(elementType).getFloatSemantics(),
+                     llvm::APFloat::rmNearestTiesToEven, &lost);
+      scale = factor.convertToDouble();
+    }
     AffineMap idsMap = AffineMap::get(
         3, 0, {rewriter.getAffineDimExpr(0), rewriter.getAffineDimExpr(1)},
         rewriter.getContext());
@@ -157,8 +212,14 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
                                                         args[0]);
                   Value row = clampIndex(b, loc, id, 0, vocab - 1);
                   Value col = linalg::IndexOp::create(b, loc, 2);
-                  return {tensor::ExtractOp::create(b, loc, table,
-                                                    ValueRange{row, col})};
+                  Value value = tensor::ExtractOp::create(b, loc, table,
+                                                          ValueRange{row, col});
+                  if (!scale)
+                    return {value};
+                  Value scaled = arith::MulFOp::create(
+                      b, loc, extToF32(b, loc, value),
+                      f32Const(b, loc, *scale));
+                  return {truncFromF32(b, loc, scaled, elementType)};
                 },
                 {idsMap}));
     return success();
@@ -197,15 +258,17 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
 };
 
 /// Rotate-half RoPE, angles in f32 exactly as Hugging Face computes them:
-/// inv_freq[i] = 1 / theta^((2i) / dh) (or the op's `inv_freq` table),
-/// angle = float(offset[b] + s) * inv_freq.
+/// inv_freq[i] = 1 / theta^((2i) / r) (or the op's `inv_freq` table),
+/// angle = float(offset[b] + s) * inv_freq, over the first r = rotary_dims
+/// elements of each head; the others are copied.
 struct RoPELowering : OpConversionPattern<RoPEOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(RoPEOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = tensorType(op.getResult());
-    int64_t dh = type.getDimSize(3), half = dh / 2;
+    int64_t rotary = op.getRotaryDimsValue(), half = rotary / 2;
+    bool partial = rotary < type.getDimSize(3);
     double theta = op.getTheta().convertToDouble();
     Value input = adaptor.getInput(), offset = adaptor.getOffset();
     Type f32 = rewriter.getF32Type(), i64 = rewriter.getI64Type();
@@ -246,7 +309,7 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
                   b, loc,
                   arith::MulFOp::create(b, loc, f32Const(b, loc, 2.0),
                                         toF32(fi)),
-                  f32Const(b, loc, double(dh)));
+                  f32Const(b, loc, double(rotary)));
               Value invFreq =
                   invFreqTable
                       ? tensor::ExtractOp::create(b, loc, invFreqTable,
@@ -275,7 +338,15 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
               Value y = arith::AddFOp::create(
                   b, loc, arith::MulFOp::create(b, loc, x, cos),
                   arith::MulFOp::create(b, loc, rotated, sin));
-              return {truncFromF32(b, loc, y, type.getElementType())};
+              y = truncFromF32(b, loc, y, type.getElementType());
+              if (!partial)
+                return {y};
+              // Past the rotated part: the element itself (the partner read
+              // above, at i - r/2, is in bounds and unused).
+              Value rotates = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, i,
+                  indexConst(b, loc, rotary));
+              return {arith::SelectOp::create(b, loc, rotates, y, args[0])};
             }));
     return success();
   }
@@ -284,7 +355,8 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
 
 void mlir::tfm::lowering::populatePointwisePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<GeluLowering, SiluLowering, SwiGLULowering, ResidualAddLowering,
+  patterns.add<GeluLowering, GeGLULowering, ReluLowering, SiluLowering,
+               SwiGLULowering, ResidualAddLowering,
                EmbeddingLowering, PositionEmbeddingLowering, RoPELowering>(
       patterns.getContext());
 }

@@ -32,24 +32,48 @@ static Value transposeMiddle(OpBuilder &b, Location loc, Value v) {
 }
 
 namespace {
+/// Consecutive slices of the last dimension; with groups = G, the slices
+/// are taken of the view [..., G, n/G] and collapsed back.
 struct SplitLowering : OpConversionPattern<SplitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(SplitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     RankedTensorType inType = tensorType(op.getInput());
-    int64_t rank = inType.getRank(), start = 0;
+    int64_t groups = op.getGroups();
+    Value input = adaptor.getInput();
+    SmallVector<ReassociationIndices> reassociation;
+    if (groups > 1) {
+      SmallVector<int64_t> viewShape(inType.getShape());
+      viewShape.back() /= groups;
+      viewShape.insert(viewShape.end() - 1, groups);
+      for (int64_t i = 0, e = inType.getRank() - 1; i < e; ++i)
+        reassociation.push_back({i});
+      reassociation.push_back({inType.getRank() - 1, inType.getRank()});
+      input = tensor::ExpandShapeOp::create(
+          rewriter, loc, inType.clone(viewShape), input, reassociation,
+          getAsIndexOpFoldResult(rewriter.getContext(), viewShape));
+    }
+    RankedTensorType sliced = tensorType(input);
+    int64_t rank = sliced.getRank(), start = 0;
     SmallVector<Value> pieces;
     for (Value result : op.getResults()) {
       RankedTensorType type = tensorType(result);
+      SmallVector<int64_t> sizes(sliced.getShape());
+      sizes.back() = type.getShape().back() / groups;
       SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
       offsets.back() = start;
-      pieces.push_back(tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), type, adaptor.getInput(), ValueRange{},
-          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr(offsets),
-          rewriter.getDenseI64ArrayAttr(type.getShape()),
-          rewriter.getDenseI64ArrayAttr(strides)));
-      start += type.getShape().back();
+      Value piece = tensor::ExtractSliceOp::create(
+          rewriter, loc, sliced.clone(sizes), input, ValueRange{}, ValueRange{},
+          ValueRange{}, rewriter.getDenseI64ArrayAttr(offsets),
+          rewriter.getDenseI64ArrayAttr(sizes),
+          rewriter.getDenseI64ArrayAttr(strides));
+      if (groups > 1)
+        piece = tensor::CollapseShapeOp::create(rewriter, loc, type, piece,
+                                                reassociation);
+      pieces.push_back(piece);
+      start += sizes.back();
     }
     rewriter.replaceOp(op, pieces);
     return success();

@@ -12,6 +12,7 @@
 #include "tfm/Target/HuggingFace/ImportModel.h"
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
@@ -174,6 +175,21 @@ private:
   Value buildLlama();
   Value llamaBlock(int64_t layer, Value h);
 
+  // Gemma, Phi-3, GPT-NeoX and OPT (ImportModel.cpp's last family section).
+  Value rotaryAttention(int64_t layer, StringRef attn, Value q, Value k,
+                        Value v);
+  Value rmsNorm(Value x, const Twine &name, bool unitOffset);
+  Value layerNorm(Value x, const Twine &name, int64_t width);
+  Value activation(Value x, const Twine &name);
+  Value buildGemma();
+  Value gemmaBlock(int64_t layer, Value h);
+  Value buildPhi3();
+  Value phi3Block(int64_t layer, Value h);
+  Value buildGPTNeoX();
+  Value gptNeoXBlock(int64_t layer, Value h);
+  Value buildOPT();
+  Value optBlock(int64_t layer, Value h);
+
   OpBuilder b;
   const ModelConfig &c;
   Entry entry;
@@ -200,7 +216,7 @@ Value EntryBuilder::buildGPT2() {
   int64_t d = c.hiddenSize;
   Value wte = param("wte.weight", {c.vocabSize, d});
   Value h = EmbeddingOp::create(b, loc("wte"), tensor({batch, seqLen, d}), ids,
-                                wte);
+                                wte, FloatAttr());
   h = PositionEmbeddingOp::create(b, loc("wpe"), h.getType(), h,
                                   param("wpe.weight", {c.maxPositions, d}),
                                   pos);
@@ -261,12 +277,13 @@ Value EntryBuilder::buildLlama() {
   int64_t d = c.hiddenSize;
   Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
   Value h = EmbeddingOp::create(b, loc("model.embed_tokens"),
-                                tensor({batch, seqLen, d}), ids, embed);
+                                tensor({batch, seqLen, d}), ids, embed,
+                                FloatAttr());
   for (int64_t i = 0; i < c.numLayers; ++i)
     h = llamaBlock(i, h);
   h = RMSNormOp::create(b, loc("model.norm"), h.getType(), h,
                         param("model.norm.weight", {d}),
-                        b.getF32FloatAttr(c.normEps));
+                        b.getF32FloatAttr(c.normEps), /*unit_offset=*/nullptr);
   Value head =
       c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
   return LMHeadOp::create(b, loc("lm_head"),
@@ -282,14 +299,16 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
   auto rmsNorm = [&](Value x, StringRef name) -> Value {
     return RMSNormOp::create(b, loc(p + name), x.getType(), x,
                              param(p + name + ".weight", {d}),
-                             b.getF32FloatAttr(c.normEps));
+                             b.getF32FloatAttr(c.normEps),
+                             /*unit_offset=*/nullptr);
   };
   // Qwen3: RMSNorm of each query/key head (weight [dh]) before RoPE.
   auto headNorm = [&](Value x, StringRef name) -> Value {
     std::string module = attn + "." + name.str();
     return RMSNormOp::create(b, loc(module), x.getType(), x,
                              param(module + ".weight", {dh}),
-                             b.getF32FloatAttr(c.normEps));
+                             b.getF32FloatAttr(c.normEps),
+                             /*unit_offset=*/nullptr);
   };
   const WeightLayout outIn = WeightLayout::out_in;
 
@@ -341,6 +360,266 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
 }
 
 //===----------------------------------------------------------------------===//
+// Gemma, Phi-3, GPT-NeoX and OPT
+//===----------------------------------------------------------------------===//
+
+/// Splits q [B, S, H*dh] and k, v [B, S, Hkv*dh] into heads, rotates q and k
+/// (the first c.rotaryDims elements of each head when set), attends and
+/// merges the heads back: [B, S, H*dh].
+Value EntryBuilder::rotaryAttention(int64_t layer, StringRef attn, Value q,
+                                    Value k, Value v) {
+  IntegerAttr rotaryDims =
+      c.rotaryDims && c.rotaryDims != c.headDim
+          ? b.getI64IntegerAttr(c.rotaryDims)
+          : IntegerAttr();
+  auto rope = [&](Value x, StringRef name) -> Value {
+    return RoPEOp::create(b, loc(attn + "." + name), x.getType(), x, pos,
+                          b.getF32FloatAttr(c.ropeTheta),
+                          /*inv_freq=*/DenseF32ArrayAttr(), rotaryDims);
+  };
+  q = rope(splitHeads(q, c.numHeads, attn + ".split_heads_q"), "rope_q");
+  k = rope(splitHeads(k, c.numKVHeads, attn + ".split_heads_k"), "rope_k");
+  v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
+  Value a = attend(layer, attn, q, k, v, FloatAttr());
+  return MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
+                              tensor({batch, seqLen, c.numHeads * c.headDim}),
+                              a);
+}
+
+Value EntryBuilder::rmsNorm(Value x, const Twine &name, bool unitOffset) {
+  std::string module = name.str();
+  return RMSNormOp::create(b, loc(module), x.getType(), x,
+                           param(module + ".weight", {c.hiddenSize}),
+                           b.getF32FloatAttr(c.normEps),
+                           unitOffset ? b.getUnitAttr() : nullptr);
+}
+
+Value EntryBuilder::layerNorm(Value x, const Twine &name, int64_t width) {
+  std::string module = name.str();
+  return LayerNormOp::create(b, loc(module), x.getType(), x,
+                             param(module + ".weight", {width}),
+                             param(module + ".bias", {width}),
+                             b.getF32FloatAttr(c.normEps));
+}
+
+/// The MLP activation of an ungated MLP (GPT-NeoX, OPT).
+Value EntryBuilder::activation(Value x, const Twine &name) {
+  if (c.activation == Activation::ReLU)
+    return ReluOp::create(b, loc(name), x);
+  return GeluOp::create(b, loc(name), x,
+                        c.activation == Activation::GeluExact
+                            ? GeluApproximation::none
+                            : GeluApproximation::tanh);
+}
+
+/// Gemma: Llama's layout with embeddings scaled by sqrt(d) (GemmaModel's
+/// `normalizer`), (1 + w) RMSNorms and a GeGLU MLP.
+Value EntryBuilder::buildGemma() {
+  int64_t d = c.hiddenSize;
+  Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
+  Value h = EmbeddingOp::create(
+      b, loc("model.embed_tokens"), tensor({batch, seqLen, d}), ids, embed,
+      b.getF32FloatAttr(static_cast<float>(std::sqrt(double(d)))));
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    h = gemmaBlock(i, h);
+  h = rmsNorm(h, "model.norm", /*unitOffset=*/true);
+  Value head =
+      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
+  return LMHeadOp::create(b, loc("lm_head"),
+                          tensor({batch, seqLen, c.vocabSize}), h, head,
+                          WeightLayout::out_in);
+}
+
+Value EntryBuilder::gemmaBlock(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn", mlp = p + "mlp";
+  int64_t d = c.hiddenSize, m = c.intermediateSize;
+  int64_t qWidth = c.numHeads * c.headDim, kvWidth = c.numKVHeads * c.headDim;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  Value x = rmsNorm(h, p + "input_layernorm", /*unitOffset=*/true);
+  Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, c.attentionBias);
+  Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, c.attentionBias);
+  Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, c.attentionBias);
+  Value a = rotaryAttention(layer, attn, q, k, v);
+  a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
+  h = residual(h, a, attn + ".residual");
+
+  x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/true);
+  Value gate = linear(x, mlp + ".gate_proj", d, m, outIn, false);
+  Value up = linear(x, mlp + ".up_proj", d, m, outIn, false);
+  x = GeGLUOp::create(b, loc(mlp + ".act"), gate.getType(), gate, up,
+                      c.activation == Activation::GeluExact
+                          ? GeluApproximation::none
+                          : GeluApproximation::tanh);
+  x = linear(x, mlp + ".down_proj", m, d, outIn, false);
+  return residual(h, x, mlp + ".residual");
+}
+
+/// Phi-3: Llama's math, with the checkpoint's fused projections used as they
+/// are: one qkv_proj GEMM split into Q, K and V, one gate_up_proj GEMM split
+/// into the gate and up halves.
+Value EntryBuilder::buildPhi3() {
+  int64_t d = c.hiddenSize;
+  Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
+  Value h = EmbeddingOp::create(b, loc("model.embed_tokens"),
+                                tensor({batch, seqLen, d}), ids, embed,
+                                FloatAttr());
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    h = phi3Block(i, h);
+  h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
+  Value head =
+      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
+  return LMHeadOp::create(b, loc("lm_head"),
+                          tensor({batch, seqLen, c.vocabSize}), h, head,
+                          WeightLayout::out_in);
+}
+
+Value EntryBuilder::phi3Block(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn", mlp = p + "mlp";
+  int64_t d = c.hiddenSize, m = c.intermediateSize;
+  int64_t qWidth = c.numHeads * c.headDim, kvWidth = c.numKVHeads * c.headDim;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  Value x = rmsNorm(h, p + "input_layernorm", /*unitOffset=*/false);
+  Value qkv = linear(x, attn + ".qkv_proj", d, qWidth + 2 * kvWidth, outIn,
+                     /*hasBias=*/false);
+  auto split = SplitOp::create(
+      b, loc(attn + ".split_qkv"),
+      TypeRange{tensor({batch, seqLen, qWidth}), tensor({batch, seqLen, kvWidth}),
+                tensor({batch, seqLen, kvWidth})},
+      qkv);
+  Value a = rotaryAttention(layer, attn, split.getResult(0),
+                            split.getResult(1), split.getResult(2));
+  a = linear(a, attn + ".o_proj", qWidth, d, outIn, false);
+  h = residual(h, a, attn + ".residual");
+
+  x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/false);
+  Value gateUp = linear(x, mlp + ".gate_up_proj", d, 2 * m, outIn, false);
+  auto half = tensor({batch, seqLen, m});
+  auto halves = SplitOp::create(b, loc(mlp + ".split_gate_up"),
+                                TypeRange{half, half}, gateUp);
+  x = SwiGLUOp::create(b, loc(mlp + ".act"), half, halves.getResult(0),
+                       halves.getResult(1));
+  x = linear(x, mlp + ".down_proj", m, d, outIn, false);
+  return residual(h, x, mlp + ".residual");
+}
+
+/// GPT-NeoX (Pythia): LayerNorms, partial rotary, an untied embed_out.
+Value EntryBuilder::buildGPTNeoX() {
+  int64_t d = c.hiddenSize;
+  Value embed = param("gpt_neox.embed_in.weight", {c.vocabSize, d});
+  Value h = EmbeddingOp::create(b, loc("gpt_neox.embed_in"),
+                                tensor({batch, seqLen, d}), ids, embed,
+                                FloatAttr());
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    h = gptNeoXBlock(i, h);
+  h = layerNorm(h, "gpt_neox.final_layer_norm", d);
+  Value head =
+      c.tieWordEmbeddings ? embed : param("embed_out.weight", {c.vocabSize, d});
+  return LMHeadOp::create(b, loc("embed_out"),
+                          tensor({batch, seqLen, c.vocabSize}), h, head,
+                          WeightLayout::out_in);
+}
+
+Value EntryBuilder::gptNeoXBlock(int64_t layer, Value h) {
+  std::string p = llvm::formatv("gpt_neox.layers.{0}.", layer).str();
+  std::string attn = p + "attention", mlp = p + "mlp";
+  int64_t d = c.hiddenSize, m = c.intermediateSize;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  // query_key_value's output is [H, 3, dh] per token: a grouped split with
+  // one group per head gives Q, K and V as [B, S, H*dh].
+  Value x = layerNorm(h, p + "input_layernorm", d);
+  Value qkv = linear(x, attn + ".query_key_value", d, 3 * d, outIn,
+                     c.attentionBias);
+  auto part = tensor({batch, seqLen, d});
+  auto split = SplitOp::create(b, loc(attn + ".split_qkv"),
+                               TypeRange{part, part, part}, qkv,
+                               static_cast<uint64_t>(c.numHeads));
+  Value a = rotaryAttention(layer, attn, split.getResult(0),
+                            split.getResult(1), split.getResult(2));
+  a = linear(a, attn + ".dense", d, d, outIn, c.attentionBias);
+
+  // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the MLP reads
+  // the stream after the attention's residual.
+  Value afterAttention = residual(h, a, attn + ".residual");
+  x = layerNorm(c.parallelResidual ? h : afterAttention,
+                p + "post_attention_layernorm", d);
+  x = linear(x, mlp + ".dense_h_to_4h", d, m, outIn, true);
+  x = activation(x, mlp + ".act");
+  x = linear(x, mlp + ".dense_4h_to_h", m, d, outIn, true);
+  return residual(afterAttention, x, mlp + ".residual");
+}
+
+/// OPT: learned positions read from row 2 on, optional projections between
+/// the embedding width and d, pre- or post-LN blocks.
+Value EntryBuilder::buildOPT() {
+  int64_t d = c.hiddenSize, e = c.wordEmbedProjDim;
+  std::string dec = "model.decoder.";
+  Value embed = param(dec + "embed_tokens.weight", {c.vocabSize, e});
+  Value h = EmbeddingOp::create(b, loc(dec + "embed_tokens"),
+                                tensor({batch, seqLen, e}), ids, embed,
+                                FloatAttr());
+  if (e != d)
+    h = linear(h, dec + "project_in", e, d, WeightLayout::out_in, false);
+  // OPTLearnedPositionalEmbedding: position p reads row p + 2.
+  Value offset = arith::ConstantIndexOp::create(b, loc(dec + "embed_positions"),
+                                                c.positionOffset);
+  if (pos)
+    offset = arith::AddIOp::create(b, loc(dec + "embed_positions"), pos, offset);
+  h = PositionEmbeddingOp::create(
+      b, loc(dec + "embed_positions"), h.getType(), h,
+      param(dec + "embed_positions.weight",
+            {c.maxPositions + c.positionOffset, d}),
+      offset);
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    h = optBlock(i, h);
+  if (c.finalNorm)
+    h = layerNorm(h, dec + "final_layer_norm", d);
+  if (e != d)
+    h = linear(h, dec + "project_out", d, e, WeightLayout::out_in, false);
+  Value head =
+      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, e});
+  return LMHeadOp::create(b, loc("lm_head"),
+                          tensor({batch, seqLen, c.vocabSize}), h, head,
+                          WeightLayout::out_in);
+}
+
+Value EntryBuilder::optBlock(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.decoder.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn";
+  int64_t d = c.hiddenSize, m = c.intermediateSize;
+  const WeightLayout outIn = WeightLayout::out_in;
+  bool preLN = c.normBeforeBlock;
+
+  Value x = preLN ? layerNorm(h, p + "self_attn_layer_norm", d) : h;
+  Value q = linear(x, attn + ".q_proj", d, d, outIn, c.attentionBias);
+  Value k = linear(x, attn + ".k_proj", d, d, outIn, c.attentionBias);
+  Value v = linear(x, attn + ".v_proj", d, d, outIn, c.attentionBias);
+  q = splitHeads(q, c.numHeads, attn + ".split_heads_q");
+  k = splitHeads(k, c.numHeads, attn + ".split_heads_k");
+  v = splitHeads(v, c.numHeads, attn + ".split_heads_v");
+  Value a = attend(layer, attn, q, k, v, FloatAttr());
+  a = MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
+                           tensor({batch, seqLen, d}), a);
+  a = linear(a, attn + ".out_proj", d, d, outIn, c.attentionBias);
+  h = residual(h, a, attn + ".residual");
+  if (!preLN)
+    h = layerNorm(h, p + "self_attn_layer_norm", d);
+
+  x = preLN ? layerNorm(h, p + "final_layer_norm", d) : h;
+  x = linear(x, p + "fc1", d, m, outIn, c.mlpBias);
+  x = activation(x, p + "act");
+  x = linear(x, p + "fc2", m, d, outIn, c.mlpBias);
+  h = residual(h, x, p + "mlp.residual");
+  if (!preLN)
+    h = layerNorm(h, p + "final_layer_norm", d);
+  return h;
+}
+
+//===----------------------------------------------------------------------===//
 // Entry functions
 //===----------------------------------------------------------------------===//
 
@@ -362,8 +641,31 @@ func::FuncOp EntryBuilder::build() {
   paramEnd = body->getNumArguments();
 
   b.setInsertionPointToStart(body);
-  Value logits =
-      c.family == ModelFamily::GPT2 ? buildGPT2() : buildLlama();
+  Value logits;
+  switch (c.family) {
+  case ModelFamily::GPT2:
+    logits = buildGPT2();
+    break;
+  case ModelFamily::Llama:
+  case ModelFamily::Mixtral:
+  case ModelFamily::Mistral:
+  case ModelFamily::Qwen2:
+  case ModelFamily::Qwen3:
+    logits = buildLlama();
+    break;
+  case ModelFamily::Gemma:
+    logits = buildGemma();
+    break;
+  case ModelFamily::Phi3:
+    logits = buildPhi3();
+    break;
+  case ModelFamily::GPTNeoX:
+    logits = buildGPTNeoX();
+    break;
+  case ModelFamily::OPT:
+    logits = buildOPT();
+    break;
+  }
 
   SmallVector<Value> results{logits};
   SmallVector<Attribute> resultAttrs{b.getDictionaryAttr(
@@ -416,6 +718,8 @@ mlir::tfm::hf::importModel(MLIRContext &context, const ModelConfig &config,
         "one prefill (--seq-len)",
         options.kvCacheLength, seqLen));
 
+  // OPT's position offset is index arithmetic; callers load tfm and func.
+  context.loadDialect<arith::ArithDialect>();
   OpBuilder b(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(
       NameLoc::get(b.getStringAttr(config.modelType)));

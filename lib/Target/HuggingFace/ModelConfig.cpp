@@ -40,6 +40,14 @@ llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
     return "qwen2";
   case ModelFamily::Qwen3:
     return "qwen3";
+  case ModelFamily::Gemma:
+    return "gemma";
+  case ModelFamily::Phi3:
+    return "phi3";
+  case ModelFamily::GPTNeoX:
+    return "gpt_neox";
+  case ModelFamily::OPT:
+    return "opt";
   }
   llvm_unreachable("unknown model family");
 }
@@ -88,7 +96,8 @@ static constexpr StringRef kMathFields[] = {
 
 /// The model types parseModelConfig accepts, for messages.
 static constexpr const char *kImportedTypes =
-    "gpt2, llama, mixtral, mistral, qwen2 and qwen3";
+    "gpt2, llama, mixtral, mistral, qwen2, qwen3, gemma, phi3, gpt_neox "
+    "and opt";
 
 /// Name patterns of neutral fields: dropout probabilities (`attn_pdrop`,
 /// `attention_dropout`), special token ids, and the `summary_*` settings of
@@ -650,6 +659,271 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
                                 c.numExpertsPerToken, c.numExperts));
 }
 
+//===----------------------------------------------------------------------===//
+// Gemma, Phi-3, GPT-NeoX and OPT
+//===----------------------------------------------------------------------===//
+
+/// Gemma and Phi-3 build tfm.rope with the base alone: any RoPE scaling is
+/// refused here, whatever readRoPE accepts for other families.
+static void rejectRoPEScaling(FieldReader &r, StringRef type) {
+  auto kindOf = [](const json::Value &value) -> std::string {
+    if (const json::Object *object = value.getAsObject()) {
+      if (std::optional<StringRef> kind = object->getString("rope_type"))
+        return kind->str();
+      if (std::optional<StringRef> kind = object->getString("type"))
+        return kind->str();
+    }
+    return "";
+  };
+  for (StringRef key : {"rope_scaling", "rope_parameters"}) {
+    const json::Value *value = r.lookup(key);
+    if (!value)
+      continue;
+    std::string kind = kindOf(*value);
+    // rope_parameters without a rope_type holds only rope_theta.
+    if (kind == "default" || (kind.empty() && key == "rope_parameters"))
+      continue;
+    r.fail(key, (kind.empty() ? describe(*value) : "'" + kind + "'") +
+                    " RoPE scaling is not supported for " + type +
+                    "; tfm implements unscaled RoPE");
+  }
+}
+
+/// The shared checks of a rotary model's head sizes.
+static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
+  if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
+    return r.fail("num_attention_heads",
+                  llvm::formatv("{0} heads do not divide hidden_size = {1}",
+                                c.numHeads, c.hiddenSize));
+  if (c.numHeads % c.numKVHeads != 0)
+    return r.fail("num_key_value_heads",
+                  llvm::formatv("{0} key/value heads do not divide "
+                                "num_attention_heads = {1}",
+                                c.numKVHeads, c.numHeads));
+}
+
+/// GemmaConfig: head_dim defaults to 256 whatever d is; the MLP activation
+/// is `hidden_activation`, and transformers ignores `hidden_act` (falling
+/// back to the tanh GELU) when that is absent.
+static void readGemma(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::Gemma;
+  StringRef type = "gemma";
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize("intermediate_size", type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  // GemmaConfig's default (16) is not "one per query head": a config that
+  // leaves it out means a different model than its heads suggest.
+  c.numKVHeads = r.requiredSize("num_key_value_heads", type);
+  c.headDim = r.sizeOr("head_dim", 256);
+  c.normEps = r.numberOr("rms_norm_eps", 1e-6, /*positive=*/true,
+                         /*below=*/1.0);
+  // Read for the record only: GemmaMLP does not look at it.
+  (void)r.lookup("hidden_act");
+  std::string act = r.stringOr("hidden_activation", "gelu_pytorch_tanh");
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast")
+    c.activation = Activation::GeluTanh;
+  else if (act == "gelu")
+    c.activation = Activation::GeluExact;
+  else
+    r.fail("hidden_activation",
+           "unsupported activation '" + act +
+               "' (tfm supports gelu_pytorch_tanh, gelu_new, gelu_fast and "
+               "gelu for gemma)");
+  rejectRoPEScaling(r, type);
+  readRoPE(r, c, 10000.0);
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
+  c.attentionBias = r.boolOr("attention_bias", false);
+  readCommonRejections(r);
+  if (r.failed())
+    return;
+  checkHeads(r, c, /*explicitHeadDim=*/true);
+  if (!r.failed() && c.headDim % 2 != 0)
+    r.fail("head_dim",
+           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+}
+
+/// Phi3Config (transformers 4.46): the head size is always d / H, and its
+/// long-context RoPE variants (`su`, `longrope`) are not implemented.
+static void readPhi3(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::Phi3;
+  StringRef type = "phi3";
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize("intermediate_size", type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  c.numKVHeads = r.sizeOr("num_key_value_heads", c.numHeads);
+  c.normEps = r.numberOr("rms_norm_eps", 1e-5, /*positive=*/true,
+                         /*below=*/1.0);
+  std::string act = r.stringOr("hidden_act", "silu");
+  if (act == "silu" || act == "swish")
+    c.activation = Activation::SiLU;
+  else
+    r.fail("hidden_act", "unsupported activation '" + act +
+                             "' (tfm supports silu for phi3)");
+  if (const json::Value *scaling = r.lookup("rope_scaling"))
+    if (const json::Object *object = scaling->getAsObject()) {
+      std::optional<StringRef> kind = object->getString("type");
+      if (!kind)
+        kind = object->getString("rope_type");
+      if (kind && (*kind == "su" || *kind == "longrope" || *kind == "yarn"))
+        r.fail("rope_scaling", "'" + *kind +
+                                   "' RoPE scaling (Phi-3's long-context "
+                                   "variants) is not supported; tfm "
+                                   "implements unscaled RoPE for phi3");
+    }
+  rejectRoPEScaling(r, type);
+  readRoPE(r, c, 10000.0);
+  // Only the long-context scalings read it.
+  (void)r.lookup("original_max_position_embeddings");
+  double partial = r.numberOr("partial_rotary_factor", 1.0, /*positive=*/true);
+  if (partial != 1.0)
+    r.fail("partial_rotary_factor",
+           llvm::formatv("{0} is not supported for phi3: transformers 4.46 "
+                         "rotates whole heads; it must be 1",
+                         llvm::format("%g", partial)));
+  r.rejectTrue("attention_bias",
+               "Phi-3's qkv_proj and o_proj have no biases");
+  c.slidingWindow = r.sizeOr("sliding_window", 0);
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
+  readCommonRejections(r);
+  if (r.failed())
+    return;
+  checkHeads(r, c, /*explicitHeadDim=*/false);
+  c.headDim = c.hiddenSize / c.numHeads;
+  if (!r.failed() && c.headDim % 2 != 0)
+    r.fail("num_attention_heads",
+           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+}
+
+/// GPTNeoXConfig: `rotary_pct` and `rotary_emb_base` are the settings;
+/// transformers 4.46 also writes them as `partial_rotary_factor` and
+/// `rope_theta`, which must then agree.
+static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::GPTNeoX;
+  StringRef type = "gpt_neox";
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize("intermediate_size", type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  c.normEps = r.numberOr("layer_norm_eps", 1e-5, /*positive=*/true,
+                         /*below=*/1.0);
+  std::string act = r.stringOr("hidden_act", "gelu");
+  if (act == "gelu")
+    c.activation = Activation::GeluExact;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" ||
+           act == "gelu_fast")
+    c.activation = Activation::GeluTanh;
+  else if (act == "relu")
+    c.activation = Activation::ReLU;
+  else
+    r.fail("hidden_act", "unsupported activation '" + act +
+                             "' (tfm supports gelu, gelu_new, "
+                             "gelu_pytorch_tanh, gelu_fast and relu for "
+                             "gpt_neox)");
+  double pct = r.numberOr("rotary_pct", 0.25, /*positive=*/true);
+  if (pct > 1.0)
+    r.fail("rotary_pct",
+           llvm::formatv("{0} exceeds 1: it is the rotated fraction of each "
+                         "head",
+                         llvm::format("%g", pct)));
+  c.ropeTheta = r.numberOr("rotary_emb_base", 10000.0, /*positive=*/true);
+  double factor = r.numberOr("partial_rotary_factor", pct, /*positive=*/true);
+  if (factor != pct)
+    r.fail("partial_rotary_factor",
+           llvm::formatv("{0} disagrees with rotary_pct = {1}; transformers "
+                         "uses rotary_pct",
+                         llvm::format("%g", factor), llvm::format("%g", pct)));
+  double theta = r.numberOr("rope_theta", c.ropeTheta, /*positive=*/true);
+  if (theta != c.ropeTheta)
+    r.fail("rope_theta",
+           llvm::formatv("{0} disagrees with rotary_emb_base = {1}; "
+                         "transformers uses rotary_emb_base",
+                         llvm::format("%g", theta),
+                         llvm::format("%g", c.ropeTheta)));
+  r.rejectNonNull("rope_scaling", "tfm implements unscaled RoPE for gpt_neox "
+                                  "(rope_scaling must be null)");
+  r.rejectNonNull("rope_parameters",
+                  "give rotary_emb_base and rotary_pct for gpt_neox");
+  c.parallelResidual = r.boolOr("use_parallel_residual", true);
+  c.attentionBias = r.boolOr("attention_bias", true);
+  c.mlpBias = true;
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
+  readCommonRejections(r);
+  if (r.failed())
+    return;
+  c.numKVHeads = c.numHeads;
+  checkHeads(r, c, /*explicitHeadDim=*/false);
+  if (r.failed())
+    return;
+  c.headDim = c.hiddenSize / c.numHeads;
+  // int(head_size * rotary_pct), as GPTNeoXAttention.rotary_ndims.
+  c.rotaryDims = static_cast<int64_t>(double(c.headDim) * pct);
+  if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
+    r.fail("rotary_pct",
+           llvm::formatv("{0} of a head size of {1} rotates {2} elements; "
+                         "RoPE needs an even number of at least 2",
+                         llvm::format("%g", pct), c.headDim, c.rotaryDims));
+}
+
+/// OPTConfig. The learned position table has max_position_embeddings + 2
+/// rows: OPT's positions start at row 2.
+static void readOPT(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::OPT;
+  StringRef type = "opt";
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize("ffn_dim", type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  c.wordEmbedProjDim = r.sizeOr("word_embed_proj_dim", c.hiddenSize);
+  c.positionOffset = 2;
+  // nn.LayerNorm's default: OPTConfig has no epsilon field.
+  c.normEps = 1e-5;
+  std::string act = r.stringOr("activation_function", "relu");
+  if (act == "relu")
+    c.activation = Activation::ReLU;
+  else if (act == "gelu")
+    c.activation = Activation::GeluExact;
+  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" ||
+           act == "gelu_fast")
+    c.activation = Activation::GeluTanh;
+  else
+    r.fail("activation_function",
+           "unsupported activation '" + act +
+               "' (tfm supports relu, gelu, gelu_new, gelu_pytorch_tanh and "
+               "gelu_fast for opt)");
+  c.normBeforeBlock = r.boolOr("do_layer_norm_before", true);
+  // OPTDecoder builds the final LayerNorm only for pre-LN models.
+  bool removeFinalNorm = r.boolOr("_remove_final_layer_norm", false);
+  c.finalNorm = c.normBeforeBlock && !removeFinalNorm;
+  c.attentionBias = c.mlpBias = r.boolOr("enable_bias", true);
+  if (!r.boolOr("layer_norm_elementwise_affine", true))
+    r.fail("layer_norm_elementwise_affine",
+           "false is not supported: tfm's LayerNorm has a scale and a bias");
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
+  // Training-time layer dropping, off at inference.
+  (void)r.lookup("layerdrop");
+  (void)r.lookup("init_std");
+  readCommonRejections(r);
+  if (r.failed())
+    return;
+  c.numKVHeads = c.numHeads;
+  checkHeads(r, c, /*explicitHeadDim=*/false);
+  c.headDim = c.hiddenSize / c.numHeads;
+}
+
 llvm::Expected<ModelConfig>
 mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
   auto makeError = [](const Twine &message) {
@@ -695,6 +969,14 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
     readLlamaLike(r, c, ModelFamily::Qwen2);
   else if (*type == "qwen3")
     readLlamaLike(r, c, ModelFamily::Qwen3);
+  else if (*type == "gemma")
+    readGemma(r, c);
+  else if (*type == "phi3")
+    readPhi3(r, c);
+  else if (*type == "gpt_neox")
+    readGPTNeoX(r, c);
+  else if (*type == "opt")
+    readOPT(r, c);
   else
     return makeError("model_type: unsupported model type '" + *type +
                      "' (tfm imports " + kImportedTypes + ")");

@@ -46,3 +46,37 @@ func.func @swiglu(%g: tensor<1x2x8xf32>, %u: tensor<1x2x8xf32>) -> tensor<1x2x8x
   %y = tfm.swiglu %g, %u : (tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
   return %y : tensor<1x2x8xf32>
 }
+
+// GeGLU: the tanh GELU of the gate times up, in f32, rounded once.
+// CHECK-LABEL: func.func @geglu_bf16
+// CHECK: ^bb0(%[[G:[^:]*]]: bf16, %[[U:[^:]*]]: bf16
+// CHECK: %[[GF:.*]] = arith.extf %[[G]] : bf16 to f32
+// CHECK: math.tanh
+// CHECK: %[[HALF:.*]] = arith.mulf %{{.*}}, %[[GF]] : f32
+// CHECK: %[[GELU:.*]] = arith.mulf %[[HALF]], %{{.*}} : f32
+// CHECK: %[[UF:.*]] = arith.extf %[[U]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[GELU]], %[[UF]] : f32
+// CHECK: arith.truncf %[[P]] : f32 to bf16
+func.func @geglu_bf16(%g: tensor<2x4x8xbf16>, %u: tensor<2x4x8xbf16>) -> tensor<2x4x8xbf16> {
+  %0 = tfm.geglu %g, %u {approximate = #tfm.gelu<tanh>} : (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>) -> tensor<2x4x8xbf16>
+  return %0 : tensor<2x4x8xbf16>
+}
+
+// GeGLU with the exact GELU.
+// CHECK-LABEL: func.func @geglu_erf
+// CHECK: math.erf
+// CHECK-NOT: math.tanh
+func.func @geglu_erf(%g: tensor<2x4x8xf32>, %u: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = tfm.geglu %g, %u : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}
+
+// ReLU: maximumf with 0 (NaN-propagating, as torch.relu).
+// CHECK-LABEL: func.func @relu
+// CHECK: ^bb0(%[[IN:[^:]*]]: f32
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.maximumf %[[IN]], %[[Z]] : f32
+func.func @relu(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = tfm.relu %x : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}

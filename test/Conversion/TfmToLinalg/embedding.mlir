@@ -42,3 +42,16 @@ func.func @position_embedding_no_offset(%x: tensor<1x3x8xf32>, %p: tensor<16x8xf
   %y = tfm.position_embedding %x, %p : (tensor<1x3x8xf32>, tensor<16x8xf32>) -> tensor<1x3x8xf32>
   return %y : tensor<1x3x8xf32>
 }
+
+// A scaled embedding: the factor rounded to bf16 first (sqrt(8) = 2.828427
+// becomes 2.828125, as Gemma's bf16 normalizer), the product in f32.
+// CHECK-LABEL: func.func @embedding_scale_bf16
+// CHECK: %[[ROW:.*]] = tensor.extract
+// CHECK: %[[F:.*]] = arith.extf %[[ROW]] : bf16 to f32
+// CHECK: %[[C:.*]] = arith.constant 2.828125 : f32
+// CHECK: %[[P:.*]] = arith.mulf %[[F]], %[[C]] : f32
+// CHECK: arith.truncf %[[P]] : f32 to bf16
+func.func @embedding_scale_bf16(%ids: tensor<1x4xi64>, %e: tensor<16x8xbf16>) -> tensor<1x4x8xbf16> {
+  %0 = tfm.embedding %ids, %e {scale = 2.828427 : f32} : (tensor<1x4xi64>, tensor<16x8xbf16>) -> tensor<1x4x8xbf16>
+  return %0 : tensor<1x4x8xbf16>
+}

@@ -38,3 +38,15 @@ func.func @rms_norm_bf16(%x: tensor<4x16xbf16>, %g: tensor<16xbf16>) -> tensor<4
   %y = tfm.rms_norm %x, %g : (tensor<4x16xbf16>, tensor<16xbf16>) -> tensor<4x16xbf16>
   return %y : tensor<4x16xbf16>
 }
+
+// unit_offset: the normalised value times (1 + scale), the sum in f32.
+// CHECK-LABEL: func.func @rms_norm_unit_offset
+// CHECK: ^bb0(%[[IN:[^:]*]]: f32, %[[SS:[^:]*]]: f32, %[[W:[^:]*]]: f32
+// CHECK: %[[N:.*]] = arith.mulf %[[IN]], %{{.*}} : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[F:.*]] = arith.addf %[[ONE]], %[[W]] : f32
+// CHECK: arith.mulf %[[N]], %[[F]] : f32
+func.func @rms_norm_unit_offset(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>) -> tensor<2x4x8xf32> {
+  %0 = tfm.rms_norm %x, %g {unit_offset} : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}

@@ -29,3 +29,16 @@ func.func @merge_heads(%x: tensor<2x4x3x2xf32>) -> tensor<2x3x8xf32> {
   %y = tfm.merge_heads %x : (tensor<2x4x3x2xf32>) -> tensor<2x3x8xf32>
   return %y : tensor<2x3x8xf32>
 }
+
+// A grouped split (GPT-NeoX's per-head QKV, 2 heads of dh = 4): a view
+// [.., G, n/G], one slice per piece at offsets 0, 4, 8, collapsed back.
+// CHECK-LABEL: func.func @split_groups
+// CHECK: %[[V:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [1, 4, 2, 12] : tensor<1x4x24xf32> into tensor<1x4x2x12xf32>
+// CHECK: %[[Q:.*]] = tensor.extract_slice %[[V]][0, 0, 0, 0] [1, 4, 2, 4] [1, 1, 1, 1]
+// CHECK: tensor.collapse_shape %[[Q]] {{\[\[}}0], [1], [2, 3]] : tensor<1x4x2x4xf32> into tensor<1x4x8xf32>
+// CHECK: tensor.extract_slice %[[V]][0, 0, 0, 4] [1, 4, 2, 4]
+// CHECK: tensor.extract_slice %[[V]][0, 0, 0, 8] [1, 4, 2, 4]
+func.func @split_groups(%x: tensor<1x4x24xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %q, %k, %v = tfm.split %x {groups = 2 : i64} : (tensor<1x4x24xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  return %q, %k, %v : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}

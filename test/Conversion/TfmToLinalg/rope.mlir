@@ -41,3 +41,21 @@ func.func @rope_inv_freq(%x: tensor<1x2x3x4xf32>, %off: index) -> tensor<1x2x3x4
   %y = tfm.rope %x, %off {inv_freq = array<f32: 1.0, 0.00125>} : (tensor<1x2x3x4xf32>, index) -> tensor<1x2x3x4xf32>
   return %y : tensor<1x2x3x4xf32>
 }
+
+// Partial rotary (rotary_dims = 4 of dh = 8): frequencies over r = 4, pairs
+// (i, i + 2), and elements from 4 on passed through.
+// CHECK-LABEL: func.func @rope_partial
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x2x3x8xf32>
+// CHECK: ^bb0(%[[IN:[^:]*]]: f32
+// CHECK: %[[I:.*]] = linalg.index 3
+// CHECK: arith.cmpi ult, %[[I]], %c2
+// CHECK: arith.constant 4.000000e+00 : f32
+// CHECK: math.powf
+// CHECK: %[[Y:.*]] = arith.addf
+// CHECK: %[[ROT:.*]] = arith.cmpi ult, %[[I]], %c4
+// CHECK: %[[OUT:.*]] = arith.select %[[ROT]], %[[Y]], %[[IN]] : f32
+// CHECK: linalg.yield %[[OUT]]
+func.func @rope_partial(%x: tensor<1x2x3x8xf32>, %off: index) -> tensor<1x2x3x8xf32> {
+  %y = tfm.rope %x, %off {rotary_dims = 4} : (tensor<1x2x3x8xf32>, index) -> tensor<1x2x3x8xf32>
+  return %y : tensor<1x2x3x8xf32>
+}

@@ -64,6 +64,22 @@ func.func @embedding_result_dtype(%ids: tensor<2x8xi64>, %wte: tensor<64x16xbf16
   return %0 : tensor<2x8x16xf32>
 }
 
+// -----
+
+func.func @embedding_zero_scale(%ids: tensor<2x8xi64>, %wte: tensor<64x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.embedding' op scale must be finite and positive, got 0}}
+  %0 = tfm.embedding %ids, %wte {scale = 0.0 : f32} : (tensor<2x8xi64>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @embedding_inf_scale(%ids: tensor<2x8xi64>, %wte: tensor<64x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.embedding' op scale must be finite and positive, got INF}}
+  %0 = tfm.embedding %ids, %wte {scale = 0x7F800000 : f32} : (tensor<2x8xi64>, tensor<64x16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // tfm.position_embedding
 //===----------------------------------------------------------------------===//
@@ -368,6 +384,22 @@ func.func @split_sum(%x: tensor<2x8x48xf32>) -> tensor<2x8x8xf32> {
   return %v : tensor<2x8x8xf32>
 }
 
+// -----
+
+func.func @split_groups_multiple(%x: tensor<2x8x48xf32>) -> tensor<2x8x12xf32> {
+  // expected-error @below {{'tfm.split' op result #1 has 12 elements in its last dimension, not a multiple of groups=8}}
+  %q, %k, %v = tfm.split %x {groups = 8 : i64} : (tensor<2x8x48xf32>) -> (tensor<2x8x24xf32>, tensor<2x8x12xf32>, tensor<2x8x12xf32>)
+  return %k : tensor<2x8x12xf32>
+}
+
+// -----
+
+func.func @split_groups_zero(%x: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.split' op attribute 'groups' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %q, %k, %v = tfm.split %x {groups = 0 : i64} : (tensor<2x8x48xf32>) -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>)
+  return %k : tensor<2x8x16xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // tfm.split_heads / tfm.merge_heads
 //===----------------------------------------------------------------------===//
@@ -439,6 +471,30 @@ func.func @rope_odd_dh(%x: tensor<1x4x8x5xf32>) -> tensor<1x4x8x5xf32> {
   // expected-error @below {{'tfm.rope' op head dimension dh=5 must be even to rotate halves}}
   %0 = tfm.rope %x : (tensor<1x4x8x5xf32>) -> tensor<1x4x8x5xf32>
   return %0 : tensor<1x4x8x5xf32>
+}
+
+// -----
+
+func.func @rope_rotary_dims_odd(%x: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @below {{'tfm.rope' op rotary_dims=5 must be even and in [2, dh=16]}}
+  %0 = tfm.rope %x {rotary_dims = 5 : i64} : (tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @rope_rotary_dims_wide(%x: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @below {{'tfm.rope' op rotary_dims=18 must be even and in [2, dh=16]}}
+  %0 = tfm.rope %x {rotary_dims = 18 : i64} : (tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @rope_rotary_dims_negative(%x: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @below {{'tfm.rope' op rotary_dims=-2 must be even and in [2, dh=16]}}
+  %0 = tfm.rope %x {rotary_dims = -2 : i64} : (tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
 }
 
 // -----
@@ -691,6 +747,22 @@ func.func @swiglu_type(%g: tensor<2x8x64xf32>, %u: tensor<2x8x32xf32>) -> tensor
   // expected-error @below {{'tfm.swiglu' op requires the same type for all operands and results}}
   %0 = tfm.swiglu %g, %u : (tensor<2x8x64xf32>, tensor<2x8x32xf32>) -> tensor<2x8x64xf32>
   return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @geglu_type(%g: tensor<2x8x64xf32>, %u: tensor<2x8x64xf16>) -> tensor<2x8x64xf32> {
+  // expected-error @below {{'tfm.geglu' op requires the same type for all operands and results}}
+  %0 = tfm.geglu %g, %u : (tensor<2x8x64xf32>, tensor<2x8x64xf16>) -> tensor<2x8x64xf32>
+  return %0 : tensor<2x8x64xf32>
+}
+
+// -----
+
+func.func @relu_type(%x: tensor<2x8x64xf32>) -> tensor<2x8x64xbf16> {
+  // expected-error @below {{'tfm.relu' op requires the same type for all operands and results}}
+  %0 = tfm.relu %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xbf16>
+  return %0 : tensor<2x8x64xbf16>
 }
 
 //===----------------------------------------------------------------------===//

@@ -29,6 +29,14 @@ func.func @embedding_i32(%ids: tensor<1x4xi32>, %wte: tensor<64x16xbf16>) -> ten
   return %0 : tensor<1x4x16xbf16>
 }
 
+// Gemma's scaled embedding.
+// CHECK-LABEL: func.func @embedding_scale
+// CHECK: tfm.embedding %{{.+}}, %{{.+}} {scale = 8.000000e+00 : f32} : (tensor<1x4xi64>, tensor<64x64xf32>) -> tensor<1x4x64xf32>
+func.func @embedding_scale(%ids: tensor<1x4xi64>, %e: tensor<64x64xf32>) -> tensor<1x4x64xf32> {
+  %0 = tfm.embedding %ids, %e {scale = 8.0 : f32} : (tensor<1x4xi64>, tensor<64x64xf32>) -> tensor<1x4x64xf32>
+  return %0 : tensor<1x4x64xf32>
+}
+
 // CHECK-LABEL: func.func @norms
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[G:[^:]+]]: tensor<16xf32>, %[[B:[^:]+]]: tensor<16xf32>)
 func.func @norms(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>)
@@ -42,6 +50,9 @@ func.func @norms(%x: tensor<2x8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf32>)
   %2 = tfm.rms_norm %x, %g : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
   // CHECK: tfm.rms_norm %[[X]], %[[G]] {epsilon = 9.99999974E-6 : f32}
   %3 = tfm.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  // Gemma's (1 + w) scale.
+  // CHECK: tfm.rms_norm %[[X]], %[[G]] {unit_offset} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  %4 = tfm.rms_norm %x, %g {unit_offset} : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
   return %0, %1, %2, %3 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
 }
 
@@ -112,6 +123,14 @@ func.func @split_single(%x: tensor<1x4x32xf32>) -> tensor<1x4x32xf32> {
   return %0 : tensor<1x4x32xf32>
 }
 
+// GPT-NeoX's per-head interleaved QKV: 4 groups of [q, k, v] (dh = 4).
+// CHECK-LABEL: func.func @split_groups
+// CHECK: tfm.split %{{.+}} {groups = 4 : i64} : (tensor<1x4x48xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>)
+func.func @split_groups(%x: tensor<1x4x48xf32>) -> tensor<1x4x16xf32> {
+  %q, %k, %v = tfm.split %x {groups = 4 : i64} : (tensor<1x4x48xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>)
+  return %k : tensor<1x4x16xf32>
+}
+
 // Llama style: GQA (8 query heads over 2 kv heads), RoPE with and without
 // offset, a custom theta, a decode step with an offset into a cache.
 // CHECK-LABEL: func.func @gqa_rope
@@ -125,6 +144,9 @@ func.func @gqa_rope(%q: tensor<1x8x4x16xf16>, %k: tensor<1x2x4x16xf16>, %v: tens
   %kr = tfm.rope %k {theta = 500000.0 : f32} : (tensor<1x2x4x16xf16>) -> tensor<1x2x4x16xf16>
   // CHECK: %[[QD:.+]] = tfm.rope %[[Q]], %[[POS]] : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
   %qd = tfm.rope %q, %pos : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
+  // Partial rotary (GPT-NeoX): the first 8 of 16 elements rotate.
+  // CHECK: tfm.rope %[[Q]], %[[POS]] {rotary_dims = 8 : i64} : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
+  %qp = tfm.rope %q, %pos {rotary_dims = 8} : (tensor<1x8x4x16xf16>, index) -> tensor<1x8x4x16xf16>
   // CHECK: tfm.attention %[[QR]], %[[KR]], %[[V]] : (tensor<1x8x4x16xf16>, tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>) -> tensor<1x8x4x16xf16>
   %a = tfm.attention %qr, %kr, %v : (tensor<1x8x4x16xf16>, tensor<1x2x4x16xf16>, tensor<1x2x4x16xf16>) -> tensor<1x8x4x16xf16>
   // The cache is longer than the query; the offset says where the queries are.
@@ -173,6 +195,12 @@ func.func @activations(%x: tensor<2x8x64xf32>, %y: tensor<2x8x64xf32>)
   %2 = tfm.silu %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
   // CHECK: tfm.swiglu %[[X]], %[[Y]] : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
   %3 = tfm.swiglu %x, %y : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.geglu %[[X]], %[[Y]] : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %4 = tfm.geglu %x, %y : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.geglu %[[X]], %[[Y]] {approximate = #tfm.gelu<tanh>} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %5 = tfm.geglu %x, %y {approximate = #tfm.gelu<tanh>} : (tensor<2x8x64xf32>, tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: tfm.relu %[[X]] : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
+  %6 = tfm.relu %x : (tensor<2x8x64xf32>) -> tensor<2x8x64xf32>
   return %0, %1, %2, %3 : tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32>
 }
 

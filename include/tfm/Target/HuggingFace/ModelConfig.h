@@ -44,6 +44,17 @@ enum class ModelFamily {
   /// Qwen3ForCausalLM: Llama with a per-head RMSNorm of q and k before RoPE
   /// (`q_norm`, `k_norm`) and an independent `head_dim`.
   Qwen3,
+  /// GemmaForCausalLM: Llama's layout with a GeGLU MLP, RMSNorm scaled by
+  /// (1 + w), embeddings times sqrt(d), a tied head.
+  Gemma,
+  /// Phi3ForCausalLM: Llama's math with fused qkv_proj and gate_up_proj.
+  Phi3,
+  /// GPTNeoXForCausalLM (Pythia): LayerNorm, partial rotary, a QKV weight
+  /// interleaved per head, parallel or sequential residual, untied embed_out.
+  GPTNeoX,
+  /// OPTForCausalLM: learned positions offset by 2, ReLU MLP, pre- or
+  /// post-LN blocks, optional project_in/project_out.
+  OPT,
 };
 
 /// Hugging Face `rope_scaling` / `rope_parameters.rope_type`: how the RoPE
@@ -66,6 +77,8 @@ enum class Activation {
   GeluExact,
   /// `silu`: the SwiGLU gate of Llama and Mixtral.
   SiLU,
+  /// `relu`: OPT.
+  ReLU,
 };
 
 struct ModelConfig {
@@ -100,8 +113,8 @@ struct ModelConfig {
   double ropeLowFreqFactor = 1.0;
   double ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxPositions = 0;
-  /// Mistral `sliding_window`: each query attends to its last W positions
-  /// (itself included); 0 for full causal attention.
+  /// Mistral and Phi-3 `sliding_window`: each query attends to its last W
+  /// positions (itself included); 0 for full causal attention.
   int64_t slidingWindow = 0;
   /// Qwen2: biases on q/k/v_proj only (`attentionBias` puts them on o_proj
   /// too).
@@ -122,6 +135,20 @@ struct ModelConfig {
   int64_t numExperts = 0;
   int64_t numExpertsPerToken = 0;
 
+  /// Rotated elements of each head (GPT-NeoX `rotary_pct`); 0: all of dh.
+  int64_t rotaryDims = 0;
+  /// GPT-NeoX `use_parallel_residual`: x + attn(ln1(x)) + mlp(ln2(x)).
+  bool parallelResidual = false;
+  /// OPT `do_layer_norm_before`: false makes blocks post-LN.
+  bool normBeforeBlock = true;
+  /// OPT: whether the decoder ends in a final LayerNorm.
+  bool finalNorm = true;
+  /// OPT `word_embed_proj_dim`: the embedding width, projected to and from
+  /// hiddenSize when it differs.
+  int64_t wordEmbedProjDim = 0;
+  /// Learned position rows skipped before position 0 (OPT: 2).
+  int64_t positionOffset = 0;
+
   /// Fields present in the file that the importer does not know; they were
   /// ignored, and the caller should say so.
   std::vector<std::string> unknownFields;
@@ -137,7 +164,8 @@ std::vector<float> computeRoPEInverseFrequencies(const ModelConfig &config);
 /// prefix with the file name.
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef jsonText);
 
-/// "gpt2", "llama", "mixtral", "mistral", "qwen2", "qwen3".
+/// "gpt2", "llama", "mixtral", "mistral", "qwen2", "qwen3", "gemma", "phi3",
+/// "gpt_neox", "opt".
 llvm::StringRef getFamilyName(ModelFamily family);
 
 } // namespace mlir::tfm::hf

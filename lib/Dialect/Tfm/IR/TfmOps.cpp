@@ -92,6 +92,13 @@ LogicalResult EmbeddingOp::verify() {
       failed(checkRank(*this, getTable(), "table", 2)))
     return failure();
   auto ids = tensorType(getIds()), table = tensorType(getTable());
+  if (auto scale = getScaleAttr()) {
+    // A zero or non-finite factor erases the tokens: no model means that.
+    double value = scale.getValueAsDouble();
+    if (!std::isfinite(value) || !(value > 0.0))
+      return emitOpError() << "scale must be finite and positive, got "
+                           << value;
+  }
   return checkResultType(
       *this, RankedTensorType::get({ids.getDimSize(0), ids.getDimSize(1),
                                     table.getDimSize(1)},
@@ -257,6 +264,12 @@ LogicalResult SplitOp::verify() {
       return emitOpError() << "result #" << i << " " << rt
                            << " must match the input " << in
                            << " in all but the last dimension";
+    int64_t groups = getGroups();
+    if (rt.getShape().back() % groups != 0)
+      return emitOpError() << "result #" << i << " has " << rt.getShape().back()
+                           << " elements in its last dimension, not a multiple "
+                              "of groups="
+                           << groups;
     total += rt.getShape().back();
   }
   if (total != in.getShape().back())
@@ -301,13 +314,27 @@ LogicalResult MergeHeadsOp::verify() {
 // RoPEOp
 //===----------------------------------------------------------------------===//
 
+int64_t RoPEOp::getRotaryDimsValue() {
+  if (std::optional<uint64_t> dims = getRotaryDims())
+    return static_cast<int64_t>(*dims);
+  return tensorType(getInput()).getDimSize(3);
+}
+
 LogicalResult RoPEOp::verify() {
   if (failed(checkRank(*this, getInput(), "input", 4)))
     return failure();
   auto in = tensorType(getInput());
-  if (in.getDimSize(3) % 2 != 0)
-    return emitOpError() << "head dimension dh=" << in.getDimSize(3)
+  int64_t dh = in.getDimSize(3);
+  if (auto dims = getRotaryDimsAttr()) {
+    // Read signed so that rotary_dims = -2 is reported as -2.
+    int64_t r = dims.getInt();
+    if (r < 2 || r > dh || r % 2 != 0)
+      return emitOpError() << "rotary_dims=" << r
+                           << " must be even and in [2, dh=" << dh << "]";
+  } else if (dh % 2 != 0) {
+    return emitOpError() << "head dimension dh=" << dh
                          << " must be even to rotate halves";
+  }
   if (!(getTheta().convertToFloat() > 0.0f))
     return emitOpError() << "theta must be positive, got "
                          << getTheta().convertToFloat();
@@ -315,10 +342,13 @@ LogicalResult RoPEOp::verify() {
                                       in.getDimSize(0))))
     return failure();
   if (std::optional<ArrayRef<float>> invFreq = getInvFreq()) {
-    int64_t half = in.getDimSize(3) / 2;
+    // One frequency per rotated pair.
+    int64_t half = getRotaryDimsValue() / 2;
     if (static_cast<int64_t>(invFreq->size()) != half)
-      return emitOpError() << "inv_freq must hold dh/2 = " << half
-                           << " frequencies, got " << invFreq->size();
+      return emitOpError() << "inv_freq must hold "
+                           << (getRotaryDims() ? "rotary_dims/2" : "dh/2")
+                           << " = " << half << " frequencies, got "
+                           << invFreq->size();
     for (auto [i, f] : llvm::enumerate(*invFreq))
       if (!std::isfinite(f) || !(f > 0.0f))
         return emitOpError() << "inv_freq[" << i
@@ -440,6 +470,8 @@ LogicalResult KVCacheWriteOp::verify() {
 int64_t GeluOp::getFlopCount() { return 0; }
 int64_t SiluOp::getFlopCount() { return 0; }
 int64_t SwiGLUOp::getFlopCount() { return 0; }
+int64_t ReluOp::getFlopCount() { return 0; }
+int64_t GeGLUOp::getFlopCount() { return 0; }
 
 //===----------------------------------------------------------------------===//
 // ResidualAddOp

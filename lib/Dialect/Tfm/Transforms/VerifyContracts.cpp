@@ -43,7 +43,7 @@ static StringRef classifySublayer(Value branch, Value residual) {
       continue;
     sawAttention |= isa<AttentionOp>(op);
     sawMoE |= isa<MoEOp>(op);
-    sawActivation |= isa<GeluOp, SiluOp, SwiGLUOp>(op);
+    sawActivation |= isa<GeluOp, SiluOp, SwiGLUOp, ReluOp, GeGLUOp>(op);
     llvm::append_range(worklist, op->getOperands());
   }
   if (sawAttention)

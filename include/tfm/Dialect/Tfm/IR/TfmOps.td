@@ -44,13 +44,20 @@ def Tfm_EmbeddingOp : Tfm_LedgerOp<"embedding"> {
     - `table`: `[V, d]` (Hugging Face `wte.weight` / `embed_tokens.weight`).
     - result: `[B, S, d]` with the table's element type.
 
+    - `scale` (optional): a factor every gathered row is multiplied by, first
+      rounded to the table's element type: Gemma multiplies its embeddings
+      by `sqrt(d)` as a tensor of the compute dtype, so a bf16 model scales
+      by `bf16(sqrt(d))`. The product is computed in f32 and rounded once.
+
     Parameters: `V*d`. Ids outside `[0, V)` are clamped by the lowering.
 
     ```mlir
     %h = tfm.embedding %ids, %wte : (tensor<2x8xi64>, tensor<50257x768xf32>) -> tensor<2x8x768xf32>
+    %g = tfm.embedding %ids, %emb {scale = 45.254834 : f32} : (tensor<1x4xi64>, tensor<256000x2048xbf16>) -> tensor<1x4x2048xbf16>
     ```
   }];
-  let arguments = (ins Tfm_TokenTensor:$ids, Tfm_FloatTensor:$table);
+  let arguments = (ins Tfm_TokenTensor:$ids, Tfm_FloatTensor:$table,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -101,12 +108,18 @@ def Tfm_RMSNormOp : Tfm_LedgerOp<"rms_norm"> {
     `y = x / sqrt(mean(x^2) + epsilon) * scale` (Llama's `RMSNorm`), with the
     statistic computed in f32.
 
+    With `unit_offset`, the factor is `(1 + scale)` instead (Gemma's
+    `GemmaRMSNorm`, whose stored weight is the offset from 1), the sum
+    formed in f32 as Gemma does, so that a bf16 weight near 0 keeps its
+    precision.
+
     - `input`: `[..., d]`; `scale`: `[d]`; result: the input's type.
 
     Parameters: `d`.
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$scale,
-                       DefaultValuedAttr<F32Attr, "1.0e-6">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1.0e-6">:$epsilon,
+                       UnitAttr:$unit_offset);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -171,11 +184,21 @@ def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
     the Q, K and V parts of a fused QKV projection (`c_attn` in GPT-2, or the
     output of `--tfm-fuse-qkv`).
 
+    With `groups = G` (default 1), the last dimension is read as `G`
+    consecutive groups of `n/G` elements, each group is split into pieces of
+    `n_i/G` in order, and piece `i` of every group, concatenated, is result
+    `i`. GPT-NeoX's `query_key_value` interleaves per head (`[H, 3, dh]`):
+    `groups = H` gives Q, K and V as `[..., H*dh]` each. Every `n_i` must be
+    a multiple of `G`.
+
     ```mlir
     %q, %k, %v = tfm.split %qkv : (tensor<2x8x2304xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>, tensor<2x8x768xf32>)
+    %q2, %k2, %v2 = tfm.split %neox {groups = 12 : i64} : (tensor<2x8x2304xf32>) -> (tensor<2x8x768xf32>, tensor<2x8x768xf32>, tensor<2x8x768xf32>)
     ```
   }];
-  let arguments = (ins Tfm_FloatTensor:$input);
+  let arguments = (ins Tfm_FloatTensor:$input,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>,
+                                         "1">:$groups);
   let results = (outs Variadic<Tfm_FloatTensor>:$results);
   let hasVerifier = 1;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
@@ -222,16 +245,22 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
     y[..., i + dh/2] = x[i + dh/2] * cos(angle) + x[i] * sin(angle)
     ```
 
-    - `input`: `[B, H, S, dh]` with `dh` even; result: the same type.
+    - `input`: `[B, H, S, dh]`; result: the same type.
     - `offset` (optional): absolute position of the first token; an `index`
       for the whole batch or a `[B]` tensor of i32/i64, one per sequence.
     - `theta`: the base (`rope_theta`, 10000 by default).
-    - `inv_freq` (optional): the `dh/2` inverse frequencies themselves,
-      replacing `theta^(-2i/dh)` (`theta` is then unused). Scaled RoPE
+    - `inv_freq` (optional): the `r/2` inverse frequencies themselves,
+      replacing `theta^(-2i/r)` (`theta` is then unused). Scaled RoPE
       variants (Hugging Face `rope_scaling` `linear`, `llama3`) differ from
       plain RoPE only in these frequencies; the importer computes them as
       transformers does, in f32, so the op needs no knowledge of each
       variant's formula. Each must be finite and positive.
+    - `rotary_dims` (optional, `r`): partial rotary embedding (GPT-NeoX's
+      `rotary_pct`, Phi's `partial_rotary_factor`): only the first `r`
+      elements of each head rotate, as above with `dh` replaced by `r`
+      (frequencies `theta^(-2i/r)`, pairs `(i, i + r/2)`); the other
+      `dh - r` pass through unchanged. Absent, `r = dh`. `r` must be even
+      and in `[2, dh]`; so must `dh` when `r` is absent.
 
     No parameters.
 
@@ -241,14 +270,19 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_Position>:$offset,
                        DefaultValuedAttr<F32Attr, "10000.0">:$theta,
-                       OptionalAttr<DenseF32ArrayAttr>:$inv_freq);
+                       OptionalAttr<DenseF32ArrayAttr>:$inv_freq,
+                       OptionalAttr<I64Attr>:$rotary_dims);
+  let extraClassDeclaration = [{
+    /// The number of rotated elements of each head: `rotary_dims` or `dh`.
+    int64_t getRotaryDimsValue();
+  }];
   let results = (outs Tfm_FloatTensor:$result);
   // Plain RoPE, the common case, without naming the optional frequencies.
   let builders = [
     OpBuilder<(ins "Type":$result, "Value":$input, "Value":$offset,
                    "FloatAttr":$theta), [{
       build($_builder, $_state, result, input, offset, theta,
-            /*inv_freq=*/DenseF32ArrayAttr());
+            /*inv_freq=*/DenseF32ArrayAttr(), /*rotary_dims=*/IntegerAttr());
     }]>
   ];
 }
@@ -389,6 +423,38 @@ def Tfm_SwiGLUOp : Tfm_LedgerOp<"swiglu", [SameOperandsAndResultType]> {
     `3*d*m` parameters.
   }];
   let arguments = (ins Tfm_FloatTensor:$gate, Tfm_FloatTensor:$up);
+  let results = (outs Tfm_FloatTensor:$result);
+  // SameOperandsAndResultType is the whole contract.
+  let hasVerifier = 0;
+}
+
+def Tfm_ReluOp : Tfm_LedgerOp<"relu", [SameOperandsAndResultType]> {
+  let summary = "rectified linear unit, max(x, 0)";
+  let description = [{
+    The activation of OPT's MLP (`activation_function: relu`). NaN stays NaN,
+    as `torch.relu`.
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+  // SameOperandsAndResultType is the whole contract.
+  let hasVerifier = 0;
+}
+
+def Tfm_GeGLUOp : Tfm_LedgerOp<"geglu", [SameOperandsAndResultType]> {
+  let summary = "gated GELU: gelu(gate) * up";
+  let description = [{
+    The gate of a GeGLU MLP (Gemma): `gelu(gate) * up`, both `[B, S, m]`,
+    with GELU as in `tfm.gelu` (`approximate = tanh` is Gemma's
+    `gelu_pytorch_tanh`). Computed in f32 and rounded once. With its three
+    projections the MLP holds `3*d*m` parameters, as a SwiGLU MLP.
+
+    ```mlir
+    %a = tfm.geglu %gate, %up {approximate = #tfm.gelu<tanh>} : (tensor<1x4x64xf32>, tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$gate, Tfm_FloatTensor:$up,
+                       DefaultValuedAttr<Tfm_GeluApproximationAttr,
+                         "::mlir::tfm::GeluApproximation::none">:$approximate);
   let results = (outs Tfm_FloatTensor:$result);
   // SameOperandsAndResultType is the whole contract.
   let hasVerifier = 0;
