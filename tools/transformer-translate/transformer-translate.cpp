@@ -99,8 +99,8 @@ int main(int argc, char **argv) {
   if (!importHF.empty() && !importHFConfig.empty())
     return fail("--import-hf and --import-hf-config are mutually exclusive");
   if (importHF.empty() && importHFConfig.empty())
-    return fail("nothing to translate: pass --import-hf MODEL_DIR or "
-                "--import-hf-config config.json");
+    return fail("nothing to translate: pass --import-hf-config config.json "
+                "or --import-hf MODEL_DIR");
   // A model directory: its config.json, and its checkpoint if it has one.
   std::string configPath = importHFConfig, weightsPath;
   if (!importHF.empty()) {

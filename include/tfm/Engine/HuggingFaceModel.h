@@ -2,7 +2,8 @@
 //-*-===//
 //
 // A Hugging Face model (config.json, weights from a .safetensors checkpoint
-// or random ones) imported in-process (tfm/Target/HuggingFace/ImportModel.h)
+// of one file or shards, in f32, bf16 or f16, or random ones) imported
+// in-process (tfm/Target/HuggingFace/ImportModel.h)
 // at the sizes the input calls for, its checkpoint bound, and either @forward
 // run (logits) or tokens generated with @prefill and @decode over a
 // preallocated KV cache, choosing tokens with tfm/Runtime/Sampler.h and

@@ -27,6 +27,30 @@ void TfmDialect::initialize() {
       >();
 }
 
+LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attribute) {
+  // The other tfm.* argument attributes are read (and checked) by the passes
+  // and the runtime that use them.
+  if (attribute.getName() != kParamDTypeAttrName)
+    return success();
+  auto dtype = dyn_cast<TypeAttr>(attribute.getValue());
+  if (!dtype || !isa<FloatType>(dtype.getValue()))
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamDTypeAttrName
+                             << "' must be a float type (the element type of "
+                                "the parameter's tensor in the weight file)";
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamDTypeAttrName
+                             << "' applies to function arguments annotated "
+                                "with '"
+                             << kParamAttrName << "'";
+  return success();
+}
+
 /// The entry-block argument `v` of a function, with the function.
 static std::pair<FunctionOpInterface, unsigned> getFunctionArgument(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
