@@ -6,7 +6,8 @@
 // The attribute survives a round trip.
 // RUN: transformer-opt %s | FileCheck %s --check-prefix=ROUNDTRIP
 
-// ROUNDTRIP: %w: tensor<16x48xf32> {tfm.param = "w", tfm.param_dtype = bf16}
+// ROUNDTRIP: tensor<16x48xf32> {tfm.param = "w", tfm.param_dtype = bf16}
+// ROUNDTRIP-SAME: tensor<48x16xf32> {tfm.param = "w2", tfm.param_dtype = f16}
 func.func @stored_bf16(%x: tensor<2x8x16xf32>,
                        %w: tensor<16x48xf32> {tfm.param = "w", tfm.param_dtype = bf16},
                        %b: tensor<48xf32> {tfm.param = "b"},
