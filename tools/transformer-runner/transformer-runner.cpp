@@ -383,19 +383,16 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
          "models (import the config with transformer-translate first)");
   HuggingFaceRunOptions options;
   // A model directory names its config and, unless --weights or
-  // --random-weights say otherwise, its checkpoint.
-  ModelFiles files = check(findModelFiles(modelFile));
-  options.configPath = files.configPath;
-  options.tokenizerPath = files.tokenizerPath;
-  options.weightsPaths.assign(weightsFiles.begin(), weightsFiles.end());
+  // --random-weights say otherwise, its checkpoint (as for the C API).
+  ModelOptions located;
+  located.weightsPaths.assign(weightsFiles.begin(), weightsFiles.end());
   if (randomWeights.getNumOccurrences())
-    options.randomSeed = randomWeights;
-  if (!files.directory.empty() && options.weightsPaths.empty() &&
-      !options.randomSeed) {
-    if (files.weightsPath.empty())
-      fail(llvm::toString(makeMissingWeightsError(files)));
-    options.weightsPaths.push_back(files.weightsPath);
-  }
+    located.randomSeed = randomWeights;
+  check(setModelPath(located, modelFile));
+  options.configPath = located.configPath;
+  options.weightsPaths = located.weightsPaths;
+  options.randomSeed = located.randomSeed;
+  options.tokenizerPath = located.tokenizerPath;
   options.dtype = check(parseComputeDType(computeDType, "--dtype"));
   options.inputIdsPath = inputIdsFile;
   if (promptText.getNumOccurrences())
