@@ -35,8 +35,9 @@ typedef int TfmStatus;
 typedef struct TfmModelOptions {
   /// "cpu" (the only device of the C API for now); null means "cpu".
   const char *device;
-  /// A .safetensors checkpoint; null: `model.safetensors` next to the
-  /// config when there is one, else random weights if `hasRandomSeed`.
+  /// A .safetensors checkpoint or a shard index (*.json); null: a model
+  /// directory's model.safetensors or model.safetensors.index.json, else
+  /// random weights if `hasRandomSeed`.
   const char *weightsPath;
   /// Deterministic random weights (transformer-runner --random-weights).
   int hasRandomSeed;
@@ -50,13 +51,17 @@ typedef struct TfmModelOptions {
   int noCache;
   /// The cache's directory; null: $XDG_CACHE_HOME/tfm, else ~/.cache/tfm.
   const char *cacheDir;
+  /// The compute type, "f32" (transformer-runner --dtype); null: f32. f32,
+  /// bf16 and f16 checkpoints all load, converted once when bound.
+  const char *dtype;
 } TfmModelOptions;
 
 /// The defaults: cpu, no weights file, no seed, all threads, the cache on.
 TFM_CAPI_EXPORTED void tfmModelOptionsInit(TfmModelOptions *options);
 
-/// Loads `path`: a config.json, or a directory holding config.json (and
-/// model.safetensors). On failure `*model` is null.
+/// Loads `path`: a config.json, or a model directory as save_pretrained
+/// writes it (config.json, model.safetensors or model.safetensors.index.json
+/// and its shards). On failure `*model` is null.
 TFM_CAPI_EXPORTED TfmStatus tfmModelLoad(const char *path,
                                          const TfmModelOptions *options,
                                          TfmModel *model);

@@ -133,21 +133,19 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
     return report(nullptr, makeError("--threads: must be at least 1"));
 
   ModelOptions modelOptions;
-  modelOptions.configPath = path;
-  // A directory holds config.json and, usually, model.safetensors.
-  if (llvm::sys::fs::is_directory(path)) {
-    llvm::SmallString<256> config(path), weights(path);
-    llvm::sys::path::append(config, "config.json");
-    llvm::sys::path::append(weights, "model.safetensors");
-    modelOptions.configPath = std::string(config);
-    if (!options->weightsPath && !options->hasRandomSeed &&
-        llvm::sys::fs::exists(weights))
-      modelOptions.weightsPath = std::string(weights);
-  }
   if (options->weightsPath)
-    modelOptions.weightsPath = options->weightsPath;
+    modelOptions.weightsPaths = {options->weightsPath};
   if (options->hasRandomSeed)
     modelOptions.randomSeed = options->randomSeed;
+  // A directory as save_pretrained writes it, or a config.json.
+  if (llvm::Error err = setModelPath(modelOptions, path))
+    return report(nullptr, std::move(err));
+  if (options->dtype) {
+    auto dtype = parseComputeDType(options->dtype, "dtype");
+    if (!dtype)
+      return report(nullptr, dtype.takeError());
+    modelOptions.dtype = *dtype;
+  }
   if (options->pipelineOptions)
     modelOptions.pipelineOptions = options->pipelineOptions;
   modelOptions.threads = unsigned(options->threads);

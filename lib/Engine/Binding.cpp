@@ -2,7 +2,7 @@
 #include "tfm/Engine/Binding.h"
 
 #include "tfm/Runtime/Npy.h"
-#include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -109,26 +109,38 @@ static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
   }
 }
 
+/// Whether `view` can be bound to a parameter of `dtype`: the same type, or
+/// another float type that `weights` may convert.
+static bool isBindable(const TensorView &view, DType dtype,
+                       const WeightSource &weights) {
+  if (view.dtype == dtype)
+    return true;
+  return weights.convertFloats && isFloatDType(view.dtype) &&
+         isFloatDType(dtype) && isSupportedConversion(view.dtype, dtype);
+}
+
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
-/// every part must have the argument's dtype and its dims except along the
-/// axis, and the parts' extents along the axis must add up.
+/// every part must have the argument's dtype (or one converted to it) and
+/// its dims except along the axis, and the parts' extents along the axis
+/// must add up.
 static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
                              llvm::ArrayRef<int64_t> shape,
                              const WeightSource &weights, char *out) {
   const EntryArgument &arg = sig.arguments[i];
-  const SafeTensorsFile &file = *weights.file;
+  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
   size_t axis = arg.concatAxis;
   std::vector<const TensorView *> views;
   int64_t extent = 0;
   for (const std::string &partName : arg.parts) {
     std::string part = weights.namePrefix + partName;
-    const TensorView *view = file.lookup(part);
+    const TensorView *view = checkpoint.lookup(part);
     if (!view)
       return makeError(llvm::formatv(
           "{0}: no tensor '{1}' (a part of the fused parameter "
           "'{2}', {3})",
-          file.getPath(), part, arg.name, describeArgument(sig, i)));
-    bool fits = view->dtype == arg.dtype && view->shape.size() == shape.size();
+          checkpoint.getPath(), part, arg.name, describeArgument(sig, i)));
+    bool fits = isBindable(*view, arg.dtype, weights) &&
+                view->shape.size() == shape.size();
     for (size_t d = 0; fits && d < shape.size(); ++d)
       fits = d == axis || view->shape[d] == shape[d];
     if (!fits)
@@ -136,8 +148,9 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
           "{0}: tensor '{1}' is {2} {3}, which cannot be "
           "concatenated along axis {4} into the fused "
           "parameter '{5}' ({6})",
-          file.getPath(), part, getSafeTensorsDTypeName(view->dtype),
-          formatShape(view->shape), axis, arg.name, describeArgument(sig, i)));
+          checkpoint.getFileOf(part), part,
+          getSafeTensorsDTypeName(view->dtype), formatShape(view->shape), axis,
+          arg.name, describeArgument(sig, i)));
     extent += view->shape[axis];
     views.push_back(view);
   }
@@ -145,17 +158,18 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
     return makeError(
         llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
                       "{2} along axis {3}, but @{4} expects {5}",
-                      file.getPath(), arg.name, extent, axis, sig.function,
-                      describe(arg.dtype, shape)));
-  // Row-major: for each index of the leading dims, copy each part's slab.
+                      checkpoint.getPath(), arg.name, extent, axis,
+                      sig.function, describe(arg.dtype, shape)));
+  // Row-major: for each index of the leading dims, copy (or convert) each
+  // part's slab.
   uint64_t outer = *getNumBytes(llvm::ArrayRef(shape).take_front(axis), 1);
-  uint64_t inner = *getNumBytes(llvm::ArrayRef(shape).drop_front(axis + 1),
-                                getDTypeSize(arg.dtype));
+  uint64_t inner = *getNumBytes(llvm::ArrayRef(shape).drop_front(axis + 1), 1);
   for (uint64_t o = 0; o < outer; ++o)
     for (const TensorView *view : views) {
       uint64_t slab = inner * view->shape[axis];
-      std::memcpy(out, view->data + o * slab, slab);
-      out += slab;
+      convertElements(view->data + o * slab * getDTypeSize(view->dtype),
+                      view->dtype, out, arg.dtype, slab);
+      out += slab * getDTypeSize(arg.dtype);
     }
   return llvm::Error::success();
 }
@@ -204,17 +218,17 @@ bindParameter(const EntrySignature &sig, size_t i,
     result.data = result.storage->get();
     return llvm::Error::success();
   };
-  if (!weights.file && !weights.randomSeed)
+  if (!weights.checkpoint && !weights.randomSeed)
     return makeError(
         llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
                       "FILE.safetensors or --random-weights SEED",
                       arg.name, describeArgument(sig, i)));
-  if (!weights.file || !arg.parts.empty()) {
+  if (!weights.checkpoint || !arg.parts.empty()) {
     auto allocated = AlignedBuffer::allocate(fileBytes);
     if (!allocated)
       return allocated.takeError();
     std::shared_ptr<AlignedBuffer> logical = std::move(*allocated);
-    if (weights.file) {
+    if (weights.checkpoint) {
       if (llvm::Error err =
               concatenateParts(sig, i, fileShape, weights, logical->get()))
         return std::move(err);
@@ -230,29 +244,50 @@ bindParameter(const EntrySignature &sig, size_t i,
     }
     return result;
   }
-  const SafeTensorsFile &file = *weights.file;
+  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + arg.name;
-  const TensorView *view = file.lookup(name);
+  const TensorView *view = checkpoint.lookup(name);
   if (!view)
-    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})", file.getPath(),
-                                   name, describeArgument(sig, i)));
-  if (view->dtype != arg.dtype || llvm::ArrayRef(view->shape) != fileShape)
+    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
+                                   checkpoint.getPath(), name,
+                                   describeArgument(sig, i)));
+  if (!isBindable(*view, arg.dtype, weights) ||
+      llvm::ArrayRef(view->shape) != fileShape)
     return makeError(llvm::formatv(
-        "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}", file.getPath(),
-        name, getSafeTensorsDTypeName(view->dtype), formatShape(view->shape),
-        sig.function, describe(arg.dtype, fileShape)));
+        "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
+        checkpoint.getFileOf(name), name, getSafeTensorsDTypeName(view->dtype),
+        formatShape(view->shape), sig.function,
+        describe(arg.dtype, fileShape)));
+  // A tensor of another float type is converted once, here, into a buffer
+  // of the parameter's type; it then binds like an aligned tensor.
+  std::shared_ptr<AlignedBuffer> converted;
+  const char *source = view->data;
+  if (view->dtype != arg.dtype) {
+    auto storage = AlignedBuffer::allocate(fileBytes);
+    if (!storage)
+      return storage.takeError();
+    converted = std::move(*storage);
+    convertElements(view->data, view->dtype, converted->get(), arg.dtype,
+                    view->getNumElements());
+    source = converted->get();
+  }
   if (arg.packed) {
     // Packing reads floats: copy a misaligned tensor first.
-    if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
+    if (reinterpret_cast<uintptr_t>(source) % getDTypeSize(arg.dtype)) {
       auto aligned = AlignedBuffer::allocate(fileBytes);
       if (!aligned)
         return aligned.takeError();
-      std::memcpy((*aligned)->get(), view->data, fileBytes);
+      std::memcpy((*aligned)->get(), source, fileBytes);
       if (llvm::Error err = packInto((*aligned)->get()))
         return std::move(err);
-    } else if (llvm::Error err = packInto(view->data)) {
+    } else if (llvm::Error err = packInto(source)) {
       return std::move(err);
     }
+    return result;
+  }
+  if (converted) {
+    result.storage = std::move(converted);
+    result.data = result.storage->get();
     return result;
   }
   // Generated code assumes natural alignment; safetensors only aligns the

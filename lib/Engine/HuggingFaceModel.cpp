@@ -23,8 +23,10 @@
 #include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/Npy.h"
-#include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/SafeTensorsCheckpoint.h"
 #include "tfm/Runtime/Sampler.h"
+#include "tfm/Target/HuggingFace/Checkpoint.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 #include "tfm/Tokenizer/Tokenizer.h"
 
@@ -50,6 +52,33 @@ using namespace mlir::tfm::runtime;
 //===----------------------------------------------------------------------===//
 // Inputs
 //===----------------------------------------------------------------------===//
+
+llvm::Error engine::setModelPath(ModelOptions &options, llvm::StringRef path) {
+  llvm::Expected<ModelFiles> files = findModelFiles(path);
+  if (!files)
+    return files.takeError();
+  options.configPath = files->configPath;
+  options.tokenizerPath = files->tokenizerPath;
+  if (files->directory.empty() || !options.weightsPaths.empty() ||
+      options.randomSeed)
+    return llvm::Error::success();
+  if (files->weightsPath.empty())
+    return makeMissingWeightsError(*files);
+  options.weightsPaths = {files->weightsPath};
+  return llvm::Error::success();
+}
+
+llvm::Expected<DType> engine::parseComputeDType(llvm::StringRef name,
+                                                llvm::StringRef flag) {
+  if (name == "f32")
+    return DType::F32;
+  if (name == "bf16")
+    return DType::BF16;
+  if (name == "f16")
+    return DType::F16;
+  return makeError(
+      llvm::formatv("{0} '{1}': expected f32, bf16 or f16", flag, name));
+}
 
 llvm::Expected<hf::ModelConfig> engine::readConfig(llvm::StringRef path,
                                                    const WarningHandler &warn) {
@@ -149,16 +178,6 @@ llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
   return needed;
 }
 
-/// GPT2LMHeadModel checkpoints name the body's tensors "transformer.h.0...";
-/// GPT2Model ones (and tfm's parameters) "h.0...". The file tells which.
-static std::string detectNamePrefix(const hf::ModelConfig &config,
-                                    const SafeTensorsFile &file) {
-  if (config.family == hf::ModelFamily::GPT2 && !file.lookup("wte.weight") &&
-      file.lookup("transformer.wte.weight"))
-    return "transformer.";
-  return "";
-}
-
 /// Tensors a checkpoint may hold that are not parameters of the model, as
 /// Hugging Face's loaders ignore them: GPT-2's and GPT-NeoX's causal-mask
 /// buffers, the rotary frequencies of older Llama checkpoints, and a tied LM
@@ -187,7 +206,7 @@ static bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
 /// loaders do: usually a checkpoint of a slightly different model, and the
 /// names help tell a misnamed tensor from a missing one.
 static void warnUnusedTensors(const WarningHandler &warn,
-                              const SafeTensorsFile &file,
+                              const SafeTensorsCheckpoint &file,
                               llvm::StringRef prefix,
                               const hf::ModelConfig &config,
                               llvm::ArrayRef<const EntrySignature *> entries) {
@@ -202,10 +221,10 @@ static void warnUnusedTensors(const WarningHandler &warn,
         used.insert((prefix + part).str());
     }
   std::vector<std::string> unused;
-  for (const TensorView &tensor : file.getTensors())
-    if (!used.contains(tensor.name) &&
-        !isIgnoredTensor(tensor.name, prefix, config))
-      unused.push_back(tensor.name);
+  for (const TensorView *tensor : file.getTensors())
+    if (!used.contains(tensor->name) &&
+        !isIgnoredTensor(tensor->name, prefix, config))
+      unused.push_back(tensor->name);
   if (unused.empty())
     return;
   std::string names;
@@ -550,7 +569,7 @@ struct HuggingFaceModel::Session {
 };
 
 struct HuggingFaceModel::State {
-  std::unique_ptr<SafeTensorsFile> file;
+  std::unique_ptr<SafeTensorsCheckpoint> file;
   ModelBindings bindings;
   Target pipeline;
   bool warnedUnused = false;
@@ -579,16 +598,27 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       context, std::move(config), std::move(options), std::move(warn)));
   State &state = *model->state;
   const ModelOptions &opts = model->options;
-  if (!opts.weightsPath.empty() && opts.randomSeed)
+  // Computing in bf16 or f16 needs the importer to build the model in that
+  // type and the pipeline to lower it end to end; until then it is refused
+  // rather than run in f32 under another name.
+  if (opts.dtype != DType::F32)
+    return makeError(llvm::formatv(
+        "--dtype {0}: computing in {0} is not supported yet; --dtype f32 "
+        "(the default) runs f32, bf16 and f16 checkpoints, converting their "
+        "weights to f32 once when they are bound",
+        getDTypeName(opts.dtype)));
+  if (!opts.weightsPaths.empty() && opts.randomSeed)
     return makeError("--weights and --random-weights are mutually exclusive");
-  if (!opts.weightsPath.empty()) {
-    auto file = SafeTensorsFile::open(opts.weightsPath);
+  if (!opts.weightsPaths.empty()) {
+    auto file = SafeTensorsCheckpoint::open(opts.weightsPaths);
     if (!file)
       return file.takeError();
     state.file = std::move(*file);
-    state.bindings.weights.file = state.file.get();
+    state.bindings.weights.checkpoint = state.file.get();
     state.bindings.weights.namePrefix =
-        detectNamePrefix(model->config, *state.file);
+        hf::getCheckpointNamePrefix(model->config, *state.file);
+    // Checkpoints are published in bf16 or f16 as often as in f32.
+    state.bindings.weights.convertFloats = true;
   }
   state.bindings.weights.randomSeed = opts.randomSeed;
   state.pipeline.cache.enabled = opts.cache;
@@ -986,6 +1016,10 @@ llvm::Expected<std::string> HuggingFaceModel::getLedgerJson(int64_t batch,
   auto module = hf::importModel(context, config, importOptions);
   if (!module)
     return module.takeError();
+  // Parameter bytes as the checkpoint stores them, not as computed.
+  if (state->file)
+    hf::annotateParamDTypes(**module, *state->file,
+                            state->bindings.weights.namePrefix);
   std::string json;
   llvm::raw_string_ostream os(json);
   printLedgerJson(os, **module, LedgerOptions());

@@ -127,11 +127,17 @@ SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                      fileSize);
   uint64_t headerSize =
       llvm::support::endian::read64le(reinterpret_cast<const uint8_t *>(start));
+  // A sharded checkpoint's index is JSON; read as a header length, its first
+  // bytes make a huge number.
   if (headerSize > fileSize - 8)
     return makeError(path,
                      "header length {0} exceeds the {1} bytes that follow it "
-                     "(truncated or not a safetensors file)",
-                     headerSize, fileSize - 8);
+                     "(truncated or not a safetensors file{2})",
+                     headerSize, fileSize - 8,
+                     start[0] == '{' ? "; it reads as JSON: a sharded "
+                                       "checkpoint's index must be named "
+                                       "*.json"
+                                     : "");
   if (headerSize > kMaxHeaderSize)
     return makeError(path, "header length {0} exceeds the {1}-byte limit",
                      headerSize, kMaxHeaderSize);

@@ -46,7 +46,8 @@ class _ModelOptions(ctypes.Structure):
                 ("threads", ctypes.c_int),
                 ("pipelineOptions", ctypes.c_char_p),
                 ("noCache", ctypes.c_int),
-                ("cacheDir", ctypes.c_char_p)]
+                ("cacheDir", ctypes.c_char_p),
+                ("dtype", ctypes.c_char_p)]
 
 
 class _GenerateOptions(ctypes.Structure):
@@ -131,13 +132,15 @@ def _library():
 
 
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,
-         pipeline_options=None, cache=True, cache_dir=None):
-    """Loads a model: a config.json, or a directory with config.json and
-    model.safetensors. `weights`: a .safetensors file; `random_weights`: a
-    seed for deterministic random weights (transformer-runner
-    --random-weights); `threads`: threads of the compiled code; `cache`,
-    `cache_dir`: the compiled-code cache shared with transformer-runner
-    (--no-cache, --cache-dir)."""
+         pipeline_options=None, cache=True, cache_dir=None, dtype=None):
+    """Loads a model: a config.json, or a directory as save_pretrained writes
+    it (config.json, model.safetensors or model.safetensors.index.json and
+    its shards). `weights`: a .safetensors file or a shard index;
+    `random_weights`: a seed for deterministic random weights
+    (transformer-runner --random-weights); `threads`: threads of the
+    compiled code; `cache`, `cache_dir`: the compiled-code cache shared with
+    transformer-runner (--no-cache, --cache-dir); `dtype`: the compute type
+    ("f32", the default; f32, bf16 and f16 checkpoints all load)."""
     lib = _library()
     options = _ModelOptions()
     lib.tfmModelOptionsInit(ctypes.byref(options))
@@ -156,6 +159,8 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     options.noCache = int(not cache)
     if cache_dir is not None:
         options.cacheDir = os.fspath(cache_dir).encode()
+    if dtype is not None:
+        options.dtype = str(dtype).encode()
     handle = ctypes.c_void_p()
     if lib.tfmModelLoad(os.fspath(path).encode(), ctypes.byref(options),
                         ctypes.byref(handle)):

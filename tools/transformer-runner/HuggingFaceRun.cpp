@@ -414,7 +414,9 @@ void runner::runHuggingFaceModel(MLIRContext &context,
 
   ModelOptions modelOptions;
   modelOptions.configPath = options.configPath;
-  modelOptions.weightsPath = options.weightsPath;
+  modelOptions.weightsPaths = options.weightsPaths;
+  modelOptions.dtype = options.dtype;
+  modelOptions.tokenizerPath = options.tokenizerPath;
   modelOptions.randomSeed = options.randomSeed;
   modelOptions.pipelineOptions = options.pipelineOptions;
   modelOptions.cache = options.cache;

@@ -12,6 +12,8 @@
 #ifndef TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
 #define TFM_TOOLS_TRANSFORMER_RUNNER_HUGGINGFACERUN_H
 
+#include "tfm/Runtime/DType.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,9 +25,14 @@ namespace tfm::runner {
 
 struct HuggingFaceRunOptions {
   std::string configPath;
-  /// A .safetensors checkpoint, or else random weights from `randomSeed`.
-  std::string weightsPath;
+  /// The checkpoint's files (.safetensors files, shard indexes), or else
+  /// random weights from `randomSeed`.
+  std::vector<std::string> weightsPaths;
   std::optional<uint64_t> randomSeed;
+  /// The compute type (engine::ModelOptions::dtype).
+  runtime::DType dtype = runtime::DType::F32;
+  /// The model directory's tokenizer.json; empty when it has none.
+  std::string tokenizerPath;
   /// Token ids [B, S] (.npy, int64 or int32), or a prompt (B = 1): encoded
   /// by the tokenizer.json next to the config (tfm/Tokenizer/Tokenizer.h,
   /// findTokenizer) when there is one, else its UTF-8 bytes are the ids of a

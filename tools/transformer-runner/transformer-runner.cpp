@@ -3,7 +3,8 @@
 //   transformer-runner MODEL.mlir --weights W.safetensors
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
-//   transformer-runner config.json --weights model.safetensors
+//   transformer-runner (MODEL_DIR | config.json --weights model.safetensors)
+//       [--dtype f32]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
@@ -36,6 +37,7 @@
 
 #include "tfm/Engine/Compile.h"
 #include "tfm/Engine/DeviceFrame.h"
+#include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 
 #include "tfm/Pipelines/Pipelines.h"
@@ -43,7 +45,8 @@
 #include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
-#include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -71,11 +74,25 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory runnerCategory("transformer-runner options");
 
-static cl::opt<std::string> modelFile(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir | config.json>"), cl::cat(runnerCategory));
-static cl::opt<std::string>
-    weightsFile("weights", cl::value_desc("file.safetensors"),
-                cl::desc("Weights, bound to tfm.param arguments by name"), cl::cat(runnerCategory));
+static cl::opt<std::string> modelFile(
+    cl::Positional, cl::Required,
+    cl::desc("<model.mlir | config.json | model directory>"),
+    cl::cat(runnerCategory));
+static cl::list<std::string> weightsFiles(
+    "weights", cl::value_desc("file.safetensors|index.json"),
+    cl::desc("Weights, bound to tfm.param arguments by name: a .safetensors "
+             "file or the index of a sharded checkpoint "
+             "(model.safetensors.index.json); repeatable, each tensor in "
+             "one file only (default for a model directory: its "
+             "model.safetensors or model.safetensors.index.json)"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> computeDType(
+    "dtype", cl::init("f32"), cl::value_desc("f32|bf16|f16"),
+    cl::desc("config.json models: the type the model computes in (default "
+             "f32, which runs f32, bf16 and f16 checkpoints, their weights "
+             "converted once when bound; bf16 and f16 compute are not "
+             "supported yet)"),
+    cl::cat(runnerCategory));
 static cl::list<std::string>
     inputSpecs("input", cl::value_desc("NAME=FILE.npy|NAME=INTEGER"),
                cl::desc("Value of a tfm.input argument (an .npy array for a "
@@ -375,10 +392,18 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     fail("--compile-only, --emit-artifact and --artifact apply to .mlir "
          "models (import the config with transformer-translate first)");
   HuggingFaceRunOptions options;
-  options.configPath = modelFile;
-  options.weightsPath = weightsFile;
+  // A model directory names its config and, unless --weights or
+  // --random-weights say otherwise, its checkpoint (as for the C API).
+  ModelOptions located;
+  located.weightsPaths.assign(weightsFiles.begin(), weightsFiles.end());
   if (randomWeights.getNumOccurrences())
-    options.randomSeed = randomWeights;
+    located.randomSeed = randomWeights;
+  check(setModelPath(located, modelFile));
+  options.configPath = located.configPath;
+  options.weightsPaths = located.weightsPaths;
+  options.randomSeed = located.randomSeed;
+  options.tokenizerPath = located.tokenizerPath;
+  options.dtype = check(parseComputeDType(computeDType, "--dtype"));
   options.inputIdsPath = inputIdsFile;
   options.inputLengthsPath = inputLengthsFile;
   if (promptText.getNumOccurrences())
@@ -493,9 +518,10 @@ int main(int argc, char **argv) {
                                            sharedLibs.end()));
   {
     std::vector<NamedPath> inputs{{"model", modelFile},
-                                  {"--weights", weightsFile},
                                   {"--input-ids", inputIdsFile},
                                   {"--input-lengths", inputLengthsFile}};
+    for (const std::string &weights : weightsFiles)
+      inputs.push_back({"--weights", weights});
     for (llvm::StringRef spec : inputSpecs)
       if (spec.contains('='))
         inputs.push_back({"--input", spec.split('=').second.str()});
@@ -513,13 +539,17 @@ int main(int argc, char **argv) {
   registerEngineDialects(registry);
   MLIRContext context(registry);
 
-  if (llvm::StringRef(modelFile).ends_with(".json")) {
+  if (llvm::StringRef(modelFile).ends_with(".json") ||
+      isModelDirectory(modelFile)) {
     runConfig(context, gpuChip);
     return 0;
   }
   if (!inputLengthsFile.empty())
-    fail("--input-lengths applies to config.json models (the lengths of the "
+    fail("--input-lengths applies to config.json models and model directories (the lengths of the "
          "sequences of --input-ids)");
+  if (computeDType.getNumOccurrences())
+    fail("--dtype applies to config.json models and model directories (a "
+         ".mlir model's types are in its IR)");
   if (!inputIdsFile.empty() || promptText.getNumOccurrences() ||
       generateCount.getNumOccurrences() || !outputTokensFile.empty() ||
       maxSeqLen.getNumOccurrences() || prefillChunk.getNumOccurrences())
@@ -561,13 +591,14 @@ int main(int argc, char **argv) {
   checkMemory(*module, {&sig});
 
   // Bind and check everything before the (slow) compilation.
-  if (!weightsFile.empty() && randomWeights.getNumOccurrences())
+  if (!weightsFiles.empty() && randomWeights.getNumOccurrences())
     fail("--weights and --random-weights are mutually exclusive");
-  std::unique_ptr<SafeTensorsFile> weightsData;
+  std::unique_ptr<SafeTensorsCheckpoint> weightsData;
   WeightSource weights;
-  if (!weightsFile.empty()) {
-    weightsData = check(SafeTensorsFile::open(weightsFile));
-    weights.file = weightsData.get();
+  if (!weightsFiles.empty()) {
+    weightsData = check(SafeTensorsCheckpoint::open(
+        std::vector<std::string>(weightsFiles.begin(), weightsFiles.end())));
+    weights.checkpoint = weightsData.get();
   }
   if (randomWeights.getNumOccurrences())
     weights.randomSeed = randomWeights;

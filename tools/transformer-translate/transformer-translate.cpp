@@ -2,20 +2,28 @@
 //
 // Translates model descriptions from other ecosystems into tfm modules:
 //
-//   transformer-translate --import-hf-config config.json
+//   transformer-translate (--import-hf MODEL_DIR | --import-hf-config config.json)
 //       [--batch B] [--seq-len S] [--kv-cache S_max]
 //       [--per-sequence-positions] [-o out.mlir]
 //
-// reads a Hugging Face config.json (gpt2, llama, mixtral, gemma, phi3,
-// gpt_neox, opt) and prints the verified tfm module of the whole causal LM (see
+// reads a Hugging Face config.json (gpt2, llama, mixtral, mistral, qwen2,
+// qwen3, gemma, phi3, gpt_neox, opt), from a model directory as
+// save_pretrained writes it or named alone, and prints the verified tfm
+// module of the whole causal LM (see
 // tfm/Target/HuggingFace/ImportModel.h for its entry points). Locations are
 // printed, so op names such as loc("h.0.attn.c_attn") survive into
-// transformer-opt and its ledger.
+// transformer-opt and its ledger. A directory's checkpoint (model.safetensors
+// or an index and its shards) is opened for its header only: parameters whose
+// tensors are stored in another float type (bf16, f16) get `tfm.param_dtype`,
+// so that the ledger counts the checkpoint's bytes.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Runtime/Limits.h"
+#include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/SafeTensorsCheckpoint.h"
 #include "tfm/Runtime/OutputFile.h"
+#include "tfm/Target/HuggingFace/Checkpoint.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +45,13 @@ static cl::opt<std::string> importHFConfig(
     cl::desc("Import the Hugging Face config.json of a gpt2, llama, mixtral, "
              "gemma, phi3, gpt_neox or opt model ('-' reads stdin)"),
     cl::value_desc("config.json"), cl::cat(category));
+static cl::opt<std::string> importHF(
+    "import-hf",
+    cl::desc("Import a Hugging Face model directory as save_pretrained "
+             "writes it (config.json, and model.safetensors or "
+             "model.safetensors.index.json for the parameters' stored types), "
+             "or a config.json"),
+    cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<int64_t> batch("batch", cl::desc("Batch size B (default 1)"),
                               cl::init(1), cl::cat(category));
 static cl::opt<int64_t>
@@ -91,27 +106,40 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "transformer-translate: models into tfm\n");
-  if (importHFConfig.empty())
-    return fail("nothing to translate: pass --import-hf-config config.json");
+  if (!importHF.empty() && !importHFConfig.empty())
+    return fail("--import-hf and --import-hf-config are mutually exclusive");
+  if (importHF.empty() && importHFConfig.empty())
+    return fail("nothing to translate: pass --import-hf-config config.json "
+                "or --import-hf MODEL_DIR");
+  // A model directory: its config.json, and its checkpoint if it has one.
+  std::string configPath = importHFConfig, weightsPath;
+  if (!importHF.empty()) {
+    llvm::Expected<tfm::runtime::ModelFiles> files =
+        tfm::runtime::findModelFiles(importHF);
+    if (!files)
+      return fail(llvm::toString(files.takeError()));
+    configPath = files->configPath;
+    weightsPath = files->weightsPath;
+  }
 
   // Messages name the file as given ("<stdin>" for "-").
   std::string fileName =
-      importHFConfig == "-" ? std::string("<stdin>") : importHFConfig;
+      configPath == "-" ? std::string("<stdin>") : configPath;
   if (outputFile != "-") {
     if (llvm::Error err = tfm::runtime::checkOutputPath(outputFile, "-o"))
       return fail(llvm::toString(std::move(err)));
-    if (tfm::runtime::isSameFile(outputFile, importHFConfig))
+    if (tfm::runtime::isSameFile(outputFile, configPath))
       return fail("-o " + outputFile + ": is the input config; refusing to "
                   "overwrite an input");
   }
   // A named file must be a regular file of bounded size (not /dev/zero);
   // stdin is read as given.
-  if (importHFConfig != "-")
+  if (configPath != "-")
     if (llvm::Error err = tfm::runtime::checkInputFile(
-            importHFConfig, tfm::runtime::kMaxTextFileBytes))
+            configPath, tfm::runtime::kMaxTextFileBytes))
       return fail(llvm::toString(std::move(err)));
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFileOrSTDIN(importHFConfig, /*IsText=*/true);
+      llvm::MemoryBuffer::getFileOrSTDIN(configPath, /*IsText=*/true);
   if (!buffer)
     return fail(fileName + ": " + buffer.getError().message());
 
@@ -138,6 +166,14 @@ int main(int argc, char **argv) {
   auto module = tfm::hf::importModel(context, *config, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));
+  if (!weightsPath.empty()) {
+    auto checkpoint = tfm::runtime::SafeTensorsCheckpoint::open({weightsPath});
+    if (!checkpoint)
+      return fail(llvm::toString(checkpoint.takeError()));
+    tfm::hf::annotateParamDTypes(
+        **module, **checkpoint,
+        tfm::hf::getCheckpointNamePrefix(*config, **checkpoint));
+  }
 
   // Written whole or not at all (tfm/Runtime/OutputFile.h); "-" is stdout.
   auto print = [&](llvm::raw_ostream &os) {

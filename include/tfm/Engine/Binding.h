@@ -28,7 +28,7 @@
 #include <vector>
 
 namespace mlir::tfm::runtime {
-class SafeTensorsFile;
+class SafeTensorsCheckpoint;
 } // namespace mlir::tfm::runtime
 
 namespace mlir::tfm::engine {
@@ -71,19 +71,27 @@ std::string describe(runtime::DType dtype, llvm::ArrayRef<int64_t> shape);
 /// "argument #3 of @forward, f32 64".
 std::string describeArgument(const runtime::EntrySignature &sig, size_t i);
 
-/// Where `tfm.param` values come from: a weights file, or deterministic
-/// random values when `randomSeed` is set.
+/// Where `tfm.param` values come from: a checkpoint (one or more
+/// .safetensors files), or deterministic random values when `randomSeed` is
+/// set.
 struct WeightSource {
-  const runtime::SafeTensorsFile *file = nullptr;
+  const runtime::SafeTensorsCheckpoint *checkpoint = nullptr;
   std::optional<uint64_t> randomSeed;
-  /// Prepended to every parameter name to find its tensor in `file` (GPT-2
-  /// checkpoints saved from GPT2LMHeadModel say "transformer.h.0...").
+  /// Prepended to every parameter name to find its tensor in `checkpoint`
+  /// (GPT-2 checkpoints saved from GPT2LMHeadModel say "transformer.h.0...").
   std::string namePrefix;
+  /// Whether a float tensor of another float type than its parameter (a bf16
+  /// or f16 checkpoint of an f32 model) is converted once, when bound
+  /// (runtime::isSupportedConversion). Off, such a tensor is an error: a
+  /// .mlir model declares the types of its weight file.
+  bool convertFloats = false;
 };
 
 /// Binds every `tfm.param` argument of `sig`: checks presence, dtype and
-/// shape against the file (errors name the tensor), concatenates fused
-/// parameters, and passes aligned tensors without a copy. Arguments of the
+/// shape against the checkpoint (errors name the file and the tensor),
+/// converts float types when `weights.convertFloats` allows it, concatenates
+/// fused parameters, and passes aligned tensors of the parameter's type
+/// without a copy. Arguments of the
 /// same name share one buffer through `shared`, so entries compiled together
 /// (prefill and decode) hold one copy of each fused weight.
 llvm::Error bindParameters(const runtime::EntrySignature &sig,

@@ -2,7 +2,8 @@
 //-*-===//
 //
 // A Hugging Face model (config.json, weights from a .safetensors checkpoint
-// or random ones) imported in-process (tfm/Target/HuggingFace/ImportModel.h)
+// of one file or shards, in f32, bf16 or f16, or random ones) imported
+// in-process (tfm/Target/HuggingFace/ImportModel.h)
 // at the sizes the input calls for, its checkpoint bound, and either @forward
 // run (logits) or tokens generated with @prefill and @decode over a
 // preallocated KV cache, choosing tokens with tfm/Runtime/Sampler.h and
@@ -66,9 +67,17 @@ struct TokenIds {
 /// What a model is loaded from and compiled with.
 struct ModelOptions {
   std::string configPath;
-  /// A .safetensors checkpoint, or else random weights from `randomSeed`.
-  std::string weightsPath;
+  /// The checkpoint: .safetensors files and shard indexes (*.json), each
+  /// tensor in one of them (runtime::SafeTensorsCheckpoint); none: random
+  /// weights from `randomSeed`.
+  std::vector<std::string> weightsPaths;
   std::optional<uint64_t> randomSeed;
+  /// The type the model computes in. f32 (the only one for now) runs f32,
+  /// bf16 and f16 checkpoints alike, their weights converted once when
+  /// bound; the ledger counts the checkpoint's bytes.
+  runtime::DType dtype = runtime::DType::F32;
+  /// The model directory's tokenizer.json; empty when it has none.
+  std::string tokenizerPath;
   std::string pipelineOptions;
   /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the
   /// default directory, tfm/Runtime/CodeCache.h).
@@ -85,6 +94,16 @@ struct ModelOptions {
   /// 0 leaves the OpenMP runtime's choice (OMP_NUM_THREADS or all cores).
   unsigned threads = 0;
 };
+
+/// Points `options` at the model `path` names: a directory as save_pretrained
+/// writes it (config.json, model.safetensors or model.safetensors.index.json
+/// and shards, tokenizer.json), or a config.json. The directory's weights
+/// are taken unless `options` already names weights or a random seed.
+llvm::Error setModelPath(ModelOptions &options, llvm::StringRef path);
+
+/// "f32", "bf16" or "f16" (--dtype) to a compute type; errors name `flag`.
+llvm::Expected<runtime::DType> parseComputeDType(llvm::StringRef name,
+                                                 llvm::StringRef flag);
 
 /// Reads and parses a config.json; each unknown field is a warning.
 llvm::Expected<hf::ModelConfig> readConfig(llvm::StringRef path,

@@ -924,3 +924,17 @@ func.func @moe_result(%x: tensor<1x4x16xf32>, %r: tensor<1x16xf32>, %g: tensor<3
   %0 = tfm.moe %x, %r, %g, %u, %d {top_k = 1} : (tensor<1x4x16xf32>, tensor<1x16xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>) -> tensor<1x4x32xf32>
   return %0 : tensor<1x4x32xf32>
 }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'tfm.param_dtype' must be a float type (the element type of the parameter's tensor in the weight file)}}
+func.func @param_dtype_not_float(%w: tensor<4xf32> {tfm.param = "w", tfm.param_dtype = i8}) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'tfm.param_dtype' applies to function arguments annotated with 'tfm.param'}}
+func.func @param_dtype_not_param(%w: tensor<4xf32> {tfm.input = "w", tfm.param_dtype = bf16}) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}

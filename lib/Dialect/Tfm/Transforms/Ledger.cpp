@@ -43,6 +43,16 @@ int64_t mlir::tfm::getTensorBytes(RankedTensorType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
+/// A parameter's bytes in the weight file's element type (tfm.param_dtype),
+/// which may differ from the type it is computed in.
+static int64_t getWeightBytes(Value param, RankedTensorType type) {
+  Type stored = getParamStorageElementType(param);
+  if (!type || !type.hasStaticShape() || !stored.isIntOrFloat())
+    return 0;
+  return type.getNumElements() *
+         llvm::divideCeil(stored.getIntOrFloatBitWidth(), 8);
+}
+
 static bool isTfmOp(Operation *op) { return isa<TfmDialect>(op->getDialect()); }
 
 /// All ops `root` transitively depends on through operands (block arguments
@@ -199,7 +209,7 @@ static LedgerRow makeRow(Operation *op, LedgerCategory category,
       continue;
     row.weights.push_back({operand, name, type, getInOut(op, operand)});
     row.params += type.getNumElements();
-    row.weightBytes += getTensorBytes(type);
+    row.weightBytes += getWeightBytes(operand, type);
   }
   for (Type type : op->getResultTypes())
     row.activationBytes += getTensorBytes(dyn_cast<RankedTensorType>(type));
@@ -245,7 +255,7 @@ FunctionLedger mlir::tfm::computeLedger(Operation *function,
       if (isFirstUse) {
         for (LedgerTotals *t : {&category, &ledger.total}) {
           t->params += weight.type.getNumElements();
-          t->weightBytes += getTensorBytes(weight.type);
+          t->weightBytes += getWeightBytes(weight.value, weight.type);
         }
         continue;
       }

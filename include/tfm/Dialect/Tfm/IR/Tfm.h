@@ -35,6 +35,10 @@ inline constexpr llvm::StringLiteral kParamConcatAxisAttrName =
 /// On a parameter the CPU pipeline reads in the GEMM micro-kernel's panel
 /// layout (tfm-cpu-pack-weights): how to pack the weight-file tensor.
 inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
+/// On a parameter whose weight-file tensor has another element type than the
+/// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
+/// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
+inline constexpr llvm::StringLiteral kParamDTypeAttrName = "tfm.param_dtype";
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 
@@ -48,6 +52,9 @@ inline bool isPerSequencePosition(Value position) {
 /// The weight-file name of `v` if it is a function argument annotated with
 /// `tfm.param`, or an empty string.
 llvm::StringRef getParamName(Value v);
+/// The element type of `v`'s tensor in the weight file: its
+/// `tfm.param_dtype` if it is a parameter that has one, else `v`'s own.
+Type getParamStorageElementType(Value v);
 } // namespace mlir::tfm
 
 #endif // TFM_DIALECT_TFM_IR_TFM_H

@@ -25,6 +25,8 @@ def Tfm_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::tfm";
   let useDefaultAttributePrinterParser = 1;
+  // `tfm.param_dtype` on function arguments (verifyRegionArgAttribute).
+  let hasRegionArgAttrVerify = 1;
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []>

@@ -1,0 +1,39 @@
+//===- Checkpoint.h - Hugging Face checkpoints and imported models -*- C++ -*-===//
+//
+// What ties an imported model (ImportModel.h) to the checkpoint it runs on:
+// the prefix its tensor names carry, and the element types the tensors are
+// stored in, recorded on the parameters for the ledger.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_TARGET_HUGGINGFACE_CHECKPOINT_H
+#define TFM_TARGET_HUGGINGFACE_CHECKPOINT_H
+
+#include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::tfm {
+namespace runtime {
+class SafeTensorsCheckpoint;
+} // namespace runtime
+namespace hf {
+
+/// What to prepend to a parameter name to find its tensor: GPT2LMHeadModel
+/// checkpoints name the body's tensors "transformer.h.0...", GPT2Model ones
+/// (and tfm's parameters) "h.0...". The checkpoint tells which.
+std::string getCheckpointNamePrefix(const ModelConfig &config,
+                                    const runtime::SafeTensorsCheckpoint &file);
+
+/// Sets `tfm.param_dtype` on every parameter of `module` whose tensor in
+/// `checkpoint` has another float type than the argument (a bf16 checkpoint
+/// of an f32 model), so that the ledger counts the checkpoint's bytes.
+void annotateParamDTypes(ModuleOp module,
+                         const runtime::SafeTensorsCheckpoint &checkpoint,
+                         llvm::StringRef namePrefix);
+
+} // namespace hf
+} // namespace mlir::tfm
+
+#endif // TFM_TARGET_HUGGINGFACE_CHECKPOINT_H

@@ -1,0 +1,176 @@
+//===- SafeTensorsCheckpoint.cpp - weights from one or more files ---------===//
+#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Limits.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir::tfm::runtime;
+using llvm::Error;
+using llvm::Expected;
+
+template <typename... Ts>
+static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument),
+      "%s: %s", path.str().c_str(),
+      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
+}
+
+/// A shard must sit beside its index: a name with a directory part (or "..")
+/// would let an index read any file of the machine.
+static bool isPlainFileName(llvm::StringRef name) {
+  return !name.empty() && name != "." && name != ".." &&
+         !name.contains('/') && !name.contains('\\') && !name.contains('\0');
+}
+
+Expected<std::unique_ptr<SafeTensorsCheckpoint>>
+SafeTensorsCheckpoint::open(llvm::ArrayRef<std::string> paths) {
+  std::unique_ptr<SafeTensorsCheckpoint> checkpoint(
+      new SafeTensorsCheckpoint());
+  checkpoint->description = llvm::join(paths, ", ");
+  for (const std::string &path : paths) {
+    if (llvm::StringRef(path).ends_with(".json")) {
+      if (Error err = checkpoint->addIndex(path))
+        return std::move(err);
+      continue;
+    }
+    Expected<std::unique_ptr<SafeTensorsFile>> file =
+        SafeTensorsFile::open(path);
+    if (!file)
+      return file.takeError();
+    if (Error err = checkpoint->addFile(std::move(*file)))
+      return std::move(err);
+  }
+  return checkpoint;
+}
+
+Error SafeTensorsCheckpoint::addIndex(llvm::StringRef indexPath) {
+  auto buffer = readInputFile(indexPath, kMaxTextFileBytes, /*isText=*/true);
+  if (!buffer)
+    return buffer.takeError();
+  llvm::StringRef text = (*buffer)->getBuffer();
+  if (Error err = checkTextNesting(text, TextSyntax::Json, kMaxJsonDepth,
+                                   "the index"))
+    return makeError(indexPath, "{0}", llvm::toString(std::move(err)));
+  Expected<llvm::json::Value> root = llvm::json::parse(text);
+  if (!root)
+    return makeError(indexPath,
+                     "not a JSON index of shards ({0}); an index is the "
+                     "model.safetensors.index.json that save_pretrained "
+                     "writes beside the shards",
+                     llvm::toString(root.takeError()));
+  if (Error err = checkJsonKeys(text, *root, "the index"))
+    return makeError(indexPath, "{0}", llvm::toString(std::move(err)));
+  const llvm::json::Object *object = root->getAsObject();
+  const llvm::json::Object *weightMap =
+      object ? object->getObject("weight_map") : nullptr;
+  if (!weightMap)
+    return makeError(indexPath, "no \"weight_map\" object (tensor name -> "
+                                "shard file name): not a safetensors index");
+  if (weightMap->empty())
+    return makeError(indexPath, "the \"weight_map\" lists no tensors");
+
+  // Shard -> its tensors, both sorted: files open and errors read in the
+  // same order on every run (json::Object is unordered).
+  std::map<std::string, std::vector<std::string>> shards;
+  for (const auto &[key, value] : *weightMap) {
+    llvm::StringRef name = key;
+    std::optional<llvm::StringRef> shard = value.getAsString();
+    if (!shard)
+      return makeError(indexPath,
+                       "weight_map: tensor '{0}': expected the name of a "
+                       "shard file (a string)",
+                       name);
+    if (!isPlainFileName(*shard))
+      return makeError(indexPath,
+                       "weight_map: tensor '{0}': shard '{1}' is not a file "
+                       "name in the index's directory",
+                       name, *shard);
+    shards[shard->str()].push_back(name.str());
+  }
+  if (shards.size() > kMaxCheckpointShards)
+    return makeError(indexPath,
+                     "weight_map names {0} shards, more than the limit of {1}",
+                     shards.size(), kMaxCheckpointShards);
+
+  llvm::StringRef directory = llvm::sys::path::parent_path(indexPath);
+  for (auto &[shard, tensors] : shards) {
+    llvm::sort(tensors);
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, shard);
+    Expected<std::unique_ptr<SafeTensorsFile>> file =
+        SafeTensorsFile::open(path);
+    if (!file)
+      return makeError(indexPath, "shard '{0}' (of tensor '{1}'{2}): {3}",
+                       shard, tensors.front(),
+                       tensors.size() > 1
+                           ? llvm::formatv(" and {0} more", tensors.size() - 1)
+                                 .str()
+                           : std::string(),
+                       llvm::toString(file.takeError()));
+    for (const std::string &tensor : tensors)
+      if (!(*file)->lookup(tensor))
+        return makeError(indexPath,
+                         "tensor '{0}': the weight_map puts it in shard "
+                         "'{1}', which does not hold it",
+                         tensor, shard);
+    // The other direction: a tensor the map puts elsewhere is in two shards,
+    // one the map does not list is unaccounted for.
+    for (const TensorView &view : (*file)->getTensors()) {
+      const llvm::json::Value *listed = weightMap->get(view.name);
+      if (!listed)
+        return makeError(indexPath,
+                         "tensor '{0}' of shard '{1}' is not in the "
+                         "weight_map",
+                         view.name, shard);
+      llvm::StringRef owner = *listed->getAsString();
+      if (owner != shard)
+        return makeError(indexPath,
+                         "tensor '{0}' is in two shards: '{1}' (where the "
+                         "weight_map puts it) and '{2}'",
+                         view.name, owner, shard);
+    }
+    if (Error err = addFile(std::move(*file)))
+      return err;
+  }
+  return Error::success();
+}
+
+Error SafeTensorsCheckpoint::addFile(std::unique_ptr<SafeTensorsFile> file) {
+  unsigned number = files.size();
+  for (const TensorView &view : file->getTensors()) {
+    auto [it, inserted] = fileOf.try_emplace(view.name, number);
+    if (!inserted)
+      return makeError(file->getPath(),
+                       "tensor '{0}' is also in {1}: a tensor must be in one "
+                       "weight file only",
+                       view.name, files[it->second]->getPath());
+  }
+  files.push_back(std::move(file));
+  return Error::success();
+}
+
+const TensorView *SafeTensorsCheckpoint::lookup(llvm::StringRef name) const {
+  auto it = fileOf.find(name);
+  return it == fileOf.end() ? nullptr : files[it->second]->lookup(name);
+}
+
+llvm::StringRef SafeTensorsCheckpoint::getFileOf(llvm::StringRef name) const {
+  auto it = fileOf.find(name);
+  return it == fileOf.end() ? llvm::StringRef(description)
+                            : files[it->second]->getPath();
+}
+
+std::vector<const TensorView *> SafeTensorsCheckpoint::getTensors() const {
+  std::vector<const TensorView *> tensors;
+  for (const std::unique_ptr<SafeTensorsFile> &file : files)
+    for (const TensorView &view : file->getTensors())
+      tensors.push_back(&view);
+  return tensors;
+}
