@@ -17,14 +17,12 @@ fi
 # before the callee, which for a JIT-compiled entry at the start of its
 # mapping is an unmapped page (a SEGV that is not a bug); vptr: libMLIR.so
 # has no RTTI. Configured on every run so that flag changes take effect.
-if true; then
-  cmake -G Ninja "${launcher[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -G Ninja "${launcher[@]}" -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize=vptr,function -fno-omit-frame-pointer" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
     "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
-fi
 ninja -C "$build" -j"${TFM_JOBS:-2}"
 # The pinned Hugging Face references, for the hf-reference tests.
 TFM_BUILD_DIR="$build" bash "$root/scripts/reference-venv.sh" >/dev/null
