@@ -432,8 +432,13 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
         rewriter, cast<linalg::LinalgOp>(epilogue.getOperation()),
         epilogueBlock, parallel);
     if (succeeded(epilogueTile)) {
-      if (linalg::LinalgOp fused =
-              fuseContractionInto(rewriter, *epilogueTile, op)) {
+      linalg::LinalgOp fused =
+          fuseContractionInto(rewriter, *epilogueTile, op);
+      // A single block: the epilogue reads the contraction as it is.
+      if (!fused && llvm::is_contained((*epilogueTile)->getOperands(),
+                                       op->getResult(0)))
+        fused = op;
+      if (fused) {
         accumulateInOutput(rewriter, *epilogueTile, fused);
         blocked = fused;
       }

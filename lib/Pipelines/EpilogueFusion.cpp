@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -494,11 +495,23 @@ void codegen::accumulateInOutput(RewriterBase &rewriter,
       contraction.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
   Value acc = contraction->getResult(0);
   Value out = consumer.getDpsInitOperand(0)->get();
-  auto outSlice = out.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!epilogue || !fill || !fill->hasOneUse() || !outSlice ||
-      outSlice->getBlock() != fill->getBlock() ||
+  if (!epilogue || !fill || !fill->hasOneUse() ||
       acc.getType() != out.getType())
     return;
+  // The output block (a slice of the loop's shared output at the loop's
+  // indices, usually taken right before the epilogue) must exist before the
+  // fill writes into it.
+  DominanceInfo dominance;
+  Operation *outDef = out.getDefiningOp();
+  bool moveOut = !dominance.properlyDominates(out, fill);
+  if (moveOut) {
+    if (!isa<tensor::ExtractSliceOp, tensor::EmptyOp>(outDef) ||
+        outDef->getBlock() != fill->getBlock())
+      return;
+    for (Value operand : outDef->getOperands())
+      if (!dominance.properlyDominates(operand, fill))
+        return;
+  }
   OpOperand *accInput = nullptr;
   for (OpOperand *input : epilogue.getDpsInputOperands())
     if (input->get() == acc && !accInput)
@@ -508,9 +521,8 @@ void codegen::accumulateInOutput(RewriterBase &rewriter,
           epilogue.getIndexingMapMatchingResult(epilogue->getResult(0)))
     return;
 
-  // The output block's slice (of the loop's shared output, at the loop's
-  // indices) is taken before the fill, which writes into it.
-  rewriter.moveOpBefore(outSlice, fill);
+  if (moveOut)
+    rewriter.moveOpBefore(outDef, fill);
   rewriter.modifyOpInPlace(
       fill, [&] { fill.getDpsInitOperand(0)->set(out); });
 
