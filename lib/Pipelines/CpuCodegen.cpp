@@ -14,7 +14,14 @@
 //   3. vectorised into a vector.contract per register tile, whose accumulator
 //      transfer pair is hoisted out of the K loop at tensor level (the loop
 //      then carries the accumulator in registers: hoisting after
-//      bufferization cannot prove that arguments do not alias).
+//      bufferization cannot prove that arguments do not alias);
+//   4. followed, inside each cache block, by its elementwise epilogue: the
+//      bias add, activation, gating product and residual add that consumed
+//      the contraction's result are fused into one generic over the
+//      contraction's output space and tiled as the root of the block loop,
+//      the contraction and its zero fill fused into each block as producers
+//      (EpilogueFusion.cpp). A block is zeroed, accumulated over K and
+//      finished while it is in cache; no pass over the whole output is left.
 // Tile sizes come from the op's `tfm.cpu_tiling` plan (tfm-cpu-configure,
 // derived from the target CPU). Extents the register tile does not divide
 // are split first: the bulk gets the full tile, the remainder a tile of its
@@ -247,6 +254,48 @@ FailureOr<linalg::LinalgOp> codegen::tile(RewriterBase &rewriter,
   return result;
 }
 
+/// tile() for the cache blocks of a contraction, with the zero fill of its
+/// accumulator fused into each block (upstream tile-and-fuse through the
+/// loop's destination): each block is zeroed right before its K loop instead
+/// of the whole output in a pass of its own.
+static FailureOr<linalg::LinalgOp> tileWithFill(RewriterBase &rewriter,
+                                                linalg::LinalgOp op,
+                                                ArrayRef<int64_t> sizes,
+                                                bool parallel) {
+  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }) ||
+      !op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    return tile(rewriter, op, sizes, parallel);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  if (parallel)
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isa<linalg::FillOp>(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return tile(rewriter, op, sizes, parallel);
+  auto result =
+      dyn_cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
+  for (OpResult value : op->getResults())
+    if (Value replacement = tiled->replacements.lookup(value))
+      rewriter.replaceAllUsesWith(value, replacement);
+  if (op->use_empty())
+    rewriter.eraseOp(op);
+  if (!result)
+    return failure();
+  return result;
+}
+
 /// Fewest multiply-adds for which a contraction runs on threads: below,
 /// waking the other threads costs more than they save (decode steps of small
 /// models are dozens of such GEMVs).
@@ -445,7 +494,7 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
     }
   }
   if (failed(blocked))
-    blocked = tile(rewriter, op, parallelBlock, parallel);
+    blocked = tileWithFill(rewriter, op, parallelBlock, parallel);
   if (failed(blocked))
     return;
   blocked = tile(rewriter, *blocked, depthBlock);
@@ -618,8 +667,10 @@ struct TileAndVectorizeContractionsPass
     return "tfm-tile-and-vectorize-contractions";
   }
   StringRef getDescription() const final {
-    return "Tiles f32 contractions into cache blocks and register tiles and "
-           "vectorises the register tiles";
+    return "Tiles f32 contractions into cache blocks and register tiles, "
+           "vectorises the register tiles and applies each contraction's "
+           "elementwise epilogue (bias, activation, gating, residual) to "
+           "each cache block after its K loop";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, arith::ArithDialect,
