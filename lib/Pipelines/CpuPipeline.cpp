@@ -61,6 +61,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
 
   // Bufferize with the calling convention (CommonStages.cpp).
   buildCallingConventionStage(pm);
+  // Results reshaped from a local buffer are computed in the caller's.
+  pm.addPass(createResultsInPlacePass());
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {
@@ -121,6 +123,7 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
 void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createPrepareCpuAbiPass(); });
   registerPass([] { return createDropKVCacheResultsPass(); });
+  registerPass([] { return createResultsInPlacePass(); });
   registerPass([] { return createFuseElementwisePass(); });
   registerPass([] { return createCpuConfigurePass(); });
   registerPass([] { return createCpuPackWeightsPass(); });

@@ -75,6 +75,11 @@ def reference(args, w, inputs):
         h = ref.linear(inputs["hidden"], w[args.prefix + "fc.weight"],
                        w[args.prefix + "fc.bias"], "out_in")
         return inputs["res"] + ref.gelu(h, args.gelu)
+    if args.kind == "lm-head":
+        # layer_norm(x) W^T, a final norm and an untied head ([V, d]).
+        h = ref.layer_norm(inputs["hidden"], w[args.prefix + "ln_f.weight"],
+                           w[args.prefix + "ln_f.bias"], args.eps)
+        return ref.linear(h, w[args.prefix + "lm_head.weight"])
     if args.kind == "gpt2":
         return ref.gpt2_model(w, inputs["input_ids"], args.layers, args.heads,
                               args.eps, args.prefix)
