@@ -396,8 +396,11 @@ linalg::GenericOp codegen::formEpilogue(RewriterBase &rewriter,
     }
     if (!use)
       break;
+    // A consumer in a loop the contraction is not in would have the
+    // contraction fused into (and recomputed in) every iteration.
     auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
-    if (!consumer || !isElementwiseEpilogue(consumer, *use))
+    if (!consumer || consumer->getBlock() != contraction->getBlock() ||
+        !isElementwiseEpilogue(consumer, *use))
       break;
     OutputView view = traceOutputView(use->get());
     if (view.root != current)
