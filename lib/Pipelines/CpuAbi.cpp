@@ -220,13 +220,19 @@ struct ReshapedResultInPlace : OpRewritePattern<memref::CopyOp> {
         !target.hasOneUse() || !target.getOwner()->isEntryBlock() ||
         !isa<func::FuncOp>(target.getOwner()->getParentOp()))
       return failure();
-    Operation *reshape = copy.getSource().getDefiningOp();
-    if (!isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
-            reshape) ||
-        !reshape->hasOneUse())
-      return failure();
-    auto alloc = reshape->getOperand(0).getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc->getBlock() != copy->getBlock() ||
+    // The reshapes from the buffer to the copied value (a packed GEMM's
+    // [M, N/nr, nr] -> [M, N] -> [1, M, N]), each read only by the next.
+    SmallVector<Operation *> reshapes;
+    Value source = copy.getSource();
+    while (auto *def = source.getDefiningOp()) {
+      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def) ||
+          !def->hasOneUse())
+        break;
+      reshapes.push_back(def);
+      source = def->getOperand(0);
+    }
+    auto alloc = source.getDefiningOp<memref::AllocOp>();
+    if (reshapes.empty() || !alloc || alloc->getBlock() != copy->getBlock() ||
         !alloc.getType().hasStaticShape())
       return failure();
     // Nothing may touch the buffer after the copy but its deallocation.
@@ -237,27 +243,35 @@ struct ReshapedResultInPlace : OpRewritePattern<memref::CopyOp> {
         continue;
       }
       Operation *ancestor = copy->getBlock()->findAncestorOpInBlock(*user);
-      if (user != reshape && (!ancestor || !ancestor->isBeforeInBlock(copy)))
+      if (user != reshapes.back() &&
+          (!ancestor || !ancestor->isBeforeInBlock(copy)))
         return failure();
     }
-    // The out-parameter viewed in the alloc's shape.
+    // The out-parameter viewed in the buffer's shape: the reshapes undone,
+    // last first.
     rewriter.setInsertionPoint(alloc);
-    Value view;
-    if (auto expand = dyn_cast<memref::ExpandShapeOp>(reshape)) {
-      view = memref::CollapseShapeOp::create(
-          rewriter, alloc.getLoc(), target, expand.getReassociationIndices());
-    } else {
-      auto collapse = cast<memref::CollapseShapeOp>(reshape);
-      view = memref::ExpandShapeOp::create(
-          rewriter, alloc.getLoc(), alloc.getType().getShape(), target,
-          collapse.getReassociationIndices());
-    }
-    if (view.getType() != alloc.getType()) {
-      rewriter.eraseOp(view.getDefiningOp());
-      return failure();
+    Value view = target;
+    SmallVector<Operation *> created;
+    for (Operation *reshape : reshapes) {
+      if (auto expand = dyn_cast<memref::ExpandShapeOp>(reshape)) {
+        view = memref::CollapseShapeOp::create(
+            rewriter, alloc.getLoc(), view, expand.getReassociationIndices());
+      } else {
+        auto collapse = cast<memref::CollapseShapeOp>(reshape);
+        view = memref::ExpandShapeOp::create(
+            rewriter, alloc.getLoc(), collapse.getSrcType().getShape(), view,
+            collapse.getReassociationIndices());
+      }
+      created.push_back(view.getDefiningOp());
+      if (view.getType() != reshape->getOperand(0).getType()) {
+        for (Operation *op : llvm::reverse(created))
+          rewriter.eraseOp(op);
+        return failure();
+      }
     }
     rewriter.eraseOp(copy);
-    rewriter.eraseOp(reshape);
+    for (Operation *reshape : reshapes)
+      rewriter.eraseOp(reshape);
     for (Operation *dealloc : deallocs)
       rewriter.eraseOp(dealloc);
     rewriter.replaceOp(alloc, view);

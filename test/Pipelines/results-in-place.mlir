@@ -52,3 +52,24 @@ func.func @out_read(%out: memref<1x4x8xf32>, %other: memref<1x4x8xf32>) {
   memref.dealloc %buf : memref<4x8xf32>
   return
 }
+
+// -----
+
+// A chain of reshapes (a packed GEMM's [M, N/16, 16] -> [M, N] -> [1, M, N]):
+// undone on the out-parameter, last first.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: %[[OUT:.*]]: memref<1x4x32xf32>
+// CHECK: %[[M:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<1x4x32xf32> into memref<4x32xf32>
+// CHECK: %[[P:.*]] = memref.expand_shape %[[M]] {{\[}}[0], [1, 2]] output_shape [4, 2, 16] : memref<4x32xf32> into memref<4x2x16xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<4x2x16xf32>)
+// CHECK-NOT: memref.copy
+func.func @chain(%out: memref<1x4x32xf32>) {
+  %c = arith.constant 1.0 : f32
+  %buf = memref.alloc() : memref<4x2x16xf32>
+  linalg.fill ins(%c : f32) outs(%buf : memref<4x2x16xf32>)
+  %mn = memref.collapse_shape %buf [[0], [1, 2]] : memref<4x2x16xf32> into memref<4x32xf32>
+  %view = memref.expand_shape %mn [[0, 1], [2]] output_shape [1, 4, 32] : memref<4x32xf32> into memref<1x4x32xf32>
+  memref.copy %view, %out : memref<1x4x32xf32> to memref<1x4x32xf32>
+  memref.dealloc %buf : memref<4x2x16xf32>
+  return
+}
