@@ -1,7 +1,9 @@
 //===- CpuPackWeights.cpp - weights in the micro-kernel's panel layout -----===//
 //
-// tfm-cpu-pack-weights (after tfm-cpu-configure, before tiling): every f32
-// matmul `C[m, n] += A[m, k] * W` whose W is a weight parameter -- `[K, N]`
+// tfm-cpu-pack-weights (after tfm-cpu-configure, before tiling): every
+// matmul `C[m, n] += A[m, k] * W` with an f32 accumulator C and A, W both
+// f32, bf16 or f16 (packed in their own type), whose W is a weight parameter
+// -- `[K, N]`
 // (in_out) or `[N, K]` (out_in, nn.Linear) -- reads W instead from a new
 // parameter in panel layout
 //
@@ -9,7 +11,7 @@
 //
 // of type tensor<ceil(N / nr) x K x nr>, nr being the register tile's
 // columns (`tfm.cpu_tiling`). A register tile then reads, at each K step, nr
-// consecutive floats, and consecutive K steps are adjacent: B streams through
+// consecutive elements, and consecutive K steps are adjacent: B streams through
 // the cache with unit stride, and no weight is ever transposed per call. The
 // matmul becomes a generic over (m, j, r, k) writing C viewed as [M, N/nr,
 // nr]; an N that nr does not divide is padded once, in the weights (the
@@ -27,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"
+#include "TilingUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
@@ -56,9 +59,13 @@ static std::optional<bool> matchMatmul(linalg::LinalgOp op) {
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
       op.hasDynamicShape() || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (!getElementTypeOrSelf(v.getType()).isF32())
-      return std::nullopt;
+  // f32 accumulation from two operands of one type: f32, or a
+  // half-precision model's bf16/f16 (packed as they are, extended in the
+  // micro-kernel).
+  if (!codegen::isF32Accumulation(op) ||
+      getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType()) !=
+          getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType()))
+    return std::nullopt;
   MLIRContext *ctx = op.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
@@ -125,8 +132,12 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{panelType}, ValueRange{a, packed},
       ValueRange{initPanels}, maps, iterators,
-      [](OpBuilder &b, Location l, ValueRange args) {
-        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+      [f32](OpBuilder &b, Location l, ValueRange args) {
+        auto extend = [&](Value v) -> Value {
+          return v.getType() == f32 ? v : arith::ExtFOp::create(b, l, f32, v);
+        };
+        Value product =
+            arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
         linalg::YieldOp::create(
             b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
       });
