@@ -51,8 +51,9 @@ typedef struct TfmModelOptions {
   int noCache;
   /// The cache's directory; null: $XDG_CACHE_HOME/tfm, else ~/.cache/tfm.
   const char *cacheDir;
-  /// The compute type, "f32" (transformer-runner --dtype); null: f32. f32,
-  /// bf16 and f16 checkpoints all load, converted once when bound.
+  /// The compute type, "f32", "bf16" or "f16" (transformer-runner --dtype);
+  /// null: f32. f32, bf16 and f16 checkpoints all load, converted to it once
+  /// when bound; logits are f32 in every case.
   const char *dtype;
 } TfmModelOptions;
 

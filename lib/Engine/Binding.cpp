@@ -115,8 +115,7 @@ static bool isBindable(const TensorView &view, DType dtype,
                        const WeightSource &weights) {
   if (view.dtype == dtype)
     return true;
-  return weights.convertFloats && isFloatDType(view.dtype) &&
-         isFloatDType(dtype) && isSupportedConversion(view.dtype, dtype);
+  return weights.convertFloats && isFloatConversion(view.dtype, dtype);
 }
 
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
@@ -174,21 +173,24 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
   return llvm::Error::success();
 }
 
-/// Packs a row-major f32 weight of `fileShape` into `layout`'s panels
-/// (tfm.param_pack; see tfm/Runtime/EntrySignature.h).
+/// Packs a row-major weight of `fileShape` whose elements are the bit
+/// patterns `T` (uint32_t for f32, uint16_t for bf16/f16) into `layout`'s
+/// panels (tfm.param_pack; see tfm/Runtime/EntrySignature.h). Padding
+/// columns are zero bits, +0.0 in every float type.
+template <typename T>
 static void packWeight(const PackedLayout &layout, const char *source,
                        char *out) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
   int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
-  const float *w = reinterpret_cast<const float *>(source);
-  float *p = reinterpret_cast<float *>(out);
+  const T *w = reinterpret_cast<const T *>(source);
+  T *p = reinterpret_cast<T *>(out);
   for (int64_t j = 0; j < panels; ++j)
     for (int64_t kk = 0; kk < k; ++kk) {
-      float *row = p + (j * k + kk) * panel;
+      T *row = p + (j * k + kk) * panel;
       for (int64_t r = 0; r < panel; ++r) {
         int64_t col = j * panel + r;
-        row[r] = col >= n        ? 0.0f
+        row[r] = col >= n        ? T(0)
                  : layout.outIn ? w[col * k + kk]
                                 : w[kk * n + col];
       }
@@ -214,7 +216,10 @@ bindParameter(const EntrySignature &sig, size_t i,
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
-    packWeight(*arg.packed, source, result.storage->get());
+    if (getDTypeSize(arg.dtype) == 2)
+      packWeight<uint16_t>(*arg.packed, source, result.storage->get());
+    else
+      packWeight<uint32_t>(*arg.packed, source, result.storage->get());
     result.data = result.storage->get();
     return llvm::Error::success();
   };

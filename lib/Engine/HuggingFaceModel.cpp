@@ -598,15 +598,6 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       context, std::move(config), std::move(options), std::move(warn)));
   State &state = *model->state;
   const ModelOptions &opts = model->options;
-  // Computing in bf16 or f16 needs the importer to build the model in that
-  // type and the pipeline to lower it end to end; until then it is refused
-  // rather than run in f32 under another name.
-  if (opts.dtype != DType::F32)
-    return makeError(llvm::formatv(
-        "--dtype {0}: computing in {0} is not supported yet; --dtype f32 "
-        "(the default) runs f32, bf16 and f16 checkpoints, converting their "
-        "weights to f32 once when they are bound",
-        getDTypeName(opts.dtype)));
   if (!opts.weightsPaths.empty() && opts.randomSeed)
     return makeError("--weights and --random-weights are mutually exclusive");
   if (!opts.weightsPaths.empty()) {
@@ -617,7 +608,8 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
     state.bindings.weights.checkpoint = state.file.get();
     state.bindings.weights.namePrefix =
         hf::getCheckpointNamePrefix(model->config, *state.file);
-    // Checkpoints are published in bf16 or f16 as often as in f32.
+    // Checkpoints are published in bf16 or f16 as often as in f32; each
+    // tensor is converted once, when bound, to the compute type (--dtype).
     state.bindings.weights.convertFloats = true;
   }
   state.bindings.weights.randomSeed = opts.randomSeed;
@@ -728,6 +720,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     hf::ImportOptions importOptions;
     importOptions.batch = tokens.batch;
     importOptions.seqLen = tokens.seqLen;
+    importOptions.computeType = options.dtype;
     llvm::Expected<OwningOpRef<ModuleOp>> module = [&] {
       TimingScope timing = getCompileTiming().nest("import config.json");
       return hf::importModel(context, config, importOptions);
@@ -803,6 +796,7 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
     importOptions.seqLen = chunk;
     importOptions.kvCacheLength = kvCacheLength;
     importOptions.perSequencePositions = ragged;
+    importOptions.computeType = options.dtype;
     llvm::Expected<OwningOpRef<ModuleOp>> module = [&] {
       TimingScope timing = getCompileTiming().nest("import config.json");
       return hf::importModel(context, config, importOptions);
@@ -1013,6 +1007,7 @@ llvm::Expected<std::string> HuggingFaceModel::getLedgerJson(int64_t batch,
   hf::ImportOptions importOptions;
   importOptions.batch = batch;
   importOptions.seqLen = seqLen;
+  importOptions.computeType = options.dtype;
   auto module = hf::importModel(context, config, importOptions);
   if (!module)
     return module.takeError();

@@ -12,6 +12,7 @@
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -42,7 +43,9 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::tfm::buildCallingConventionStage(OpPassManager &pm) {
+void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
+                                             bool planWorkspace,
+                                             bool resultsInPlace) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
   pm.addPass(createPrepareCpuAbiPass());
@@ -62,6 +65,13 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm) {
   // The entry points are public: their signatures are the calling convention.
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // hoist-static-allocs covers results that are an alloc; reshapes of one
+  // (every projection's [M, N] returned as [1, M, N]) too (CpuAbi.cpp).
+  if (resultsInPlace)
+    pm.addPass(createResultsInPlacePass());
+  // Before deallocation: it then frees one workspace, not every temporary.
+  if (planWorkspace)
+    pm.addNestedPass<func::FuncOp>(createTfmPlanWorkspace());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());

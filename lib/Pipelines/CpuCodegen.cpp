@@ -47,6 +47,7 @@
 #include "PipelinePasses.h"
 #include "TilingUtils.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -122,11 +123,10 @@ static FailureOr<ContractionPlan> planContraction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.hasDynamicShape())
     return failure();
-  // Mixed-precision contractions keep the scalar loops: they are rare on the
-  // CPU path and the register tile below is tuned for f32.
-  for (Value v : op->getOperands())
-    if (!getElementTypeOrSelf(v.getType()).isF32())
-      return failure();
+  // f32 accumulators; the operands f32, or bf16/f16 (a half-precision model),
+  // extended to f32 as they are loaded into the register tile.
+  if (!isF32Accumulation(op))
+    return failure();
   if (!linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
@@ -315,6 +315,16 @@ bool codegen::worthThreads(linalg::LinalgOp op, int64_t minWork) {
   return work >= minWork && isOutermost(op);
 }
 
+bool codegen::isF32Accumulation(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()).isF32())
+    return false;
+  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *input) {
+    Type type = getElementTypeOrSelf(input->get().getType());
+    return type.isF32() || type.isBF16() || type.isF16();
+  });
+}
+
 bool codegen::isOutermost(Operation *op) {
   return !op->getParentOfType<LoopLikeOpInterface>();
 }
@@ -349,9 +359,24 @@ static int64_t powerOfTwoFloor(int64_t n) {
 /// reduction per output. A K that `width` does not divide is split: the
 /// remainder goes through the same scheme with a narrower width, and what is
 /// left under kMinDotDepth stays a scalar loop.
+/// Whether every result of `op` is reduced by one combiner with a neutral
+/// element (add, mul, max, ...): what partial sums start from. A body such as
+/// `acc - x * w` has none and keeps its scalar loop.
+static bool hasNeutralCombiners(linalg::LinalgOp op) {
+  for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
+    SmallVector<Operation *, 4> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) ||
+        combiners.size() != 1 || !arith::getNeutralElement(combiners.front()))
+      return false;
+  }
+  return true;
+}
+
 void codegen::vectorizeAsPartialSums(RewriterBase &rewriter,
                                      linalg::LinalgOp op, unsigned k,
                                      int64_t depth) {
+  if (!hasNeutralCombiners(op))
+    return;
   int64_t extent = op.getStaticLoopRanges()[k];
   int64_t width = powerOfTwoFloor(std::min(depth, extent));
   if (width < kMinDotDepth)

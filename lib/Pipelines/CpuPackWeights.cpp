@@ -1,7 +1,9 @@
 //===- CpuPackWeights.cpp - weights in the micro-kernel's panel layout -----===//
 //
-// tfm-cpu-pack-weights (after tfm-cpu-configure, before tiling): every f32
-// matmul `C[m, n] += A[m, k] * W` whose W is a weight parameter -- `[K, N]`
+// tfm-cpu-pack-weights (after tfm-cpu-configure, before tiling): every
+// matmul `C[m, n] += A[m, k] * W` with an f32 accumulator C and A, W both
+// f32, bf16 or f16 (packed in their own type), whose W is a weight parameter
+// -- `[K, N]`
 // (in_out) or `[N, K]` (out_in, nn.Linear) -- reads W instead from a new
 // parameter in panel layout
 //
@@ -9,7 +11,7 @@
 //
 // of type tensor<ceil(N / nr) x K x nr>, nr being the register tile's
 // columns (`tfm.cpu_tiling`). A register tile then reads, at each K step, nr
-// consecutive floats, and consecutive K steps are adjacent: B streams through
+// consecutive elements, and consecutive K steps are adjacent: B streams through
 // the cache with unit stride, and no weight is ever transposed per call. The
 // matmul becomes a generic over (m, j, r, k) writing C viewed as [M, N/nr,
 // nr]; an N that nr does not divide is padded once, in the weights. With an
@@ -30,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"
+#include "TilingUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
@@ -59,9 +62,13 @@ static std::optional<bool> matchMatmul(linalg::LinalgOp op) {
       op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
       op.hasDynamicShape() || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
-  for (Value v : op->getOperands())
-    if (!getElementTypeOrSelf(v.getType()).isF32())
-      return std::nullopt;
+  // f32 accumulation from two operands of one type: f32, or a
+  // half-precision model's bf16/f16 (packed as they are, extended in the
+  // micro-kernel).
+  if (!codegen::isF32Accumulation(op) ||
+      getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType()) !=
+          getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType()))
+    return std::nullopt;
   MLIRContext *ctx = op.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
@@ -104,6 +111,18 @@ static bool feedsElementwiseOp(Value value) {
   return false;
 }
 
+/// acc + a * b in f32, half-precision operands extended first.
+static void buildMultiplyAccumulate(OpBuilder &b, Location l,
+                                    ValueRange args) {
+  Type f32 = b.getF32Type();
+  auto extend = [&](Value v) -> Value {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, l, f32, v);
+  };
+  Value product = arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
+  linalg::YieldOp::create(
+      b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
+}
+
 /// The matmul C[m, n] += A[m, k] * P[k, n] (P a [K, N] slice of the packed
 /// weight's last panel) as a generic, with `op`'s tile plan.
 static Value buildTailMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -119,12 +138,7 @@ static Value buildTailMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   iterators.push_back(utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, ValueRange{a, p},
-      ValueRange{init}, maps, iterators,
-      [](OpBuilder &b, Location l, ValueRange args) {
-        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-        linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
-      });
+      ValueRange{init}, maps, iterators, buildMultiplyAccumulate);
   if (Attribute plan = op->getAttr(kCpuTilingAttrName))
     generic->setAttr(kCpuTilingAttrName, plan);
   return generic.getResult(0);
@@ -156,6 +170,8 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
     };
     int64_t full = panels - 1, bulk = full * c.panel, rest = n - bulk;
     int64_t k = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+    Type packedElementType =
+        cast<RankedTensorType>(packed.getType()).getElementType();
     // A zero-filled init is filled per part (so each part's fill is fused
     // into its blocks), not as a whole first.
     auto fill = init.getDefiningOp<linalg::FillOp>();
@@ -178,7 +194,8 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
       Value bulkPanels = tensor::ExpandShapeOp::create(rewriter, loc, panelType,
                                                        bulkInit, split);
       Value fullPanels = tensor::ExtractSliceOp::create(
-          rewriter, loc, RankedTensorType::get({full, k, c.panel}, f32),
+          rewriter, loc,
+          RankedTensorType::get({full, k, c.panel}, packedElementType),
           packed, ArrayRef<OpFoldResult>{index(0), index(0), index(0)},
           ArrayRef<OpFoldResult>{index(full), index(k), index(c.panel)},
           ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
@@ -192,13 +209,7 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
       iterators.push_back(utils::IteratorType::reduction);
       auto generic = linalg::GenericOp::create(
           rewriter, loc, TypeRange{panelType}, ValueRange{a, fullPanels},
-          ValueRange{bulkPanels}, maps, iterators,
-          [](OpBuilder &b, Location l, ValueRange args) {
-            Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-            linalg::YieldOp::create(
-                b, l,
-                ValueRange{arith::AddFOp::create(b, l, args[2], product)});
-          });
+          ValueRange{bulkPanels}, maps, iterators, buildMultiplyAccumulate);
       if (Attribute plan = op->getAttr(kCpuTilingAttrName))
         generic->setAttr(kCpuTilingAttrName, plan);
       Value bulkResult = tensor::CollapseShapeOp::create(
@@ -213,7 +224,8 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
     Value tailInit = part(result, bulk, rest);
     // The last panel's first `rest` columns, as [K, rest].
     Value lastPanel = tensor::ExtractSliceOp::create(
-        rewriter, loc, RankedTensorType::get({k, rest}, f32), packed,
+        rewriter, loc, RankedTensorType::get({k, rest}, packedElementType),
+        packed,
         ArrayRef<OpFoldResult>{index(full), index(0), index(0)},
         ArrayRef<OpFoldResult>{index(1), index(k), index(rest)},
         ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
@@ -257,8 +269,12 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{panelType}, ValueRange{a, packed},
       ValueRange{initPanels}, maps, iterators,
-      [](OpBuilder &b, Location l, ValueRange args) {
-        Value product = arith::MulFOp::create(b, l, args[0], args[1]);
+      [f32](OpBuilder &b, Location l, ValueRange args) {
+        auto extend = [&](Value v) -> Value {
+          return v.getType() == f32 ? v : arith::ExtFOp::create(b, l, f32, v);
+        };
+        Value product =
+            arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
         linalg::YieldOp::create(
             b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
       });

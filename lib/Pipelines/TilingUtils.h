@@ -36,6 +36,11 @@ std::pair<linalg::LinalgOp, linalg::LinalgOp>
 splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
                   int64_t tileSize);
 
+/// Whether `op` accumulates into one f32 output from f32, bf16 or f16
+/// inputs: the contractions the CPU code generator tiles and vectorises
+/// (half-precision operands are extended to f32 as they are loaded).
+bool isF32Accumulation(linalg::LinalgOp op);
+
 /// Whether `op` runs outside any loop (its outermost tile loop may then be
 /// the parallel one).
 bool isOutermost(Operation *op);

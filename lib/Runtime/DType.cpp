@@ -187,6 +187,13 @@ bool mlir::tfm::runtime::isSupportedConversion(DType from, DType to) {
   return to == DType::F32 && (from == DType::F16 || from == DType::BF16);
 }
 
+bool mlir::tfm::runtime::isFloatConversion(DType from, DType to) {
+  auto isComputeFloat = [](DType t) {
+    return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+  };
+  return isComputeFloat(from) && isComputeFloat(to);
+}
+
 template <typename T> static T load(const void *base, uint64_t i) {
   T value;
   std::memcpy(&value, static_cast<const char *>(base) + i * sizeof(T),
@@ -220,12 +227,18 @@ int64_t mlir::tfm::runtime::convertElements(const void *src, DType from,
     }
     return -1;
   }
-  if (to == DType::F32 && (from == DType::F16 || from == DType::BF16)) {
+  if (isFloatConversion(from, to)) {
+    // Through f32, which holds every f16 and bf16 value exactly: one rounding.
     for (uint64_t i = 0; i < count; ++i) {
-      uint16_t bits = load<uint16_t>(src, i);
-      store<float>(dst, i,
-                   from == DType::F16 ? halfToFloat(bits)
-                                      : bfloat16ToFloat(bits));
+      float value = from == DType::F32   ? load<float>(src, i)
+                    : from == DType::F16 ? halfToFloat(load<uint16_t>(src, i))
+                                         : bfloat16ToFloat(load<uint16_t>(src, i));
+      if (to == DType::F32)
+        store<float>(dst, i, value);
+      else
+        store<uint16_t>(dst, i,
+                        to == DType::F16 ? floatToHalf(value)
+                                         : floatToBFloat16(value));
     }
     return -1;
   }

@@ -172,11 +172,14 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
       llvm::SmallVector<int64_t, 4> expected{
           (n + packed.panel - 1) / packed.panel, k, packed.panel};
-      if (arg.shape != expected || arg.dtype != DType::F32 ||
+      bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
+                      arg.dtype == DType::F16;
+      if (arg.shape != expected || !packable ||
           (!arg.parts.empty() && arg.concatAxis != 0 &&
            arg.concatAxis != 1))
         return makeError("{0}: tfm.param_pack of a {1}x{2} weight in panels "
-                         "of {3} needs an f32 argument of shape {4}x{2}x{3}",
+                         "of {3} needs an f32, bf16 or f16 argument of shape "
+                         "{4}x{2}x{3}",
                          what, packed.fileShape[0], packed.fileShape[1],
                          packed.panel, expected[0]);
     }

@@ -140,7 +140,8 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     (transformer-runner --random-weights); `threads`: threads of the
     compiled code; `cache`, `cache_dir`: the compiled-code cache shared with
     transformer-runner (--no-cache, --cache-dir); `dtype`: the compute type
-    ("f32", the default; f32, bf16 and f16 checkpoints all load)."""
+    ("f32", the default, "bf16" or "f16"; f32, bf16 and f16 checkpoints
+    all load, converted once; logits are f32 whatever the type)."""
     lib = _library()
     options = _ModelOptions()
     lib.tfmModelOptionsInit(ctypes.byref(options))

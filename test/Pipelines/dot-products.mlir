@@ -43,3 +43,22 @@ func.func @prefill(%x: tensor<1x16x100xf32>, %w: tensor<6x100xf32>) -> tensor<1x
   %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x16x100xf32>, tensor<6x100xf32>) -> tensor<1x16x6xf32>
   return %y : tensor<1x16x6xf32>
 }
+
+// -----
+
+// A bf16 model's decode step: the same partial sums, each bf16 load extended
+// to f32 in registers (the accumulator and the reduction stay f32).
+// CHECK-LABEL: func.func @decode_bf16
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<1x3x32xf32>)
+// CHECK: %[[X:.*]] = vector.transfer_read {{.*}} vector<1x32xbf16>
+// CHECK: %[[W:.*]] = vector.transfer_read {{.*}} vector<3x32xbf16>
+// CHECK-DAG: arith.extf %[[X]] {{.*}} to vector<1x32xf32>
+// CHECK-DAG: arith.extf %[[W]] {{.*}} to vector<3x32xf32>
+// CHECK: arith.mulf
+// CHECK: arith.addf %[[ACC]]
+// CHECK: vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<32xf32> into f32
+func.func @decode_bf16(%x: tensor<1x1x96xbf16>, %w: tensor<6x96xbf16>) -> tensor<1x1x6xbf16> {
+  %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x1x96xbf16>, tensor<6x96xbf16>) -> tensor<1x1x6xbf16>
+  return %y : tensor<1x1x6xbf16>
+}

@@ -90,3 +90,21 @@ func.func @not_a_param(%x: tensor<1x8x64xf32> {tfm.input = "x"}, %w: tensor<64x9
   %y = tfm.linear %x, %w : (tensor<1x8x64xf32>, tensor<64x96xf32>) -> tensor<1x8x96xf32>
   return %y : tensor<1x8x96xf32>
 }
+
+// -----
+
+// A bf16 model: the weight is packed in bf16 (half the bytes), and the
+// matmul extends both operands to its f32 accumulator.
+// CHECK-LABEL: func.func @bf16
+// CHECK-SAME: %[[P:[^:]*]]: tensor<2x64x16xbf16> {tfm.param = "w", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 32, 64>}}
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[P]] : tensor<8x64xbf16>, tensor<2x64x16xbf16>) outs(%{{.*}} : tensor<8x2x16xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// CHECK-NEXT: arith.addf %[[C]], %[[M]] : f32
+func.func @bf16(%x: tensor<1x8x64xbf16> {tfm.input = "x"}, %w: tensor<32x64xbf16> {tfm.param = "w"}) -> tensor<1x8x32xbf16> {
+  %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x8x64xbf16>, tensor<32x64xbf16>) -> tensor<1x8x32xbf16>
+  return %y : tensor<1x8x32xbf16>
+}
+

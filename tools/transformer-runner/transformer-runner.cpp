@@ -4,7 +4,7 @@
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner (MODEL_DIR | config.json --weights model.safetensors)
-//       [--dtype f32]
+//       [--dtype f32|bf16|f16]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
@@ -88,10 +88,11 @@ static cl::list<std::string> weightsFiles(
     cl::cat(runnerCategory));
 static cl::opt<std::string> computeDType(
     "dtype", cl::init("f32"), cl::value_desc("f32|bf16|f16"),
-    cl::desc("config.json models: the type the model computes in (default "
-             "f32, which runs f32, bf16 and f16 checkpoints, their weights "
-             "converted once when bound; bf16 and f16 compute are not "
-             "supported yet)"),
+    cl::desc("config.json models and model directories: the type "
+             "parameters, activations and KV caches are held in (default "
+             "f32); any f32, bf16 or f16 checkpoint is converted to it once, "
+             "when bound; bf16 and f16 accumulate in f32 and return f32 "
+             "logits"),
     cl::cat(runnerCategory));
 static cl::list<std::string>
     inputSpecs("input", cl::value_desc("NAME=FILE.npy|NAME=INTEGER"),

@@ -4,7 +4,7 @@
 //
 //   transformer-translate (--import-hf MODEL_DIR | --import-hf-config config.json)
 //       [--batch B] [--seq-len S] [--kv-cache S_max]
-//       [--per-sequence-positions] [-o out.mlir]
+//       [--per-sequence-positions] [--dtype f32|bf16|f16] [-o out.mlir]
 //
 // reads a Hugging Face config.json (gpt2, llama, mixtral, mistral, qwen2,
 // qwen3, gemma, phi3, gpt_neox, opt), from a model directory as
@@ -70,6 +70,12 @@ static cl::opt<bool> perSequencePositions(
              "%positions: tensor<Bxi64> (ragged batches), instead of one "
              "index"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> computeDType(
+    "dtype",
+    cl::desc("Type of parameters, activations and KV caches: f32 (default), "
+             "bf16 or f16; half-precision models accumulate in f32 and return "
+             "f32 logits"),
+    cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("filename"),
                                        cl::init("-"), cl::cat(category));
@@ -98,6 +104,9 @@ static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
     os << ", KV cache of " << options.kvCacheLength << " positions";
   if (options.perSequencePositions)
     os << ", a decode position per sequence";
+  if (options.computeType != tfm::runtime::DType::F32)
+    os << ", computed in " << tfm::runtime::getDTypeName(options.computeType)
+       << " (f32 logits)";
   os << "\n";
 }
 
@@ -160,6 +169,14 @@ int main(int argc, char **argv) {
   options.seqLen = seqLen;
   options.kvCacheLength = kvCache;
   options.perSequencePositions = perSequencePositions;
+  if (computeDType == "f32")
+    options.computeType = tfm::runtime::DType::F32;
+  else if (computeDType == "bf16")
+    options.computeType = tfm::runtime::DType::BF16;
+  else if (computeDType == "f16")
+    options.computeType = tfm::runtime::DType::F16;
+  else
+    return fail("--dtype '" + computeDType + "': expected f32, bf16 or f16");
   if (perSequencePositions && !kvCache)
     return fail("--per-sequence-positions needs --kv-cache S_max: only "
                 "@decode takes positions per sequence");

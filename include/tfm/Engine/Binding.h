@@ -81,9 +81,10 @@ struct WeightSource {
   /// (GPT-2 checkpoints saved from GPT2LMHeadModel say "transformer.h.0...").
   std::string namePrefix;
   /// Whether a float tensor of another float type than its parameter (a bf16
-  /// or f16 checkpoint of an f32 model) is converted once, when bound
-  /// (runtime::isSupportedConversion). Off, such a tensor is an error: a
-  /// .mlir model declares the types of its weight file.
+  /// or f16 checkpoint of an f32 model, an f32 one of a bf16 model) is
+  /// converted once, when bound (runtime::isFloatConversion: narrowing rounds
+  /// to nearest even). Off, such a tensor is an error: a .mlir model declares
+  /// the types of its weight file.
   bool convertFloats = false;
 };
 

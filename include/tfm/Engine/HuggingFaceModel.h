@@ -72,9 +72,10 @@ struct ModelOptions {
   /// weights from `randomSeed`.
   std::vector<std::string> weightsPaths;
   std::optional<uint64_t> randomSeed;
-  /// The type the model computes in. f32 (the only one for now) runs f32,
-  /// bf16 and f16 checkpoints alike, their weights converted once when
-  /// bound; the ledger counts the checkpoint's bytes.
+  /// The type the model computes in (hf::ImportOptions::computeType): f32,
+  /// bf16 or f16, whatever the checkpoint's type; its weights are converted
+  /// to it once, when bound. Logits are f32 in every case; the ledger counts
+  /// the checkpoint's bytes.
   runtime::DType dtype = runtime::DType::F32;
   /// The model directory's tokenizer.json; empty when it has none.
   std::string tokenizerPath;

@@ -200,4 +200,42 @@ def TfmStripFrontendArgAttributes
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
+def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
+  let summary = "Places a function's temporaries in one workspace by liveness";
+  let description = [{
+    After bufferization (results already out-parameters, before the
+    deallocation pipeline), the activations of an entry function are
+    `memref.alloc`s in its body: one per layer output, norm statistic,
+    projection result. Allocated and freed one by one, they cost an
+    allocator call each per model call and hold as much memory as the
+    allocator's free lists happen to keep. This pass plans them instead:
+
+    - candidates are the static-shaped, identity-layout allocs directly in
+      the function's body that stay inside the function: neither they nor
+      any value that may alias them (views, reshapes and casts of them, the
+      results of a loop that carries them, of an op whose region yields
+      them) is returned or passed to a call. Allocs inside loops (a
+      flash-attention tile's scratch, private to one thread) keep their own
+      allocations;
+    - a buffer lives from its alloc to the last top-level operation that
+      uses it or any of its aliases; two buffers whose lifetimes do not
+      overlap may share bytes;
+    - offsets are assigned largest first, each at the lowest 64-byte
+      aligned offset that overlaps no live-at-the-same-time buffer placed
+      before it (a greedy interval packing);
+    - one `memref.alloc` of `i8` of the planned size at the start of the
+      function replaces them all, each buffer a `memref.view` at its offset.
+
+    The function gets `tfm.workspace = {bytes = N, buffers = K, unplanned =
+    U}` (N the planned peak, K the buffers placed in it, U the sum of their
+    sizes had each its own allocation); `-debug-only` is not needed to see
+    it: with `report`, each function's plan is also emitted as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit each function's workspace plan as a remark">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 #endif // TFM_PIPELINES_PASSES_TD

@@ -138,6 +138,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "GEMV columns) on OpenMP threads; the code then calls "
                      "libomp (OMP_NUM_THREADS, or the runner's --threads)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> planWorkspace{
+      *this, "plan-workspace",
+      llvm::cl::desc("Place each function's temporaries in one workspace "
+                     "allocation, sharing bytes between buffers whose "
+                     "lifetimes do not overlap (--tfm-plan-workspace)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Outline each top-level loop nest of a function with "
@@ -190,8 +196,15 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
 
 /// The calling-convention stage both targets share: bufferization with
 /// identity layouts at function boundaries, KV caches in place, results as
-/// out-parameters, deallocation. Linalg on tensors in, memrefs out.
-void buildCallingConventionStage(OpPassManager &pm);
+/// out-parameters, deallocation. Linalg on tensors in, memrefs out. With
+/// `planWorkspace`, each function's top-level temporaries are placed in one
+/// workspace by liveness first (--tfm-plan-workspace). With
+/// `resultsInPlace`, a result that is a reshape of a local buffer is computed
+/// in the caller's out-parameter instead of copied into it
+/// (--tfm-results-in-place).
+void buildCallingConventionStage(OpPassManager &pm,
+                                 bool planWorkspace = false,
+                                 bool resultsInPlace = false);
 
 /// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
 /// (above) with every memref holding DEVICE memory: the caller allocates the

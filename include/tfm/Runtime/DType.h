@@ -48,8 +48,14 @@ uint16_t floatToBFloat16(float value);
 /// widened tensor would hide a mismatched model); the integer cases let token
 /// ids come from either np.int32 or np.int64 arrays.
 bool isSupportedConversion(DType from, DType to);
-/// Converts `count` elements. Returns the index of the first element that does
-/// not fit the destination (an i64 outside the i32 range), or -1.
+/// Whether `convertElements` can turn float type `from` into float type `to`,
+/// both f32, f16 or bf16: exact when widening, rounded to the nearest even
+/// value when narrowing (a checkpoint bound to a model of another compute
+/// type).
+bool isFloatConversion(DType from, DType to);
+/// Converts `count` elements (a conversion isSupportedConversion or
+/// isFloatConversion accepts). Returns the index of the first element that
+/// does not fit the destination (an i64 outside the i32 range), or -1.
 int64_t convertElements(const void *src, DType from, void *dst, DType to,
                         uint64_t count);
 

@@ -1,9 +1,9 @@
-//===- Reshapes.cpp - split / split_heads / merge_heads / kv_cache_write --===//
+//===- Reshapes.cpp - split, heads, convert, kv_cache_write to linalg -----===//
 //
-// Pure data movement: slices of the last dimension, reshapes around a
-// linalg.transpose of the head and sequence axes, and the KV-cache update as
-// a tensor.insert_slice (which bufferizes to an in-place write when the cache
-// buffer is writable).
+// Data movement and float conversion: slices of the last dimension, reshapes
+// around a linalg.transpose of the head and sequence axes, an elementwise
+// generic for tfm.convert, and the KV-cache update as a tensor.insert_slice
+// (which bufferizes to an in-place write when the cache buffer is writable).
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -114,6 +114,26 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
   }
 };
 
+/// One elementwise generic: extend to f32 (exact), then round to the result
+/// type (nearest even), so that bf16 <-> f16 rounds once.
+struct ConvertLowering : OpConversionPattern<ConvertOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type, adaptor.getInput(),
+                [&](OpBuilder &b, Location loc, ValueRange args)
+                    -> SmallVector<Value> {
+                  return {truncFromF32(b, loc, extToF32(b, loc, args[0]),
+                                       type.getElementType())};
+                }));
+    return success();
+  }
+};
+
 /// cache[:, :, position : position + S, :] = update. The insert_slice is the
 /// form one-shot bufferization writes in place: with a writable cache
 /// argument the update costs a copy of `update` into a subview, not a copy of
@@ -192,5 +212,5 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
 
 void mlir::tfm::lowering::populateReshapePatterns(RewritePatternSet &patterns) {
   patterns.add<SplitLowering, SplitHeadsLowering, MergeHeadsLowering,
-               KVCacheWriteLowering>(patterns.getContext());
+               ConvertLowering, KVCacheWriteLowering>(patterns.getContext());
 }

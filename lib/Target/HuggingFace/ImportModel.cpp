@@ -40,7 +40,18 @@ public:
         seqLen(entry == Entry::Decode ? 1 : getSeqLen(config, options)),
         cacheLength(options.kvCacheLength),
         perSequencePositions(options.perSequencePositions &&
-                             entry == Entry::Decode) {}
+                             entry == Entry::Decode),
+        elementType(getComputeType(context, options.computeType)) {}
+
+  /// The MLIR type of a compute type importModel accepted.
+  static FloatType getComputeType(MLIRContext &context, runtime::DType dtype) {
+    Builder b(&context);
+    switch (dtype) {
+    case runtime::DType::BF16: return b.getBF16Type();
+    case runtime::DType::F16: return b.getF16Type();
+    default: return b.getF32Type();
+    }
+  }
 
   func::FuncOp build();
 
@@ -48,7 +59,7 @@ private:
   //===--- Arguments -------------------------------------------------------===//
 
   RankedTensorType tensor(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, b.getF32Type());
+    return RankedTensorType::get(shape, elementType);
   }
   Location loc(const Twine &name) {
     return NameLoc::get(b.getStringAttr(name));
@@ -196,6 +207,8 @@ private:
   int64_t batch, seqLen, cacheLength;
   /// `pos` is a [B] tensor of each sequence's position, not one index.
   bool perSequencePositions;
+  /// Of every float tensor: parameters, activations, KV caches.
+  FloatType elementType;
 
   Block *body = nullptr;
   SmallVector<DictionaryAttr> argAttrs;
@@ -667,6 +680,11 @@ func::FuncOp EntryBuilder::build() {
     break;
   }
 
+  // Logits leave in f32 whatever the compute type (ImportOptions).
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  if (!logitsType.getElementType().isF32())
+    logits = ConvertOp::create(b, loc("logits"),
+                               logitsType.clone(b.getF32Type()), logits);
   SmallVector<Value> results{logits};
   SmallVector<Attribute> resultAttrs{b.getDictionaryAttr(
       b.getNamedAttr("tfm.output", b.getStringAttr("logits")))};
@@ -703,6 +721,11 @@ mlir::tfm::hf::importModel(MLIRContext &context, const ModelConfig &config,
   if (options.kvCacheLength < 0)
     return optionError(llvm::formatv("--kv-cache: must be positive, got {0}",
                                      options.kvCacheLength));
+  if (options.computeType != runtime::DType::F32 &&
+      options.computeType != runtime::DType::BF16 &&
+      options.computeType != runtime::DType::F16)
+    return optionError(llvm::formatv("--dtype: expected f32, bf16 or f16, got {0}",
+                                     runtime::getDTypeName(options.computeType)));
   int64_t seqLen = getSeqLen(config, options);
   if (seqLen > config.maxPositions)
     return optionError(llvm::formatv(

@@ -42,3 +42,25 @@ func.func @split_groups(%x: tensor<1x4x24xf32>) -> (tensor<1x4x8xf32>, tensor<1x
   %q, %k, %v = tfm.split %x {groups = 2 : i64} : (tensor<1x4x24xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
   return %q, %k, %v : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
 }
+
+// One elementwise generic through f32: widening is one extf; bf16 -> f16
+// extends exactly and rounds once.
+// CHECK-LABEL: func.func @convert_widen
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: bf16, %{{.+}}: f32):
+// CHECK-NEXT: %[[E:.+]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+func.func @convert_widen(%x: tensor<1x4x96xbf16>) -> tensor<1x4x96xf32> {
+  %y = tfm.convert %x : (tensor<1x4x96xbf16>) -> tensor<1x4x96xf32>
+  return %y : tensor<1x4x96xf32>
+}
+
+// CHECK-LABEL: func.func @convert_bf16_to_f16
+// CHECK: ^bb0(%[[IN:.+]]: bf16, %{{.+}}: f16):
+// CHECK-NEXT: %[[E:.+]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: %[[T:.+]] = arith.truncf %[[E]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[T]] : f16
+func.func @convert_bf16_to_f16(%x: tensor<8xbf16>) -> tensor<8xf16> {
+  %y = tfm.convert %x : (tensor<8xbf16>) -> tensor<8xf16>
+  return %y : tensor<8xf16>
+}

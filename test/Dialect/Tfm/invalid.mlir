@@ -938,3 +938,23 @@ func.func @param_dtype_not_float(%w: tensor<4xf32> {tfm.param = "w", tfm.param_d
 func.func @param_dtype_not_param(%w: tensor<4xf32> {tfm.input = "w", tfm.param_dtype = bf16}) -> tensor<4xf32> {
   return %w : tensor<4xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// tfm.convert
+//===----------------------------------------------------------------------===//
+
+func.func @convert_shape(%x: tensor<2x8xbf16>) -> tensor<2x4xf32> {
+  // expected-error @below {{'tfm.convert' op requires the same shape for all operands and results}}
+  %y = tfm.convert %x : (tensor<2x8xbf16>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @convert_integer(%x: tensor<2x8xi64>) -> tensor<2x8xf32> {
+  // expected-error @below {{'tfm.convert' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<2x8xi64>'}}
+  %y = tfm.convert %x : (tensor<2x8xi64>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

@@ -244,3 +244,16 @@ func.func @per_sequence_positions(%h: tensor<3x1x16xf32>, %wpe: tensor<32x16xf32
   %a = tfm.attention %qr, %kw, %kw, %pos : (tensor<3x4x1x8xf32>, tensor<3x2x32x8xf32>, tensor<3x2x32x8xf32>, tensor<3xi64>) -> tensor<3x4x1x8xf32>
   return %e, %a : tensor<3x1x16xf32>, tensor<3x4x1x8xf32>
 }
+
+// Float conversions: a half-precision model's logits widened to f32, and
+// narrowing.
+// CHECK-LABEL: func.func @convert
+// CHECK-SAME: (%[[L:[^:]+]]: tensor<1x4x96xbf16>, %[[X:[^:]+]]: tensor<2x8xf32>)
+func.func @convert(%logits: tensor<1x4x96xbf16>, %x: tensor<2x8xf32>)
+    -> (tensor<1x4x96xf32>, tensor<2x8xf16>) {
+  // CHECK: tfm.convert %[[L]] : (tensor<1x4x96xbf16>) -> tensor<1x4x96xf32>
+  %0 = tfm.convert %logits : (tensor<1x4x96xbf16>) -> tensor<1x4x96xf32>
+  // CHECK: tfm.convert %[[X]] : (tensor<2x8xf32>) -> tensor<2x8xf16>
+  %1 = tfm.convert %x : (tensor<2x8xf32>) -> tensor<2x8xf16>
+  return %0, %1 : tensor<1x4x96xf32>, tensor<2x8xf16>
+}

@@ -36,12 +36,25 @@ model.close()
 tfm.load(path, dtype="f32", cache=False).close()
 print("PASS: dtype f32 spelled out loads")
 
-for dtype in ("int8", "bf16"):
-    try:
-        tfm.load(path, dtype=dtype, cache=False)
-        sys.exit(f"FAIL: dtype {dtype} loaded")
-    except tfm.TfmError as e:
-        print(f"error: {e}")
+# Computed in bf16 (the checkpoint's type, bound as stored): f32 logits
+# within bf16's budget of the f32 reference (hf_dir.py HALF_BUDGET, 5% of
+# the largest |logit|), the same ledger bytes.
+with tfm.load(path, dtype="bf16", cache=False) as half:
+    got = half.logits(ids)
+    if got.dtype != np.float32 or got.shape != reference.shape:
+        sys.exit(f"FAIL: bf16 logits {got.dtype}{list(got.shape)}")
+    err = np.max(np.abs(got - reference)) / np.max(np.abs(reference))
+    if err > 5e-2:
+        sys.exit(f"FAIL: bf16 logits off by {err:.3g} of the range")
+    if half.ledger["totals"]["weight_bytes"] != stored:
+        sys.exit("FAIL: the bf16 model's ledger counts other bytes")
+print("PASS: dtype bf16 computes within bf16's budget")
+
+try:
+    tfm.load(path, dtype="int8", cache=False)
+    sys.exit("FAIL: dtype int8 loaded")
+except tfm.TfmError as e:
+    print(f"error: {e}")
 
 # An index whose map puts a tensor in the wrong shard.
 broken = os.path.join(os.path.dirname(path), "broken")

@@ -6,15 +6,30 @@ usage:
       A tiny random FAMILY (gpt2, llama) causal LM saved with save_pretrained
       into DIR, in that dtype (weights rounded to it), sharded when
       --shard-size is given (e.g. 20KB), and DIR/ids.npy [B, S].
-  hf_dir.py logits DIR IDS.npy OUT.npy
+  hf_dir.py logits DIR IDS.npy OUT.npy [--dtype f32|bf16]
       The reference logits, transformers run in f32 on DIR's weights (a bf16
-      or f16 checkpoint is upcast: the same numbers tfm computes with).
+      or f16 checkpoint is upcast: the same numbers tfm computes with), or in
+      bf16 (weights rounded to bf16; logits saved widened to f32). torch
+      1.13 has no f16 matmul on the CPU, so there is no f16 run.
   hf_dir.py greedy DIR IDS.npy N OUT.npy
       The prompt and N greedy tokens, [B, S + N], from an explicit argmax
       loop over full forward passes (generate() needs a newer torch).
   hf_dir.py compare ACTUAL.npy EXPECTED.npy
       Exits non-zero unless the arrays agree within 1e-4 abs + 1e-3 rel
       (float) or exactly (integers).
+  hf_dir.py compare-half ACTUAL.npy F32.npy --dtype bf16|f16 [--half HALF.npy]
+      Logits computed in bf16 or f16 (ACTUAL) against the f32 reference: the
+      largest error, relative to the largest |logit|, within the compute
+      type's budget (HALF_BUDGET). With --half (transformers' own bf16 run):
+      also within that budget of it, and no more than 1.5x transformers' own
+      bf16 error against f32 (tfm must be as accurate as the reference's
+      half-precision run).
+  hf_dir.py greedy-half DIR TOKENS.npy PROMPT_LEN --dtype bf16|f16
+      Greedy tokens generated in bf16 or f16, checked teacher-forced against
+      transformers in f32 over the same sequence: each new token (up to and
+      including a first EOS) is the f32 argmax, or a near tie whose f32
+      logit is within the compute type's budget of the top one. Prints how
+      many are the exact argmax.
 
 Runs under %hf_python (transformers 4.46.3 over torch 1.13).
 """
@@ -74,11 +89,16 @@ def load_f32(path):
 
 def logits(args):
     import torch
-    model = load_f32(args.dir)
+    import transformers
+    if args.dtype == "bf16":
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            args.dir, torch_dtype=torch.bfloat16).eval()
+    else:
+        model = load_f32(args.dir)
     ids = torch.from_numpy(np.load(args.ids))
     with torch.no_grad():
         out = model(input_ids=ids).logits
-    np.save(args.out, out.numpy().astype(np.float32))
+    np.save(args.out, out.float().numpy())
 
 
 def greedy(args):
@@ -119,6 +139,67 @@ def compare(args):
     print(f"match: max abs error {err:.3g}")
 
 
+# The largest logit error, as a fraction of the largest |logit|, allowed for
+# a model computed in that type (f32 accumulation and statistics). bf16 keeps
+# 8 significant bits, f16 11; over the tiny test models (2-3 layers, weights
+# of std 0.2) tfm's errors measured 0.8-2.6% (bf16) and 0.12-0.36% (f16),
+# and transformers' own bf16 runs 1.0-3.8%: budgets with room above both.
+HALF_BUDGET = {"bf16": 5e-2, "f16": 6e-3}
+
+
+def relative_error(actual, expected):
+    scale = float(np.max(np.abs(expected)))
+    return float(np.max(np.abs(actual.astype(np.float64) - expected))) / scale
+
+
+def compare_half(args):
+    actual, f32 = np.load(args.actual), np.load(args.f32)
+    if actual.shape != f32.shape:
+        sys.exit(f"mismatch: shape {list(actual.shape)}, expected "
+                 f"{list(f32.shape)}")
+    budget = HALF_BUDGET[args.dtype]
+    err = relative_error(actual, f32)
+    print(f"{args.dtype} vs f32: {err:.3g} of the logit range "
+          f"(budget {budget:g})")
+    failed = err > budget
+    if args.half:
+        half = np.load(args.half)
+        reference_err = relative_error(half, f32)
+        agreement = relative_error(actual, half)
+        print(f"{args.dtype} vs transformers {args.dtype}: {agreement:.3g}; "
+              f"transformers {args.dtype} vs f32: {reference_err:.3g}")
+        failed |= agreement > budget or err > 1.5 * reference_err + 1e-6
+    if failed:
+        sys.exit("mismatch")
+    print("match")
+
+
+def greedy_half(args):
+    import torch
+    model = load_f32(args.dir)
+    tokens = np.load(args.tokens)
+    eos = model.generation_config.eos_token_id
+    eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    with torch.no_grad():
+        logits = model(input_ids=torch.from_numpy(tokens)).logits.numpy()
+    budget = HALF_BUDGET[args.dtype] * float(np.max(np.abs(logits)))
+    exact = total = 0
+    for b in range(tokens.shape[0]):
+        for t in range(args.prompt_len, tokens.shape[1]):
+            row, token = logits[b, t - 1], int(tokens[b, t])
+            gap = float(row.max() - row[token])
+            total += 1
+            exact += gap == 0.0
+            if gap > budget:
+                sys.exit(f"mismatch: sequence {b} step {t}: token {token} is "
+                         f"{gap:.3g} below the f32 argmax "
+                         f"{int(row.argmax())} (budget {budget:.3g})")
+            if token in eos:
+                break
+    print(f"match: {exact} of {total} tokens are the f32 argmax, the rest "
+          f"near ties")
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -135,6 +216,7 @@ def main():
     p.add_argument("dir")
     p.add_argument("ids")
     p.add_argument("out")
+    p.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
     p.set_defaults(run=logits)
     p = sub.add_parser("greedy")
     p.add_argument("dir")
@@ -146,6 +228,18 @@ def main():
     p.add_argument("actual")
     p.add_argument("expected")
     p.set_defaults(run=compare)
+    p = sub.add_parser("compare-half")
+    p.add_argument("actual")
+    p.add_argument("f32")
+    p.add_argument("--dtype", required=True, choices=sorted(HALF_BUDGET))
+    p.add_argument("--half")
+    p.set_defaults(run=compare_half)
+    p = sub.add_parser("greedy-half")
+    p.add_argument("dir")
+    p.add_argument("tokens")
+    p.add_argument("prompt_len", type=int)
+    p.add_argument("--dtype", required=True, choices=sorted(HALF_BUDGET))
+    p.set_defaults(run=greedy_half)
     args = parser.parse_args()
     args.run(args)
 

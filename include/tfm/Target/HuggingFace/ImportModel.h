@@ -30,6 +30,7 @@
 #ifndef TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
 #define TFM_TARGET_HUGGINGFACE_IMPORTMODEL_H
 
+#include "tfm/Runtime/DType.h"
 #include "tfm/Target/HuggingFace/ModelConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -52,13 +53,20 @@ struct ImportOptions {
   int64_t kvCacheLength = 0;
   /// @decode takes a position per sequence (ragged batches) rather than one.
   bool perSequencePositions = false;
+  /// The type activations, parameters and KV caches are computed and held
+  /// in: f32, bf16 or f16. Half-precision models still accumulate and keep
+  /// statistics in f32 (the lowering's rule), and return f32 logits: the
+  /// LM head's output rounded to the compute type as Hugging Face's is,
+  /// then widened (tfm.convert).
+  runtime::DType computeType = runtime::DType::F32;
 };
 
 /// The sequence length `options` resolve to for `config`.
 int64_t getSeqLen(const ModelConfig &config, const ImportOptions &options);
 
 /// Builds and verifies the module. Errors (sizes that do not fit the model's
-/// context, non-positive sizes) read "<option>: <what is wrong>". The context
+/// context, non-positive sizes, a compute type that is not a float of 16 or
+/// 32 bits) read "<option>: <what is wrong>". The context
 /// must have the tfm and func dialects loaded.
 llvm::Expected<OwningOpRef<ModuleOp>>
 importModel(MLIRContext &context, const ModelConfig &config,

@@ -204,6 +204,27 @@ def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tfm_ConvertOp : Tfm_Op<"convert", [Pure, SameOperandsAndResultShape]> {
+  let summary = "converts a float tensor to another float type";
+  let description = [{
+    Elementwise conversion between f32, f16 and bf16: widening is exact,
+    narrowing rounds to the nearest even value. A model computed in bf16 or
+    f16 (`transformer-translate --dtype`) ends with one: its logits, rounded
+    to the compute type by `tfm.lm_head` as Hugging Face's half-precision
+    `lm_head` rounds them, are returned widened to f32, so that samplers,
+    `.npy` outputs and the C API read one logits type whatever the compute
+    type. A conversion to the input's own type folds away.
+
+    ```mlir
+    %l = tfm.convert %logits : (tensor<1x8x50257xbf16>) -> tensor<1x8x50257xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+  let hasFolder = 1;
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Heads and positions
 //===----------------------------------------------------------------------===//
