@@ -44,6 +44,7 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
 }
 
 void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
+                                             bool resultsInPlace,
                                              bool planWorkspace) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
@@ -64,6 +65,9 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
   // The entry points are public: their signatures are the calling convention.
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Results reshaped from a local buffer are computed in the caller's.
+  if (resultsInPlace)
+    pm.addPass(createResultsInPlacePass());
   // Before deallocation: it then frees one workspace, not every temporary.
   if (planWorkspace)
     pm.addNestedPass<func::FuncOp>(createTfmPlanWorkspace());

@@ -196,10 +196,14 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
 
 /// The calling-convention stage both targets share: bufferization with
 /// identity layouts at function boundaries, KV caches in place, results as
-/// out-parameters, deallocation. Linalg on tensors in, memrefs out. With
-/// `planWorkspace`, each function's top-level temporaries are placed in one
-/// workspace by liveness first (--tfm-plan-workspace).
+/// out-parameters, deallocation. Linalg on tensors in, memrefs out. Before
+/// deallocation, optionally: results that are reshapes of a local buffer
+/// computed in the caller's out-parameter (`resultsInPlace`,
+/// --tfm-results-in-place), then each function's top-level temporaries
+/// placed in one workspace by liveness (`planWorkspace`,
+/// --tfm-plan-workspace).
 void buildCallingConventionStage(OpPassManager &pm,
+                                 bool resultsInPlace = false,
                                  bool planWorkspace = false);
 
 /// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
