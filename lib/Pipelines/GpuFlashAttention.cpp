@@ -56,8 +56,11 @@ using namespace mlir;
 namespace {
 /// Tiling: a block of kWarps warps handles kBM = 16 * kWarps query rows of
 /// one (batch, head), each warp 16 rows for the whole key loop; keys advance
-/// in tiles of kBN rows, double-buffered in shared memory.
-constexpr int64_t kWarps = 4, kBM = 16 * kWarps, kBN = 64;
+/// in tiles of keyTile(d) rows, double-buffered in shared memory.
+constexpr int64_t kWarps = 4, kBM = 16 * kWarps;
+/// Keys per tile: 64, or 32 for d = 128 (with 64, the 32 score and 16 P
+/// registers more spill).
+int64_t keyTile(int64_t headDim) { return headDim > 64 ? 32 : 64; }
 constexpr int64_t kThreads = 32 * kWarps;
 /// Row padding of the shared K/V tiles (f16 elements, 16 bytes): rows of
 /// 128 or 256 bytes would put the 8 rows one ldmatrix reads in one bank.
@@ -118,12 +121,18 @@ struct Emitter {
 /// The private host function `name(q, k, v, offset) -> out` launching the
 /// kernel for `s` (f16 q/k/v tensors, f32 result).
 std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
-  const int64_t d = s.headDim, rowStride = d + kPad;
+  const int64_t d = s.headDim, rowStride = d + kPad, bn = keyTile(d);
   const int64_t queryTiles = (s.queries + kBM - 1) / kBM;
   const int64_t chunksPerRow = d / 8;
-  const int64_t copiesPerThread = kBN * chunksPerRow / kThreads;
-  const int64_t tileBytes = 2 * kBN * rowStride * 2; // two slots of f16
-  const int64_t smemBytes = 2 * tileBytes;           // K and V
+  const int64_t copiesPerThread = bn * chunksPerRow / kThreads;
+  const int64_t qCopiesPerThread = kBM * chunksPerRow / kThreads;
+  const int64_t tileBytes = 2 * bn * rowStride * 2; // two slots of f16
+  // Q in registers for d = 64; for d = 128 (64 more registers) it is read
+  // from shared memory with ldmatrix in every key tile instead: in registers
+  // it spills.
+  const bool qInShared = d > 64;
+  const int64_t qBytes = qInShared ? kBM * rowStride * 2 : 0;
+  const int64_t smemBytes = 2 * tileBytes + qBytes; // K, V (and Q)
   const double log2e = 1.4426950408889634;
 
   std::string qType = llvm::formatv("memref<{0}x{1}x{2}x{3}xf16>", s.batch,
@@ -134,7 +143,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
                                     s.heads, s.queries, d);
   std::string wg = "#gpu.address_space<workgroup>";
   std::string sType =
-      llvm::formatv("memref<2x{0}x{1}xf16, {2}>", kBN, rowStride, wg);
+      llvm::formatv("memref<2x{0}x{1}xf16, {2}>", bn, rowStride, wg);
   const char *acc = "vector<2x2xf32>";
   const char *aFrag = "vector<4x2xf16>";
   const char *bFrag = "vector<2x2xf16>";
@@ -212,7 +221,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
 
   // Q, loaded once, as the A fragments of the d/16 k-steps of Q K^T.
   std::vector<std::string> qFrag;
-  for (int64_t ks = 0; ks < d / 16; ++ks) {
+  for (int64_t ks = 0; ks < (qInShared ? 0 : d / 16); ++ks) {
     std::string col = e.bin("arith.addi", c, e.index(ks * 16));
     std::string col8 = e.bin("arith.addi", c, e.index(ks * 16 + 8));
     std::string frag = zeroA;
@@ -232,7 +241,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   // Key tiles: [0, unmasked) need no mask, [unmasked, total) are masked.
   // Query row r (absolute position off + r) sees keys j <= off + r (causal)
   // and j < Skv.
-  std::string tileKeys = e.index(kBN);
+  std::string tileKeys = e.index(bn);
   std::string unmasked, total;
   std::string bound0, bound1; // last visible key of rows 0 and 1
   if (s.causal) {
@@ -240,7 +249,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
     unmasked = e.bin("arith.minui",
                      e.bin("arith.divui",
                            e.bin("arith.addi", pos0, c1), tileKeys),
-                     e.index(s.keys / kBN));
+                     e.index(s.keys / bn));
     std::string rowsEnd =
         e.bin("arith.minui", e.bin("arith.addi", q0, e.index(kBM)),
               e.index(s.queries));
@@ -248,14 +257,14 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
         e.bin("arith.minui", e.bin("arith.addi", "%off", rowsEnd),
               e.index(s.keys));
     total = e.bin("arith.divui",
-                  e.bin("arith.addi", keysEnd, e.index(kBN - 1)), tileKeys);
+                  e.bin("arith.addi", keysEnd, e.index(bn - 1)), tileKeys);
     bound0 = e.bin("arith.minui", e.bin("arith.addi", "%off", row0),
                    lastKey);
     bound1 = e.bin("arith.minui", e.bin("arith.addi", "%off", row1),
                    lastKey);
   } else {
-    unmasked = e.index(s.keys / kBN);
-    total = e.index((s.keys + kBN - 1) / kBN);
+    unmasked = e.index(s.keys / bn);
+    total = e.index((s.keys + bn - 1) / bn);
     bound0 = bound1 = lastKey;
   }
   // Mask arithmetic in i32 (64-bit index math costs registers).
@@ -266,7 +275,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   // Copy coordinates: chunk i of this thread is row cr[i], column cc[i] of
   // a K/V tile (8 f16 = 16 bytes per cp.async).
   std::vector<std::string> cr, cc;
-  for (int64_t i = 0; i < copiesPerThread; ++i) {
+  for (int64_t i = 0; i < std::max(copiesPerThread, qCopiesPerThread); ++i) {
     std::string chunk = e.bin("arith.addi", "%tx", e.index(i * kThreads));
     cr.push_back(e.bin("arith.divui", chunk, e.index(chunksPerRow)));
     cc.push_back(e.bin("arith.muli",
@@ -303,6 +312,28 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
     return e.let("nvgpu.device_async_create_group " + tokens, "group");
   };
 
+  // Q (d = 128): its own cp.async group, before tile 0's.
+  std::string sQ, qRow;
+  if (qInShared) {
+    std::string qType2 =
+        llvm::formatv("memref<{0}x{1}xf16, {2}>", kBM, rowStride, wg);
+    sQ = e.let(llvm::formatv("memref.view {0}[{1}][] : memref<?xi8, {2}> to "
+                             "{3}",
+                             raw, e.index(2 * tileBytes), wg, qType2),
+               "sQ");
+    std::string tokens;
+    for (int64_t i = 0; i < qCopiesPerThread; ++i) {
+      std::string grow =
+          e.bin("arith.minui", e.bin("arith.addi", q0, cr[i]), lastQuery);
+      std::string token = e.let(llvm::formatv(
+          "nvgpu.device_async_copy %qm[{0}, {1}, {2}, {3}], {4}[{5}, {3}], 8 "
+          "{{bypassL1} : {6} to {7}",
+          bat, head, grow, cc[i], sQ, cr[i], qType, qType2));
+      tokens += (tokens.empty() ? "" : ", ") + token;
+    }
+    e.let("nvgpu.device_async_create_group " + tokens, "group");
+    qRow = e.bin("arith.addi", e.bin("arith.muli", warp, e.index(16)), vRow);
+  }
   std::string firstGroup = emitCopies(c0, c0);
 
   // Loop-carried state: row max and (per-thread partial) row sum of rows g
@@ -344,11 +375,24 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
                          group));
     e.line("gpu.barrier");
 
-    // S = Q K^T: kBN / 8 score tiles of 16x8.
-    std::vector<std::string> scores(kBN / 8, zeroAcc);
+    // S = Q K^T: bn / 8 score tiles of 16x8.
+    std::vector<std::string> scores(bn / 8, zeroAcc);
     for (int64_t ks2 = 0; ks2 < d / 32; ++ks2) {
       std::string col = e.bin("arith.addi", kCol, e.index(ks2 * 32));
-      for (int64_t n = 0; n < kBN / 8; ++n) {
+      std::string qa[2];
+      for (int half = 0; half < 2; ++half) {
+        if (!qInShared) {
+          qa[half] = qFrag[2 * ks2 + half];
+          continue;
+        }
+        std::string qCol =
+            e.bin("arith.addi", vCol, e.index((2 * ks2 + half) * 16));
+        qa[half] = e.let(llvm::formatv(
+            "nvgpu.ldmatrix {0}[{1}, {2}] {{numTiles = 4 : i32, transpose = "
+            "false} : memref<{3}x{4}xf16, {5}> -> {6}",
+            sQ, qRow, qCol, kBM, rowStride, wg, aFrag));
+      }
+      for (int64_t n = 0; n < bn / 8; ++n) {
         std::string row = e.bin("arith.addi", kRow, e.index(n * 8));
         std::string frags = e.let(llvm::formatv(
             "nvgpu.ldmatrix {0}[{1}, {2}, {3}] {{numTiles = 4 : i32, "
@@ -366,7 +410,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
           scores[n] = e.let(llvm::formatv(
               "nvgpu.mma.sync ({0}, {1}, {2}) {{mmaShape = [16, 8, 16]} : "
               "({3}, {4}, {5}) -> {5}",
-              qFrag[2 * ks2 + half], b, scores[n], aFrag, bFrag, acc));
+              qa[half], b, scores[n], aFrag, bFrag, acc));
         }
       }
     }
@@ -378,9 +422,9 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
           "arith.index_cast {0} : index to i32",
           e.bin("arith.addi", e.bin("arith.muli", t, tileKeys), c)));
     const std::string bounds[2] = {bound0, bound1};
-    std::vector<std::array<std::array<std::string, 2>, 2>> x(kBN / 8);
+    std::vector<std::array<std::array<std::string, 2>, 2>> x(bn / 8);
     std::string rowMax[2];
-    for (int64_t n = 0; n < kBN / 8; ++n) {
+    for (int64_t n = 0; n < bn / 8; ++n) {
       for (int half = 0; half < 2; ++half) {
         for (int el = 0; el < 2; ++el) {
           std::string raw = e.let(llvm::formatv(
@@ -407,7 +451,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
     }
     // Row max across the quad that holds the row, then online softmax.
     std::string alpha[2], newMax[2], newSum[2];
-    std::vector<std::array<std::array<std::string, 2>, 2>> p(kBN / 8);
+    std::vector<std::array<std::array<std::string, 2>, 2>> p(bn / 8);
     for (int half = 0; half < 2; ++half) {
       for (const std::string &offset : {i1, i2}) {
         std::string other = e.fresh("sh");
@@ -421,7 +465,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
           "math.exp2 {0} : f32",
           e.bin("arith.subf", args[half], newMax[half], "f32")));
       std::string sum;
-      for (int64_t n = 0; n < kBN / 8; ++n) {
+      for (int64_t n = 0; n < bn / 8; ++n) {
         for (int el = 0; el < 2; ++el) {
           p[n][half][el] = e.let(llvm::formatv(
               "math.exp2 {0} : f32",
@@ -447,13 +491,13 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
           e.bin("arith.mulf", args[4 + i], alphaVec, acc));
 
     // O += P V: P's f32 fragments rounded to f16 are the A operand.
-    std::vector<std::string> pHalf(kBN / 8 * 4);
-    for (int64_t n = 0; n < kBN / 8; ++n)
+    std::vector<std::string> pHalf(bn / 8 * 4);
+    for (int64_t n = 0; n < bn / 8; ++n)
       for (int half = 0; half < 2; ++half)
         for (int el = 0; el < 2; ++el)
           pHalf[n * 4 + half * 2 + el] = e.let(llvm::formatv(
               "arith.truncf {0} : f32 to f16", p[n][half][el]));
-    for (int64_t kk = 0; kk < kBN / 16; ++kk) {
+    for (int64_t kk = 0; kk < bn / 16; ++kk) {
       std::vector<std::string> parts;
       for (int j = 0; j < 4; ++j)
         parts.push_back(e.let(llvm::formatv(
