@@ -74,6 +74,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // Fold static trip counts to constants first: outlining sinks constants
   // into kernels instead of passing them as arguments.
   pm.addPass(createCanonicalizerPass());
+  // Canonicalization hoists the constants of launch bodies to the function
+  // entry; outlining would pass them as kernel arguments (no constant
+  // folding in the kernel): sink them back first.
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // One PTX/cubin for all kernels instead of one each (compile and load
   // time).
