@@ -178,7 +178,7 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   std::string maskedF = e.let(llvm::formatv("arith.constant {0} : f32",
                                             kMasked));
   std::string scaleF = e.let(llvm::formatv(
-      "arith.constant {0:e} : f32", s.scale * log2e));
+      "arith.constant {0:e9} : f32", s.scale * log2e));
   std::string zeroF = e.let("arith.constant 0.0 : f32");
   std::string oneF = e.let("arith.constant 1.0 : f32");
 
@@ -606,7 +606,7 @@ std::string buildWrapperSource(llvm::StringRef name, llvm::StringRef launcher,
   %o = bufferization.to_tensor %om restrict writable : memref<{2}xf32> to tensor<{2}xf32>
   return %o : tensor<{2}xf32>
 }
-func.func private @{1}(memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>) attributes {{tfm.flash_attention_kernel = {{causal = {4}, scale = {5:e} : f64}}
+func.func private @{1}(memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>) attributes {{tfm.flash_attention_kernel = {{causal = {4}, scale = {5:e16} : f64}}
 )",
       name, launcher, qType, kvType, s.causal ? "true" : "false", s.scale);
 }
