@@ -47,6 +47,8 @@ flash-s1000-d64-gqa flash-s1000-d64-gqa forward dtype=f16 5e-3 5e-2 o
 flash-s1000-d128-mha flash-s1000-d128-mha forward dtype=f16 5e-3 5e-2 o
 flash-s1000-d128-gqa flash-s1000-d128-gqa forward dtype=f16 5e-3 5e-2 o
 flash-offset-d128-gqa flash-offset-d128-gqa forward dtype=f16 5e-3 5e-2 o position=200
+flash-decode-d128-gqa flash-decode-d128-gqa forward dtype=f16 5e-3 5e-2 o position=1500
+flash-decode-d64-mha flash-decode-d64-mha forward dtype=f16 5e-3 5e-2 o position=1000
 EOF
 }
 
@@ -95,6 +97,12 @@ write_models() {
   attention "$m/flash-s1000-d128-mha.mlir" 1000 128 2 2 1000 true 1
   attention "$m/flash-s1000-d128-gqa.mlir" 1000 128 4 2 1000 true 1
   attention "$m/flash-offset-d128-gqa.mlir" 16 128 8 2 300 true 1 offset
+  # Split-KV decode: one query at a position of a longer cache (32 and 16
+  # splits; the splits past the position are empty).
+  attention "$m/flash-decode-d128-gqa.mlir" 1 128 8 2 2048 true 1 offset
+  attention "$m/flash-decode-d64-mha.mlir" 1 64 4 4 1024 true 1 offset
+  # Timing of a decode step over a long cache (Llama 3 8B's heads).
+  attention "$m/attn-decode-s16384-d128.mlir" 1 128 32 8 16384 true 1 offset
 }
 
 # linear FILE M N K LAYOUT: y[1, M, N] = x[1, M, K] W.
@@ -226,6 +234,10 @@ prepare() {
         $((2 * (2048 / d) * s * s * d)) 0
     done
   done
+  # One decode step (split-KV), position 16000 of a 16384-position cache:
+  # the time includes rounding the f32 cache to f16 (q/k/v conversion).
+  timing attn-decode-s16384-d128 attn-decode-s16384-d128 forward dtype=f16 \
+    0 1 position=16000
   timing gpt2-small-prefill gpt2-small prefill dtype=f16 0 128 position=0
   timing gpt2-small-decode gpt2-small decode dtype=f16 0 1 position=128
   echo "gpu-check prepare: $(du -sh "$out" | cut -f1) in $out, $((SECONDS - t0)) s"

@@ -74,11 +74,15 @@ struct AttentionShape {
   int64_t batch, heads, kvHeads, queries, keys, headDim;
   bool causal;
   double scale;
+  /// Split-KV: blocks of one query tile split the key tiles this many ways,
+  /// and a second kernel combines their partial results.
+  int64_t splits = 1;
 
   std::string key() const {
-    return llvm::formatv("{0}x{1}x{2}x{3}_{4}x{5}_{6}_{7:x}", batch, heads,
-                         queries, headDim, kvHeads, keys, causal ? "c" : "n",
-                         llvm::bit_cast<uint64_t>(scale));
+    return llvm::formatv("{0}x{1}x{2}x{3}_{4}x{5}_{6}_{7:x}_{8}", batch,
+                         heads, queries, headDim, kvHeads, keys,
+                         causal ? "c" : "n", llvm::bit_cast<uint64_t>(scale),
+                         splits);
   }
 };
 
@@ -151,18 +155,26 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   std::string text;
   llvm::raw_string_ostream os(text);
   Emitter e{os};
+  const bool split = s.splits > 1;
+  std::string poType = llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}xf32>",
+                                     s.splits, s.batch, s.heads, s.queries, d);
+  std::string pmlType = llvm::formatv("memref<{0}x{1}x{2}x{3}x2xf32>",
+                                      s.splits, s.batch, s.heads, s.queries);
   os << llvm::formatv("func.func private @{0}(%qm: {1}, %km: {2}, %vm: {2}, "
-                      "%off: index, %om: {3}) {{\n",
-                      name, qType, kvType, oType);
+                      "%off: index, %om: {3}{4}) {{\n",
+                      name, qType, kvType, oType,
+                      split ? ", %po: " + poType + ", %pml: " + pmlType
+                            : std::string());
   e.indent = "  ";
   e.line("%one = arith.constant 1 : index");
   e.line(llvm::formatv("%threads = arith.constant {0} : index", kThreads));
   e.line(llvm::formatv("%gx = arith.constant {0} : index", queryTiles));
   e.line(llvm::formatv("%gy = arith.constant {0} : index",
                        s.batch * s.heads));
+  e.line(llvm::formatv("%gz = arith.constant {0} : index", s.splits));
   e.line(llvm::formatv("%smem = arith.constant {0} : i32", smemBytes));
   e.line("gpu.launch blocks(%bx, %by, %bz) in (%x = %gx, %y = %gy, %z = "
-         "%one) threads(%tx, %ty, %tz) in (%u = %threads, %w = %one, %t = "
+         "%gz) threads(%tx, %ty, %tz) in (%u = %threads, %w = %one, %t = "
          "%one) dynamic_shared_memory_size %smem {");
   e.indent = "    ";
   std::string c0 = e.index(0), c1 = e.index(1), c2 = e.index(2);
@@ -334,7 +346,22 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
     e.let("nvgpu.device_async_create_group " + tokens, "group");
     qRow = e.bin("arith.addi", e.bin("arith.muli", warp, e.index(16)), vRow);
   }
-  std::string firstGroup = emitCopies(c0, c0);
+  // Split-KV: block z visits key tiles [z * per, (z + 1) * per) of the
+  // tiles the query tile needs (possibly none).
+  std::string lo = c0, hi = total, mid = unmasked;
+  if (split) {
+    const int64_t maxTiles = (s.keys + bn - 1) / bn;
+    const int64_t per = (maxTiles + s.splits - 1) / s.splits;
+    lo = e.bin("arith.muli", "%bz", e.index(per));
+    std::string end = e.bin("arith.minui",
+                            e.bin("arith.addi", lo, e.index(per)), total);
+    mid = e.bin("arith.maxui", lo, e.bin("arith.minui", end, unmasked));
+    hi = e.bin("arith.maxui", mid, end);
+  }
+  std::string firstGroup =
+      split ? emitCopies(e.bin("arith.minui", lo, lastTile),
+                         e.bin("arith.remui", lo, c2))
+            : emitCopies(c0, c0);
 
   // Loop-carried state: row max and (per-thread partial) row sum of rows g
   // and g + 8, and the d/8 output accumulators.
@@ -540,8 +567,8 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
       state[i] = llvm::formatv("{0}#{1}", result, i);
   };
 
-  emitLoop(c0, unmasked, /*masked=*/false);
-  emitLoop(unmasked, total, /*masked=*/true);
+  emitLoop(lo, mid, /*masked=*/false);
+  emitLoop(mid, hi, /*masked=*/true);
   // The last (redundant) prefetch is still in flight.
   e.line(llvm::formatv("nvgpu.device_async_wait {0} {{numGroups = 0 : i32}",
                        firstGroup));
@@ -556,11 +583,35 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
                            other, sum, offset, i32w));
       sum = e.bin("arith.addf", sum, other, "f32");
     }
+    std::string inside = e.let(llvm::formatv(
+        "arith.cmpi ult, {0}, {1} : index", rows[half], e.index(s.queries)));
+    if (split) {
+      // Partial results: unnormalised O, row max and row sum.
+      e.line(llvm::formatv("scf.if {0} {{", inside));
+      std::string outer = e.indent;
+      e.indent += "  ";
+      for (int64_t dn = 0; dn < outTiles; ++dn) {
+        std::string part = e.let(llvm::formatv(
+            "vector.extract {0}[{1}] : vector<2xf32> from {2}",
+            state[4 + dn], half, acc));
+        std::string col = e.bin("arith.addi", c, e.index(dn * 8));
+        e.line(llvm::formatv("vector.store {0}, %po[%bz, {1}, {2}, {3}, {4}] "
+                             ": {5}, vector<2xf32>",
+                             part, bat, head, rows[half], col, poType));
+      }
+      e.line(llvm::formatv("memref.store {0}, %pml[%bz, {1}, {2}, {3}, {4}] "
+                           ": {5}",
+                           state[half], bat, head, rows[half], c0, pmlType));
+      e.line(llvm::formatv("memref.store {0}, %pml[%bz, {1}, {2}, {3}, {4}] "
+                           ": {5}",
+                           sum, bat, head, rows[half], c1, pmlType));
+      e.indent = outer;
+      e.line("}");
+      continue;
+    }
     std::string inv = e.bin("arith.divf", oneF, sum, "f32");
     std::string invVec = e.let(llvm::formatv(
         "vector.broadcast {0} : f32 to vector<2xf32>", inv));
-    std::string inside = e.let(llvm::formatv(
-        "arith.cmpi ult, {0}, {1} : index", rows[half], e.index(s.queries)));
     e.line(llvm::formatv("scf.if {0} {{", inside));
     std::string outer = e.indent;
     e.indent += "  ";
@@ -580,6 +631,67 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   e.line("gpu.terminator");
   e.indent = "  ";
   e.line("}");
+  if (split) {
+    // Combine: a block per query row, a thread per column; partial results
+    // weighted by exp2(m_i - max m).
+    e.line(llvm::formatv("%rows = arith.constant {0} : index",
+                         s.batch * s.heads * s.queries));
+    e.line(llvm::formatv("%cols = arith.constant {0} : index", d));
+    e.line("gpu.launch blocks(%cbx, %cby, %cbz) in (%cx = %rows, %cy = %one, "
+           "%cz = %one) threads(%ctx, %cty, %ctz) in (%cu = %cols, %cw = "
+           "%one, %ct = %one) {");
+    e.indent = "    ";
+    std::string c0 = e.index(0), c1 = e.index(1);
+    std::string nSplits = e.index(s.splits);
+    std::string r = e.bin("arith.remui", "%cbx", e.index(s.queries));
+    std::string bh = e.bin("arith.divui", "%cbx", e.index(s.queries));
+    std::string bat = e.bin("arith.divui", bh, e.index(s.heads));
+    std::string head = e.bin("arith.remui", bh, e.index(s.heads));
+    std::string init = e.let(llvm::formatv("arith.constant {0} : f32",
+                                           kMasked));
+    std::string zero = e.let("arith.constant 0.0 : f32");
+    std::string mx = e.fresh("mx"), i = e.fresh("i"), acc = e.fresh("a");
+    e.line(llvm::formatv("{0} = scf.for {1} = {2} to {3} step {4} "
+                         "iter_args({5} = {6}) -> (f32) {{",
+                         mx, i, c0, nSplits, c1, acc, init));
+    e.indent = "      ";
+    std::string m = e.let(llvm::formatv(
+        "memref.load %pml[{0}, {1}, {2}, {3}, {4}] : {5}", i, bat, head, r,
+        c0, pmlType));
+    e.line(llvm::formatv("scf.yield {0} : f32",
+                         e.bin("arith.maximumf", acc, m, "f32")));
+    e.indent = "    ";
+    e.line("}");
+    std::string sums = e.fresh("sums"), j = e.fresh("i"),
+                num = e.fresh("num"), den = e.fresh("den");
+    e.line(llvm::formatv("{0}:2 = scf.for {1} = {2} to {3} step {4} "
+                         "iter_args({5} = {6}, {7} = {6}) -> (f32, f32) {{",
+                         sums, j, c0, nSplits, c1, num, zero, den));
+    e.indent = "      ";
+    std::string mj = e.let(llvm::formatv(
+        "memref.load %pml[{0}, {1}, {2}, {3}, {4}] : {5}", j, bat, head, r,
+        c0, pmlType));
+    std::string lj = e.let(llvm::formatv(
+        "memref.load %pml[{0}, {1}, {2}, {3}, {4}] : {5}", j, bat, head, r,
+        c1, pmlType));
+    std::string oj = e.let(llvm::formatv(
+        "memref.load %po[{0}, {1}, {2}, {3}, %ctx] : {4}", j, bat, head, r,
+        poType));
+    std::string w = e.let(llvm::formatv(
+        "math.exp2 {0} : f32", e.bin("arith.subf", mj, mx, "f32")));
+    e.line(llvm::formatv(
+        "scf.yield {0}, {1} : f32, f32",
+        e.bin("arith.addf", num, e.bin("arith.mulf", oj, w, "f32"), "f32"),
+        e.bin("arith.addf", den, e.bin("arith.mulf", lj, w, "f32"), "f32")));
+    e.indent = "    ";
+    e.line("}");
+    std::string value = e.bin("arith.divf", sums + "#0", sums + "#1", "f32");
+    e.line(llvm::formatv("memref.store {0}, %om[{1}, {2}, {3}, %ctx] : {4}",
+                         value, bat, head, r, oType));
+    e.line("gpu.terminator");
+    e.indent = "  ";
+    e.line("}");
+  }
   e.line("return");
   os << "}\n";
   return text;
@@ -595,6 +707,19 @@ std::string buildWrapperSource(llvm::StringRef name, llvm::StringRef launcher,
                                     s.queries, s.headDim);
   std::string kvType = llvm::formatv("{0}x{1}x{2}x{3}", s.batch, s.kvHeads,
                                      s.keys, s.headDim);
+  // Split-KV scratch: the partial O and (row max, row sum) of each split.
+  std::string scratch, scratchArgs, scratchTypes;
+  if (s.splits > 1) {
+    std::string po = llvm::formatv("memref<{0}x{1}xf32>", s.splits, qType);
+    std::string pml =
+        llvm::formatv("memref<{0}x{1}x{2}x{3}x2xf32>", s.splits, s.batch,
+                      s.heads, s.queries);
+    scratch = llvm::formatv("  %po = memref.alloc() : {0}\n"
+                            "  %pml = memref.alloc() : {1}\n",
+                            po, pml);
+    scratchArgs = ", %po, %pml";
+    scratchTypes = ", " + po + ", " + pml;
+  }
   return llvm::formatv(
       R"(func.func private @{0}(%q: tensor<{2}xf16>, %k: tensor<{3}xf16>,
     %v: tensor<{3}xf16>, %off: index) -> tensor<{2}xf32> {{
@@ -602,13 +727,14 @@ std::string buildWrapperSource(llvm::StringRef name, llvm::StringRef launcher,
   %km = bufferization.to_buffer %k read_only : tensor<{3}xf16> to memref<{3}xf16>
   %vm = bufferization.to_buffer %v read_only : tensor<{3}xf16> to memref<{3}xf16>
   %om = memref.alloc() : memref<{2}xf32>
-  func.call @{1}(%qm, %km, %vm, %off, %om) : (memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>) -> ()
+{6}  func.call @{1}(%qm, %km, %vm, %off, %om{7}) : (memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>{8}) -> ()
   %o = bufferization.to_tensor %om restrict writable : memref<{2}xf32> to tensor<{2}xf32>
   return %o : tensor<{2}xf32>
 }
-func.func private @{1}(memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>) attributes {{tfm.flash_attention_kernel = {{causal = {4}, scale = {5:e16} : f64}}
+func.func private @{1}(memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index, memref<{2}xf32>{8}) attributes {{tfm.flash_attention_kernel = {{causal = {4}, scale = {5:e16} : f64, splits = {9} : i64}}
 )",
-      name, launcher, qType, kvType, s.causal ? "true" : "false", s.scale);
+      name, launcher, qType, kvType, s.causal ? "true" : "false", s.scale,
+      scratch, scratchArgs, scratchTypes, s.splits);
 }
 
 /// `value` (a static f32 tensor) rounded to f16 elementwise.
@@ -629,6 +755,22 @@ Value truncateToF16(OpBuilder &b, Location loc, Value value) {
                linalg::YieldOp::create(nb, nloc, narrow);
              })
       .getResult(0);
+}
+
+/// Split-KV for one query tile (decode, short chunks) over many keys when
+/// (batch, head) blocks alone would leave most of a GPU idle: enough splits
+/// for about kTargetBlocks blocks, at least two key tiles a split.
+int64_t splitCount(const AttentionShape &s) {
+  constexpr int64_t kTargetBlocks = 264; // two per SM of an H100/H200
+  const int64_t queryTiles = (s.queries + kBM - 1) / kBM;
+  const int64_t keyTiles = (s.keys + keyTile(s.headDim) - 1) /
+                           keyTile(s.headDim);
+  const int64_t blocks = s.batch * s.heads * queryTiles;
+  if (queryTiles != 1 || keyTiles < 4 || blocks >= kTargetBlocks)
+    return 1;
+  return std::max<int64_t>(
+      1, std::min({keyTiles / 2, (kTargetBlocks + blocks - 1) / blocks,
+                   int64_t(32)}));
 }
 
 /// The shape of `op` if the kernel handles it.
@@ -662,6 +804,7 @@ std::optional<AttentionShape> matchAttention(tfm::AttentionOp op) {
   // The implicit offset Skv - S must be a position.
   if (!op.getOffset() && s.keys < s.queries)
     return std::nullopt;
+  s.splits = splitCount(s);
   return s;
 }
 
@@ -736,13 +879,17 @@ struct GpuFlashAttentionKernelsPass
       auto k = dyn_cast<MemRefType>(type.getInput(1));
       auto causal = config.getAs<BoolAttr>("causal");
       auto scale = config.getAs<FloatAttr>("scale");
-      if (type.getNumInputs() != 5 || !q || !k || !causal || !scale) {
+      auto splits = config.getAs<IntegerAttr>("splits");
+      if (!q || !k || !causal || !scale || !splits ||
+          splits.getInt() < 1 ||
+          type.getNumInputs() != (splits.getInt() > 1 ? 7u : 5u)) {
         launcher.emitOpError("malformed tfm.flash_attention_kernel");
         return signalPassFailure();
       }
       AttentionShape s{q.getDimSize(0), q.getDimSize(1), k.getDimSize(1),
                        q.getDimSize(2), k.getDimSize(2), q.getDimSize(3),
-                       causal.getValue(), scale.getValueAsDouble()};
+                       causal.getValue(), scale.getValueAsDouble(),
+                       splits.getInt()};
       std::string source = buildKernelSource(launcher.getSymName(), s);
       OwningOpRef<ModuleOp> parsed =
           parseSourceString<ModuleOp>(source, module.getContext());

@@ -19,7 +19,7 @@
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x77x64xf32>
 // CHECK: call @tfm_flash_attention_1x8x77x64_kv2x77_causal_0_launch({{.*}}, %[[OUT]])
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
-// CHECK: func.func private @tfm_flash_attention_1x8x77x64_kv2x77_causal_0_launch(memref<1x8x77x64xf16>, memref<1x2x77x64xf16>, memref<1x2x77x64xf16>, index, memref<1x8x77x64xf32>) attributes {tfm.flash_attention_kernel = {causal = true, scale = 1.250000e-01 : f64}}
+// CHECK: func.func private @tfm_flash_attention_1x8x77x64_kv2x77_causal_0_launch(memref<1x8x77x64xf16>, memref<1x2x77x64xf16>, memref<1x2x77x64xf16>, index, memref<1x8x77x64xf32>) attributes {tfm.flash_attention_kernel = {causal = true, scale = 1.250000e-01 : f64, splits = 1 : i64}}
 // CHECK-NOT: func.func
 
 // The launcher after --tfm-gpu-flash-attention-kernels: grid (2 query tiles,
@@ -98,29 +98,55 @@ func.func @gqa(%q: tensor<1x8x77x64xf32>, %k: tensor<1x2x77x64xf32>, %v: tensor<
 // -----
 
 // A decode step over a KV cache: the offset operand is passed through.
-// head_dim 128, non-causal: 32-key tiles, Q staged in shared memory
-// (2 x 2 x 32 x 136 x 2 + 64 x 136 x 2 = 52,224 bytes) and read with ldmatrix.
+// head_dim 128: 32-key tiles, Q staged in shared memory (2 x 2 x 32 x 136 x 2
+// + 64 x 136 x 2 = 52,224 bytes) and read with ldmatrix. One query tile of 4
+// (batch, head) pairs over 16 key tiles: split-KV, 8 splits of 2 tiles (as
+// many as fill about 264 blocks, at least 2 tiles each), partial O and
+// (max, sum) in scratch buffers the function on tensors allocates, then a
+// combine kernel. Likewise the non-causal 16-query chunk.
 // CHECK-LABEL: func.func @decode(
 // CHECK-SAME: %[[POS:[^:]*]]: index
 // CHECK: call @tfm_flash_attention_1x4x1x128_kv4x512_causal_0(%{{.*}}, %{{.*}}, %{{.*}}, %[[POS]])
 // CHECK: call @tfm_flash_attention_1x4x16x128_kv4x512_1(
-// CHECK: {tfm.flash_attention_kernel = {causal = true, scale = 1.000000e+00 : f64}}
-// CHECK: {tfm.flash_attention_kernel = {causal = false, scale = 0.0883883476{{[0-9]*}} : f64}}
+// CHECK: func.func private @tfm_flash_attention_1x4x1x128_kv4x512_causal_0(
+// CHECK: %[[PO:.*]] = memref.alloc() : memref<8x1x4x1x128xf32>
+// CHECK: %[[PML:.*]] = memref.alloc() : memref<8x1x4x1x2xf32>
+// CHECK: call @tfm_flash_attention_1x4x1x128_kv4x512_causal_0_launch({{.*}}, %[[PO]], %[[PML]])
+// CHECK: {tfm.flash_attention_kernel = {causal = true, scale = 1.000000e+00 : f64, splits = 8 : i64}}
+// CHECK: {tfm.flash_attention_kernel = {causal = false, scale = 0.0883883476{{[0-9]*}} : f64, splits = 8 : i64}}
 // KERNEL-LABEL: func.func private @tfm_flash_attention_1x4x1x128_kv4x512_causal_0_launch(
+// KERNEL-SAME: %[[OM:[^:]*]]: memref<1x4x1x128xf32>, %[[PO:[^:]*]]: memref<8x1x4x1x128xf32>, %[[PML:[^:]*]]: memref<8x1x4x1x2xf32>)
+// KERNEL: %[[C8:.*]] = arith.constant 8 : index
 // KERNEL: arith.constant 52224 : i32
+// KERNEL: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:.*]]) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %[[C8]])
 // KERNEL: memref.view {{.*}} to memref<2x32x136xf16, #gpu.address_space<workgroup>>
 // KERNEL: memref.view {{.*}} to memref<2x32x136xf16, #gpu.address_space<workgroup>>
 // KERNEL: %[[SQ:.*]] = memref.view {{.*}} to memref<64x136xf16, #gpu.address_space<workgroup>>
 // KERNEL-COUNT-8: nvgpu.device_async_copy %{{.*}}, %[[SQ]]
-// KERNEL: scf.for
+// Split z visits tiles [2 z, 2 z + 2) of those the query tile needs.
+// KERNEL: %[[LO:.*]] = arith.muli %[[BZ]], %{{.*}} : index
+// KERNEL: %[[END:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// KERNEL: %[[MID:.*]] = arith.maxui %[[LO]], %{{.*}} : index
+// KERNEL: %[[HI:.*]] = arith.maxui %[[MID]], %[[END]] : index
+// KERNEL: scf.for %{{.*}} = %[[LO]] to %[[MID]] step
 // KERNEL: nvgpu.ldmatrix %[[SQ]]
-// Non-causal: fixed bounds (512 keys: 16 unmasked tiles, no masked one).
+// KERNEL: scf.for %{{.*}} = %[[MID]] to %[[HI]] step
+// KERNEL: vector.store %{{.*}}, %[[PO]][%[[BZ]],
+// KERNEL: memref.store %{{.*}}, %[[PML]][%[[BZ]],
+// KERNEL: gpu.terminator
+// Combine: a block per query row, a thread per column.
+// KERNEL: gpu.launch blocks({{.*}}) threads(%[[CT:[^,]*]], {{.*}}) in (%{{.*}} = %[[COLS:[^,]*]],
+// KERNEL: scf.for {{.*}} -> (f32)
+// KERNEL: memref.load %[[PML]]
+// KERNEL: arith.maximumf
+// KERNEL: scf.for {{.*}} -> (f32, f32)
+// KERNEL: memref.load %[[PO]]
+// KERNEL: math.exp2
+// KERNEL: arith.divf
+// KERNEL: memref.store %{{.*}}, %[[OM]][{{.*}}, %[[CT]]] : memref<1x4x1x128xf32>
 // KERNEL-LABEL: func.func private @tfm_flash_attention_1x4x16x128_kv4x512_1_launch(
-// KERNEL: %[[U:c16_[0-9]+]] = arith.constant 16 : index
-// KERNEL-NEXT: %[[T:c16_[0-9]+]] = arith.constant 16 : index
-// KERNEL: arith.subi %[[T]], %{{.*}} : index
-// KERNEL: scf.for %{{.*}} = %{{.*}} to %[[U]] step
-// KERNEL: scf.for %{{.*}} = %[[U]] to %[[T]] step
+// KERNEL: gpu.launch
+// KERNEL: gpu.launch
 func.func @decode(%q: tensor<1x4x1x128xf32>, %k: tensor<1x4x512x128xf32>, %v: tensor<1x4x512x128xf32>, %pos: index, %q16: tensor<1x4x16x128xf32>) -> (tensor<1x4x1x128xf32>, tensor<1x4x16x128xf32>) {
   %a = tfm.attention %q, %k, %v, %pos {scale = 1.0 : f32} : (tensor<1x4x1x128xf32>, tensor<1x4x512x128xf32>, tensor<1x4x512x128xf32>, index) -> tensor<1x4x1x128xf32>
   %b = tfm.attention %q16, %k, %v {causal = false} : (tensor<1x4x16x128xf32>, tensor<1x4x512x128xf32>, tensor<1x4x512x128xf32>) -> tensor<1x4x16x128xf32>
