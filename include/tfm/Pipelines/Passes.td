@@ -143,13 +143,19 @@ def TfmGpuFlashAttention : Pass<"tfm-gpu-flash-attention", "ModuleOp"> {
     `sliding_window` and an `index` offset (or none) becomes f16 copies of
     q, k and v (`arith.truncf` in a `linalg.generic`, as
     `tfm-gpu-contraction-dtype` does for matmuls) and a call of a private
-    function, one per attention shape, launching one kernel:
+    function on tensors, one per attention shape, which calls a launcher
+    declaration (attribute `tfm.flash_attention_kernel = {causal, scale,
+    splits}`) on the buffers of its arguments;
+    `--tfm-gpu-flash-attention-kernels` defines the launchers after
+    bufferization (buffer deallocation rejects the kernel's ops). The kernel:
 
     - grid (ceil(S / 64), B * Hq), 4 warps; a block handles 64 query rows of
       one (batch, head), each warp 16 rows for the whole key loop; query head
       `h` reads key/value head `h / (Hq / Hkv)` (MHA, GQA, MQA);
-    - Q is loaded once into registers as the A fragments of `mma.sync`;
-    - K and V tiles of 64 keys are staged in two slots of dynamic shared
+    - Q is loaded once into registers as the A fragments of `mma.sync`
+      (head_dim 64) or into shared memory, read with `ldmatrix` every key
+      tile (head_dim 128: in registers it spills);
+    - K and V tiles of 64 keys (32 for head_dim 128) are staged in two slots of dynamic shared
       memory (rows padded by 16 bytes) with `cp.async`: tile t + 1 is in
       flight while tile t is computed;
     - `S = Q K^T` and `O += P V` with `mma.sync.m16n8k16` (f16 operands,
@@ -166,7 +172,14 @@ def TfmGpuFlashAttention : Pass<"tfm-gpu-flash-attention", "ModuleOp"> {
       and sees keys `j <= offset + s`, `j < Skv`;
     - any S and Skv: rows past S load row S - 1 and are not stored, keys
       past Skv load key Skv - 1 and are masked; heaviest causal query tiles
-      first.
+      first;
+    - split-KV (decode, short chunks): when S fits one query tile, there are
+      at least 4 key tiles and fewer than 264 blocks, the key tiles are
+      split over the grid's z dimension (enough splits for about 264
+      blocks, at least 2 tiles each, at most 32); each split writes its
+      unnormalised O, row max and row sum to scratch buffers the function
+      on tensors allocates, and a combine kernel (a block per query row, a
+      thread per column) merges them.
 
     Other attentions (per-sequence `[B]` offsets, sliding windows, other
     head sizes, dynamic shapes, f16/bf16 models) keep the generic path.
@@ -185,10 +198,13 @@ def TfmGpuFlashAttentionKernels : Pass<"tfm-gpu-flash-attention-kernels",
   let summary = "Defines the kernel launchers of --tfm-gpu-flash-attention";
   let description = [{
     On bufferized host code: each external function with the attribute
-    `tfm.flash_attention_kernel = {causal, scale}` and the signature
+    `tfm.flash_attention_kernel = {causal, scale, splits}` and the signature
     `(q: memref<BxHqxSxdxf16>, k, v: memref<BxHkvxSkvxdxf16>, offset: index,
     out: memref<BxHqxSxdxf32>)` gets a body: the `gpu.launch` of the
     flash-attention kernel described under `--tfm-gpu-flash-attention`.
+    With `splits = N > 1` the launcher also takes the scratch buffers
+    `memref<NxBxHqxSxdxf32>` (partial O) and `memref<NxBxHqxSx2xf32>` (row
+    max and sum) and launches the combine kernel after the split kernel.
   }];
   let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
                            "math::MathDialect", "memref::MemRefDialect",
