@@ -13,8 +13,11 @@ with the PTX ISA's definitions of the warp-level operations:
     (g, c+8), (g+8, c+8); B (k = c, n = g), (k = c+8, n = g); C/D (g, c),
     (g+8, c) with g = lane/4, c = 2(lane%4) (two elements each);
   - shfl.sync.bfly: the value of lane ^ mask.
-cp.async copies at once (waits and barriers are not checked: races need a
-GPU). Buffers start as NaN, so a missed write shows. Each case compares the
+cp.async copies are deferred until a wait retires their group
+(nvgpu.device_async_wait {numGroups = N} completes all but the newest N
+groups), so reading a shared-memory slot before its copies are waited for
+reads stale data or NaN; barriers are not checked (lockstep), nor races
+between threads: those need a GPU. Buffers start as NaN, so a missed write shows. Each case compares the
 output with float64 attention on the same f16-rounded q, k, v.
 
 usage: emulate-flash-attention.py [--tool transformer-opt] [CASE...]
@@ -92,10 +95,12 @@ class Emu:
                     self.env[ty] = np.zeros(nt, np.int64)
                     self.env[tz] = np.zeros(nt, np.int64)
                     self.T = nt
-                    self.smem = {}
+                    self.pending, self.groups = [], []
                     j = i + 1
                     while j < close:
                         j = self.step(j, nt, None)
+                    assert not self.pending and not self.groups, \
+                        "cp.async still in flight at the end of the kernel"
         self.env = saved
         return close + 1
 
@@ -245,17 +250,28 @@ class Emu:
             si = [self.get(x) for x in mm.group(2).split(",")]
             di = [self.get(x) for x in mm.group(4).split(",")]
             n = int(mm.group(5))
+            copies = []
             for t in range(T):
                 s = tuple(int(x[t]) for x in si)
                 d = tuple(int(x[t]) for x in di)
                 for k in range(n):
-                    dst[d[:-1] + (d[-1] + k,)] = src[s[:-1] + (s[-1] + k,)]
+                    copies.append((dst, d[:-1] + (d[-1] + k,), src[s[:-1] + (s[-1] + k,)]))
+            self.pending.extend(copies)
             setr(None)
             return
-        if opname in ("nvgpu.device_async_create_group",):
+        if opname == "nvgpu.device_async_create_group":
+            self.groups.append(self.pending)
+            self.pending = []
             setr(None)
             return
-        if opname in ("nvgpu.device_async_wait", "gpu.barrier", "gpu.terminator"):
+        if opname == "nvgpu.device_async_wait":
+            mm = re.search(r"numGroups = (\d+)", rhs)
+            keep = int(mm.group(1)) if mm else 0
+            while len(self.groups) > keep:
+                for dst, d, val in self.groups.pop(0):
+                    dst[d] = val
+            return
+        if opname in ("gpu.barrier", "gpu.terminator"):
             return
         if opname == "gpu.shuffle":
             mm = re.match(r"gpu.shuffle\s+xor (%[\w#]+), (%[\w#]+), (%[\w#]+)", rhs)
