@@ -28,6 +28,8 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
+  if (options.beforeLowering)
+    options.beforeLowering(pm);
   if (options.flashAttention) {
     TfmFlashAttentionOptions flash;
     flash.queryTile = options.flashQueryTile;

@@ -42,6 +42,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
+
 namespace mlir {
 class OpPassManager;
 namespace tfm {
@@ -176,6 +178,9 @@ struct TfmToLinalgStageOptions {
   int64_t flashQueryTile = 64;
   int64_t flashKeyTile = 64;
   bool flashCausalSkip = true;
+  /// Target passes to run on tfm ops after Q/K/V fusion, before the flash
+  /// form and the lowering to linalg (the GPU pipeline's attention kernel).
+  std::function<void(OpPassManager &)> beforeLowering;
 };
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const TfmToLinalgStageOptions &options);
@@ -267,6 +272,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<bool> fuseQKV{
       *this, "fuse-qkv",
       llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flashKernel{
+      *this, "flash-kernel",
+      llvm::cl::desc("Run each attention the kernel handles as one FA2-style "
+                     "tensor-core kernel (--tfm-gpu-flash-attention; f16 "
+                     "q/k/v and P, f32 accumulation); the others take the "
+                     "flash-attention / naive path below"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> flashAttention{
       *this, "flash-attention",
