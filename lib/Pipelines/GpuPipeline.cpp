@@ -54,6 +54,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // Host code keeps only metadata, index arithmetic and control flow; every
   // access to a buffer's contents moves into a kernel.
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
+  // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is
+  // left for the mma.sync kernels.
+  if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a")
+    pm.addPass(createTfmGpuWarpgroupMatmul());
   if (options.tensorCores)
     pm.addPass(createTfmGpuTensorCoreMatmul());
   if (options.rowReductions)
