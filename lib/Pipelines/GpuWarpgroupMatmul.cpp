@@ -84,7 +84,7 @@ std::string apply(llvm::StringRef expr, llvm::ArrayRef<std::string> syms) {
 /// The host function `name(A, B, C)`: encodes the TMA descriptors of A and B
 /// (128-byte swizzle) and launches the kernel for `shape`.
 std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
-                              int64_t stages) {
+                              int64_t stages, bool overlapTiles) {
   KernelLayout l(s, stages);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -263,9 +263,8 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
     iterArgs += llvm::formatv("{0}%acc{1} = %init{1}", i ? ", " : "", i);
     types += (i ? ", " : "") + accType;
   }
-  // Main loop: wait for tile kt, issue its wgmmas (each op waits until at
-  // most one group is pending, so all wgmmas of tile kt - 1 are done), then
-  // all warps meet and the leader refills the slot of tile kt - 1 with tile
+  // Main loop: wait for tile kt, issue its wgmmas (the wgmmas of tile
+  // kt - 1 retire meanwhile), then all warps meet and the leader refills the slot of tile kt - 1 with tile
   // kt + stages - 1.
   os << llvm::formatv("    %r:{0} = scf.for %kt = %c0 to %numK step %one "
                       "iter_args({1}) -> ({2}) {{\n",
@@ -288,6 +287,16 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
                   .str(),
               {"%base", "%slot"})
      << "\n";
+  // Each op is one commit group; waiting until at most one K tile's worth
+  // of groups is pending leaves the wgmmas of tile kt in flight and retires
+  // those of tile kt - 1, whose slot is refilled below (without
+  // `overlapTiles`, each op waits for all but itself).
+  int64_t groupsPerTile = overlapTiles ? accs * (kBK / kWgK) : 1;
+  std::string opAttrs =
+      llvm::formatv("{{waitGroup = {0} : i64} ", groupsPerTile).str();
+  std::string opAttrsT =
+      llvm::formatv("{{transposeB, waitGroup = {0} : i64} ", groupsPerTile)
+          .str();
   std::vector<std::string> current;
   for (int64_t i = 0; i < accs; ++i)
     current.push_back(llvm::formatv("%acc{0}", i));
@@ -318,7 +327,7 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
       os << llvm::formatv("      {0} = nvgpu.warpgroup.mma %da_{1}_{2}, "
                           "%db_{1}, {3} {4}: {5}, {6}, {7} -> {7}\n",
                           next, kk, i, current[i],
-                          s.transposedB ? "" : "{transposeB} ", descAType,
+                          s.transposedB ? opAttrs : opAttrsT, descAType,
                           descBType, accType);
       current[i] = next;
     }
@@ -451,11 +460,12 @@ struct GpuWarpgroupMatmulPass
     });
     for (auto [matmul, shape] : matmuls) {
       std::string name = llvm::formatv(
-          "tfm_wgmma_matmul_{0}x{1}x{2}_{3}_s{4}", shape.m, shape.n, shape.k,
-          shape.transposedB ? "nt" : "nn", int64_t(stages));
+          "tfm_wgmma_matmul_{0}x{1}x{2}_{3}_s{4}{5}", shape.m, shape.n,
+          shape.k, shape.transposedB ? "nt" : "nn", int64_t(stages),
+          overlap ? "" : "_w1");
       auto kernel = symbols.lookup<func::FuncOp>(name);
       if (!kernel) {
-        std::string source = buildKernelSource(name, shape, stages);
+        std::string source = buildKernelSource(name, shape, stages, overlap);
         OwningOpRef<ModuleOp> parsed =
             parseSourceString<ModuleOp>(source, module.getContext());
         if (!parsed) {

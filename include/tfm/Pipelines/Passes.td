@@ -156,7 +156,9 @@ def TfmGpuWarpgroupMatmul : Pass<"tfm-gpu-warpgroup-matmul", "ModuleOp"> {
       tiles are in flight while one is computed;
     - each K step of 16 is one `wgmma.mma_async.m64n128k16.f32.f16.f16` per
       accumulator (`nvgpu.warpgroup.mma`, descriptors of the shared tiles;
-      B `[K, N]` is read transposed);
+      B `[K, N]` is read transposed); the wgmmas of a K tile stay in flight
+      while the next tile's are issued, then the slot of the retired tile
+      is refilled;
     - epilogue: the accumulators go through shared memory and are added to
       C a row of 128 f32 per warp.
 
@@ -166,6 +168,9 @@ def TfmGpuWarpgroupMatmul : Pass<"tfm-gpu-warpgroup-matmul", "ModuleOp"> {
   let options = [
     Option<"stages", "stages", "int64_t", /*default=*/"3",
            "Depth of the shared-memory ring (at least 2)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Keep the wgmmas of one K tile in flight while the next tile's "
+           "are issued (false: each wgmma waits for all but itself)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
