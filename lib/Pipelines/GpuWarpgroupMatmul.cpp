@@ -178,13 +178,20 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
   os << "    %n0 = " << apply(llvm::formatv("s0 * {0}", kBN).str(), {"%bx"})
      << "\n";
   os << "    %n1 = " << apply("s0 + 64", {"%n0"}) << "\n";
-  // Dynamic shared memory, from its first 1024-byte aligned byte: `stages`
-  // slots of [A tile | B tile], reused by the epilogue.
+  // Dynamic shared memory from the first 1024-byte aligned address above the
+  // symbol of gpu.dynamic_shared_memory: `stages` slots of [A tile | B
+  // tile], reused by the epilogue. The symbol itself is no safe start: NVPTX
+  // demotes it (an internal zero-size array) to a one-byte static .shared
+  // variable, which ptxas places among the other static ones (the
+  // mbarriers) rather than at the dynamic region after them. Static shared
+  // memory here is far below 1 KiB, so the aligned start lies in the
+  // dynamic region, and the 1 KiB of slack requested covers the skip.
   os << "    %dyn = gpu.dynamic_shared_memory : " << dynType << "\n";
   os << "    %dynPtr = memref.extract_aligned_pointer_as_index %dyn : "
      << dynType << " -> index\n";
   os << "    %base = "
-     << apply(llvm::formatv("({0} - s0 mod {0}) mod {0}", kSwizzleAlign).str(),
+     << apply(llvm::formatv("(s0 floordiv {0}) * {0} + {0} - s0", kSwizzleAlign)
+                  .str(),
               {"%dynPtr"})
      << "\n";
   os << "    %bar = nvgpu.mbarrier.create -> " << barType << "\n";

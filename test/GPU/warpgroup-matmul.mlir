@@ -10,6 +10,10 @@
 // eight wgmma (4 K steps of 16 x 2 accumulators of 64x128, B transposed),
 // a barrier, and the leader refills the slot of the previous tile; the
 // accumulators go through shared memory into C.
+// The ring starts at the first 1 KiB boundary above the dynamic shared
+// memory symbol (NVPTX demotes that symbol to a static variable placed among
+// the mbarriers).
+// CHECK: #[[BASE:.*]] = affine_map<()[s0] -> ((s0 floordiv 1024) * 1024 - s0 + 1024)>
 // CHECK-LABEL: func.func @nn(
 // CHECK: call @tfm_wgmma_matmul_256x256x128_nn_s3(
 // CHECK-NOT: linalg.matmul
@@ -22,7 +26,9 @@
 // CHECK: gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK: llvm.inttoptr
 // CHECK: llvm.inttoptr
-// CHECK: gpu.dynamic_shared_memory
+// CHECK: %[[DYN:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[DYN]]
+// CHECK: affine.apply #[[BASE]]()[%[[PTR]]]
 // CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 3>
 // CHECK: scf.if
 // CHECK-COUNT-3: nvgpu.mbarrier.init
@@ -34,7 +40,7 @@
 // CHECK-COUNT-2: nvgpu.warpgroup.mma.init.accumulator -> <fragmented = vector<64x128xf32>>
 // CHECK: scf.for
 // CHECK: nvgpu.mbarrier.try_wait.parity
-// CHECK-COUNT-8: nvgpu.warpgroup.mma {{.*}} {transposeB} : <tensor = memref<64x16xf16, #gpu.address_space<workgroup>>>, <tensor = memref<16x128xf16, #gpu.address_space<workgroup>>>, <fragmented = vector<64x128xf32>>
+// CHECK-COUNT-8: nvgpu.warpgroup.mma {{.*}} {transposeB, waitGroup = 8 : i64} : <tensor = memref<64x16xf16, #gpu.address_space<workgroup>>>, <tensor = memref<16x128xf16, #gpu.address_space<workgroup>>>, <fragmented = vector<64x128xf32>>
 // CHECK: gpu.barrier
 // CHECK: scf.if
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
@@ -70,7 +76,7 @@ func.func @nn(%a: memref<256x128xf16>, %b: memref<128x256xf16>, %c: memref<256x2
 // CHECK: nvgpu.mbarrier.arrive.expect_tx %{{.*}}, %c24576
 // CHECK-COUNT-1: nvgpu.warpgroup.mma.init.accumulator
 // CHECK: scf.for
-// CHECK-COUNT-4: nvgpu.warpgroup.mma {{.*}} : <tensor = memref<64x16xf16
+// CHECK-COUNT-4: nvgpu.warpgroup.mma {{.*}} {waitGroup = 4 : i64} : <tensor = memref<64x16xf16
 // CHECK-NOT: transposeB
 // CHECK: scf.yield
 // CHECK-NOT: func.func private @tfm_wgmma
