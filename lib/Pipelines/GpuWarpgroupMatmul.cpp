@@ -388,12 +388,14 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
   os << llvm::formatv("      %acc = vector.load %staged[%row, %col] : {0}, "
                       "vector<4xf32>\n",
                       stagedType);
-  os << llvm::formatv("      %old = vector.load %C[%grow, %gcol] : {0}, "
-                      "vector<4xf32>\n",
+  // N is a multiple of 128 and device buffers are 256-byte aligned: each
+  // 4-element access of C is 16-byte aligned (ld/st.global.v4).
+  os << llvm::formatv("      %old = vector.load %C[%grow, %gcol] "
+                      "{{alignment = 16 : i64} : {0}, vector<4xf32>\n",
                       cType);
   os << "      %sum = arith.addf %old, %acc : vector<4xf32>\n";
-  os << llvm::formatv("      vector.store %sum, %C[%grow, %gcol] : {0}, "
-                      "vector<4xf32>\n",
+  os << llvm::formatv("      vector.store %sum, %C[%grow, %gcol] "
+                      "{{alignment = 16 : i64} : {0}, vector<4xf32>\n",
                       cType);
   os << "    }\n";
   os << "    gpu.terminator\n  }\n  return\n}\n";
