@@ -49,7 +49,24 @@ flash-s1000-d128-gqa flash-s1000-d128-gqa forward dtype=f16 5e-3 5e-2 o
 flash-offset-d128-gqa flash-offset-d128-gqa forward dtype=f16 5e-3 5e-2 o position=200
 flash-decode-d128-gqa flash-decode-d128-gqa forward dtype=f16 5e-3 5e-2 o position=1500
 flash-decode-d64-mha flash-decode-d64-mha forward dtype=f16 5e-3 5e-2 o position=1000
+linear-nt-f16-sm90a linear-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
+linear-nn-f16-sm90a linear-nn forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
+linear-m64-nt-f16-sm90a linear-m64-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
+gpt2-wgmma-f16-sm90a gpt2-wgmma forward chip=sm_90a,dtype=f16 5e-3 5e-2 logits
 EOF
+}
+
+# A case's options may name its own chip (chip=sm_90a: the TMA + wgmma
+# matmul kernels) instead of the one given to prepare: prints "CHIP OPTIONS".
+case_chip() {
+  local chip="$2" rest="" o
+  for o in ${1//,/ }; do
+    case "$o" in
+      chip=*) chip="${o#chip=}" ;;
+      *) rest="${rest:+$rest,}$o" ;;
+    esac
+  done
+  echo "$chip $rest"
 }
 
 write_models() {
@@ -75,6 +92,13 @@ write_models() {
   linear "$m/linear-nt.mlir" 256 256 256 out_in
   linear "$m/linear-nn.mlir" 256 256 256 in_out
   linear "$m/gemm-4096.mlir" 4096 4096 4096 out_in
+  # sm_90a wgmma kernel with 64x128 block tiles, the ring wrapping twice.
+  linear "$m/linear-m64-nt.mlir" 64 256 512 out_in
+  # GPT-2 whose GEMMs all suit the wgmma kernel (n_embd 128, S = 128).
+  "$py" -c "import json, sys; c = json.load(open(sys.argv[1])); c.update(n_embd=128, n_layer=1, n_positions=256, n_ctx=256); json.dump(c, open(sys.argv[2], 'w'))" \
+    "$hf/gpt2-tiny.json" "$m/gpt2-wgmma.json"
+  "$build/bin/transformer-translate" --import-hf-config "$m/gpt2-wgmma.json" \
+    --batch 1 --seq-len 128 -o "$m/gpt2-wgmma.mlir"
   # Causal attention alone, [1, H, S, d] with H * d = 2048 (timing; the
   # FA2-style kernel of --tfm-gpu-flash-attention with dtype=f16).
   for s in 512 1024 2048 4096 8192 16384; do
@@ -199,8 +223,10 @@ prepare() {
       >/dev/null
     "$py" -c "import numpy, sys; numpy.load(sys.argv[1]).astype(numpy.float32).tofile(sys.argv[2])" \
       "$dir/ref.npy" "$dir/ref.bin"
+    local case_target
+    read -r case_target options <<< "$(case_chip "$options" "$chip")"
     "$runner" "$out/models/$model.mlir" --entry "$entry" --random-weights 1 \
-      $inputs $extra_flags --device cuda --chip "$chip" \
+      $inputs $extra_flags --device cuda --chip "$case_target" \
       --pipeline-options="${options//,/ }" --emit-artifact "$dir/artifact" >/dev/null
     bash "$root/scripts/gpu-artifact.sh" "$dir/artifact" "$build" >/dev/null
     rm -rf "$dir/artifact/model.ll" "$dir/artifact/model.o" "$dir/inputs" \
@@ -217,8 +243,11 @@ prepare() {
     local inputs extra_flags=""
     inputs="$(input_flags "$dir")"
     [ -n "${7:-}" ] && extra_flags="--input $7"
+    local case_target options
+    read -r case_target options <<< "$(case_chip "$4" "$chip")"
     "$runner" "$out/models/$2.mlir" --entry "$3" --random-weights 1 $inputs \
-      $extra_flags --device cuda --chip "$chip" --pipeline-options="$4" \
+      $extra_flags --device cuda --chip "$case_target" \
+      --pipeline-options="${options//,/ }" \
       --emit-artifact "$dir/artifact" --emit-artifact-data=0 >/dev/null
     bash "$root/scripts/gpu-artifact.sh" "$dir/artifact" "$build" >/dev/null
     rm -rf "$dir/artifact/model.ll" "$dir/artifact/model.o" "$dir/inputs"
@@ -226,6 +255,9 @@ prepare() {
     echo "prepared $1"
   }
   timing gemm-4096-f16 gemm-4096 forward dtype=f16 $((2 * 4096 * 4096 * 4096)) 0
+  # The same GEMM as a TMA + wgmma kernel (sm_90a), next to the mma.sync one.
+  timing gemm-4096-f16-sm90a gemm-4096 forward chip=sm_90a,dtype=f16 \
+    $((2 * 4096 * 4096 * 4096)) 0
   for s in 512 1024 2048 4096 8192 16384; do
     for d in 64 128; do
       # Causal: 2 * 2 * H * S^2 * d / 2 FLOPs (the causal half of Q K^T and

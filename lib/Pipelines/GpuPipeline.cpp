@@ -63,6 +63,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
   if (options.flashKernel && options.dtype == "f16")
     pm.addPass(createTfmGpuFlashAttentionKernels());
+  // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is
+  // left for the mma.sync kernels.
+  if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a")
+    pm.addPass(createTfmGpuWarpgroupMatmul());
   if (options.tensorCores)
     pm.addPass(createTfmGpuTensorCoreMatmul());
   if (options.rowReductions)

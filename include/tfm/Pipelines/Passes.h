@@ -13,6 +13,8 @@ namespace mlir::gpu { class GPUDialect; }
 namespace mlir::linalg { class LinalgDialect; }
 namespace mlir::memref { class MemRefDialect; }
 namespace mlir::nvgpu { class NVGPUDialect; }
+namespace mlir::NVVM { class NVVMDialect; }
+namespace mlir::LLVM { class LLVMDialect; }
 namespace mlir::tensor { class TensorDialect; }
 namespace mlir::vector { class VectorDialect; }
 namespace mlir::scf { class SCFDialect; }

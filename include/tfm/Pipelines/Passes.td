@@ -212,6 +212,50 @@ def TfmGpuFlashAttentionKernels : Pass<"tfm-gpu-flash-attention-kernels",
                            "vector::VectorDialect"];
 }
 
+def TfmGpuWarpgroupMatmul : Pass<"tfm-gpu-warpgroup-matmul", "ModuleOp"> {
+  let summary = "Runs f16 matmuls as TMA + wgmma kernels (sm_90a)";
+  let description = [{
+    The Hopper (sm_90a) form of `--tfm-gpu-tensor-core-matmul`; the GPU
+    pipeline runs it before that pass when `chip=sm_90a`. On bufferized host
+    code, every `linalg.matmul` `C[M,N] += A[M,K] * B` with f16 operands, an
+    f32 accumulator, identity layouts, static shapes, M a multiple of 64, N
+    of 128 and K of 64, with B either `[K, N]` or `[N, K]`, becomes a call of
+    a host function built for its shape:
+
+    - on the host, TMA descriptors of A and B with 128-byte swizzle
+      (`nvgpu.tma.create.descriptor`, `mgpuTensorMapEncodeTiledMemref`);
+    - a block of one warpgroup (128 threads) computes a 128x128 tile of C
+      (64x128 where M is not a multiple of 128) as 64x128 f32 accumulators
+      in registers; K advances by 64;
+    - A and B tiles are loaded by TMA (`nvgpu.tma.async.load`, the leader
+      thread) into a ring of `stages` slots of dynamic shared memory, each
+      with an mbarrier (`arrive.expect_tx`, `try_wait.parity`); `stages - 1`
+      tiles are in flight while one is computed;
+    - each K step of 16 is one `wgmma.mma_async.m64n128k16.f32.f16.f16` per
+      accumulator (`nvgpu.warpgroup.mma`, descriptors of the shared tiles;
+      B `[K, N]` is read transposed); the wgmmas of a K tile stay in flight
+      while the next tile's are issued, then the slot of the retired tile
+      is refilled;
+    - epilogue: the accumulators go through shared memory and are added to
+      C a row of 128 f32 per warp.
+
+    Other matmuls are left for the mma.sync pass or the SIMT path. The
+    kernels need sm_90a (`wgmma` fence/commit/wait).
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"3",
+           "Depth of the shared-memory ring (at least 2)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Keep the wgmmas of one K tile in flight while the next tile's "
+           "are issued (false: each wgmma waits for all but itself)">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "vector::VectorDialect",
+                           "affine::AffineDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect", "func::FuncDialect"];
+}
+
 def TfmGpuContractionDtype : Pass<"tfm-gpu-contraction-dtype", "ModuleOp"> {
   let summary = "Computes f32 matmuls with f16 operands (f32 accumulation)";
   let description = [{

@@ -251,6 +251,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
                      "kernels (--tfm-gpu-tensor-core-matmul)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("With chip=sm_90a, run f16 matmuls whose shape allows "
+                     "it as TMA + wgmma kernels "
+                     "(--tfm-gpu-warpgroup-matmul) before mma.sync"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> rowReductions{
       *this, "row-reductions",
       llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
