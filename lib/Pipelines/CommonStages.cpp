@@ -28,6 +28,8 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
+  if (options.beforeLowering)
+    options.beforeLowering(pm);
   if (options.flashAttention) {
     TfmFlashAttentionOptions flash;
     flash.queryTile = options.flashQueryTile;
@@ -44,8 +46,8 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
 }
 
 void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
-                                             bool planWorkspace,
-                                             bool resultsInPlace) {
+                                             bool resultsInPlace,
+                                             bool planWorkspace) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
   pm.addPass(createPrepareCpuAbiPass());
@@ -65,8 +67,7 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
   // The entry points are public: their signatures are the calling convention.
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  // hoist-static-allocs covers results that are an alloc; reshapes of one
-  // (every projection's [M, N] returned as [1, M, N]) too (CpuAbi.cpp).
+  // Results reshaped from a local buffer are computed in the caller's.
   if (resultsInPlace)
     pm.addPass(createResultsInPlacePass());
   // Before deallocation: it then frees one workspace, not every temporary.

@@ -60,8 +60,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   }
 
   // Bufferize with the calling convention (CommonStages.cpp).
-  buildCallingConventionStage(pm, options.planWorkspace,
-                              /*resultsInPlace=*/true);
+  buildCallingConventionStage(pm, /*resultsInPlace=*/true,
+                              options.planWorkspace);
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {

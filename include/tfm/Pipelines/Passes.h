@@ -7,10 +7,14 @@
 
 namespace mlir::affine { class AffineDialect; }
 namespace mlir::arith { class ArithDialect; }
+namespace mlir::bufferization { class BufferizationDialect; }
+namespace mlir::math { class MathDialect; }
 namespace mlir::gpu { class GPUDialect; }
 namespace mlir::linalg { class LinalgDialect; }
 namespace mlir::memref { class MemRefDialect; }
 namespace mlir::nvgpu { class NVGPUDialect; }
+namespace mlir::NVVM { class NVVMDialect; }
+namespace mlir::LLVM { class LLVMDialect; }
 namespace mlir::tensor { class TensorDialect; }
 namespace mlir::vector { class VectorDialect; }
 namespace mlir::scf { class SCFDialect; }

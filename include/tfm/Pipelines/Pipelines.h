@@ -42,6 +42,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
+
 namespace mlir {
 class OpPassManager;
 namespace tfm {
@@ -176,6 +178,9 @@ struct TfmToLinalgStageOptions {
   int64_t flashQueryTile = 64;
   int64_t flashKeyTile = 64;
   bool flashCausalSkip = true;
+  /// Target passes to run on tfm ops after Q/K/V fusion, before the flash
+  /// form and the lowering to linalg (the GPU pipeline's attention kernel).
+  std::function<void(OpPassManager &)> beforeLowering;
 };
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const TfmToLinalgStageOptions &options);
@@ -196,15 +201,15 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
 
 /// The calling-convention stage both targets share: bufferization with
 /// identity layouts at function boundaries, KV caches in place, results as
-/// out-parameters, deallocation. Linalg on tensors in, memrefs out. With
-/// `planWorkspace`, each function's top-level temporaries are placed in one
-/// workspace by liveness first (--tfm-plan-workspace). With
-/// `resultsInPlace`, a result that is a reshape of a local buffer is computed
-/// in the caller's out-parameter instead of copied into it
-/// (--tfm-results-in-place).
+/// out-parameters, deallocation. Linalg on tensors in, memrefs out. Before
+/// deallocation, optionally: results that are reshapes of a local buffer
+/// computed in the caller's out-parameter (`resultsInPlace`,
+/// --tfm-results-in-place), then each function's top-level temporaries
+/// placed in one workspace by liveness (`planWorkspace`,
+/// --tfm-plan-workspace).
 void buildCallingConventionStage(OpPassManager &pm,
-                                 bool planWorkspace = false,
-                                 bool resultsInPlace = false);
+                                 bool resultsInPlace = false,
+                                 bool planWorkspace = false);
 
 /// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
 /// (above) with every memref holding DEVICE memory: the caller allocates the
@@ -246,6 +251,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Run f16 matmuls whose shape allows it as mma.sync "
                      "kernels (--tfm-gpu-tensor-core-matmul)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("With chip=sm_90a, run f16 matmuls whose shape allows "
+                     "it as TMA + wgmma kernels "
+                     "(--tfm-gpu-warpgroup-matmul) before mma.sync"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> rowReductions{
       *this, "row-reductions",
       llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
@@ -267,6 +278,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<bool> fuseQKV{
       *this, "fuse-qkv",
       llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flashKernel{
+      *this, "flash-kernel",
+      llvm::cl::desc("Run each attention the kernel handles as one FA2-style "
+                     "tensor-core kernel (--tfm-gpu-flash-attention; f16 "
+                     "q/k/v and P, f32 accumulation); the others take the "
+                     "flash-attention / naive path below"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> flashAttention{
       *this, "flash-attention",
