@@ -37,6 +37,18 @@ mixtral-tiny-f32 mixtral-tiny forward dtype=f32 1e-4 1e-3 logits
 linear-nt-f16 linear-nt forward dtype=f16 1e-3 2e-2 y
 linear-nn-f16 linear-nn forward dtype=f16 1e-3 2e-2 y
 linear-nt-f32 linear-nt forward dtype=f32 1e-4 1e-3 y
+flash-s77-d64-mha flash-s77-d64-mha forward dtype=f16 5e-3 5e-2 o
+flash-s77-d128-gqa flash-s77-d128-gqa forward dtype=f16 5e-3 5e-2 o
+flash-s77-d64-gqa-noncausal flash-s77-d64-gqa-noncausal forward dtype=f16 5e-3 5e-2 o
+flash-s128-d64-gqa flash-s128-d64-gqa forward dtype=f16 5e-3 5e-2 o
+flash-s128-d128-mha flash-s128-d128-mha forward dtype=f16 5e-3 5e-2 o
+flash-s1000-d64-mha flash-s1000-d64-mha forward dtype=f16 5e-3 5e-2 o
+flash-s1000-d64-gqa flash-s1000-d64-gqa forward dtype=f16 5e-3 5e-2 o
+flash-s1000-d128-mha flash-s1000-d128-mha forward dtype=f16 5e-3 5e-2 o
+flash-s1000-d128-gqa flash-s1000-d128-gqa forward dtype=f16 5e-3 5e-2 o
+flash-offset-d128-gqa flash-offset-d128-gqa forward dtype=f16 5e-3 5e-2 o position=200
+flash-decode-d128-gqa flash-decode-d128-gqa forward dtype=f16 5e-3 5e-2 o position=1500
+flash-decode-d64-mha flash-decode-d64-mha forward dtype=f16 5e-3 5e-2 o position=1000
 linear-nt-f16-sm90a linear-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-nn-f16-sm90a linear-nn forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-m64-nt-f16-sm90a linear-m64-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
@@ -88,12 +100,34 @@ write_models() {
     "$hf/gpt2-tiny.json" "$m/gpt2-wgmma.json"
   "$build/bin/transformer-translate" --import-hf-config "$m/gpt2-wgmma.json" \
     --batch 1 --seq-len 128 -o "$m/gpt2-wgmma.mlir"
-  # Causal attention alone, [1, H, S, d] with H * d = 2048.
-  for s in 512 1024 2048; do
+  # Causal attention alone, [1, H, S, d] with H * d = 2048 (timing; the
+  # FA2-style kernel of --tfm-gpu-flash-attention with dtype=f16).
+  for s in 512 1024 2048 4096 8192 16384; do
     for d in 64 128; do
       attention "$m/attn-s$s-d$d.mlir" "$s" "$d" $((2048 / d))
     done
   done
+  # Numerics of the flash-attention kernel: partial query/key tiles (77,
+  # 1000), MHA (4 heads; 2 at S = 1000) and GQA (8 query heads over 2; 4
+  # over 2 at S = 1000, to keep what is carried to the GPU machine small),
+  # batch 2 for some, non-causal, and a chunk of 16 queries at position 200
+  # over 300 keys.
+  attention "$m/flash-s77-d64-mha.mlir" 77 64 4 4 77 true 2
+  attention "$m/flash-s77-d128-gqa.mlir" 77 128 8 2 77 true 1
+  attention "$m/flash-s77-d64-gqa-noncausal.mlir" 77 64 8 2 77 false 1
+  attention "$m/flash-s128-d64-gqa.mlir" 128 64 8 2 128 true 2
+  attention "$m/flash-s128-d128-mha.mlir" 128 128 4 4 128 true 1
+  attention "$m/flash-s1000-d64-mha.mlir" 1000 64 2 2 1000 true 1
+  attention "$m/flash-s1000-d64-gqa.mlir" 1000 64 4 2 1000 true 1
+  attention "$m/flash-s1000-d128-mha.mlir" 1000 128 2 2 1000 true 1
+  attention "$m/flash-s1000-d128-gqa.mlir" 1000 128 4 2 1000 true 1
+  attention "$m/flash-offset-d128-gqa.mlir" 16 128 8 2 300 true 1 offset
+  # Split-KV decode: one query at a position of a longer cache (32 and 16
+  # splits; the splits past the position are empty).
+  attention "$m/flash-decode-d128-gqa.mlir" 1 128 8 2 2048 true 1 offset
+  attention "$m/flash-decode-d64-mha.mlir" 1 64 4 4 1024 true 1 offset
+  # Timing of a decode step over a long cache (Llama 3 8B's heads).
+  attention "$m/attn-decode-s16384-d128.mlir" 1 128 32 8 16384 true 1 offset
 }
 
 # linear FILE M N K LAYOUT: y[1, M, N] = x[1, M, K] W.
@@ -110,14 +144,24 @@ func.func @forward(%x: tensor<1x$2x$4xf32> {tfm.input = "x"},
 EOF
 }
 
-# attention FILE S D H
+# attention FILE S D H [HKV SKV CAUSAL B [offset]]: o = attention(q, k, v),
+# q [B, H, S, D], k and v [B, HKV, SKV, D]; with "offset", an index input
+# "position" is the position of the first query.
 attention() {
-  local t="tensor<1x$4x$2x$3xf32>"
+  local s="$2" d="$3" h="$4" hkv="${5:-$4}" skv="${6:-$2}" causal="${7:-true}"
+  local b="${8:-1}" offset="${9:-}"
+  local q="tensor<${b}x${h}x${s}x${d}xf32>" kv="tensor<${b}x${hkv}x${skv}x${d}xf32>"
+  local pos_arg="" pos_use="" pos_type=""
+  if [ "$offset" = offset ]; then
+    pos_arg=', %pos: index {tfm.input = "position"}'
+    pos_use=", %pos"
+    pos_type=", index"
+  fi
   cat > "$1" <<EOF
-func.func @forward(%q: $t {tfm.input = "q"}, %k: $t {tfm.input = "k"},
-                   %v: $t {tfm.input = "v"}) -> ($t {tfm.output = "o"}) {
-  %o = tfm.attention %q, %k, %v : ($t, $t, $t) -> $t
-  return %o : $t
+func.func @forward(%q: $q {tfm.input = "q"}, %k: $kv {tfm.input = "k"},
+                   %v: $kv {tfm.input = "v"}$pos_arg) -> ($q {tfm.output = "o"}) {
+  %o = tfm.attention %q, %k, %v$pos_use {causal = $causal} : ($q, $kv, $kv$pos_type) -> $q
+  return %o : $q
 }
 EOF
 }
@@ -218,13 +262,18 @@ prepare() {
   # Diagnostic: each wgmma waits for all but itself.
   timing gemm-4096-f16-sm90a-serial gemm-4096 forward \
     chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 $((2 * 4096 * 4096 * 4096)) 0
-  for s in 512 1024 2048; do
+  for s in 512 1024 2048 4096 8192 16384; do
     for d in 64 128; do
-      # Causal: half of 4 * H * S^2 * d multiply-adds counted as FLOPs.
-      timing "attn-s$s-d$d" "attn-s$s-d$d" forward dtype=f32 \
+      # Causal: 2 * 2 * H * S^2 * d / 2 FLOPs (the causal half of Q K^T and
+      # P V), H = 2048 / d.
+      timing "attn-s$s-d$d" "attn-s$s-d$d" forward dtype=f16 \
         $((2 * (2048 / d) * s * s * d)) 0
     done
   done
+  # One decode step (split-KV), position 16000 of a 16384-position cache:
+  # the time includes rounding the f32 cache to f16 (q/k/v conversion).
+  timing attn-decode-s16384-d128 attn-decode-s16384-d128 forward dtype=f16 \
+    0 1 position=16000
   timing gpt2-small-prefill gpt2-small prefill dtype=f16 0 128 position=0
   timing gpt2-small-decode gpt2-small decode dtype=f16 0 1 position=128
   echo "gpu-check prepare: $(du -sh "$out" | cut -f1) in $out, $((SECONDS - t0)) s"

@@ -12,6 +12,7 @@
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -27,6 +28,8 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)
     pm.addPass(createTfmFuseQKV());
+  if (options.beforeLowering)
+    options.beforeLowering(pm);
   if (options.flashAttention) {
     TfmFlashAttentionOptions flash;
     flash.queryTile = options.flashQueryTile;
@@ -42,7 +45,9 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::tfm::buildCallingConventionStage(OpPassManager &pm) {
+void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
+                                             bool resultsInPlace,
+                                             bool planWorkspace) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
   pm.addPass(createPrepareCpuAbiPass());
@@ -62,6 +67,12 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm) {
   // The entry points are public: their signatures are the calling convention.
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Results reshaped from a local buffer are computed in the caller's.
+  if (resultsInPlace)
+    pm.addPass(createResultsInPlacePass());
+  // Before deallocation: it then frees one workspace, not every temporary.
+  if (planWorkspace)
+    pm.addNestedPass<func::FuncOp>(createTfmPlanWorkspace());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createCanonicalizerPass());

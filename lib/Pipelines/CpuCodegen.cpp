@@ -14,7 +14,14 @@
 //   3. vectorised into a vector.contract per register tile, whose accumulator
 //      transfer pair is hoisted out of the K loop at tensor level (the loop
 //      then carries the accumulator in registers: hoisting after
-//      bufferization cannot prove that arguments do not alias).
+//      bufferization cannot prove that arguments do not alias);
+//   4. followed, inside each cache block, by its elementwise epilogue: the
+//      bias add, activation, gating product and residual add that consumed
+//      the contraction's result are fused into one generic over the
+//      contraction's output space and tiled as the root of the block loop,
+//      the contraction and its zero fill fused into each block as producers
+//      (EpilogueFusion.cpp). A block is zeroed, accumulated over K and
+//      finished while it is in cache; no pass over the whole output is left.
 // Tile sizes come from the op's `tfm.cpu_tiling` plan (tfm-cpu-configure,
 // derived from the target CPU). Extents the register tile does not divide
 // are split first: the bulk gets the full tile, the remainder a tile of its
@@ -247,6 +254,48 @@ FailureOr<linalg::LinalgOp> codegen::tile(RewriterBase &rewriter,
   return result;
 }
 
+/// tile() for the cache blocks of a contraction, with the zero fill of its
+/// accumulator fused into each block (upstream tile-and-fuse through the
+/// loop's destination): each block is zeroed right before its K loop instead
+/// of the whole output in a pass of its own.
+static FailureOr<linalg::LinalgOp> tileWithFill(RewriterBase &rewriter,
+                                                linalg::LinalgOp op,
+                                                ArrayRef<int64_t> sizes,
+                                                bool parallel) {
+  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }) ||
+      !op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    return tile(rewriter, op, sizes, parallel);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  if (parallel)
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isa<linalg::FillOp>(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return tile(rewriter, op, sizes, parallel);
+  auto result =
+      dyn_cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
+  for (OpResult value : op->getResults())
+    if (Value replacement = tiled->replacements.lookup(value))
+      rewriter.replaceAllUsesWith(value, replacement);
+  if (op->use_empty())
+    rewriter.eraseOp(op);
+  if (!result)
+    return failure();
+  return result;
+}
+
 /// Fewest multiply-adds for which a contraction runs on threads: below,
 /// waking the other threads costs more than they save (decode steps of small
 /// models are dozens of such GEMVs).
@@ -393,10 +442,15 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
 /// The cache blocks of an outermost contraction are iterations of one
 /// scf.forall over M, N and the batch loops (threads share the blocks); the
 /// K blocks and register tiles are scf.for loops inside.
+///
+/// With an `epilogue` (formEpilogue), the epilogue is the op tiled into cache
+/// blocks and `op` is fused into each block: the block's K loops run, then the
+/// epilogue, on the block while it is in cache.
 static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
                                   const ContractionPlan &plan,
                                   const ContractionTiling &tiling,
-                                  int64_t rows, int64_t cols) {
+                                  int64_t rows, int64_t cols,
+                                  linalg::GenericOp epilogue) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // Cache blocks: every loop but M, N and K is tiled by 1.
   SmallVector<int64_t> block(ranges.size(), 1), reg(ranges.size(), 0);
@@ -443,8 +497,29 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
       depthBlock[i] = parallelBlock[i];
       parallelBlock[i] = 0;
     }
-  FailureOr<linalg::LinalgOp> blocked =
-      tile(rewriter, op, parallelBlock, parallel);
+  FailureOr<linalg::LinalgOp> blocked = failure();
+  if (epilogue) {
+    // The epilogue's loops are the contraction's parallel loops.
+    SmallVector<int64_t> epilogueBlock(
+        ArrayRef(parallelBlock).take_front(epilogue.getNumLoops()));
+    FailureOr<linalg::LinalgOp> epilogueTile = tile(
+        rewriter, cast<linalg::LinalgOp>(epilogue.getOperation()),
+        epilogueBlock, parallel);
+    if (succeeded(epilogueTile)) {
+      linalg::LinalgOp fused =
+          fuseContractionInto(rewriter, *epilogueTile, op);
+      // A single block: the epilogue reads the contraction as it is.
+      if (!fused && llvm::is_contained((*epilogueTile)->getOperands(),
+                                       op->getResult(0)))
+        fused = op;
+      if (fused) {
+        accumulateInOutput(rewriter, *epilogueTile, fused);
+        blocked = fused;
+      }
+    }
+  }
+  if (failed(blocked))
+    blocked = tileWithFill(rewriter, op, parallelBlock, parallel);
   if (failed(blocked))
     return;
   blocked = tile(rewriter, *blocked, depthBlock);
@@ -496,27 +571,61 @@ static int64_t registerRowsFor(int64_t m, int64_t rows) {
 static void tileAndVectorizeAnySize(RewriterBase &rewriter,
                                     linalg::LinalgOp op,
                                     const ContractionPlan &plan,
-                                    const ContractionTiling &tiling) {
+                                    const ContractionTiling &tiling,
+                                    linalg::GenericOp epilogue);
+
+/// Splits `op` (or, with an epilogue, the epilogue, with `op` fused into
+/// each piece) along `dim` at the largest multiple of `size`, and tiles the
+/// pieces. Returns false when `size` divides the extent: nothing was done.
+static bool splitAndTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                         const ContractionPlan &plan,
+                         const ContractionTiling &tiling,
+                         linalg::GenericOp epilogue, unsigned dim,
+                         int64_t size) {
+  if (!epilogue) {
+    auto [bulk, rest] = splitOffRemainder(rewriter, op, dim, size);
+    if (!bulk || !rest)
+      return !bulk;
+    tileAndVectorizeAnySize(rewriter, bulk, plan, tiling, nullptr);
+    tileAndVectorizeAnySize(rewriter, rest, plan, tiling, nullptr);
+    return true;
+  }
+  auto [bulk, rest] = splitOffRemainder(
+      rewriter, cast<linalg::LinalgOp>(epilogue.getOperation()), dim, size);
+  if (!bulk || !rest)
+    return !bulk;
+  // Should a piece not take the contraction, the contraction stays whole
+  // (tiled alone) and the pieces read its result.
+  for (linalg::LinalgOp piece : {bulk, rest}) {
+    linalg::LinalgOp fused = fuseContractionInto(rewriter, piece, op);
+    if (!fused) {
+      tileAndVectorizeAnySize(rewriter, op, plan, tiling, nullptr);
+      return true;
+    }
+    tileAndVectorizeAnySize(rewriter, fused, plan, tiling,
+                            cast<linalg::GenericOp>(piece.getOperation()));
+  }
+  return true;
+}
+
+/// Any M and N at full register-tile size: the bulk of M (a multiple of the
+/// tile rows) and of N (a multiple of the full vector width) gets the full
+/// register tile; what is left over along M gets a tile of the remaining
+/// rows, along N the largest power-of-two width that fits, recursively. So
+/// V = 50257 runs 50256 columns at full width and one as a narrow strip.
+static void tileAndVectorizeAnySize(RewriterBase &rewriter,
+                                    linalg::LinalgOp op,
+                                    const ContractionPlan &plan,
+                                    const ContractionTiling &tiling,
+                                    linalg::GenericOp epilogue) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = registerRowsFor(ranges[plan.m], tiling.registerRows);
-  auto [mBulk, mRest] = splitOffRemainder(rewriter, op, plan.m, rows);
-  if (!mBulk)
+  if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.m, rows))
     return;
-  if (mRest) {
-    tileAndVectorizeAnySize(rewriter, mBulk, plan, tiling);
-    tileAndVectorizeAnySize(rewriter, mRest, plan, tiling);
-    return;
-  }
   int64_t cols = powerOfTwoFloor(std::min(tiling.registerCols, ranges[plan.n]));
-  auto [nBulk, nRest] = splitOffRemainder(rewriter, op, plan.n, cols);
-  if (!nBulk)
+  if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.n, cols))
     return;
-  if (nRest) {
-    tileAndVectorizeAnySize(rewriter, nBulk, plan, tiling);
-    tileAndVectorizeAnySize(rewriter, nRest, plan, tiling);
-    return;
-  }
-  tileAndVectorizeExact(rewriter, op, plan, tiling, rows, cols);
+  tileAndVectorizeExact(rewriter, op, plan, tiling, rows, cols, epilogue);
 }
 
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -532,8 +641,10 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     return vectorizeAsDotProducts(rewriter, *generic, plan, tiling);
   if (plan.transposeB)
     transposeB(rewriter, *generic, plan);
-  tileAndVectorizeAnySize(
-      rewriter, cast<linalg::LinalgOp>(generic->getOperation()), plan, tiling);
+  auto contraction = cast<linalg::LinalgOp>(generic->getOperation());
+  // Elementwise consumers run on each cache block (EpilogueFusion.cpp).
+  linalg::GenericOp epilogue = formEpilogue(rewriter, contraction);
+  tileAndVectorizeAnySize(rewriter, contraction, plan, tiling, epilogue);
 }
 
 static void addCanonicalizationPatterns(MLIRContext *ctx,
@@ -581,8 +692,10 @@ struct TileAndVectorizeContractionsPass
     return "tfm-tile-and-vectorize-contractions";
   }
   StringRef getDescription() const final {
-    return "Tiles f32 contractions into cache blocks and register tiles and "
-           "vectorises the register tiles";
+    return "Tiles f32 contractions into cache blocks and register tiles, "
+           "vectorises the register tiles and applies each contraction's "
+           "elementwise epilogue (bias, activation, gating, residual) to "
+           "each cache block after its K loop";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<affine::AffineDialect, arith::ArithDialect,
@@ -598,6 +711,17 @@ struct TileAndVectorizeContractionsPass
       ContractionPlan plan;
       ContractionTiling tiling;
     };
+    // Zero fills behind the reshapes and paddings of packed outputs become
+    // plain fills of the contraction's output shape, which the epilogue
+    // tiling fuses into each block with the contraction.
+    {
+      RewritePatternSet patterns(ctx);
+      linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+      tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
     SmallVector<Work> work;
     func.walk([&](linalg::LinalgOp op) {
       // Only contractions tfm-cpu-configure planned.

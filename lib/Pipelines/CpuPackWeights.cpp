@@ -14,8 +14,11 @@
 // consecutive elements, and consecutive K steps are adjacent: B streams through
 // the cache with unit stride, and no weight is ever transposed per call. The
 // matmul becomes a generic over (m, j, r, k) writing C viewed as [M, N/nr,
-// nr]; an N that nr does not divide is padded once, in the weights (the
-// padding columns are computed and sliced off).
+// nr]; an N that nr does not divide is padded once, in the weights. With an
+// elementwise consumer (an epilogue fused into the GEMM's blocks) the padding
+// columns are computed and sliced off; without one (an LM head's logits) the
+// full panels write straight into C and the last panel's N mod nr columns
+// are a narrow matmul of their own, so C is never a slice of a padded buffer.
 //
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
@@ -90,6 +93,57 @@ static RankedTensorType packedType(RankedTensorType w, bool outIn,
                                w.getElementType());
 }
 
+/// Whether `value` reaches an elementwise generic through reshapes and
+/// slices: an epilogue the contraction tiling fuses into the GEMM's blocks,
+/// which works on the padded panels (EpilogueFusion.cpp).
+static bool feedsElementwiseOp(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+            tensor::ExtractSliceOp>(user)) {
+      if (feedsElementwiseOp(user->getResult(0)))
+        return true;
+      continue;
+    }
+    if (auto generic = dyn_cast<linalg::GenericOp>(user))
+      if (generic.getNumParallelLoops() == generic.getNumLoops())
+        return true;
+  }
+  return false;
+}
+
+/// acc + a * b in f32, half-precision operands extended first.
+static void buildMultiplyAccumulate(OpBuilder &b, Location l,
+                                    ValueRange args) {
+  Type f32 = b.getF32Type();
+  auto extend = [&](Value v) -> Value {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, l, f32, v);
+  };
+  Value product = arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
+  linalg::YieldOp::create(
+      b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
+}
+
+/// The matmul C[m, n] += A[m, k] * P[k, n] (P a [K, N] slice of the packed
+/// weight's last panel) as a generic, with `op`'s tile plan.
+static Value buildTailMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
+                             Value a, Value p, Value init) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr dm, dn, dk;
+  bindDims(ctx, dm, dn, dk);
+  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {dm, dk}, ctx),
+                              AffineMap::get(3, 0, {dk, dn}, ctx),
+                              AffineMap::get(3, 0, {dm, dn}, ctx)};
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()}, ValueRange{a, p},
+      ValueRange{init}, maps, iterators, buildMultiplyAccumulate);
+  if (Attribute plan = op->getAttr(kCpuTilingAttrName))
+    generic->setAttr(kCpuTilingAttrName, plan);
+  return generic.getResult(0);
+}
+
 /// Rewrites `c.op` to read the packed argument `packed`.
 static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
                             Value packed) {
@@ -103,6 +157,89 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   int64_t panels = cast<RankedTensorType>(packed.getType()).getDimSize(0);
   int64_t padded = panels * c.panel;
   Type f32 = rewriter.getF32Type();
+
+  // No epilogue to run on the padded panels (an LM head's logits): computing
+  // N' columns and slicing N of them would leave the result a strided view
+  // of a padded buffer, copied whole into the caller's (15% of an LM head
+  // at V = 50257). The full panels write straight into C instead and the
+  // last panel's N mod nr columns are a narrow matmul of their own.
+  if (padded != n && !feedsElementwiseOp(op->getResult(0))) {
+    MLIRContext *ctx = rewriter.getContext();
+    auto index = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    int64_t full = panels - 1, bulk = full * c.panel, rest = n - bulk;
+    int64_t k = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+    Type packedElementType =
+        cast<RankedTensorType>(packed.getType()).getElementType();
+    // A zero-filled init is filled per part (so each part's fill is fused
+    // into its blocks), not as a whole first.
+    auto fill = init.getDefiningOp<linalg::FillOp>();
+    Value result = fill ? fill.getDpsInitOperand(0)->get() : init;
+    auto part = [&](Value whole, int64_t offset, int64_t size) -> Value {
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({m, size}, f32), whole,
+          ArrayRef<OpFoldResult>{index(0), index(offset)},
+          ArrayRef<OpFoldResult>{index(m), index(size)},
+          ArrayRef<OpFoldResult>{index(1), index(1)});
+      if (!fill)
+        return slice;
+      return linalg::FillOp::create(rewriter, loc, fill.getInputs(), slice)
+          .getResult(0);
+    };
+    if (full > 0) {
+      Value bulkInit = part(result, 0, bulk);
+      auto panelType = RankedTensorType::get({m, full, c.panel}, f32);
+      SmallVector<ReassociationIndices> split{{0}, {1, 2}};
+      Value bulkPanels = tensor::ExpandShapeOp::create(rewriter, loc, panelType,
+                                                       bulkInit, split);
+      Value fullPanels = tensor::ExtractSliceOp::create(
+          rewriter, loc,
+          RankedTensorType::get({full, k, c.panel}, packedElementType),
+          packed, ArrayRef<OpFoldResult>{index(0), index(0), index(0)},
+          ArrayRef<OpFoldResult>{index(full), index(k), index(c.panel)},
+          ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
+      AffineExpr dm, dj, dr, dk;
+      bindDims(ctx, dm, dj, dr, dk);
+      SmallVector<AffineMap> maps{AffineMap::get(4, 0, {dm, dk}, ctx),
+                                  AffineMap::get(4, 0, {dj, dk, dr}, ctx),
+                                  AffineMap::get(4, 0, {dm, dj, dr}, ctx)};
+      SmallVector<utils::IteratorType> iterators(3,
+                                                 utils::IteratorType::parallel);
+      iterators.push_back(utils::IteratorType::reduction);
+      auto generic = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{panelType}, ValueRange{a, fullPanels},
+          ValueRange{bulkPanels}, maps, iterators, buildMultiplyAccumulate);
+      if (Attribute plan = op->getAttr(kCpuTilingAttrName))
+        generic->setAttr(kCpuTilingAttrName, plan);
+      Value bulkResult = tensor::CollapseShapeOp::create(
+          rewriter, loc, RankedTensorType::get({m, bulk}, f32),
+          generic.getResult(0), split);
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, bulkResult, result,
+          ArrayRef<OpFoldResult>{index(0), index(0)},
+          ArrayRef<OpFoldResult>{index(m), index(bulk)},
+          ArrayRef<OpFoldResult>{index(1), index(1)});
+    }
+    Value tailInit = part(result, bulk, rest);
+    // The last panel's first `rest` columns, as [K, rest].
+    Value lastPanel = tensor::ExtractSliceOp::create(
+        rewriter, loc, RankedTensorType::get({k, rest}, packedElementType),
+        packed,
+        ArrayRef<OpFoldResult>{index(full), index(0), index(0)},
+        ArrayRef<OpFoldResult>{index(1), index(k), index(rest)},
+        ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
+    Value tail = buildTailMatmul(rewriter, op, a, lastPanel, tailInit);
+    result = tensor::InsertSliceOp::create(
+        rewriter, loc, tail, result,
+        ArrayRef<OpFoldResult>{index(0), index(bulk)},
+        ArrayRef<OpFoldResult>{index(m), index(rest)},
+        ArrayRef<OpFoldResult>{index(1), index(1)});
+    rewriter.replaceOp(op, result);
+    if (fill && fill->use_empty())
+      rewriter.eraseOp(fill);
+    return;
+  }
 
   // C as [M, N/nr, nr], padded with zero columns when nr does not divide N.
   if (padded != n) {

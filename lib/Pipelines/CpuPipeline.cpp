@@ -60,7 +60,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   }
 
   // Bufferize with the calling convention (CommonStages.cpp).
-  buildCallingConventionStage(pm);
+  buildCallingConventionStage(pm, /*resultsInPlace=*/true,
+                              options.planWorkspace);
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {
@@ -121,6 +122,7 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
 void mlir::tfm::registerCpuPipelinePasses() {
   registerPass([] { return createPrepareCpuAbiPass(); });
   registerPass([] { return createDropKVCacheResultsPass(); });
+  registerPass([] { return createResultsInPlacePass(); });
   registerPass([] { return createFuseElementwisePass(); });
   registerPass([] { return createCpuConfigurePass(); });
   registerPass([] { return createCpuPackWeightsPass(); });

@@ -28,6 +28,13 @@ struct GpuLowerContractionsPass
     pipeline.addPass(createCanonicalizerPass());
     pipeline.addPass(createCSEPass());
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
+      // The flash-attention kernels (tfm-gpu-flash-attention-kernels): with
+      // only `.maxntid 128` ptxas caps them at 128 registers and spills for
+      // head_dim 128; `.minnctapersm 1` lets it use what it needs.
+      if (kernel.getName().starts_with("tfm_flash_attention_"))
+        kernel->setAttr("nvvm.minctasm",
+                        IntegerAttr::get(IntegerType::get(&getContext(), 32),
+                                         1));
       bool hasContraction =
           kernel
               .walk([](vector::ContractionOp) {

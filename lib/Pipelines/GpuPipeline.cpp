@@ -46,7 +46,14 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
                                     const GpuPipelineOptions &options) {
   configureCudaHome(options.cudaHome);
 
-  buildTfmToLinalgStage(pm, getTfmToLinalgStageOptions(options));
+  TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
+  // Attention as one kernel each, while it is still tfm.attention (f16
+  // tensor cores: only with dtype=f16; dtype=f32 stays exact).
+  if (options.flashKernel && options.dtype == "f16")
+    common.beforeLowering = [](OpPassManager &nested) {
+      nested.addPass(createTfmGpuFlashAttention());
+    };
+  buildTfmToLinalgStage(pm, common);
   if (options.dtype == "f16")
     pm.addPass(createTfmGpuContractionDtype());
   buildCallingConventionStage(pm);
@@ -54,6 +61,8 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // Host code keeps only metadata, index arithmetic and control flow; every
   // access to a buffer's contents moves into a kernel.
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
+  if (options.flashKernel && options.dtype == "f16")
+    pm.addPass(createTfmGpuFlashAttentionKernels());
   // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is
   // left for the mma.sync kernels.
   if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a") {
@@ -72,6 +81,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   // Fold static trip counts to constants first: outlining sinks constants
   // into kernels instead of passing them as arguments.
   pm.addPass(createCanonicalizerPass());
+  // Canonicalization hoists the constants of launch bodies to the function
+  // entry; outlining would pass them as kernel arguments (no constant
+  // folding in the kernel): sink them back first.
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // One PTX/cubin for all kernels instead of one each (compile and load
   // time).

@@ -29,6 +29,11 @@ std::unique_ptr<Pass> createPrepareCpuAbiPass();
 /// fails with a clear error when bufferization had to copy the cache.
 std::unique_ptr<Pass> createDropKVCacheResultsPass();
 
+/// After results became out-parameters: a result that is a reshape of a
+/// local buffer is computed in the out-parameter, reshaped, instead of
+/// copied into it (CpuAbi.cpp).
+std::unique_ptr<Pass> createResultsInPlacePass();
+
 /// Producer/consumer fusion of linalg ops, restricted to consumers that read
 /// each produced element once (no recomputation inside contractions).
 std::unique_ptr<Pass> createFuseElementwisePass();

@@ -49,6 +49,28 @@ bool isOutermost(Operation *op);
 /// product of its loop extents): enough to pay for waking other threads.
 bool worthThreads(linalg::LinalgOp op, int64_t minWork);
 
+/// Moves the chain of elementwise consumers of `contraction`'s result (bias,
+/// activations, gating products, residual adds; through reshapes and the
+/// slice of padded columns) into the contraction's output space and fuses
+/// them into one generic over its parallel loops, reading its result through
+/// the identity map. Returns that epilogue, or null when there is none
+/// (EpilogueFusion.cpp).
+linalg::GenericOp formEpilogue(RewriterBase &rewriter,
+                               linalg::LinalgOp contraction);
+
+/// Where `consumer` (a tile or a piece of an epilogue) reads a slice of
+/// `contraction`'s result, computes the contraction (and its zero fill) on
+/// that slice only, in place; erases `contraction` once nothing else reads
+/// it. Returns the sliced contraction, or null.
+linalg::LinalgOp fuseContractionInto(RewriterBase &rewriter,
+                                     linalg::LinalgOp consumer,
+                                     linalg::LinalgOp contraction);
+
+/// Makes the zero fill of `contraction` (fused into a tile of `consumer`)
+/// write into `consumer`'s output tile, so the tile needs no buffer of its own.
+void accumulateInOutput(RewriterBase &rewriter, linalg::LinalgOp consumer,
+                        linalg::LinalgOp contraction);
+
 } // namespace mlir::tfm::codegen
 
 #endif // TFM_LIB_PIPELINES_TILINGUTILS_H

@@ -14,6 +14,10 @@
 //   vector wide, combined once at the end (the same reassociation the dot
 //   products of decode use).
 //
+// The epilogues of contractions (bias, activations, gating, residual adds)
+// arrive here already tiled, one generic per GEMM cache block inside the
+// block loop (EpilogueFusion.cpp), and are vectorised there, in the block.
+//
 // Rows of an op outside any loop (at least kMinParallelRows of them) are an
 // scf.forall: the pipeline runs them on threads like the GEMM blocks.
 //

@@ -22,16 +22,45 @@ func.func @in_out(%x: tensor<1x8x64xf32> {tfm.input = "x"}, %w: tensor<64x96xf32
 // -----
 
 // An out_in weight [N, K] = [37, 24] (nn.Linear) whose N is no multiple of
-// 16: three panels, the last padded with zero columns once, at bind time; the
-// output is computed 48 wide and sliced back to 37. No transpose of the
-// weight is left.
+// 16: three panels, the last padded with zero columns once, at bind time. No
+// transpose of the weight is left. With a consumer that runs on the GEMM's
+// blocks (the bias add), the output is computed 48 wide and sliced back to
+// 37.
 // CHECK-LABEL: func.func @out_in_padded
 // CHECK-SAME: tensor<3x24x16xf32> {tfm.param = "w", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 37, 24>}}
 // CHECK-NOT: linalg.transpose
 // CHECK: tensor.pad %{{.*}} low[0, 0] high[0, 11]
 // CHECK: linalg.generic
 // CHECK: tensor.extract_slice %{{.*}}[0, 0] [5, 37] [1, 1] : tensor<5x48xf32> to tensor<5x37xf32>
-func.func @out_in_padded(%x: tensor<1x5x24xf32> {tfm.input = "x"}, %w: tensor<37x24xf32> {tfm.param = "w"}) -> tensor<1x5x37xf32> {
+func.func @out_in_padded(%x: tensor<1x5x24xf32> {tfm.input = "x"}, %w: tensor<37x24xf32> {tfm.param = "w"}, %b: tensor<37xf32> {tfm.param = "b"}) -> tensor<1x5x37xf32> {
+  %y = tfm.linear %x, %w, %b {layout = #tfm.layout<out_in>} : (tensor<1x5x24xf32>, tensor<37x24xf32>, tensor<37xf32>) -> tensor<1x5x37xf32>
+  return %y : tensor<1x5x37xf32>
+}
+
+// -----
+
+// Without such a consumer (logits), C is written in place: the two full
+// panels into its first 32 columns, viewed as [5, 2, 16], the last panel's 5
+// real columns by a [5 x 24] x [24 x 5] matmul into the rest; each part
+// zeroed on its own, no padded buffer, nothing sliced.
+// CHECK-LABEL: func.func @out_in_unpadded_result
+// CHECK-SAME: %[[P:[a-z0-9]+]]: tensor<3x24x16xf32> {tfm.param = "w", tfm.param_pack
+// CHECK: %[[C:.*]] = tensor.empty() : tensor<5x37xf32>
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[C]][0, 0] [5, 32] [1, 1]
+// CHECK: %[[Z0:.*]] = linalg.fill ins(%{{.*}}) outs(%[[S0]] : tensor<5x32xf32>)
+// CHECK: %[[E0:.*]] = tensor.expand_shape %[[Z0]] {{\[}}[0], [1, 2]] output_shape [5, 2, 16]
+// CHECK: %[[P0:.*]] = tensor.extract_slice %[[P]][0, 0, 0] [2, 24, 16] [1, 1, 1]
+// CHECK: %[[G0:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[P0]] : tensor<5x24xf32>, tensor<2x24x16xf32>) outs(%[[E0]] : tensor<5x2x16xf32>)
+// CHECK: %[[B0:.*]] = tensor.collapse_shape %[[G0]]
+// CHECK: %[[C1:.*]] = tensor.insert_slice %[[B0]] into %[[C]][0, 0] [5, 32] [1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[C1]][0, 32] [5, 5] [1, 1]
+// CHECK: %[[Z1:.*]] = linalg.fill ins(%{{.*}}) outs(%[[S1]] : tensor<5x5xf32>)
+// CHECK: %[[P1:.*]] = tensor.extract_slice %[[P]][2, 0, 0] [1, 24, 5] [1, 1, 1] : tensor<3x24x16xf32> to tensor<24x5xf32>
+// CHECK: %[[G1:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[P1]] : tensor<5x24xf32>, tensor<24x5xf32>) outs(%[[Z1]] : tensor<5x5xf32>)
+// CHECK-SAME: tfm.cpu_tiling
+// CHECK: tensor.insert_slice %[[G1]] into %[[C1]][0, 32] [5, 5] [1, 1]
+// CHECK-NOT: tensor.pad
+func.func @out_in_unpadded_result(%x: tensor<1x5x24xf32> {tfm.input = "x"}, %w: tensor<37x24xf32> {tfm.param = "w"}) -> tensor<1x5x37xf32> {
   %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x5x24xf32>, tensor<37x24xf32>) -> tensor<1x5x37xf32>
   return %y : tensor<1x5x37xf32>
 }

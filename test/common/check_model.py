@@ -59,6 +59,27 @@ def reference(args, w, inputs):
     if args.kind == "llama-block":
         return ref.llama_block(w, args.prefix, inputs["hidden"], args.heads,
                                args.kv_heads, args.eps, args.theta)
+    if args.kind == "gpt2-mlp":
+        # x + c_proj(gelu(c_fc(x))), GPT-2's MLP and its residual.
+        x = inputs["hidden"]
+        h = ref.linear(x, w[args.prefix + "mlp.c_fc.weight"],
+                       w[args.prefix + "mlp.c_fc.bias"], "in_out")
+        h = ref.gelu(h, args.gelu)
+        return x + ref.linear(h, w[args.prefix + "mlp.c_proj.weight"],
+                              w[args.prefix + "mlp.c_proj.bias"], "in_out")
+    if args.kind == "swiglu-mlp":
+        x = inputs["hidden"]
+        return x + ref.swiglu_mlp(w, args.prefix + "mlp.", x)
+    if args.kind == "linear-gelu-residual":
+        # res + gelu(x W^T + b), W as nn.Linear stores it.
+        h = ref.linear(inputs["hidden"], w[args.prefix + "fc.weight"],
+                       w[args.prefix + "fc.bias"], "out_in")
+        return inputs["res"] + ref.gelu(h, args.gelu)
+    if args.kind == "lm-head":
+        # layer_norm(x) W^T, a final norm and an untied head ([V, d]).
+        h = ref.layer_norm(inputs["hidden"], w[args.prefix + "ln_f.weight"],
+                           w[args.prefix + "ln_f.bias"], args.eps)
+        return ref.linear(h, w[args.prefix + "lm_head.weight"])
     if args.kind == "gpt2":
         return ref.gpt2_model(w, inputs["input_ids"], args.layers, args.heads,
                               args.eps, args.prefix)
@@ -85,6 +106,8 @@ def main():
     parser.add_argument("--prefix", default="")
     parser.add_argument("--eps", type=float, default=1e-5)
     parser.add_argument("--theta", type=float, default=10000.0)
+    parser.add_argument("--gelu", default="tanh", choices=["tanh", "none"],
+                        help="gpt2-mlp, linear-gelu-residual: GELU form")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-3)

@@ -7,6 +7,8 @@
 
 namespace mlir::affine { class AffineDialect; }
 namespace mlir::arith { class ArithDialect; }
+namespace mlir::bufferization { class BufferizationDialect; }
+namespace mlir::math { class MathDialect; }
 namespace mlir::gpu { class GPUDialect; }
 namespace mlir::linalg { class LinalgDialect; }
 namespace mlir::memref { class MemRefDialect; }

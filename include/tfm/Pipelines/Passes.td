@@ -135,6 +135,83 @@ def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
                            "func::FuncDialect"];
 }
 
+def TfmGpuFlashAttention : Pass<"tfm-gpu-flash-attention", "ModuleOp"> {
+  let summary = "Runs each tfm.attention as one FA2-style tensor-core kernel";
+  let description = [{
+    On tfm ops (before `--tfm-flash-attention` and `--convert-tfm-to-linalg`):
+    each `tfm.attention` with static f32 shapes, `dh == dv` of 64 or 128, no
+    `sliding_window` and an `index` offset (or none) becomes f16 copies of
+    q, k and v (`arith.truncf` in a `linalg.generic`, as
+    `tfm-gpu-contraction-dtype` does for matmuls) and a call of a private
+    function on tensors, one per attention shape, which calls a launcher
+    declaration (attribute `tfm.flash_attention_kernel = {causal, scale,
+    splits}`) on the buffers of its arguments;
+    `--tfm-gpu-flash-attention-kernels` defines the launchers after
+    bufferization (buffer deallocation rejects the kernel's ops). The kernel:
+
+    - grid (ceil(S / 64), B * Hq), 4 warps; a block handles 64 query rows of
+      one (batch, head), each warp 16 rows for the whole key loop; query head
+      `h` reads key/value head `h / (Hq / Hkv)` (MHA, GQA, MQA);
+    - Q is loaded once into registers as the A fragments of `mma.sync`
+      (head_dim 64) or into shared memory, read with `ldmatrix` every key
+      tile (head_dim 128: in registers it spills);
+    - K and V tiles of 64 keys (32 for head_dim 128) are staged in two slots of dynamic shared
+      memory (rows padded by 16 bytes) with `cp.async`: tile t + 1 is in
+      flight while tile t is computed;
+    - `S = Q K^T` and `O += P V` with `mma.sync.m16n8k16` (f16 operands,
+      f32 accumulation; `ldmatrix`, transposed for V); P stays in registers
+      (the f32 score fragments of two n8 tiles, rounded to f16, are the A
+      fragment of one k16 step);
+    - online softmax in registers: scores prescaled by `scale * log2(e)`,
+      `math.exp2` (`ex2.approx`), row max across the quad with
+      `gpu.shuffle xor`, row sums per thread reduced once at the end;
+    - causal: key tiles past a block's last visible key are never visited;
+      tiles wholly visible run an unmasked loop, the rest (the diagonal,
+      and a last partial tile) a masked one. Query `s` is at position
+      `offset + s` (`offset` defaults to `Skv - S`, as in `tfm.attention`)
+      and sees keys `j <= offset + s`, `j < Skv`;
+    - any S and Skv: rows past S load row S - 1 and are not stored, keys
+      past Skv load key Skv - 1 and are masked; heaviest causal query tiles
+      first;
+    - split-KV (decode, short chunks): when S fits one query tile, there are
+      at least 4 key tiles and fewer than 264 blocks, the key tiles are
+      split over the grid's z dimension (enough splits for about 264
+      blocks, at least 2 tiles each, at most 32); each split writes its
+      unnormalised O, row max and row sum to scratch buffers the function
+      on tensors allocates, and a combine kernel (a block per query row, a
+      thread per column) merges them.
+
+    Other attentions (per-sequence `[B]` offsets, sliding windows, other
+    head sizes, dynamic shapes, f16/bf16 models) keep the generic path.
+    Results differ from f32 arithmetic by the f16 rounding of q, k, v and P.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "bufferization::BufferizationDialect",
+                           "func::FuncDialect", "gpu::GPUDialect",
+                           "linalg::LinalgDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "nvgpu::NVGPUDialect",
+                           "scf::SCFDialect", "tensor::TensorDialect",
+                           "vector::VectorDialect"];
+}
+
+def TfmGpuFlashAttentionKernels : Pass<"tfm-gpu-flash-attention-kernels",
+                                      "ModuleOp"> {
+  let summary = "Defines the kernel launchers of --tfm-gpu-flash-attention";
+  let description = [{
+    On bufferized host code: each external function with the attribute
+    `tfm.flash_attention_kernel = {causal, scale, splits}` and the signature
+    `(q: memref<BxHqxSxdxf16>, k, v: memref<BxHkvxSkvxdxf16>, offset: index,
+    out: memref<BxHqxSxdxf32>)` gets a body: the `gpu.launch` of the
+    flash-attention kernel described under `--tfm-gpu-flash-attention`.
+    With `splits = N > 1` the launcher also takes the scratch buffers
+    `memref<NxBxHqxSxdxf32>` (partial O) and `memref<NxBxHqxSx2xf32>` (row
+    max and sum) and launches the combine kernel after the split kernel.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
+                           "math::MathDialect", "memref::MemRefDialect",
+                           "nvgpu::NVGPUDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
+}
+
 def TfmGpuWarpgroupMatmul : Pass<"tfm-gpu-warpgroup-matmul", "ModuleOp"> {
   let summary = "Runs f16 matmuls as TMA + wgmma kernels (sm_90a)";
   let description = [{
@@ -242,6 +319,44 @@ def TfmStripFrontendArgAttributes
     so the translation sees only what it understands.
   }];
   let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
+  let summary = "Places a function's temporaries in one workspace by liveness";
+  let description = [{
+    After bufferization (results already out-parameters, before the
+    deallocation pipeline), the activations of an entry function are
+    `memref.alloc`s in its body: one per layer output, norm statistic,
+    projection result. Allocated and freed one by one, they cost an
+    allocator call each per model call and hold as much memory as the
+    allocator's free lists happen to keep. This pass plans them instead:
+
+    - candidates are the static-shaped, identity-layout allocs directly in
+      the function's body that stay inside the function: neither they nor
+      any value that may alias them (views, reshapes and casts of them, the
+      results of a loop that carries them, of an op whose region yields
+      them) is returned or passed to a call. Allocs inside loops (a
+      flash-attention tile's scratch, private to one thread) keep their own
+      allocations;
+    - a buffer lives from its alloc to the last top-level operation that
+      uses it or any of its aliases; two buffers whose lifetimes do not
+      overlap may share bytes;
+    - offsets are assigned largest first, each at the lowest 64-byte
+      aligned offset that overlaps no live-at-the-same-time buffer placed
+      before it (a greedy interval packing);
+    - one `memref.alloc` of `i8` of the planned size at the start of the
+      function replaces them all, each buffer a `memref.view` at its offset.
+
+    The function gets `tfm.workspace = {bytes = N, buffers = K, unplanned =
+    U}` (N the planned peak, K the buffers placed in it, U the sum of their
+    sizes had each its own allocation); `-debug-only` is not needed to see
+    it: with `report`, each function's plan is also emitted as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit each function's workspace plan as a remark">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
 }
 
 #endif // TFM_PIPELINES_PASSES_TD

@@ -42,6 +42,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
+
 namespace mlir {
 class OpPassManager;
 namespace tfm {
@@ -138,6 +140,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "GEMV columns) on OpenMP threads; the code then calls "
                      "libomp (OMP_NUM_THREADS, or the runner's --threads)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> planWorkspace{
+      *this, "plan-workspace",
+      llvm::cl::desc("Place each function's temporaries in one workspace "
+                     "allocation, sharing bytes between buffers whose "
+                     "lifetimes do not overlap (--tfm-plan-workspace)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Outline each top-level loop nest of a function with "
@@ -170,6 +178,9 @@ struct TfmToLinalgStageOptions {
   int64_t flashQueryTile = 64;
   int64_t flashKeyTile = 64;
   bool flashCausalSkip = true;
+  /// Target passes to run on tfm ops after Q/K/V fusion, before the flash
+  /// form and the lowering to linalg (the GPU pipeline's attention kernel).
+  std::function<void(OpPassManager &)> beforeLowering;
 };
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const TfmToLinalgStageOptions &options);
@@ -190,8 +201,15 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
 
 /// The calling-convention stage both targets share: bufferization with
 /// identity layouts at function boundaries, KV caches in place, results as
-/// out-parameters, deallocation. Linalg on tensors in, memrefs out.
-void buildCallingConventionStage(OpPassManager &pm);
+/// out-parameters, deallocation. Linalg on tensors in, memrefs out. Before
+/// deallocation, optionally: results that are reshapes of a local buffer
+/// computed in the caller's out-parameter (`resultsInPlace`,
+/// --tfm-results-in-place), then each function's top-level temporaries
+/// placed in one workspace by liveness (`planWorkspace`,
+/// --tfm-plan-workspace).
+void buildCallingConventionStage(OpPassManager &pm,
+                                 bool resultsInPlace = false,
+                                 bool planWorkspace = false);
 
 /// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
 /// (above) with every memref holding DEVICE memory: the caller allocates the
@@ -266,6 +284,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<bool> fuseQKV{
       *this, "fuse-qkv",
       llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> flashKernel{
+      *this, "flash-kernel",
+      llvm::cl::desc("Run each attention the kernel handles as one FA2-style "
+                     "tensor-core kernel (--tfm-gpu-flash-attention; f16 "
+                     "q/k/v and P, f32 accumulation); the others take the "
+                     "flash-attention / naive path below"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> flashAttention{
       *this, "flash-attention",

@@ -153,7 +153,8 @@ private:
   }
 
   /// RoPE of heads `x`: the config's scaled frequencies when it has a
-  /// scaling, else plain RoPE from theta.
+  /// scaling, else plain RoPE from theta; only the first c.rotaryDims
+  /// elements of each head when set (partial rotary).
   Value rope(Value x, const Twine &name) {
     auto op = RoPEOp::create(b, loc(name), x.getType(), x, pos,
                              b.getF32FloatAttr(c.ropeTheta));
@@ -162,6 +163,8 @@ private:
         ropeInvFreq = b.getDenseF32ArrayAttr(computeRoPEInverseFrequencies(c));
       op.setInvFreqAttr(ropeInvFreq);
     }
+    if (c.rotaryDims && c.rotaryDims != c.headDim)
+      op.setRotaryDimsAttr(b.getI64IntegerAttr(c.rotaryDims));
     return op;
   }
 
@@ -179,19 +182,31 @@ private:
     return written;
   }
 
+  //===--- Pieces the families share (section "Decoder pieces") -----------===//
+
+  /// How self-attention treats the heads of q and k before attending.
+  enum class Positions { None, Rotary, NormedRotary };
+  Value selfAttention(int64_t layer, StringRef attn, Value q, Value k, Value v,
+                      Positions positions, FloatAttr scale = {});
+  Value rmsNorm(Value x, const Twine &name, bool unitOffset,
+                int64_t width = 0);
+  Value layerNorm(Value x, const Twine &name, int64_t width);
+  Value activation(Value x, const Twine &name);
+  /// The token embedding `module` ([V, width], `scale`d), remembered as the
+  /// tied LM head's weight.
+  Value embedTokens(const Twine &module, int64_t width, FloatAttr scale = {});
+  /// `num_hidden_layers` applications of `block`.
+  Value decoderLayers(Value h, Value (EntryBuilder::*block)(int64_t, Value));
+  /// The LM head `module` over [B, S, width]: the embedding when tied, else
+  /// its own `module.weight` [V, width].
+  Value lmHead(Value h, StringRef module, int64_t width);
+
   //===--- Families --------------------------------------------------------===//
 
   Value buildGPT2();
   Value gpt2Block(int64_t layer, Value h);
   Value buildLlama();
   Value llamaBlock(int64_t layer, Value h);
-
-  // Gemma, Phi-3, GPT-NeoX and OPT (ImportModel.cpp's last family section).
-  Value rotaryAttention(int64_t layer, StringRef attn, Value q, Value k,
-                        Value v);
-  Value rmsNorm(Value x, const Twine &name, bool unitOffset);
-  Value layerNorm(Value x, const Twine &name, int64_t width);
-  Value activation(Value x, const Twine &name);
   Value buildGemma();
   Value gemmaBlock(int64_t layer, Value h);
   Value buildPhi3();
@@ -218,8 +233,92 @@ private:
   SmallVector<Value> cacheResults;
   SmallVector<std::string> cacheNames;
   DenseF32ArrayAttr ropeInvFreq;
+  /// The token embedding table (embedTokens), read again by a tied head.
+  Value embedWeight;
 };
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Decoder pieces
+//===----------------------------------------------------------------------===//
+
+/// Splits q [B, S, H*dh] and k, v [B, S, Hkv*dh] into heads; with
+/// `NormedRotary` RMS-normalises each query and key head (Qwen3's q_norm /
+/// k_norm, weights [dh]), with `Rotary` or `NormedRotary` rotates them (the
+/// config's RoPE); attends (`scale`: null for 1/sqrt(dh)) and merges the
+/// heads back: [B, S, H*dh].
+Value EntryBuilder::selfAttention(int64_t layer, StringRef attn, Value q,
+                                  Value k, Value v, Positions positions,
+                                  FloatAttr scale) {
+  q = splitHeads(q, c.numHeads, attn + ".split_heads_q");
+  k = splitHeads(k, c.numKVHeads, attn + ".split_heads_k");
+  v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
+  if (positions == Positions::NormedRotary) {
+    q = rmsNorm(q, attn + ".q_norm", /*unitOffset=*/false, c.headDim);
+    k = rmsNorm(k, attn + ".k_norm", /*unitOffset=*/false, c.headDim);
+  }
+  if (positions != Positions::None) {
+    q = rope(q, attn + ".rope_q");
+    k = rope(k, attn + ".rope_k");
+  }
+  Value a = attend(layer, attn, q, k, v, scale);
+  return MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
+                              tensor({batch, seqLen, c.numHeads * c.headDim}),
+                              a);
+}
+
+/// RMSNorm `name` over the last dimension (`width`, default d), its weight
+/// `name.weight`; with `unitOffset`, scaled by (1 + w) (Gemma).
+Value EntryBuilder::rmsNorm(Value x, const Twine &name, bool unitOffset,
+                            int64_t width) {
+  std::string module = name.str();
+  return RMSNormOp::create(b, loc(module), x.getType(), x,
+                           param(module + ".weight",
+                                 {width ? width : c.hiddenSize}),
+                           b.getF32FloatAttr(c.normEps),
+                           unitOffset ? b.getUnitAttr() : nullptr);
+}
+
+Value EntryBuilder::layerNorm(Value x, const Twine &name, int64_t width) {
+  std::string module = name.str();
+  return LayerNormOp::create(b, loc(module), x.getType(), x,
+                             param(module + ".weight", {width}),
+                             param(module + ".bias", {width}),
+                             b.getF32FloatAttr(c.normEps));
+}
+
+Value EntryBuilder::embedTokens(const Twine &module, int64_t width,
+                               FloatAttr scale) {
+  std::string name = module.str();
+  embedWeight = param(name + ".weight", {c.vocabSize, width});
+  return EmbeddingOp::create(b, loc(name), tensor({batch, seqLen, width}), ids,
+                             embedWeight, scale);
+}
+
+Value EntryBuilder::decoderLayers(Value h,
+                                  Value (EntryBuilder::*block)(int64_t, Value)) {
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    h = (this->*block)(i, h);
+  return h;
+}
+
+Value EntryBuilder::lmHead(Value h, StringRef module, int64_t width) {
+  Value weight = c.tieWordEmbeddings
+                     ? embedWeight
+                     : param(module + ".weight", {c.vocabSize, width});
+  return LMHeadOp::create(b, loc(module), tensor({batch, seqLen, c.vocabSize}),
+                          h, weight, WeightLayout::out_in);
+}
+
+/// The MLP activation of an ungated MLP (GPT-NeoX, OPT).
+Value EntryBuilder::activation(Value x, const Twine &name) {
+  if (c.activation == Activation::ReLU)
+    return ReluOp::create(b, loc(name), x);
+  return GeluOp::create(b, loc(name), x,
+                        c.activation == Activation::GeluExact
+                            ? GeluApproximation::none
+                            : GeluApproximation::tanh);
+}
 
 //===----------------------------------------------------------------------===//
 // GPT-2
@@ -227,52 +326,36 @@ private:
 
 Value EntryBuilder::buildGPT2() {
   int64_t d = c.hiddenSize;
-  Value wte = param("wte.weight", {c.vocabSize, d});
-  Value h = EmbeddingOp::create(b, loc("wte"), tensor({batch, seqLen, d}), ids,
-                                wte, FloatAttr());
+  Value h = embedTokens("wte", d);
   h = PositionEmbeddingOp::create(b, loc("wpe"), h.getType(), h,
                                   param("wpe.weight", {c.maxPositions, d}),
                                   pos);
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = gpt2Block(i, h);
-  h = LayerNormOp::create(b, loc("ln_f"), h.getType(), h,
-                          param("ln_f.weight", {d}), param("ln_f.bias", {d}),
-                          b.getF32FloatAttr(c.normEps));
-  Value head = c.tieWordEmbeddings ? wte : param("lm_head.weight", {c.vocabSize, d});
-  return LMHeadOp::create(b, loc("lm_head"), tensor({batch, seqLen, c.vocabSize}),
-                          h, head, WeightLayout::out_in);
+  h = decoderLayers(h, &EntryBuilder::gpt2Block);
+  h = layerNorm(h, "ln_f", d);
+  return lmHead(h, "lm_head", d);
 }
 
 Value EntryBuilder::gpt2Block(int64_t layer, Value h) {
   std::string p = llvm::formatv("h.{0}.", layer).str();
   std::string attn = p + "attn";
   int64_t d = c.hiddenSize, m = c.intermediateSize;
-  auto layerNorm = [&](Value x, StringRef name) -> Value {
-    return LayerNormOp::create(b, loc(p + name), x.getType(), x,
-                               param(p + name + ".weight", {d}),
-                               param(p + name + ".bias", {d}),
-                               b.getF32FloatAttr(c.normEps));
-  };
 
   // Attention: one fused c_attn (Conv1D, [d, 3d]) split into q, k, v.
-  Value x = layerNorm(h, "ln_1");
+  Value x = layerNorm(h, p + "ln_1", d);
   Value qkv = linear(x, attn + ".c_attn", d, 3 * d, WeightLayout::in_out,
                      /*hasBias=*/true);
   auto part = tensor({batch, seqLen, d});
   auto split = SplitOp::create(b, loc(attn + ".split_qkv"),
                                TypeRange{part, part, part}, qkv);
-  Value q = splitHeads(split.getResult(0), c.numHeads, attn + ".split_heads_q");
-  Value k = splitHeads(split.getResult(1), c.numHeads, attn + ".split_heads_k");
-  Value v = splitHeads(split.getResult(2), c.numHeads, attn + ".split_heads_v");
   // scale_attn_weights = false: GPT2Attention skips the 1/sqrt(dh) scale.
   FloatAttr scale = c.scaleAttnWeights ? FloatAttr() : b.getF32FloatAttr(1.0f);
-  Value a = attend(layer, attn, q, k, v, scale);
-  a = MergeHeadsOp::create(b, loc(attn + ".merge_heads"), part, a);
+  Value a = selfAttention(layer, attn, split.getResult(0), split.getResult(1),
+                          split.getResult(2), Positions::None, scale);
   a = linear(a, attn + ".c_proj", d, d, WeightLayout::in_out, true);
   h = residual(h, a, attn + ".residual");
 
   // MLP: c_fc, GELU, c_proj.
-  x = layerNorm(h, "ln_2");
+  x = layerNorm(h, p + "ln_2", d);
   x = linear(x, p + "mlp.c_fc", d, m, WeightLayout::in_out, true);
   x = GeluOp::create(b, loc(p + "mlp.act"), x,
                      c.activation == Activation::GeluExact
@@ -288,20 +371,10 @@ Value EntryBuilder::gpt2Block(int64_t layer, Value h) {
 
 Value EntryBuilder::buildLlama() {
   int64_t d = c.hiddenSize;
-  Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
-  Value h = EmbeddingOp::create(b, loc("model.embed_tokens"),
-                                tensor({batch, seqLen, d}), ids, embed,
-                                FloatAttr());
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = llamaBlock(i, h);
-  h = RMSNormOp::create(b, loc("model.norm"), h.getType(), h,
-                        param("model.norm.weight", {d}),
-                        b.getF32FloatAttr(c.normEps), /*unit_offset=*/nullptr);
-  Value head =
-      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
-  return LMHeadOp::create(b, loc("lm_head"),
-                          tensor({batch, seqLen, c.vocabSize}), h, head,
-                          WeightLayout::out_in);
+  Value h = embedTokens("model.embed_tokens", d);
+  h = decoderLayers(h, &EntryBuilder::llamaBlock);
+  h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
+  return lmHead(h, "lm_head", d);
 }
 
 Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
@@ -309,45 +382,22 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
   std::string attn = p + "self_attn";
   int64_t d = c.hiddenSize, m = c.intermediateSize, dh = c.headDim;
   int64_t qWidth = c.numHeads * dh, kvWidth = c.numKVHeads * dh;
-  auto rmsNorm = [&](Value x, StringRef name) -> Value {
-    return RMSNormOp::create(b, loc(p + name), x.getType(), x,
-                             param(p + name + ".weight", {d}),
-                             b.getF32FloatAttr(c.normEps),
-                             /*unit_offset=*/nullptr);
-  };
-  // Qwen3: RMSNorm of each query/key head (weight [dh]) before RoPE.
-  auto headNorm = [&](Value x, StringRef name) -> Value {
-    std::string module = attn + "." + name.str();
-    return RMSNormOp::create(b, loc(module), x.getType(), x,
-                             param(module + ".weight", {dh}),
-                             b.getF32FloatAttr(c.normEps),
-                             /*unit_offset=*/nullptr);
-  };
   const WeightLayout outIn = WeightLayout::out_in;
 
   // Attention: separate q/k/v projections; k and v have Hkv heads (GQA/MQA)
   // and the head size need not be d / H. Qwen2 has biases on q/k/v only.
   bool qkvBias = c.attentionBias || c.qkvBias;
-  Value x = rmsNorm(h, "input_layernorm");
+  Value x = rmsNorm(h, p + "input_layernorm", /*unitOffset=*/false);
   Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, qkvBias);
   Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, qkvBias);
   Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, qkvBias);
-  q = splitHeads(q, c.numHeads, attn + ".split_heads_q");
-  k = splitHeads(k, c.numKVHeads, attn + ".split_heads_k");
-  v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
-  if (c.qkNorm) {
-    q = headNorm(q, "q_norm");
-    k = headNorm(k, "k_norm");
-  }
-  q = rope(q, attn + ".rope_q");
-  k = rope(k, attn + ".rope_k");
-  Value a = attend(layer, attn, q, k, v, FloatAttr());
-  a = MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
-                           tensor({batch, seqLen, qWidth}), a);
+  Value a = selfAttention(layer, attn, q, k, v,
+                          c.qkNorm ? Positions::NormedRotary
+                                   : Positions::Rotary);
   a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
   h = residual(h, a, attn + ".residual");
 
-  x = rmsNorm(h, "post_attention_layernorm");
+  x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/false);
   if (c.family == ModelFamily::Mixtral) {
     // Router [E, d], then per expert w1 (gate), w3 (up), w2 (down): the
     // operand order of tfm.moe.
@@ -376,71 +426,16 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
 // Gemma, Phi-3, GPT-NeoX and OPT
 //===----------------------------------------------------------------------===//
 
-/// Splits q [B, S, H*dh] and k, v [B, S, Hkv*dh] into heads, rotates q and k
-/// (the first c.rotaryDims elements of each head when set), attends and
-/// merges the heads back: [B, S, H*dh].
-Value EntryBuilder::rotaryAttention(int64_t layer, StringRef attn, Value q,
-                                    Value k, Value v) {
-  IntegerAttr rotaryDims =
-      c.rotaryDims && c.rotaryDims != c.headDim
-          ? b.getI64IntegerAttr(c.rotaryDims)
-          : IntegerAttr();
-  auto rope = [&](Value x, StringRef name) -> Value {
-    return RoPEOp::create(b, loc(attn + "." + name), x.getType(), x, pos,
-                          b.getF32FloatAttr(c.ropeTheta),
-                          /*inv_freq=*/DenseF32ArrayAttr(), rotaryDims);
-  };
-  q = rope(splitHeads(q, c.numHeads, attn + ".split_heads_q"), "rope_q");
-  k = rope(splitHeads(k, c.numKVHeads, attn + ".split_heads_k"), "rope_k");
-  v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
-  Value a = attend(layer, attn, q, k, v, FloatAttr());
-  return MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
-                              tensor({batch, seqLen, c.numHeads * c.headDim}),
-                              a);
-}
-
-Value EntryBuilder::rmsNorm(Value x, const Twine &name, bool unitOffset) {
-  std::string module = name.str();
-  return RMSNormOp::create(b, loc(module), x.getType(), x,
-                           param(module + ".weight", {c.hiddenSize}),
-                           b.getF32FloatAttr(c.normEps),
-                           unitOffset ? b.getUnitAttr() : nullptr);
-}
-
-Value EntryBuilder::layerNorm(Value x, const Twine &name, int64_t width) {
-  std::string module = name.str();
-  return LayerNormOp::create(b, loc(module), x.getType(), x,
-                             param(module + ".weight", {width}),
-                             param(module + ".bias", {width}),
-                             b.getF32FloatAttr(c.normEps));
-}
-
-/// The MLP activation of an ungated MLP (GPT-NeoX, OPT).
-Value EntryBuilder::activation(Value x, const Twine &name) {
-  if (c.activation == Activation::ReLU)
-    return ReluOp::create(b, loc(name), x);
-  return GeluOp::create(b, loc(name), x,
-                        c.activation == Activation::GeluExact
-                            ? GeluApproximation::none
-                            : GeluApproximation::tanh);
-}
-
 /// Gemma: Llama's layout with embeddings scaled by sqrt(d) (GemmaModel's
 /// `normalizer`), (1 + w) RMSNorms and a GeGLU MLP.
 Value EntryBuilder::buildGemma() {
   int64_t d = c.hiddenSize;
-  Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
-  Value h = EmbeddingOp::create(
-      b, loc("model.embed_tokens"), tensor({batch, seqLen, d}), ids, embed,
+  Value h = embedTokens(
+      "model.embed_tokens", d,
       b.getF32FloatAttr(static_cast<float>(std::sqrt(double(d)))));
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = gemmaBlock(i, h);
+  h = decoderLayers(h, &EntryBuilder::gemmaBlock);
   h = rmsNorm(h, "model.norm", /*unitOffset=*/true);
-  Value head =
-      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
-  return LMHeadOp::create(b, loc("lm_head"),
-                          tensor({batch, seqLen, c.vocabSize}), h, head,
-                          WeightLayout::out_in);
+  return lmHead(h, "lm_head", d);
 }
 
 Value EntryBuilder::gemmaBlock(int64_t layer, Value h) {
@@ -454,7 +449,7 @@ Value EntryBuilder::gemmaBlock(int64_t layer, Value h) {
   Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, c.attentionBias);
   Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, c.attentionBias);
   Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, c.attentionBias);
-  Value a = rotaryAttention(layer, attn, q, k, v);
+  Value a = selfAttention(layer, attn, q, k, v, Positions::Rotary);
   a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
   h = residual(h, a, attn + ".residual");
 
@@ -474,18 +469,10 @@ Value EntryBuilder::gemmaBlock(int64_t layer, Value h) {
 /// into the gate and up halves.
 Value EntryBuilder::buildPhi3() {
   int64_t d = c.hiddenSize;
-  Value embed = param("model.embed_tokens.weight", {c.vocabSize, d});
-  Value h = EmbeddingOp::create(b, loc("model.embed_tokens"),
-                                tensor({batch, seqLen, d}), ids, embed,
-                                FloatAttr());
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = phi3Block(i, h);
+  Value h = embedTokens("model.embed_tokens", d);
+  h = decoderLayers(h, &EntryBuilder::phi3Block);
   h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
-  Value head =
-      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, d});
-  return LMHeadOp::create(b, loc("lm_head"),
-                          tensor({batch, seqLen, c.vocabSize}), h, head,
-                          WeightLayout::out_in);
+  return lmHead(h, "lm_head", d);
 }
 
 Value EntryBuilder::phi3Block(int64_t layer, Value h) {
@@ -503,8 +490,8 @@ Value EntryBuilder::phi3Block(int64_t layer, Value h) {
       TypeRange{tensor({batch, seqLen, qWidth}), tensor({batch, seqLen, kvWidth}),
                 tensor({batch, seqLen, kvWidth})},
       qkv);
-  Value a = rotaryAttention(layer, attn, split.getResult(0),
-                            split.getResult(1), split.getResult(2));
+  Value a = selfAttention(layer, attn, split.getResult(0), split.getResult(1),
+                          split.getResult(2), Positions::Rotary);
   a = linear(a, attn + ".o_proj", qWidth, d, outIn, false);
   h = residual(h, a, attn + ".residual");
 
@@ -522,18 +509,10 @@ Value EntryBuilder::phi3Block(int64_t layer, Value h) {
 /// GPT-NeoX (Pythia): LayerNorms, partial rotary, an untied embed_out.
 Value EntryBuilder::buildGPTNeoX() {
   int64_t d = c.hiddenSize;
-  Value embed = param("gpt_neox.embed_in.weight", {c.vocabSize, d});
-  Value h = EmbeddingOp::create(b, loc("gpt_neox.embed_in"),
-                                tensor({batch, seqLen, d}), ids, embed,
-                                FloatAttr());
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = gptNeoXBlock(i, h);
+  Value h = embedTokens("gpt_neox.embed_in", d);
+  h = decoderLayers(h, &EntryBuilder::gptNeoXBlock);
   h = layerNorm(h, "gpt_neox.final_layer_norm", d);
-  Value head =
-      c.tieWordEmbeddings ? embed : param("embed_out.weight", {c.vocabSize, d});
-  return LMHeadOp::create(b, loc("embed_out"),
-                          tensor({batch, seqLen, c.vocabSize}), h, head,
-                          WeightLayout::out_in);
+  return lmHead(h, "embed_out", d);
 }
 
 Value EntryBuilder::gptNeoXBlock(int64_t layer, Value h) {
@@ -551,8 +530,8 @@ Value EntryBuilder::gptNeoXBlock(int64_t layer, Value h) {
   auto split = SplitOp::create(b, loc(attn + ".split_qkv"),
                                TypeRange{part, part, part}, qkv,
                                static_cast<uint64_t>(c.numHeads));
-  Value a = rotaryAttention(layer, attn, split.getResult(0),
-                            split.getResult(1), split.getResult(2));
+  Value a = selfAttention(layer, attn, split.getResult(0), split.getResult(1),
+                          split.getResult(2), Positions::Rotary);
   a = linear(a, attn + ".dense", d, d, outIn, c.attentionBias);
 
   // Parallel: x + attn(ln1(x)) + mlp(ln2(x)); sequential: the MLP reads
@@ -571,10 +550,7 @@ Value EntryBuilder::gptNeoXBlock(int64_t layer, Value h) {
 Value EntryBuilder::buildOPT() {
   int64_t d = c.hiddenSize, e = c.wordEmbedProjDim;
   std::string dec = "model.decoder.";
-  Value embed = param(dec + "embed_tokens.weight", {c.vocabSize, e});
-  Value h = EmbeddingOp::create(b, loc(dec + "embed_tokens"),
-                                tensor({batch, seqLen, e}), ids, embed,
-                                FloatAttr());
+  Value h = embedTokens(dec + "embed_tokens", e);
   if (e != d)
     h = linear(h, dec + "project_in", e, d, WeightLayout::out_in, false);
   // OPTLearnedPositionalEmbedding: position p reads row p + 2.
@@ -587,17 +563,12 @@ Value EntryBuilder::buildOPT() {
       param(dec + "embed_positions.weight",
             {c.maxPositions + c.positionOffset, d}),
       offset);
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    h = optBlock(i, h);
+  h = decoderLayers(h, &EntryBuilder::optBlock);
   if (c.finalNorm)
     h = layerNorm(h, dec + "final_layer_norm", d);
   if (e != d)
     h = linear(h, dec + "project_out", d, e, WeightLayout::out_in, false);
-  Value head =
-      c.tieWordEmbeddings ? embed : param("lm_head.weight", {c.vocabSize, e});
-  return LMHeadOp::create(b, loc("lm_head"),
-                          tensor({batch, seqLen, c.vocabSize}), h, head,
-                          WeightLayout::out_in);
+  return lmHead(h, "lm_head", e);
 }
 
 Value EntryBuilder::optBlock(int64_t layer, Value h) {
@@ -611,12 +582,7 @@ Value EntryBuilder::optBlock(int64_t layer, Value h) {
   Value q = linear(x, attn + ".q_proj", d, d, outIn, c.attentionBias);
   Value k = linear(x, attn + ".k_proj", d, d, outIn, c.attentionBias);
   Value v = linear(x, attn + ".v_proj", d, d, outIn, c.attentionBias);
-  q = splitHeads(q, c.numHeads, attn + ".split_heads_q");
-  k = splitHeads(k, c.numHeads, attn + ".split_heads_k");
-  v = splitHeads(v, c.numHeads, attn + ".split_heads_v");
-  Value a = attend(layer, attn, q, k, v, FloatAttr());
-  a = MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
-                           tensor({batch, seqLen, d}), a);
+  Value a = selfAttention(layer, attn, q, k, v, Positions::None);
   a = linear(a, attn + ".out_proj", d, d, outIn, c.attentionBias);
   h = residual(h, a, attn + ".residual");
   if (!preLN)

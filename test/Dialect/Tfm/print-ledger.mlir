@@ -167,6 +167,10 @@
 // 16,384 + 4,096 + 2 * 49,984 + 128: HF's GPT2LMHeadModel parameter count.
 // TIED:      function 34 120,576 1,867,776 482,304 116,736 1,024
 // TIED:      parameters: 120,576 (482,304 bytes)
+// At most 18,432 bytes of results are alive at once (the logits are the
+// caller's); the CPU pipeline's workspace plan for this model is within it
+// (test/Pipelines/plan-workspace.mlir).
+// TIED-NEXT: activation bytes: 116,736 (sum of all tfm op results); peak live 18,432 (results alive at once, returned ones excluded)
 // TIED:      note: parameter wte.weight (16,384 params) is shared (tied) by 'wte' and 'lm_head'; counted once in the totals, under embedding
 
 //===----------------------------------------------------------------------===//

@@ -222,6 +222,50 @@ static LedgerRow makeRow(Operation *op, LedgerCategory category,
   return row;
 }
 
+/// The most bytes of `rows`' results alive at once. A result lives from its
+/// op to the last op that uses it (ops nested in regions count at their
+/// ancestor in the row's block); returned results (used by the block's
+/// terminator) are the caller's.
+static int64_t computePeakLiveBytes(ArrayRef<LedgerRow> rows) {
+  // Bytes born at each row and dying after each row.
+  SmallVector<int64_t> born(rows.size()), dies(rows.size());
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [index, row] : llvm::enumerate(rows))
+    position[row.op] = index;
+  for (auto [index, row] : llvm::enumerate(rows)) {
+    Block *block = row.op->getBlock();
+    for (Value result : row.op->getResults()) {
+      int64_t bytes = getTensorBytes(dyn_cast<RankedTensorType>(result.getType()));
+      if (!bytes)
+        continue;
+      unsigned last = index;
+      bool returned = false;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top || top->hasTrait<OpTrait::IsTerminator>()) {
+          returned = true;
+          break;
+        }
+        // Users that are not ledger rows (arith, tensor ops) end the result's
+        // life at the next row.
+        auto it = position.find(top);
+        last = std::max<unsigned>(last, it != position.end() ? it->second : index);
+      }
+      if (returned)
+        continue;
+      born[index] += bytes;
+      dies[last] += bytes;
+    }
+  }
+  int64_t live = 0, peak = 0;
+  for (unsigned i = 0; i < rows.size(); ++i) {
+    live += born[i];
+    peak = std::max(peak, live);
+    live -= dies[i];
+  }
+  return peak;
+}
+
 FunctionLedger mlir::tfm::computeLedger(Operation *function,
                                         const LedgerOptions &options) {
   FunctionLedger ledger;
@@ -270,5 +314,6 @@ FunctionLedger mlir::tfm::computeLedger(Operation *function,
         users.push_back(index);
     }
   }
+  ledger.peakLiveActivationBytes = computePeakLiveBytes(ledger.rows);
   return ledger;
 }

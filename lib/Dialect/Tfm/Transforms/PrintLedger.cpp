@@ -223,7 +223,9 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
   os << "\nparameters: " << withSeparators(ledger.total.params) << " ("
      << withSeparators(ledger.total.weightBytes) << " bytes)\n";
   os << "activation bytes: " << withSeparators(ledger.total.activationBytes)
-     << " (sum of all tfm op results)\n";
+     << " (sum of all tfm op results); peak live "
+     << withSeparators(ledger.peakLiveActivationBytes)
+     << " (results alive at once, returned ones excluded)\n";
   os << "KV cache: " << withSeparators(ledger.total.kvCacheBytesPerToken)
      << " bytes per token per sequence\n";
   if (ledger.peakScratch.naiveBytes)
@@ -320,6 +322,8 @@ static void printJson(llvm::json::OStream &json, FunctionOpInterface fn,
     });
     json.attributeObject("attention_peak_scratch",
                          [&] { writeScratch(ledger.peakScratch); });
+    json.attribute("peak_live_activation_bytes",
+                   ledger.peakLiveActivationBytes);
     json.attributeObject("totals", [&] {
       writeTotals(json, ledger.total);
       json.attributeObject("categories", [&] {

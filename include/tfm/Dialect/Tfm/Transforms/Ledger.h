@@ -95,6 +95,12 @@ struct FunctionLedger {
   /// The largest attention scratch of the function (attentions run one
   /// after another, so the peak is a maximum, not a sum).
   AttentionScratch peakScratch;
+  /// The most bytes of tfm op results alive at once, each from its op to
+  /// its last use, in program order: what a liveness plan of the
+  /// temporaries needs at least (the CPU pipeline's tfm-plan-workspace).
+  /// Results the function returns (logits, updated KV caches) belong to the
+  /// caller and are not counted.
+  int64_t peakLiveActivationBytes = 0;
 };
 
 /// Bytes of a static tensor type (sub-byte element types round up).

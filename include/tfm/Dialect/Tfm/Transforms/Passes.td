@@ -33,8 +33,11 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
     in the totals. For each attention it also reports the peak scratch
     memory of the naive form (the f32 score and probability matrices,
     `S x S_kv` each) and of the flash form (one tile's worth, for the
-    given tile sizes), and the function's peak of each.
-    Output goes to stdout; the IR is left unchanged.
+    given tile sizes), and the function's peak of each. The peak of live
+    activations is the most bytes of op results alive at once (each from its
+    op to its last use, results the function returns excluded): the least a
+    liveness plan of the temporaries needs (`tfm-plan-workspace` in the CPU
+    pipeline). Output goes to stdout; the IR is left unchanged.
   }];
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
