@@ -53,6 +53,7 @@ linear-nt-f16-sm90a linear-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-nn-f16-sm90a linear-nn forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-m64-nt-f16-sm90a linear-m64-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 gpt2-wgmma-f16-sm90a gpt2-wgmma forward chip=sm_90a,dtype=f16 5e-3 5e-2 logits
+linear-nn-f16-sm90a-serial linear-nn forward chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 1e-3 2e-2 y
 EOF
 }
 
@@ -258,6 +259,9 @@ prepare() {
   # The same GEMM as a TMA + wgmma kernel (sm_90a), next to the mma.sync one.
   timing gemm-4096-f16-sm90a gemm-4096 forward chip=sm_90a,dtype=f16 \
     $((2 * 4096 * 4096 * 4096)) 0
+  # Diagnostic: each wgmma waits for all but itself.
+  timing gemm-4096-f16-sm90a-serial gemm-4096 forward \
+    chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 $((2 * 4096 * 4096 * 4096)) 0
   for s in 512 1024 2048 4096 8192 16384; do
     for d in 64 128; do
       # Causal: 2 * 2 * H * S^2 * d / 2 FLOPs (the causal half of Q K^T and

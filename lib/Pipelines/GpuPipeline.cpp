@@ -65,8 +65,11 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
     pm.addPass(createTfmGpuFlashAttentionKernels());
   // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is
   // left for the mma.sync kernels.
-  if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a")
-    pm.addPass(createTfmGpuWarpgroupMatmul());
+  if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a") {
+    TfmGpuWarpgroupMatmulOptions wgmma;
+    wgmma.overlap = options.warpgroupMmaOverlap;
+    pm.addPass(createTfmGpuWarpgroupMatmul(wgmma));
+  }
   if (options.tensorCores)
     pm.addPass(createTfmGpuTensorCoreMatmul());
   if (options.rowReductions)

@@ -257,6 +257,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "it as TMA + wgmma kernels "
                      "(--tfm-gpu-warpgroup-matmul) before mma.sync"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> warpgroupMmaOverlap{
+      *this, "warpgroup-mma-overlap",
+      llvm::cl::desc("wgmma kernels keep a K tile's wgmmas in flight while "
+                     "the next tile's are issued (false: each waits for all "
+                     "but itself; a diagnostic)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> rowReductions{
       *this, "row-reductions",
       llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
