@@ -27,8 +27,9 @@
 //                     shape = array<i64: K, N> | array<i64: N, K>}
 //
 // `shape` is the tensor's shape in the weight file (after any concatenation
-// of parts). The original argument is erased when nothing else reads it (a
-// tied embedding keeps it for its gather).
+// of parts). The original argument is erased when nothing else reads it; a
+// tied embedding's gathers (tensor.extract) are redirected to the packed
+// copy first, so the table is bound and held once.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinePasses.h"
@@ -351,6 +352,30 @@ static LogicalResult packWeights(func::FuncOp func) {
       packed = func.getArgument(at);
     }
     rewriteToPacked(rewriter, c, packed);
+  }
+  // A tied embedding's gathers read the packed copy too, so that the table
+  // is held once: W[n, k] is P[n / nr, k, n % nr] (out_in), W[k, n] likewise
+  // with the roles swapped (in_out).
+  for (auto &[key, packed] : packedArgs) {
+    auto original = cast<BlockArgument>(std::get<0>(key));
+    if (original.use_empty() ||
+        !llvm::all_of(original.getUsers(),
+                      llvm::IsaPred<tensor::ExtractOp>))
+      continue;
+    bool outIn = std::get<1>(key);
+    int64_t panel = std::get<2>(key);
+    for (Operation *user : llvm::make_early_inc_range(original.getUsers())) {
+      auto extract = cast<tensor::ExtractOp>(user);
+      Location loc = extract.getLoc();
+      rewriter.setInsertionPoint(extract);
+      Value row = extract.getIndices()[0], col = extract.getIndices()[1];
+      Value n = outIn ? row : col, k = outIn ? col : row;
+      Value width = arith::ConstantIndexOp::create(rewriter, loc, panel);
+      Value j = arith::DivUIOp::create(rewriter, loc, n, width);
+      Value r = arith::RemUIOp::create(rewriter, loc, n, width);
+      rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, packed,
+                                                     ValueRange{j, k, r});
+    }
   }
   // Weights nothing reads any more are dropped from the signature.
   llvm::BitVector unused(func.getNumArguments());

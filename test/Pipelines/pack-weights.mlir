@@ -68,11 +68,15 @@ func.func @out_in_unpadded_result(%x: tensor<1x5x24xf32> {tfm.input = "x"}, %w: 
 // -----
 
 // A tied embedding: the table is gathered by the embedding and read by the
-// LM head. The gather keeps the original argument; the head reads a packed
-// copy of the same tensor, bound from the same name.
+// LM head. Both read the packed copy (the gather at [id / 16, k, id mod 16]),
+// so the original argument is dropped and the table is held once.
 // CHECK-LABEL: func.func @tied
-// CHECK-SAME: %{{.*}}: tensor<40x16xf32> {tfm.param = "wte"}
-// CHECK-SAME: %{{.*}}: tensor<3x16x16xf32> {tfm.param = "wte", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 16>}}
+// CHECK-SAME: (%{{[^:]*}}: tensor<1x4xi64> {tfm.input = "ids"}, %[[P:[^:]*]]: tensor<3x16x16xf32> {tfm.param = "wte", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 16>}})
+// CHECK: %[[ROW:.*]] = arith.minsi
+// CHECK: %[[K:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = arith.divui %[[ROW]], %[[NR:.*]] : index
+// CHECK: %[[R:.*]] = arith.remui %[[ROW]], %[[NR]] : index
+// CHECK: tensor.extract %[[P]][%[[J]], %[[K]], %[[R]]] : tensor<3x16x16xf32>
 func.func @tied(%ids: tensor<1x4xi64> {tfm.input = "ids"}, %wte: tensor<40x16xf32> {tfm.param = "wte"}) -> tensor<1x4x40xf32> {
   %h = tfm.embedding %ids, %wte : (tensor<1x4xi64>, tensor<40x16xf32>) -> tensor<1x4x16xf32>
   %y = tfm.lm_head %h, %wte {layout = #tfm.layout<out_in>} : (tensor<1x4x16xf32>, tensor<40x16xf32>) -> tensor<1x4x40xf32>
