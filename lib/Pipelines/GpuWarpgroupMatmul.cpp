@@ -12,6 +12,8 @@
 // addresses are computed here, is right for both B layouts.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuMatmulKernels.h"
+
 #include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -38,6 +40,8 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+namespace gpu_kernels = mlir::tfm::gpu_kernels;
+using gpu_kernels::apply;
 
 namespace {
 /// A block (one warpgroup) computes BM x 128 of C, BM = 128 or 64, as BM/64
@@ -69,17 +73,6 @@ struct KernelLayout {
     smemBytes = kSwizzleAlign + std::max(stages * slotBytes, epilogue);
   }
 };
-
-std::string apply(llvm::StringRef expr, llvm::ArrayRef<std::string> syms) {
-  std::string symbols, operands;
-  for (size_t i = 0; i < syms.size(); ++i) {
-    symbols += (i ? ", s" : "s") + std::to_string(i);
-    operands += (i ? ", " : "") + syms[i];
-  }
-  return llvm::formatv("affine.apply affine_map<()[{0}] -> ({1})>()[{2}]",
-                       symbols, expr, operands)
-      .str();
-}
 
 /// The host function `name(A, B, C)`: encodes the TMA descriptors of A and B
 /// (128-byte swizzle) and launches the kernel for `shape`.
@@ -402,51 +395,15 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
   return text;
 }
 
-bool isIdentityF16(Value v, int64_t rows, int64_t cols) {
-  auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getElementType().isF16() &&
-         type.getLayout().isIdentity() &&
-         type.getShape() == ArrayRef<int64_t>{rows, cols} &&
-         !type.getMemorySpace();
-}
-
 /// The shape of `matmul` if the warpgroup kernel handles it.
 std::optional<MatmulShape> matchMatmul(linalg::MatmulOp matmul) {
-  if (!matmul.hasPureBufferSemantics())
+  std::optional<gpu_kernels::F16Matmul> f16 =
+      gpu_kernels::matchF16Matmul(matmul);
+  if (!f16 || f16->m % kWgM || f16->n % kBN || f16->k % kBK)
     return std::nullopt;
-  auto cType = dyn_cast<MemRefType>(matmul.getDpsInits()[0].getType());
-  if (!cType || !cType.getElementType().isF32() ||
-      !cType.getLayout().isIdentity() || !cType.hasStaticShape() ||
-      cType.getRank() != 2 || cType.getMemorySpace())
-    return std::nullopt;
-  auto aType = dyn_cast<MemRefType>(matmul.getDpsInputs()[0].getType());
-  if (!aType || !aType.hasStaticShape() || aType.getRank() != 2)
-    return std::nullopt;
-  MatmulShape shape{cType.getDimSize(0), cType.getDimSize(1),
-                    aType.getDimSize(1), false, 128};
-  MLIRContext *ctx = matmul.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
-  auto map = [&](ArrayRef<AffineExpr> exprs) {
-    return AffineMap::get(3, 0, exprs, ctx);
-  };
-  if (maps[0] != map({m, k}) || maps[2] != map({m, n}))
-    return std::nullopt;
-  if (maps[1] == map({n, k}))
-    shape.transposedB = true;
-  else if (maps[1] != map({k, n}))
-    return std::nullopt;
-  if (shape.m % kWgM || shape.n % kBN || shape.k % kBK)
-    return std::nullopt;
-  if (shape.m % 128)
-    shape.bm = 64;
-  if (!isIdentityF16(matmul.getDpsInputs()[0], shape.m, shape.k) ||
-      !isIdentityF16(matmul.getDpsInputs()[1],
-                     shape.transposedB ? shape.n : shape.k,
-                     shape.transposedB ? shape.k : shape.n))
-    return std::nullopt;
-  return shape;
+  // Block tiles of 128 rows where M allows, else 64.
+  return MatmulShape{f16->m, f16->n, f16->k, f16->transposedB,
+                     f16->m % 128 ? 64 : 128};
 }
 
 struct GpuWarpgroupMatmulPass

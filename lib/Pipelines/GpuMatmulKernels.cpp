@@ -1,0 +1,63 @@
+//===- GpuMatmulKernels.cpp - shared by the tensor-core matmul passes -----===//
+#include "GpuMatmulKernels.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+static bool isIdentityF16(Value v, int64_t rows, int64_t cols) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getElementType().isF16() &&
+         type.getLayout().isIdentity() &&
+         type.getShape() == ArrayRef<int64_t>{rows, cols} &&
+         !type.getMemorySpace();
+}
+
+std::optional<gpu_kernels::F16Matmul>
+gpu_kernels::matchF16Matmul(linalg::MatmulOp matmul) {
+  if (!matmul.hasPureBufferSemantics())
+    return std::nullopt;
+  auto cType = dyn_cast<MemRefType>(matmul.getDpsInits()[0].getType());
+  if (!cType || !cType.getElementType().isF32() ||
+      !cType.getLayout().isIdentity() || !cType.hasStaticShape() ||
+      cType.getRank() != 2 || cType.getMemorySpace())
+    return std::nullopt;
+  auto aType = dyn_cast<MemRefType>(matmul.getDpsInputs()[0].getType());
+  if (!aType || !aType.hasStaticShape() || aType.getRank() != 2)
+    return std::nullopt;
+  F16Matmul shape{cType.getDimSize(0), cType.getDimSize(1),
+                  aType.getDimSize(1), false};
+  // Which of the two B layouts the indexing maps say.
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+  auto map = [&](ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(3, 0, exprs, ctx);
+  };
+  if (maps[0] != map({m, k}) || maps[2] != map({m, n}))
+    return std::nullopt;
+  if (maps[1] == map({n, k}))
+    shape.transposedB = true;
+  else if (maps[1] != map({k, n}))
+    return std::nullopt;
+  if (!isIdentityF16(matmul.getDpsInputs()[0], shape.m, shape.k) ||
+      !isIdentityF16(matmul.getDpsInputs()[1],
+                     shape.transposedB ? shape.n : shape.k,
+                     shape.transposedB ? shape.k : shape.n))
+    return std::nullopt;
+  return shape;
+}
+
+std::string gpu_kernels::apply(llvm::StringRef expr,
+                               llvm::ArrayRef<std::string> syms) {
+  std::string symbols, operands;
+  for (size_t i = 0; i < syms.size(); ++i) {
+    symbols += (i ? ", s" : "s") + std::to_string(i);
+    operands += (i ? ", " : "") + syms[i];
+  }
+  return llvm::formatv("affine.apply affine_map<()[{0}] -> ({1})>()[{2}]",
+                       symbols, expr, operands)
+      .str();
+}

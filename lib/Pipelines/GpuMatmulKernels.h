@@ -1,0 +1,37 @@
+//===- GpuMatmulKernels.h - shared by the tensor-core matmul passes -*- C++ -*-===//
+//
+// What --tfm-gpu-tensor-core-matmul (mma.sync) and --tfm-gpu-warpgroup-matmul
+// (TMA + wgmma) share: which linalg.matmul ops an f16 kernel can take, and
+// the affine.apply text their kernel sources use for index arithmetic
+// (convert-vector-to-gpu{use-nvgpu} rejects scalar arith.muli/addi next to
+// the contractions). Private to lib/Pipelines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
+#define TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::tfm::gpu_kernels {
+
+/// A bufferized `C[M, N] += A[M, K] * B` with B `[K, N]` or (transposedB)
+/// `[N, K]`.
+struct F16Matmul {
+  int64_t m, n, k;
+  bool transposedB;
+};
+
+/// The shape of `matmul` when it has f16 A and B and an f32 C, all static,
+/// rank 2, identity layouts, default memory space, and one of the two B
+/// layouts; each kernel then checks its own tile divisibility.
+std::optional<F16Matmul> matchF16Matmul(linalg::MatmulOp matmul);
+
+/// "affine.apply affine_map<()[s0, ...] -> (expr)>()[syms...]".
+std::string apply(llvm::StringRef expr, llvm::ArrayRef<std::string> syms);
+
+} // namespace mlir::tfm::gpu_kernels
+
+#endif // TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
