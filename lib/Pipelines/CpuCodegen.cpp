@@ -27,7 +27,9 @@
 // are split first: the bulk gets the full tile, the remainder a tile of its
 // own size (rows) or the largest power-of-two width that fits (columns), so
 // every tile has a static shape and an odd or prime extent costs only a thin
-// strip, not the vector width of the whole op.
+// strip, not the vector width of the whole op. Cache blocks divide what they
+// tile; an extent whose divisors are all far below the planned block is split
+// the same way, into full blocks and one smaller block.
 //
 // Fewer than 16 rows against a transposed B (a decode step's projections
 // against [out, in] weights) take a second form instead: no copy of B; each
@@ -625,6 +627,15 @@ static void tileAndVectorizeAnySize(RewriterBase &rewriter,
   int64_t cols = powerOfTwoFloor(std::min(tiling.registerCols, ranges[plan.n]));
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.n, cols))
     return;
+  // Cache blocks must divide the extent; when its only divisors are far
+  // below the planned block (M = 516 = 43 x 12 with 6-row tiles: 12-row
+  // blocks, B streamed 43 times), the bulk takes full blocks and the rest
+  // a block of its own.
+  int64_t fullRows = std::max(rows, tiling.blockRows / rows * rows);
+  if (ranges[plan.m] > fullRows &&
+      blockSize(ranges[plan.m], rows, tiling.blockRows) * 2 < fullRows &&
+      splitAndTile(rewriter, op, plan, tiling, epilogue, plan.m, fullRows))
+    return;
   tileAndVectorizeExact(rewriter, op, plan, tiling, rows, cols, epilogue);
 }
 
@@ -790,6 +801,43 @@ struct TileAndVectorizeContractionsPass
   }
 };
 
+/// Multi-reductions along the innermost dimension (a softmax row's max and
+/// sum over a flash-attention key tile, the last step of a norm's partial
+/// sums) become one vector.reduction per row. The InnerParallel lowering used
+/// for everything else would move that dimension outermost and combine its
+/// elements one at a time: a chain of 64 scalar maxima per row of a key
+/// tile, which was half the time of GPT-2's attention. A vector.reduction
+/// reduces whole registers, then the lanes as a tree; reassociating is exact
+/// for max/min and, for sums, the order the partial sums already chose.
+static LogicalResult lowerInnermostReductions(func::FuncOp func) {
+  SmallVector<Operation *> rowReductions;
+  func.walk([&](vector::MultiDimReductionOp op) {
+    SmallVector<bool> mask = op.getReductionMask();
+    if (!mask.empty() && mask.back() &&
+        op.getSourceVectorType().getShape().back() > 1)
+      rowReductions.push_back(op);
+  });
+  if (rowReductions.empty())
+    return success();
+  llvm::DenseSet<Operation *> earlier;
+  func.walk([&](vector::ReductionOp op) { earlier.insert(op); });
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerReduction);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  if (failed(applyOpPatternsGreedily(rowReductions, std::move(patterns),
+                                     config)))
+    return failure();
+  func.walk([&](vector::ReductionOp reduction) {
+    if (!earlier.contains(reduction))
+      reduction.setFastmathAttr(arith::FastMathFlagsAttr::get(
+          ctx, reduction.getFastmath() | arith::FastMathFlags::reassoc));
+  });
+  return success();
+}
+
 struct LowerVectorsPass
     : public PassWrapper<LowerVectorsPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerVectorsPass)
@@ -812,6 +860,8 @@ struct LowerVectorsPass
       populate(patterns);
       return applyPatternsGreedily(func, std::move(patterns));
     };
+    if (failed(lowerInnermostReductions(func)))
+      return signalPassFailure();
     // Contractions become one outer product per K step, each a vector.fma
     // per row of the register tile.
     if (failed(apply([](RewritePatternSet &p) {

@@ -1,0 +1,48 @@
+// RUN: transformer-opt %s --split-input-file --tfm-tile-and-vectorize-contractions --canonicalize | FileCheck %s
+
+// Cache blocks divide the extent they tile. M = 516 = 2^2 x 3 x 43 with
+// 6-row register tiles has no multiple of 6 between 12 and 256 that divides
+// it, which gave 12-row blocks: every B block read 43 times as often as
+// planned (a 516-row GEMM ran at 40% of a 512-row one). The bulk takes full
+// blocks of 252 rows (the largest multiple of 6 within the planned 256) and
+// the 12 rows left a block of their own.
+// CHECK-LABEL: func.func @rows_516
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [504, 16] [1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c504 step %c252
+// CHECK:   scf.for %{{.*}} = %c0 to %c252 step %c6
+// CHECK:     vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// CHECK: tensor.extract_slice %{{.*}}[504, 0] [12, 16] [1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c12 step %c6
+// CHECK:   vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @rows_516(%a: tensor<516x32xf32>, %b: tensor<32x16xf32>) -> tensor<516x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<516x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<516x16xf32>) -> tensor<516x16xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+        ins(%a, %b : tensor<516x32xf32>, tensor<32x16xf32>) outs(%f : tensor<516x16xf32>) -> tensor<516x16xf32>
+    return %r : tensor<516x16xf32>
+  }
+}
+
+// -----
+
+// A divisor close to the planned block is kept: M = 512 takes two blocks of
+// 256 (4-row tiles: 6 does not divide 512, 4 does), no split.
+// CHECK-LABEL: func.func @rows_512
+// CHECK-NOT: tensor.extract_slice %{{.*}}[0, 0] [
+// CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
+// CHECK:   scf.for %{{.*}} = %c0 to %c256 step %c4
+// CHECK:     vector.contract {{.*}} into vector<4x16xf32>
+// CHECK-NOT: vector.contract
+// CHECK: return
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @rows_512(%a: tensor<512x32xf32>, %b: tensor<32x16xf32>) -> tensor<512x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<512x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+        ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
+    return %r : tensor<512x16xf32>
+  }
+}
