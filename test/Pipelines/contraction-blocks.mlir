@@ -46,3 +46,30 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     return %r : tensor<512x16xf32>
   }
 }
+
+// -----
+
+// A row of A read by 8 or more register tiles (here 128 / 16 columns) is
+// packed first, into 6-row panels Ap[M / 6, K, 6]: each register tile reads
+// the 6 A elements of a K step from one place (Ap[m / 6, k, 0:6]) instead of
+// from 6 rows K elements apart.
+// CHECK-LABEL: func.func @packed_rows
+// CHECK-SAME: %[[A:[^:]*]]: tensor<24x32xf32>
+// CHECK: %[[EXP:.*]] = tensor.expand_shape %[[A]] {{\[}}[0, 1], [2]] output_shape [4, 6, 32]
+// CHECK: %[[AP:.*]] = linalg.transpose ins(%[[EXP]] : tensor<4x6x32xf32>) outs(%{{.*}} : tensor<4x32x6xf32>) permutation = [0, 2, 1]
+// CHECK: scf.for
+// CHECK:   %[[PANEL:.*]] = affine.apply #{{.*}}()[%{{.*}}, %{{.*}}]
+// CHECK:   %[[K:.*]] = affine.apply #{{.*}}()[%{{.*}}, %{{.*}}]
+// CHECK:   %[[ROW:.*]] = vector.transfer_read %[[AP]][%[[PANEL]], %[[K]], %c0], %{{.*}} : tensor<4x32x6xf32>, vector<1x6xf32>
+// CHECK:   vector.contract {{.*}} %[[ROW]], %{{.*}}, %{{.*}} : vector<1x6xf32>, vector<1x16xf32> into vector<6x16xf32>
+// CHECK-NOT: tensor.extract_slice %[[A]]
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @packed_rows(%a: tensor<24x32xf32>, %b: tensor<32x128xf32>) -> tensor<24x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<24x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 12, 64, 16>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+        ins(%a, %b : tensor<24x32xf32>, tensor<32x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
+    return %r : tensor<24x128xf32>
+  }
+}
