@@ -14,6 +14,8 @@
 // tests hold whole models to.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,21 +25,17 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMAPPROXIMATEMATH
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
+
 using namespace mlir;
 
 namespace {
 struct ApproximateMathPass
-    : public PassWrapper<ApproximateMathPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
-  StringRef getArgument() const final { return "tfm-approximate-math"; }
-  StringRef getDescription() const final {
-    return "Replaces f32 tanh/erf/exp/log calls by inline polynomial "
-           "approximations (vectorisable)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, math::MathDialect,
-                    vector::VectorDialect>();
-  }
+    : public tfm::impl::TfmApproximateMathBase<ApproximateMathPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // The functions tfm's lowerings emit. Not rsqrt: LLVM lowers it to
@@ -58,7 +56,3 @@ struct ApproximateMathPass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createApproximateMathPass() {
-  return std::make_unique<ApproximateMathPass>();
-}

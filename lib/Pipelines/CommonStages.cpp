@@ -41,7 +41,7 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   // Producer/consumer fusion of generics where nothing is recomputed (not
   // into contractions: see FuseElementwise.cpp).
-  pm.addPass(createFuseElementwisePass());
+  pm.addPass(createTfmFuseElementwise());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -50,7 +50,7 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
                                              bool planWorkspace) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
-  pm.addPass(createPrepareCpuAbiPass());
+  pm.addPass(createTfmPrepareCpuAbi());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -60,7 +60,7 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // KV caches were written in place: their results are the cache arguments.
-  pm.addPass(createDropKVCacheResultsPass());
+  pm.addPass(createTfmDropKVCacheResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   // Write results straight into the caller's buffer instead of copying.
   outParams.hoistStaticAllocs = true;
@@ -69,7 +69,7 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   // Results reshaped from a local buffer are computed in the caller's.
   if (resultsInPlace)
-    pm.addPass(createResultsInPlacePass());
+    pm.addPass(createTfmResultsInPlace());
   // Before deallocation: it then frees one workspace, not every temporary.
   if (planWorkspace)
     pm.addNestedPass<func::FuncOp>(createTfmPlanWorkspace());

@@ -7,12 +7,10 @@
 //     tfm.kv_cache_write bufferizes to a write into the caller's buffer;
 //   - after it, the function's copy of each cache (a result equivalent to the
 //     cache argument) is dropped, so no out-parameter is made for it.
-// And one after the results became out-parameters (tfm-results-in-place):
-// a result computed in a buffer of another shape (a [M, N] GEMM output
-// returned as [1, M, N]) is computed in the caller's buffer, reshaped,
-// instead of being copied into it at the end.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -26,6 +24,12 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMPREPARECPUABI
+#define GEN_PASS_DEF_TFMDROPKVCACHERESULTS
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 
@@ -65,13 +69,8 @@ static FailureOr<llvm::StringMap<unsigned>> cacheArguments(func::FuncOp func) {
 
 namespace {
 struct PrepareCpuAbiPass
-    : public PassWrapper<PrepareCpuAbiPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareCpuAbiPass)
-  StringRef getArgument() const final { return "tfm-prepare-cpu-abi"; }
-  StringRef getDescription() const final {
-    return "Marks public functions for the C interface, their KV-cache "
-           "arguments writable and every other tensor argument read-only";
-  }
+    : public tfm::impl::TfmPrepareCpuAbiBase<PrepareCpuAbiPass> {
+  using Base::Base;
   void runOnOperation() override {
     OpBuilder b(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
@@ -93,13 +92,8 @@ struct PrepareCpuAbiPass
 };
 
 struct DropKVCacheResultsPass
-    : public PassWrapper<DropKVCacheResultsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropKVCacheResultsPass)
-  StringRef getArgument() const final { return "tfm-drop-kv-cache-results"; }
-  StringRef getDescription() const final {
-    return "Drops the KV-cache results that bufferization made equivalent to "
-           "their cache arguments";
-  }
+    : public tfm::impl::TfmDropKVCacheResultsBase<DropKVCacheResultsPass> {
+  using Base::Base;
 
   /// The buffer `v` is: through casts, and through loops that yield the
   /// buffer they were given unchanged (a per-sequence cache write loops over
@@ -202,108 +196,3 @@ struct DropKVCacheResultsPass
   }
 };
 } // namespace
-
-namespace {
-/// memref.copy (reshape (alloc)) -> out-parameter, the alloc read and written
-/// only before the copy: the alloc becomes the inverse reshape of the
-/// out-parameter and the copy goes. buffer-results-to-out-params does this
-/// (hoist-static-allocs) only for a result that is the alloc itself; every
-/// tfm projection's result is a reshape of one (the GEMM works on
-/// [tokens, features]), and an LM head's copy is a pass over all logits.
-struct ReshapedResultInPlace : OpRewritePattern<memref::CopyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(memref::CopyOp copy,
-                                PatternRewriter &rewriter) const override {
-    auto target = dyn_cast<BlockArgument>(copy.getTarget());
-    auto targetType = dyn_cast<MemRefType>(copy.getTarget().getType());
-    if (!target || !targetType || !targetType.getLayout().isIdentity() ||
-        !target.hasOneUse() || !target.getOwner()->isEntryBlock() ||
-        !isa<func::FuncOp>(target.getOwner()->getParentOp()))
-      return failure();
-    // The reshapes from the buffer to the copied value (a packed GEMM's
-    // [M, N/nr, nr] -> [M, N] -> [1, M, N]), each read only by the next.
-    SmallVector<Operation *> reshapes;
-    Value source = copy.getSource();
-    while (auto *def = source.getDefiningOp()) {
-      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def) ||
-          !def->hasOneUse())
-        break;
-      reshapes.push_back(def);
-      source = def->getOperand(0);
-    }
-    auto alloc = source.getDefiningOp<memref::AllocOp>();
-    if (reshapes.empty() || !alloc || alloc->getBlock() != copy->getBlock() ||
-        !alloc.getType().hasStaticShape())
-      return failure();
-    // Nothing may touch the buffer after the copy but its deallocation.
-    SmallVector<Operation *> deallocs;
-    for (Operation *user : alloc->getUsers()) {
-      if (isa<memref::DeallocOp>(user)) {
-        deallocs.push_back(user);
-        continue;
-      }
-      Operation *ancestor = copy->getBlock()->findAncestorOpInBlock(*user);
-      if (user != reshapes.back() &&
-          (!ancestor || !ancestor->isBeforeInBlock(copy)))
-        return failure();
-    }
-    // The out-parameter viewed in the buffer's shape: the reshapes undone,
-    // last first.
-    rewriter.setInsertionPoint(alloc);
-    Value view = target;
-    SmallVector<Operation *> created;
-    for (Operation *reshape : reshapes) {
-      if (auto expand = dyn_cast<memref::ExpandShapeOp>(reshape)) {
-        view = memref::CollapseShapeOp::create(
-            rewriter, alloc.getLoc(), view, expand.getReassociationIndices());
-      } else {
-        auto collapse = cast<memref::CollapseShapeOp>(reshape);
-        view = memref::ExpandShapeOp::create(
-            rewriter, alloc.getLoc(), collapse.getSrcType().getShape(), view,
-            collapse.getReassociationIndices());
-      }
-      created.push_back(view.getDefiningOp());
-      if (view.getType() != reshape->getOperand(0).getType()) {
-        for (Operation *op : llvm::reverse(created))
-          rewriter.eraseOp(op);
-        return failure();
-      }
-    }
-    rewriter.eraseOp(copy);
-    for (Operation *reshape : reshapes)
-      rewriter.eraseOp(reshape);
-    for (Operation *dealloc : deallocs)
-      rewriter.eraseOp(dealloc);
-    rewriter.replaceOp(alloc, view);
-    return success();
-  }
-};
-
-struct ResultsInPlacePass
-    : public PassWrapper<ResultsInPlacePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ResultsInPlacePass)
-  StringRef getArgument() const final { return "tfm-results-in-place"; }
-  StringRef getDescription() const final {
-    return "Computes results that are reshapes of a local buffer in the "
-           "caller's out-parameter instead of copying them into it";
-  }
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<ReshapedResultInPlace>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-  }
-};
-} // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createResultsInPlacePass() {
-  return std::make_unique<ResultsInPlacePass>();
-}
-
-std::unique_ptr<Pass> mlir::tfm::createPrepareCpuAbiPass() {
-  return std::make_unique<PrepareCpuAbiPass>();
-}
-
-std::unique_ptr<Pass> mlir::tfm::createDropKVCacheResultsPass() {
-  return std::make_unique<DropKVCacheResultsPass>();
-}

@@ -14,6 +14,8 @@
 // attributes, so tests check the plan for any named CPU without running on it.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "tfm/Pipelines/CpuTarget.h"
@@ -21,6 +23,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPUCONFIGURE
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -76,22 +83,13 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
 
 namespace {
 struct CpuConfigurePass
-    : public PassWrapper<CpuConfigurePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuConfigurePass)
+    : public tfm::impl::TfmCpuConfigureBase<CpuConfigurePass> {
+  using Base::Base;
   CpuConfigurePass() = default;
-  CpuConfigurePass(const CpuConfigurePass &other) : PassWrapper(other) {}
+  CpuConfigurePass(const CpuConfigurePass &other) : Base(other) {}
   CpuConfigurePass(StringRef cpuName, const ContractionTiling &overrides)
       : overrides(overrides) {
     cpu = cpuName.str();
-  }
-  StringRef getArgument() const final { return "tfm-cpu-configure"; }
-  StringRef getDescription() const final {
-    return "Derives contraction tile sizes from the target CPU and records "
-           "them (tfm.cpu_target on the module, tfm.cpu_tiling on each "
-           "contraction)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
   }
 
   void runOnOperation() override {
@@ -113,9 +111,6 @@ struct CpuConfigurePass
     });
   }
 
-  Option<std::string> cpu{*this, "cpu",
-                          llvm::cl::desc("LLVM CPU name, or 'host'"),
-                          llvm::cl::init("host")};
   ContractionTiling overrides;
 };
 } // namespace
@@ -124,8 +119,4 @@ std::unique_ptr<Pass>
 mlir::tfm::createCpuConfigurePass(StringRef cpu,
                                   const ContractionTiling &overrides) {
   return std::make_unique<CpuConfigurePass>(cpu, overrides);
-}
-
-std::unique_ptr<Pass> mlir::tfm::createCpuConfigurePass() {
-  return std::make_unique<CpuConfigurePass>();
 }

@@ -32,6 +32,8 @@
 // copy first, so the table is bound and held once.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 #include "TilingUtils.h"
 
@@ -43,6 +45,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPUPACKWEIGHTS
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -389,17 +396,8 @@ static LogicalResult packWeights(func::FuncOp func) {
 
 namespace {
 struct CpuPackWeightsPass
-    : public PassWrapper<CpuPackWeightsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CpuPackWeightsPass)
-  StringRef getArgument() const final { return "tfm-cpu-pack-weights"; }
-  StringRef getDescription() const final {
-    return "Makes matmuls read their weight parameters in the register "
-           "tile's panel layout (packed once when weights are bound)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, linalg::LinalgDialect,
-                    tensor::TensorDialect>();
-  }
+    : public tfm::impl::TfmCpuPackWeightsBase<CpuPackWeightsPass> {
+  using Base::Base;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(packWeights(func)))
@@ -407,7 +405,3 @@ struct CpuPackWeightsPass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createCpuPackWeightsPass() {
-  return std::make_unique<CpuPackWeightsPass>();
-}

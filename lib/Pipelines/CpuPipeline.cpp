@@ -47,15 +47,15 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   pm.addPass(createCpuConfigurePass(options.cpu, overrides));
   // Weights in panel layout: changes the signature (see Pipelines.h).
   if (options.packWeights)
-    pm.addPass(createCpuPackWeightsPass());
+    pm.addPass(createTfmCpuPackWeights());
 }
 
 void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
                                         const CpuPipelineOptions &options) {
   if (options.vectorize) {
-    pm.addNestedPass<func::FuncOp>(createTileAndVectorizeContractionsPass());
+    pm.addNestedPass<func::FuncOp>(createTfmTileAndVectorizeContractions());
     if (options.vectorizeElementwise)
-      pm.addPass(createVectorizeElementwisePass());
+      pm.addPass(createTfmVectorizeElementwise());
     pm.addPass(createCanonicalizerPass());
   }
 
@@ -65,17 +65,17 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {
-    pm.addPass(createOutlineLoopNestsPass());
+    pm.addPass(createTfmOutlineLoopNests());
     pm.addPass(createTfmDeduplicateOutlinedFunctions());
   }
   // Independent tiles (scf.forall: GEMM cache blocks, flash attention's
   // batch x head group x query tile) become OpenMP worksharing loops, or
   // sequential loops without threads.
   if (options.parallel) {
-    pm.addPass(createSequentialSmallForallsPass());
+    pm.addPass(createTfmSequentialSmallForalls());
     pm.addPass(createForallToParallelLoopPass());
     pm.addPass(createConvertSCFToOpenMPPass());
-    pm.addPass(createInlineAllocaScopesPass());
+    pm.addPass(createTfmInlineAllocaScopes());
   } else {
     pm.addPass(createForallToForLoopPass());
   }
@@ -83,7 +83,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   // Vectors to 1-D SIMD form, the remaining linalg ops to loops, then the
   // LLVM dialect. expand-strided-metadata must precede lower-affine (it emits
   // affine.apply), or casts are left unresolved.
-  pm.addNestedPass<func::FuncOp>(createLowerVectorsPass());
+  pm.addNestedPass<func::FuncOp>(createTfmLowerVectors());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -94,7 +94,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle1D;
   // Inline, vectorisable tanh/erf/exp instead of libm calls.
-  pm.addPass(createApproximateMathPass());
+  pm.addPass(createTfmApproximateMath());
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -109,7 +109,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (options.outlineLoops)
-    pm.addPass(createFinalizeOutlinedLoopsPass());
+    pm.addPass(createTfmFinalizeOutlinedLoops());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -119,25 +119,9 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
   buildTfmCpuCodegenStage(pm, options);
 }
 
-void mlir::tfm::registerCpuPipelinePasses() {
-  registerPass([] { return createPrepareCpuAbiPass(); });
-  registerPass([] { return createDropKVCacheResultsPass(); });
-  registerPass([] { return createResultsInPlacePass(); });
-  registerPass([] { return createFuseElementwisePass(); });
-  registerPass([] { return createCpuConfigurePass(); });
-  registerPass([] { return createCpuPackWeightsPass(); });
-  registerPass([] { return createTileAndVectorizeContractionsPass(); });
-  registerPass([] { return createLowerVectorsPass(); });
-  registerPass([] { return createApproximateMathPass(); });
-  registerPass([] { return createInlineAllocaScopesPass(); });
-  registerPass([] { return createSequentialSmallForallsPass(); });
-  registerPass([] { return createVectorizeElementwisePass(); });
-  registerPass([] { return createOutlineLoopNestsPass(); });
-  registerPass([] { return createFinalizeOutlinedLoopsPass(); });
-}
-
 void mlir::tfm::registerTfmPipelines() {
-  registerCpuPipelinePasses();
+  // Every pass of tfm/Pipelines/Passes.td, CPU and GPU.
+  registerTfmPipelinesPasses();
   PassPipelineRegistration<CpuPipelineOptions>(
       "tfm-cpu-pipeline",
       "Lowers a tfm module to the LLVM dialect for the host CPU (C interface, "

@@ -11,6 +11,8 @@
 // operand's indexing map is a permutation of the consumer's loops.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -20,21 +22,17 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMFUSEELEMENTWISE
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
+
 using namespace mlir;
 
 namespace {
 struct FuseElementwisePass
-    : public PassWrapper<FuseElementwisePass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FuseElementwisePass)
-  StringRef getArgument() const final { return "tfm-fuse-elementwise"; }
-  StringRef getDescription() const final {
-    return "Fuses linalg producers into consumers that read each produced "
-           "element once (no recomputation inside contractions)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, linalg::LinalgDialect,
-                    tensor::TensorDialect>();
-  }
+    : public tfm::impl::TfmFuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
@@ -52,7 +50,3 @@ struct FuseElementwisePass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createFuseElementwisePass() {
-  return std::make_unique<FuseElementwisePass>();
-}

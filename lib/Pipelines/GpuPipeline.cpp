@@ -108,7 +108,6 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
 }
 
 void mlir::tfm::registerGpuPipeline() {
-  registerTfmPipelinesPasses();
   PassPipelineRegistration<GpuPipelineOptions>(
       "tfm-gpu-pipeline",
       "Lowers a tfm module to NVIDIA GPU kernels (embedded cubin/PTX) and "

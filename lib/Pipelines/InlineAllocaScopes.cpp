@@ -10,10 +10,17 @@
 // their own).
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMINLINEALLOCASCOPES
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 
@@ -32,12 +39,8 @@ static bool scopesAnAlloca(memref::AllocaScopeOp scope) {
 
 namespace {
 struct InlineAllocaScopesPass
-    : public PassWrapper<InlineAllocaScopesPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(InlineAllocaScopesPass)
-  StringRef getArgument() const final { return "tfm-inline-alloca-scopes"; }
-  StringRef getDescription() const final {
-    return "Inlines memref.alloca_scope ops that scope no alloca";
-  }
+    : public tfm::impl::TfmInlineAllocaScopesBase<InlineAllocaScopesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<memref::AllocaScopeOp> scopes;
     getOperation()->walk([&](memref::AllocaScopeOp scope) {
@@ -56,7 +59,3 @@ struct InlineAllocaScopesPass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createInlineAllocaScopesPass() {
-  return std::make_unique<InlineAllocaScopesPass>();
-}

@@ -9,12 +9,19 @@
 // tile loop cannot (its key loop's length is dynamic).
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMSEQUENTIALSMALLFORALLS
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 
@@ -39,14 +46,8 @@ static std::optional<int64_t> tripCount(scf::ForallOp forall) {
 
 namespace {
 struct SequentialSmallForallsPass
-    : public PassWrapper<SequentialSmallForallsPass, OperationPass<>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SequentialSmallForallsPass)
-  StringRef getArgument() const final {
-    return "tfm-sequential-small-foralls";
-  }
-  StringRef getDescription() const final {
-    return "Turns scf.forall loops of fewer than 4 iterations into scf.for";
-  }
+    : public tfm::impl::TfmSequentialSmallForallsBase<SequentialSmallForallsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<scf::ForallOp> small;
     getOperation()->walk([&](scf::ForallOp forall) {
@@ -63,7 +64,3 @@ struct SequentialSmallForallsPass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createSequentialSmallForallsPass() {
-  return std::make_unique<SequentialSmallForallsPass>();
-}

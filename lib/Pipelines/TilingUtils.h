@@ -1,8 +1,9 @@
 //===- TilingUtils.h - tiling and vectorising helpers of the CPU codegen -*- C++ -*-===//
 //
-// Shared by the contraction code generator (CpuCodegen.cpp) and the
-// elementwise/reduction vectoriser (VectorizeElementwise.cpp). All work on
-// linalg ops with static shapes on tensors.
+// Shared by the contraction code generator (TileAndVectorizeContractions.cpp,
+// which defines them) and the elementwise/reduction vectoriser
+// (VectorizeElementwise.cpp). All work on linalg ops with static shapes on
+// tensors.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_LIB_PIPELINES_TILINGUTILS_H

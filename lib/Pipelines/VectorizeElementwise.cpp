@@ -27,6 +27,8 @@
 // stay scalar loops.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 #include "TilingUtils.h"
 
@@ -35,6 +37,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMVECTORIZEELEMENTWISE
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -138,17 +145,8 @@ static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
 
 namespace {
 struct VectorizeElementwisePass
-    : public PassWrapper<VectorizeElementwisePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VectorizeElementwisePass)
-  StringRef getArgument() const final { return "tfm-vectorize-elementwise"; }
-  StringRef getDescription() const final {
-    return "Vectorises elementwise generics along their innermost loop and "
-           "row reductions as partial sums (width from tfm.cpu_target)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect, scf::SCFDialect,
-                    tensor::TensorDialect, vector::VectorDialect>();
-  }
+    : public tfm::impl::TfmVectorizeElementwiseBase<VectorizeElementwisePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Two registers' worth of f32 lanes (8 without a target).
@@ -173,7 +171,3 @@ struct VectorizeElementwisePass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createVectorizeElementwisePass() {
-  return std::make_unique<VectorizeElementwisePass>();
-}

@@ -1,13 +1,275 @@
 //===- Passes.td - passes of the tfm pipelines -------------*- tablegen -*-===//
 //
-// Steps of `--tfm-gpu-pipeline` (tfm/Pipelines/Pipelines.h), registered so
-// that tests can run them alone.
+// Steps of `--tfm-cpu-pipeline` and `--tfm-gpu-pipeline`
+// (tfm/Pipelines/Pipelines.h), registered so that tests can run them alone
+// and `--mlir-print-ir-after=<argument>` can name them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PASSES_TD
 #define TFM_PIPELINES_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Steps of --tfm-cpu-pipeline
+//===----------------------------------------------------------------------===//
+
+def TfmPrepareCpuAbi : Pass<"tfm-prepare-cpu-abi", "ModuleOp"> {
+  let summary = "Marks public functions for the C interface, their KV-cache "
+                "arguments writable and every other tensor argument read-only";
+  let description = [{
+    Before one-shot bufferization (the calling convention of
+    `tfm/Pipelines/Pipelines.h`): every public function gets
+    `llvm.emit_c_interface`, and each of its tensor arguments
+    `bufferization.writable`: true for KV caches (`tfm.kv_cache`), so that a
+    `tfm.kv_cache_write` bufferizes to a write into the caller's buffer,
+    false for the rest, so that bufferization never reuses a caller's input
+    (a weight, the hidden state) as scratch space. Malformed cache
+    annotations are rejected.
+  }];
+}
+
+def TfmDropKVCacheResults : Pass<"tfm-drop-kv-cache-results", "ModuleOp"> {
+  let summary = "Drops the KV-cache results that bufferization made "
+                "equivalent to their cache arguments";
+  let description = [{
+    After one-shot bufferization: removes every `tfm.kv_cache` result of a
+    public function (it is the cache argument's buffer, updated in place),
+    so no out-parameter is made for it, and fails with a clear error when
+    bufferization had to copy the cache.
+  }];
+}
+
+def TfmResultsInPlace : Pass<"tfm-results-in-place", "ModuleOp"> {
+  let summary = "Computes results that are reshapes of a local buffer in the "
+                "caller's out-parameter instead of copying them into it";
+  let description = [{
+    After results became out-parameters: a result computed in a buffer of
+    another shape (a `[M, N]` GEMM output returned as `[1, M, N]`) is
+    computed in the caller's buffer, reshaped, instead of being copied into
+    it at the end. `buffer-results-to-out-params` does this
+    (`hoist-static-allocs`) only for a result that is the alloc itself.
+  }];
+}
+
+def TfmFuseElementwise : Pass<"tfm-fuse-elementwise"> {
+  let summary = "Fuses linalg producers into consumers that read each "
+                "produced element once (no recomputation inside contractions)";
+  let description = [{
+    Upstream's `--linalg-fuse-elementwise-ops` fuses any single-use producer
+    into its consumer generic. When the consumer is a contraction that reads
+    the producer's result through a map without one of its loops (the A
+    operand of a matmul does not depend on the output column n), the fused
+    producer runs once per iteration of that loop: a GELU fused into the
+    down projection evaluated tanh d times per element, and the
+    contraction, no longer a plain multiply-add, also lost its vectorised
+    code. This pass fuses a producer only where the consumer reads each
+    produced element exactly once: the operand's indexing map is a
+    permutation of the consumer's loops.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
+def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
+  let summary = "Derives contraction tile sizes from the target CPU and "
+                "records them (tfm.cpu_target on the module, tfm.cpu_tiling "
+                "on each contraction)";
+  let description = [{
+    The policy half of CPU code generation (as IREE's LLVMCPU
+    KernelDispatch): looks up the target CPU (`cpu`, default the host),
+    derives contraction tile sizes from its vector width, register count and
+    caches, and records both in the IR:
+
+    ```
+    module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
+                       vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
+    linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
+                   block = array<i64: M, N, K>, dot = array<i64: 4, 32>}}
+    ```
+
+    The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
+    attributes, so tests check the plan for any named CPU without running
+    on it. The pipeline may override fields of the derived tiling.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "LLVM CPU name, or 'host'">,
+  ];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
+  let summary = "Makes matmuls read their weight parameters in the register "
+                "tile's panel layout (packed once when weights are bound)";
+  let description = [{
+    After `tfm-cpu-configure`, before tiling: every matmul
+    `C[m, n] += A[m, k] * W` with an f32 accumulator C and A, W both f32,
+    bf16 or f16, whose W is a weight parameter (`[K, N]`, in_out, or
+    `[N, K]`, out_in, nn.Linear), reads W instead from a new parameter in
+    panel layout `P[j, k, r] = W(k, j * nr + r)` (0 where `j * nr + r >= N`)
+    of type `tensor<ceil(N / nr) x K x nr>`, nr being the register tile's
+    columns (`tfm.cpu_tiling`). A register tile then reads B with unit
+    stride, and no weight is ever transposed per call.
+
+    The new argument keeps the parameter's `tfm.param` (and
+    `tfm.param_parts`) and records the packing for whoever binds weights:
+    `tfm.param_pack = {layout = "in_out" | "out_in", panel = nr, shape =
+    array<i64: K, N> | array<i64: N, K>}`. The original argument is erased
+    when nothing else reads it.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
+def TfmTileAndVectorizeContractions
+    : Pass<"tfm-tile-and-vectorize-contractions", "func::FuncOp"> {
+  let summary = "Tiles f32 contractions into cache blocks and register "
+                "tiles, vectorises the register tiles and applies each "
+                "contraction's elementwise epilogue (bias, activation, "
+                "gating, residual) to each cache block after its K loop";
+  let description = [{
+    On tensors, before bufferization. Every f32 contraction that carries a
+    `tfm.cpu_tiling` plan (`tfm-cpu-configure`) -- `linalg.matmul` and its
+    transposed-B form, the batch matmuls of attention, the Q K^T / P V
+    generics of flash attention -- is
+
+    1. given a B operand whose innermost dimension is the output's vector
+       dimension N (a transposed B is transposed into a fresh tensor);
+    2. tiled into cache blocks (M, N, K) and, inside, register tiles of
+       `registerRows x registerCols` with a K step of 1;
+    3. vectorised into a `vector.contract` per register tile, whose
+       accumulator transfer pair is hoisted out of the K loop;
+    4. followed, inside each cache block, by its elementwise epilogue (bias
+       add, activation, gating product, residual add).
+
+    Extents the register tile does not divide are split: the bulk gets the
+    full tile, the remainder a tile of its own. Fewer than 16 rows against
+    a transposed B (decode's projections) take a dot-product form instead:
+    partial sums in a vector over K, reduced once at the end.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "vector::VectorDialect"];
+}
+
+def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {
+  let summary = "Vectorises elementwise generics along their innermost loop "
+                "and row reductions as partial sums (width from "
+                "tfm.cpu_target)";
+  let description = [{
+    On tensors, after the contraction code generator: the `linalg.generic`
+    ops that are not contractions (bias adds, activations, residual adds,
+    RoPE, norms, softmax and the online-softmax steps of flash attention)
+    become vector code along their innermost loop:
+
+    - innermost loop parallel (elementwise): every other loop is tiled by 1
+      and the innermost by the vector width (two registers' worth of lanes
+      from `tfm.cpu_target`); a remainder gets a tile of its own size;
+    - innermost loop a reduction (row max, row sum, mean and variance): the
+      other loops are tiled by 1 and the row reduced as partial sums, one
+      vector wide, combined once at the end.
+
+    Rows of an op outside any loop are an `scf.forall` (threads). Only ops
+    whose operands all read the innermost loop with unit stride (or not at
+    all: broadcasts) are vectorised; the rest stay scalar loops.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "vector::VectorDialect"];
+}
+
+def TfmOutlineLoopNests : Pass<"tfm-outline-loop-nests", "ModuleOp"> {
+  let summary = "Outlines each top-level loop nest into a private no-inline "
+                "function (bounds LLVM compile time on whole models)";
+  let description = [{
+    On buffers: moves every top-level op with a body (loops, parallel
+    regions, linalg ops left for loops) of a function with many of them
+    (at least 16) into a private function marked `tfm.outlined_loop_nest`
+    (made `no_inline` by `tfm-finalize-outlined-loops`). A whole model
+    lowers to one function with thousands of loops in sequence, and LLVM's
+    O3 spends time quadratic in the number of loops on it; a call per loop
+    nest costs nothing measurable at run time. Constants are cloned into
+    the outlined functions, not passed as arguments.
+  }];
+  let dependentDialects = ["func::FuncDialect", "scf::SCFDialect"];
+}
+
+def TfmSequentialSmallForalls : Pass<"tfm-sequential-small-foralls"> {
+  let summary = "Turns scf.forall loops of fewer than 4 iterations into "
+                "scf.for";
+  let description = [{
+    On buffers, before the OpenMP conversion: waking the other threads for
+    two iterations (flash attention of a decode step of a model with two
+    key/value heads, say) costs more than the iterations themselves. The
+    GEMM and elementwise code generators already decide from their work
+    whether to emit a forall at all; flash attention's tile loop cannot
+    (its key loop's length is dynamic).
+  }];
+}
+
+def TfmInlineAllocaScopes : Pass<"tfm-inline-alloca-scopes"> {
+  let summary = "Inlines memref.alloca_scope ops that scope no alloca";
+  let description = [{
+    `convert-scf-to-openmp` wraps each worksharing loop body in a
+    `memref.alloca_scope` so that stack allocations in the body are freed
+    per iteration. tfm's bodies allocate on the heap, so the scopes hold no
+    `memref.alloca` -- but they must stay single-block, and lowering the scf
+    loops inside them to control flow would break that. This pass inlines
+    every `alloca_scope` with no alloca directly in it (nested scopes keep
+    their own).
+  }];
+}
+
+def TfmLowerVectors : Pass<"tfm-lower-vectors", "func::FuncOp"> {
+  let summary = "Lowers vector contractions to vector.fma and n-D transfers "
+                "to 1-D loads and stores";
+  let description = [{
+    On buffers: `vector.contract` becomes outer products and then
+    `vector.fma`, n-D transfers 1-D loads and stores, and the rest of the
+    vector dialect the 1-D form `convert-vector-to-llvm` emits as SIMD
+    instructions. Multi-reductions along the innermost dimension (softmax
+    rows, the last step of partial sums) become one `vector.reduction` per
+    row, marked reassociable.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
+}
+
+def TfmApproximateMath : Pass<"tfm-approximate-math"> {
+  let summary = "Replaces f32 tanh/erf/exp/log calls by inline polynomial "
+                "approximations (vectorisable)";
+  let description = [{
+    Replaces the f32 transcendental functions tfm's lowerings emit (tanh,
+    erf, exp, expm1, log, log1p, log2) by upstream MLIR's polynomial
+    approximations, on scalars and vectors alike. Calls into libm are
+    opaque to LLVM's loop vectoriser and cost a call per element; the
+    inline polynomials vectorise. The errors are tested against libm in
+    `test/Pipelines/approximate-math-accuracy.mlir`: absolute error <= 1e-6
+    for tanh on [-10, 10] and erf on [-6, 6], relative error <= 1e-6 for
+    exp on [-87, 88] (about 2 ulp).
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
+def TfmFinalizeOutlinedLoops : Pass<"tfm-finalize-outlined-loops",
+                                    "ModuleOp"> {
+  let summary = "Makes the llvm.func of outlined loop nests internal and "
+                "no_inline, and inlines wide entries into their C interface";
+  let description = [{
+    After `func-to-llvm`: the functions `tfm-outline-loop-nests` created
+    become internal and `no_inline` (the O3 inliner would otherwise merge
+    every single-call function back). Entries with a great many arguments
+    (more than 64) that have a C interface wrapper are made internal and
+    `always_inline`: the wrapper's call, thousands of scalar arguments for a
+    whole model, costs SelectionDAG seconds.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Steps of --tfm-gpu-pipeline
+//===----------------------------------------------------------------------===//
 
 def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
   let summary = "Moves the buffers of bufferized host code to GPU memory";

@@ -320,10 +320,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 /// in the LLVM dialect with the device code embedded as a gpu.binary).
 void buildTfmGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
 
-/// Registers `--tfm-gpu-pipeline` and the passes it is built from.
+/// Registers `--tfm-gpu-pipeline` (its own passes are registered by
+/// registerTfmPipelines).
 void registerGpuPipeline();
 
-/// Registers `--tfm-cpu-pipeline` (and later pipelines) with the pass registry.
+/// Registers the passes of tfm/Pipelines/Passes.td, `--tfm-cpu-pipeline` and
+/// `--tfm-gpu-pipeline` with the pass registry.
 void registerTfmPipelines();
 
 } // namespace tfm

@@ -1,6 +1,6 @@
-//===- CpuCodegen.cpp - tiled, vectorised contractions for the host CPU ---===//
+//===- TileAndVectorizeContractions.cpp - tiled, vectorised contractions -===//
 //
-// Two passes of --tfm-cpu-pipeline that make the contractions fast:
+// The pass of --tfm-cpu-pipeline that makes the contractions fast:
 //
 // tfm-tile-and-vectorize-contractions (tensors, before bufferization). Every
 // f32 contraction -- linalg.matmul and its transposed-B form, the batch
@@ -37,24 +37,19 @@
 // in a vector<dot-depth> over K and reduced once at the end (K remainders
 // with narrower vectors, the last few elements as scalars).
 //
-// tfm-lower-vectors (buffers): vector.contract -> outer products -> vector.fma,
-// n-D transfers -> 1-D loads/stores, the rest of the vector dialect to the
-// 1-D form convert-vector-to-llvm emits as SIMD instructions.
-//
-// tfm-outline-loop-nests / tfm-finalize-outlined-loops (loops, then LLVM
-// dialect): split a whole model's one huge function into a function per loop
-// nest, which bounds LLVM's compile time (see OutlineLoopNestsPass).
+// The tiling and vectorising helpers shared with tfm-vectorize-elementwise
+// (TilingUtils.h) are defined here too.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
 #include "PipelinePasses.h"
 #include "TilingUtils.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
-#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -69,7 +64,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
-#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMTILEANDVECTORIZECONTRACTIONS
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -771,53 +770,15 @@ static void addCanonicalizationPatterns(MLIRContext *ctx,
     op.getCanonicalizationPatterns(patterns, ctx);
 }
 
-namespace {
-/// acc + a * b on vectors -> vector.fma(a, b, acc). A register tile with a K
-/// step of 1 vectorises to exactly this (the unit-K vector.contract folds to
-/// a multiply and an add), and LLVM does not fuse a separate fmul and fadd
-/// without fast-math flags. The fused form rounds once instead of twice.
-struct FuseMulAddIntoFMA : OpRewritePattern<arith::AddFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(arith::AddFOp add,
-                                PatternRewriter &rewriter) const override {
-    if (!isa<VectorType>(add.getType()))
-      return failure();
-    for (unsigned i = 0; i < 2; ++i) {
-      auto mul = add->getOperand(i).getDefiningOp<arith::MulFOp>();
-      if (!mul || !mul->hasOneUse())
-        continue;
-      rewriter.replaceOpWithNewOp<vector::FMAOp>(
-          add, mul.getLhs(), mul.getRhs(), add->getOperand(1 - i));
-      return success();
-    }
-    return failure();
-  }
-};
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // Passes
 //===----------------------------------------------------------------------===//
 
 namespace {
 struct TileAndVectorizeContractionsPass
-    : public PassWrapper<TileAndVectorizeContractionsPass,
-                         OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileAndVectorizeContractionsPass)
-  StringRef getArgument() const final {
-    return "tfm-tile-and-vectorize-contractions";
-  }
-  StringRef getDescription() const final {
-    return "Tiles f32 contractions into cache blocks and register tiles, "
-           "vectorises the register tiles and applies each contraction's "
-           "elementwise epilogue (bias, activation, gating, residual) to "
-           "each cache block after its K loop";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect,
-                    linalg::LinalgDialect, scf::SCFDialect,
-                    tensor::TensorDialect, vector::VectorDialect>();
-  }
+    : public tfm::impl::TfmTileAndVectorizeContractionsBase<
+          TileAndVectorizeContractionsPass> {
+  using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -905,257 +866,4 @@ struct TileAndVectorizeContractionsPass
     func.walk([](Operation *op) { op->removeAttr(kCpuTilingAttrName); });
   }
 };
-
-/// Multi-reductions along the innermost dimension (a softmax row's max and
-/// sum over a flash-attention key tile, the last step of a norm's partial
-/// sums) become one vector.reduction per row. The InnerParallel lowering used
-/// for everything else would move that dimension outermost and combine its
-/// elements one at a time: a chain of 64 scalar maxima per row of a key
-/// tile, which was half the time of GPT-2's attention. A vector.reduction
-/// reduces whole registers, then the lanes as a tree; reassociating is exact
-/// for max/min and, for sums, the order the partial sums already chose.
-static LogicalResult lowerInnermostReductions(func::FuncOp func) {
-  SmallVector<Operation *> rowReductions;
-  func.walk([&](vector::MultiDimReductionOp op) {
-    SmallVector<bool> mask = op.getReductionMask();
-    if (!mask.empty() && mask.back() &&
-        op.getSourceVectorType().getShape().back() > 1)
-      rowReductions.push_back(op);
-  });
-  if (rowReductions.empty())
-    return success();
-  llvm::DenseSet<Operation *> earlier;
-  func.walk([&](vector::ReductionOp op) { earlier.insert(op); });
-  MLIRContext *ctx = func.getContext();
-  RewritePatternSet patterns(ctx);
-  vector::populateVectorMultiReductionLoweringPatterns(
-      patterns, vector::VectorMultiReductionLowering::InnerReduction);
-  GreedyRewriteConfig config;
-  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-  if (failed(applyOpPatternsGreedily(rowReductions, std::move(patterns),
-                                     config)))
-    return failure();
-  func.walk([&](vector::ReductionOp reduction) {
-    if (!earlier.contains(reduction))
-      reduction.setFastmathAttr(arith::FastMathFlagsAttr::get(
-          ctx, reduction.getFastmath() | arith::FastMathFlags::reassoc));
-  });
-  return success();
-}
-
-struct LowerVectorsPass
-    : public PassWrapper<LowerVectorsPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerVectorsPass)
-  StringRef getArgument() const final { return "tfm-lower-vectors"; }
-  StringRef getDescription() const final {
-    return "Lowers vector contractions to vector.fma and n-D transfers to 1-D "
-           "loads and stores";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<affine::AffineDialect, arith::ArithDialect,
-                    memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
-  }
-
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto apply = [&](function_ref<void(RewritePatternSet &)> populate) {
-      RewritePatternSet patterns(ctx);
-      populate(patterns);
-      return applyPatternsGreedily(func, std::move(patterns));
-    };
-    if (failed(lowerInnermostReductions(func)))
-      return signalPassFailure();
-    // Contractions become one outer product per K step, each a vector.fma
-    // per row of the register tile.
-    if (failed(apply([](RewritePatternSet &p) {
-          p.add<FuseMulAddIntoFMA>(p.getContext());
-          vector::populateCastAwayVectorLeadingOneDimPatterns(p);
-          vector::populateVectorContractLoweringPatterns(
-              p, vector::VectorContractLowering::OuterProduct);
-          vector::populateVectorTransferPermutationMapLoweringPatterns(p);
-          vector::populateVectorMultiReductionLoweringPatterns(
-              p, vector::VectorMultiReductionLowering::InnerParallel);
-          vector::populateVectorOuterProductLoweringPatterns(p);
-        })))
-      return signalPassFailure();
-    // n-D transfers unrolled into 1-D ones.
-    if (failed(apply([](RewritePatternSet &p) {
-          populateVectorToSCFConversionPatterns(
-              p, VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(
-                     1));
-        })))
-      return signalPassFailure();
-    if (failed(apply([](RewritePatternSet &p) {
-          vector::populateVectorTransferLoweringPatterns(p,
-                                                         /*maxTransferRank=*/1);
-          vector::populateVectorTransferPermutationMapLoweringPatterns(p);
-          vector::populateVectorShapeCastLoweringPatterns(p);
-          vector::populateVectorTransposeLoweringPatterns(
-              p, vector::VectorTransposeLowering::Shuffle1D);
-          vector::populateVectorBroadcastLoweringPatterns(p);
-          vector::populateVectorOuterProductLoweringPatterns(p);
-        })))
-      return signalPassFailure();
-  }
-};
-
-
-/// Moves every top-level loop nest of a function (any op with a body: loops,
-/// parallel regions, linalg ops left for loops) into a function of its own,
-/// never inlined. A whole model lowers to one function with thousands of
-/// loops in sequence; LLVM's scalar evolution answers "is this loop entry
-/// guarded by a condition" by walking the dominator tree up to the enclosing
-/// loop -- for a top-level loop, to the function entry -- so O3 spends time
-/// quadratic in the number of loops (IndVarSimplify alone took 60% of a
-/// 7 s compile). A call per loop nest costs nothing measurable at run time.
-struct OutlineLoopNestsPass
-    : public PassWrapper<OutlineLoopNestsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineLoopNestsPass)
-  StringRef getArgument() const final { return "tfm-outline-loop-nests"; }
-  StringRef getDescription() const final {
-    return "Outlines each top-level loop nest into a private no-inline "
-           "function (bounds LLVM compile time on whole models)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<func::FuncDialect, scf::SCFDialect>();
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    IRRewriter rewriter(&getContext());
-    SymbolTable symbols(module);
-    for (func::FuncOp func :
-         llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal())
-        continue;
-      // Loops, and the parallel regions of threaded loops (omp.parallel):
-      // every top-level op with a body.
-      SmallVector<Operation *> nests;
-      for (Block &block : func.getBody())
-        for (Operation &op : block)
-          if (op.getNumRegions() > 0)
-            nests.push_back(&op);
-      // A few loops compile fast enough; keep small kernels whole.
-      if (nests.size() < kMinNestsToOutline)
-        continue;
-      unsigned index = 0;
-      for (Operation *loop : nests) {
-        if (failed(outline(rewriter, symbols, func, loop, index++)))
-          return signalPassFailure();
-      }
-    }
-  }
-
-  static constexpr size_t kMinNestsToOutline = 16;
-
-  LogicalResult outline(IRRewriter &rewriter, SymbolTable &symbols,
-                        func::FuncOp func, Operation *loop, unsigned index) {
-    Location loc = loop->getLoc();
-    rewriter.setInsertionPoint(loop);
-    auto wrapper =
-        scf::ExecuteRegionOp::create(rewriter, loc, loop->getResultTypes());
-    Block *body = rewriter.createBlock(&wrapper.getRegion());
-    rewriter.replaceAllUsesWith(loop->getResults(), wrapper.getResults());
-    loop->moveBefore(body, body->end());
-    rewriter.setInsertionPointToEnd(body);
-    scf::YieldOp::create(rewriter, loc, loop->getResults());
-    // Constants travel as constants, not arguments: loop bounds and steps
-    // must stay visible to the optimiser.
-    SetVector<Value> captured;
-    getUsedValuesDefinedAbove(wrapper.getRegion(), captured);
-    rewriter.setInsertionPointToStart(body);
-    for (Value value : captured) {
-      Operation *def = value.getDefiningOp();
-      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
-        continue;
-      Value copy = rewriter.clone(*def)->getResult(0);
-      replaceAllUsesInRegionWith(value, copy, wrapper.getRegion());
-    }
-    std::string name =
-        (func.getSymName() + "__loop" + std::to_string(index)).str();
-    while (symbols.lookup(name))
-      name += "_";
-    func::CallOp call;
-    FailureOr<func::FuncOp> outlined = outlineSingleBlockRegion(
-        rewriter, loc, wrapper.getRegion(), name, &call);
-    if (failed(outlined))
-      return loop->emitError("cannot outline this loop nest");
-    symbols.insert(*outlined);
-    outlined->setPrivate();
-    // Made no_inline once it is an llvm.func (tfm-finalize-outlined-loops):
-    // func.func has no such attribute.
-    outlined->getOperation()->setAttr(tfm::kOutlinedLoopNestAttr,
-                                      rewriter.getUnitAttr());
-    // Inline the wrapper back: only the call remains.
-    Block &wrapperBlock = wrapper.getRegion().front();
-    auto yield = cast<scf::YieldOp>(wrapperBlock.getTerminator());
-    SmallVector<Value> results(yield.getOperands());
-    rewriter.inlineBlockBefore(&wrapperBlock, wrapper);
-    rewriter.replaceOp(wrapper, results);
-    rewriter.eraseOp(yield);
-    return success();
-  }
-};
-
-/// After func-to-llvm: outlined loop nests become internal and no_inline (the
-/// O3 inliner would otherwise merge every single-call function back); entries
-/// with a great many arguments are inlined into their C interface wrapper.
-struct FinalizeOutlinedLoopsPass
-    : public PassWrapper<FinalizeOutlinedLoopsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FinalizeOutlinedLoopsPass)
-  StringRef getArgument() const final {
-    return "tfm-finalize-outlined-loops";
-  }
-  StringRef getDescription() const final {
-    return "Makes the llvm.func of outlined loop nests internal and "
-           "no_inline, and inlines wide entries into their C interface";
-  }
-  static constexpr unsigned kManyArguments = 64;
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
-      // An entry is called only through its C interface wrapper, which
-      // passes each memref as 3 + 2 * rank scalars: a whole model's call has
-      // thousands of arguments, and SelectionDAG spends seconds lowering that
-      // one call (5.5 s of a 12-layer GPT-2's 11 s in llc). Inlined into the
-      // wrapper, the call and its argument list disappear. Entries with few
-      // arguments stay callable by name (mlir-runner's -e, tests).
-      if (!func.isExternal() && !func.isPrivate() &&
-          !func->hasAttr(tfm::kOutlinedLoopNestAttr) &&
-          func.getNumArguments() > kManyArguments &&
-          module.lookupSymbol<LLVM::LLVMFuncOp>(
-              ("_mlir_ciface_" + func.getSymName()).str())) {
-        func.setAlwaysInline(true);
-        func.setLinkage(LLVM::Linkage::Internal);
-        func->removeAttr(SymbolTable::getVisibilityAttrName());
-        continue;
-      }
-      if (!func->hasAttr(tfm::kOutlinedLoopNestAttr))
-        continue;
-      func->removeAttr(tfm::kOutlinedLoopNestAttr);
-      func.setNoInline(true);
-      func.setLinkage(LLVM::Linkage::Internal);
-      func->removeAttr(SymbolTable::getVisibilityAttrName());
-    }
-  }
-};
 } // namespace
-
-std::unique_ptr<Pass> mlir::tfm::createFinalizeOutlinedLoopsPass() {
-  return std::make_unique<FinalizeOutlinedLoopsPass>();
-}
-
-std::unique_ptr<Pass> mlir::tfm::createOutlineLoopNestsPass() {
-  return std::make_unique<OutlineLoopNestsPass>();
-}
-
-std::unique_ptr<Pass> mlir::tfm::createTileAndVectorizeContractionsPass() {
-  return std::make_unique<TileAndVectorizeContractionsPass>();
-}
-
-std::unique_ptr<Pass> mlir::tfm::createLowerVectorsPass() {
-  return std::make_unique<LowerVectorsPass>();
-}
