@@ -8,9 +8,11 @@
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Memory.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,18 +29,49 @@ double engine::millisecondsSince(Clock::time_point start) {
       .count();
 }
 
+/// From this size on a buffer gets its own pages. glibc's malloc would map
+/// it too, but only below its dynamic threshold: once a mapped block of N
+/// bytes is freed (binding frees a conversion buffer per weight), blocks up
+/// to N (at most 32 MiB) come from the heap, whose holes it never returns
+/// to the kernel. Measured on GPT-2-small: 50 MiB of such holes after
+/// binding.
+static constexpr uint64_t kMappedBufferBytes = 1 << 20;
+
 llvm::Expected<std::unique_ptr<AlignedBuffer>>
 AlignedBuffer::allocate(uint64_t numBytes) {
   uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
   std::unique_ptr<AlignedBuffer> buffer(new AlignedBuffer());
-  buffer->data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
-  if (!buffer->data)
+  auto fail = [&] {
     return makeError(llvm::formatv("cannot allocate {0} bytes", numBytes));
-  std::memset(buffer->data.get(), 0, rounded);
+  };
+  if (rounded >= kMappedBufferBytes && rounded <= SIZE_MAX) {
+    // Mapped pages are page-aligned and zero: nothing to clear, and what is
+    // never written is never resident.
+    std::error_code error;
+    llvm::sys::MemoryBlock block = llvm::sys::Memory::allocateMappedMemory(
+        rounded, nullptr,
+        llvm::sys::Memory::MF_READ | llvm::sys::Memory::MF_WRITE, error);
+    if (error || !block.base())
+      return fail();
+    buffer->data = static_cast<char *>(block.base());
+    buffer->mappedBytes = block.allocatedSize();
+    return buffer;
+  }
+  buffer->data = static_cast<char *>(std::aligned_alloc(64, rounded));
+  if (!buffer->data)
+    return fail();
+  std::memset(buffer->data, 0, rounded);
   return buffer;
 }
 
-void AlignedBuffer::Free::operator()(char *p) const { std::free(p); }
+AlignedBuffer::~AlignedBuffer() {
+  if (!mappedBytes) {
+    std::free(data);
+    return;
+  }
+  llvm::sys::MemoryBlock block(data, mappedBytes);
+  (void)llvm::sys::Memory::releaseMappedMemory(block);
+}
 
 std::string engine::describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
   return (getDTypeName(dtype) + " " + formatShape(shape)).str();
@@ -170,6 +203,8 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
                       view->dtype, out, arg.dtype, slab);
       out += slab * getDTypeSize(arg.dtype);
     }
+  for (const TensorView *view : views)
+    checkpoint.releasePages(*view);
   return llvm::Error::success();
 }
 
@@ -288,11 +323,16 @@ bindParameter(const EntrySignature &sig, size_t i,
     } else if (llvm::Error err = packInto(source)) {
       return std::move(err);
     }
+    // A tensor that is copied (packed, converted, aligned) is read from the
+    // file once: the mapping's pages go then, or the process would hold the
+    // weight twice.
+    checkpoint.releasePages(*view);
     return result;
   }
   if (converted) {
     result.storage = std::move(converted);
     result.data = result.storage->get();
+    checkpoint.releasePages(*view);
     return result;
   }
   // Generated code assumes natural alignment; safetensors only aligns the
@@ -305,6 +345,7 @@ bindParameter(const EntrySignature &sig, size_t i,
     result.storage = std::move(*storage);
     std::memcpy(result.storage->get(), view->data, numBytes);
     result.data = result.storage->get();
+    checkpoint.releasePages(*view);
   } else {
     result.data = const_cast<char *>(view->data);
   }

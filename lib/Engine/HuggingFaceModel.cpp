@@ -24,6 +24,7 @@
 #include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/ProcessMemory.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 #include "tfm/Runtime/Sampler.h"
 #include "tfm/Target/HuggingFace/Checkpoint.h"
@@ -568,6 +569,14 @@ struct HuggingFaceModel::Session {
   int64_t kvCacheLength = 0;
 };
 
+/// A freshly compiled session's IR is no longer needed: it is freed, and
+/// the heap the compiler freed is given back to the kernel (glibc keeps it
+/// otherwise, for the process's lifetime).
+static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
+  module = nullptr;
+  releaseFreeHeapMemory();
+}
+
 struct HuggingFaceModel::State {
   std::unique_ptr<SafeTensorsCheckpoint> file;
   ModelBindings bindings;
@@ -760,6 +769,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
       return std::move(err);
     result.compileMs = millisecondsSince(compileStart);
     session = std::move(fresh);
+    releaseCompilerMemory(*module);
   }
   Entry &forward = *session->first;
   std::copy(tokens.ids.begin(), tokens.ids.end(), forward.getIds());
@@ -857,6 +867,7 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       return std::move(err);
     compileMs = millisecondsSince(compileStart);
     session = std::move(fresh);
+    releaseCompilerMemory(*module);
   }
   return session.get();
 }

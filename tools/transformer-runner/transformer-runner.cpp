@@ -46,6 +46,7 @@
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/ProcessMemory.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -640,6 +641,10 @@ int main(int argc, char **argv) {
     packed = check(jit->lookup(sig.function));
   }
   double compileMs = millisecondsSince(compileStart);
+  // The JIT holds the compiled code: the IR can go, and the heap the
+  // compiler freed back to the kernel, which glibc would otherwise keep.
+  module = nullptr;
+  releaseFreeHeapMemory();
   if (compileOnly) {
     llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms%s\n",
                                  sig.function.c_str(),

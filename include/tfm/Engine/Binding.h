@@ -42,20 +42,26 @@ using WarningHandler = std::function<void(const llvm::Twine &)>;
 using Clock = std::chrono::steady_clock;
 double millisecondsSince(Clock::time_point start);
 
-/// A zero-initialised, 64-byte aligned host buffer.
+/// A zero-initialised, 64-byte aligned host buffer. Large ones (weights, KV
+/// caches, logits) are pages mapped for the buffer alone: freeing one gives
+/// its memory back to the kernel at once, where the malloc heap would keep
+/// the hole, and pages never written (a KV cache's positions not yet
+/// reached) take no memory.
 class AlignedBuffer {
 public:
   /// Fails (naming the size) when the memory is not there.
   static llvm::Expected<std::unique_ptr<AlignedBuffer>>
   allocate(uint64_t numBytes);
-  char *get() const { return data.get(); }
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  char *get() const { return data; }
 
 private:
   AlignedBuffer() = default;
-  struct Free {
-    void operator()(char *p) const;
-  };
-  std::unique_ptr<char, Free> data;
+  char *data = nullptr;
+  /// Non-zero for a mapped buffer: the bytes mapped.
+  uint64_t mappedBytes = 0;
 };
 
 /// Where one argument's value lives.
