@@ -6,6 +6,7 @@
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Memory.h"
@@ -71,6 +72,28 @@ AlignedBuffer::~AlignedBuffer() {
   }
   llvm::sys::MemoryBlock block(data, mappedBytes);
   (void)llvm::sys::Memory::releaseMappedMemory(block);
+}
+
+uint64_t
+engine::getDistinctBytes(const llvm::StringMap<BoundArgument> &arguments) {
+  llvm::DenseSet<void *> seen;
+  uint64_t bytes = 0;
+  for (const auto &entry : arguments)
+    if (seen.insert(entry.second.data).second)
+      bytes += entry.second.numBytes;
+  return bytes;
+}
+
+uint64_t engine::getBufferBytes(const EntrySignature &sig) {
+  uint64_t bytes = 0;
+  for (const EntryArgument &arg : sig.arguments)
+    if (arg.kind == EntryArgument::Kind::Input)
+      bytes += getNumBytes(arg.shape, getDTypeSize(arg.dtype)).value_or(0);
+  for (const EntryResult &result : sig.results)
+    if (!result.isKVCache)
+      bytes +=
+          getNumBytes(result.shape, getDTypeSize(result.dtype)).value_or(0);
+  return bytes;
 }
 
 std::string engine::describe(DType dtype, llvm::ArrayRef<int64_t> shape) {
@@ -246,6 +269,8 @@ bindParameter(const EntrySignature &sig, size_t i,
   uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(arg.dtype));
   BoundArgument result;
   result.bound = true;
+  // Every way of binding below ends with `numBytes` at `data`.
+  result.numBytes = numBytes;
   auto packInto = [&](const char *source) -> llvm::Error {
     auto storage = AlignedBuffer::allocate(numBytes);
     if (!storage)

@@ -293,8 +293,8 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
       auto it = caches.find(arg.name);
       if (it == caches.end()) {
         BoundArgument cache;
-        auto storage = AlignedBuffer::allocate(
-            *getNumBytes(arg.shape, getDTypeSize(arg.dtype)));
+        cache.numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
+        auto storage = AlignedBuffer::allocate(cache.numBytes);
         if (!storage)
           return storage.takeError();
         cache.storage = std::move(*storage);
@@ -567,7 +567,21 @@ struct HuggingFaceModel::Session {
   std::unique_ptr<Entry> first, decode;
   BoundCall callFirst, callDecode;
   int64_t kvCacheLength = 0;
+  /// The entries' planned temporaries (MemoryBudget::workspace).
+  uint64_t workspaceBytes = 0;
 };
+
+/// The ledger's peak of live activations of `functions` of the imported
+/// (tfm-level) `module`: the most any one call holds.
+static uint64_t getPlannedWorkspace(ModuleOp module,
+                                    llvm::ArrayRef<llvm::StringRef> functions) {
+  uint64_t peak = 0;
+  for (llvm::StringRef name : functions)
+    if (auto function = module.lookupSymbol<func::FuncOp>(name))
+      peak = std::max<uint64_t>(
+          peak, computeLedger(function).peakLiveActivationBytes);
+  return peak;
+}
 
 /// A freshly compiled session's IR is no longer needed: it is freed, and
 /// the heap the compiler freed is given back to the kernel (glibc keeps it
@@ -737,6 +751,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     if (!module)
       return module.takeError();
     auto fresh = std::make_unique<Session>();
+    fresh->workspaceBytes = getPlannedWorkspace(**module, {"forward"});
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -818,6 +833,8 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       forward.erase();
     auto fresh = std::make_unique<Session>();
     fresh->kvCacheLength = kvCacheLength;
+    fresh->workspaceBytes =
+        getPlannedWorkspace(**module, {"prefill", "decode"});
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -1011,6 +1028,19 @@ HuggingFaceModel::generate(const TokenIds &tokens,
               result.tokens.begin() + b * total);
   result.sequences = std::move(sequences);
   return result;
+}
+
+MemoryBudget HuggingFaceModel::getMemoryBudget() const {
+  MemoryBudget budget;
+  budget.weights = getDistinctBytes(state->bindings.params);
+  for (const auto &[key, session] : state->sessions) {
+    budget.kvCaches += getDistinctBytes(session->caches);
+    budget.workspace = std::max(budget.workspace, session->workspaceBytes);
+    for (const Entry *entry : {session->first.get(), session->decode.get()})
+      if (entry)
+        budget.buffers += getBufferBytes(entry->sig);
+  }
+  return budget;
 }
 
 llvm::Expected<std::string> HuggingFaceModel::getLedgerJson(int64_t batch,

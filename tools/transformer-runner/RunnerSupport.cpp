@@ -52,7 +52,7 @@ void runner::writeResult(const EntryResult &result, const char *data,
     fail(llvm::toString(std::move(err)));
 }
 
-void runner::printResidentMemory() {
+void runner::printResidentMemory(const MemoryBudget &budget) {
   std::optional<ProcessMemory> memory = readProcessMemory();
   if (!memory)
     return;
@@ -62,4 +62,17 @@ void runner::printResidentMemory() {
       "%.1f MiB\n",
       memory->resident / MiB, memory->anonymous / MiB, memory->fileBacked / MiB,
       memory->peak / MiB);
+  // What the run holds on purpose. The anonymous pages are the engine's
+  // buffers and the process's own heap; the file-backed ones the shared
+  // libraries' pages (libLLVM, libMLIR) and weights used in place from a
+  // checkpoint's mapping.
+  uint64_t total = budget.getTotal();
+  if (!total)
+    return;
+  llvm::outs() << llvm::format(
+      "memory budget: %.1f MiB (weights %.1f + KV caches %.1f + workspace "
+      "%.1f + inputs and results %.1f); resident %.2f x budget\n",
+      total / MiB, budget.weights / MiB, budget.kvCaches / MiB,
+      budget.workspace / MiB, budget.buffers / MiB,
+      double(memory->resident) / double(total));
 }

@@ -39,8 +39,9 @@ void writeResult(const runtime::EntryResult &result, const char *data,
 /// Prints the process's current resident memory (VmRSS) split into
 /// anonymous pages (the runner's buffers and heap) and file-backed ones (the
 /// shared libraries, weights used in place from a checkpoint's mapping), and
-/// its peak (VmHWM).
-void printResidentMemory();
+/// its peak (VmHWM); then, unless it is empty, `budget`, what the run holds
+/// on purpose, and the ratio of the two.
+void printResidentMemory(const MemoryBudget &budget);
 
 } // namespace mlir::tfm::runner
 
