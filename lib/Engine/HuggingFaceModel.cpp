@@ -24,6 +24,7 @@
 #include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/ProcessMemory.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 #include "tfm/Runtime/Sampler.h"
 #include "tfm/Target/HuggingFace/Checkpoint.h"
@@ -292,8 +293,8 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
       auto it = caches.find(arg.name);
       if (it == caches.end()) {
         BoundArgument cache;
-        auto storage = AlignedBuffer::allocate(
-            *getNumBytes(arg.shape, getDTypeSize(arg.dtype)));
+        cache.numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
+        auto storage = AlignedBuffer::allocate(cache.numBytes);
         if (!storage)
           return storage.takeError();
         cache.storage = std::move(*storage);
@@ -566,7 +567,29 @@ struct HuggingFaceModel::Session {
   std::unique_ptr<Entry> first, decode;
   BoundCall callFirst, callDecode;
   int64_t kvCacheLength = 0;
+  /// The entries' planned temporaries (MemoryBudget::workspace).
+  uint64_t workspaceBytes = 0;
 };
+
+/// The ledger's peak of live activations of `functions` of the imported
+/// (tfm-level) `module`: the most any one call holds.
+static uint64_t getPlannedWorkspace(ModuleOp module,
+                                    llvm::ArrayRef<llvm::StringRef> functions) {
+  uint64_t peak = 0;
+  for (llvm::StringRef name : functions)
+    if (auto function = module.lookupSymbol<func::FuncOp>(name))
+      peak = std::max<uint64_t>(
+          peak, computeLedger(function).peakLiveActivationBytes);
+  return peak;
+}
+
+/// A freshly compiled session's IR is no longer needed: it is freed, and
+/// the heap the compiler freed is given back to the kernel (glibc keeps it
+/// otherwise, for the process's lifetime).
+static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
+  module = nullptr;
+  releaseFreeHeapMemory();
+}
 
 struct HuggingFaceModel::State {
   std::unique_ptr<SafeTensorsCheckpoint> file;
@@ -728,6 +751,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     if (!module)
       return module.takeError();
     auto fresh = std::make_unique<Session>();
+    fresh->workspaceBytes = getPlannedWorkspace(**module, {"forward"});
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -760,6 +784,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
       return std::move(err);
     result.compileMs = millisecondsSince(compileStart);
     session = std::move(fresh);
+    releaseCompilerMemory(*module);
   }
   Entry &forward = *session->first;
   std::copy(tokens.ids.begin(), tokens.ids.end(), forward.getIds());
@@ -808,6 +833,8 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       forward.erase();
     auto fresh = std::make_unique<Session>();
     fresh->kvCacheLength = kvCacheLength;
+    fresh->workspaceBytes =
+        getPlannedWorkspace(**module, {"prefill", "decode"});
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -857,6 +884,7 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       return std::move(err);
     compileMs = millisecondsSince(compileStart);
     session = std::move(fresh);
+    releaseCompilerMemory(*module);
   }
   return session.get();
 }
@@ -1000,6 +1028,19 @@ HuggingFaceModel::generate(const TokenIds &tokens,
               result.tokens.begin() + b * total);
   result.sequences = std::move(sequences);
   return result;
+}
+
+MemoryBudget HuggingFaceModel::getMemoryBudget() const {
+  MemoryBudget budget;
+  budget.weights = getDistinctBytes(state->bindings.params);
+  for (const auto &[key, session] : state->sessions) {
+    budget.kvCaches += getDistinctBytes(session->caches);
+    budget.workspace = std::max(budget.workspace, session->workspaceBytes);
+    for (const Entry *entry : {session->first.get(), session->decode.get()})
+      if (entry)
+        budget.buffers += getBufferBytes(entry->sig);
+  }
+  return budget;
 }
 
 llvm::Expected<std::string> HuggingFaceModel::getLedgerJson(int64_t batch,

@@ -2,11 +2,18 @@
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Runtime/Limits.h"
 
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Process.h"
 
 #include <algorithm>
+
+#if LLVM_ON_UNIX
+#include <sys/mman.h>
+#endif
 
 using namespace mlir::tfm::runtime;
 using llvm::Error;
@@ -231,4 +238,19 @@ SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
 const TensorView *SafeTensorsFile::lookup(llvm::StringRef name) const {
   auto it = index.find(name);
   return it == index.end() ? nullptr : &tensors[it->second];
+}
+
+void SafeTensorsFile::releasePages(const TensorView &view) const {
+#if LLVM_ON_UNIX
+  // A small file is read into the heap instead: dropping those pages would
+  // read back zeros.
+  if (buffer->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  // Whole pages only: the partial ones at either end hold other tensors.
+  uint64_t page = llvm::sys::Process::getPageSizeEstimate();
+  uintptr_t begin = llvm::alignTo(uintptr_t(view.data), page);
+  uintptr_t end = llvm::alignDown(uintptr_t(view.data) + view.numBytes, page);
+  if (begin < end)
+    (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+#endif
 }

@@ -174,3 +174,9 @@ std::vector<const TensorView *> SafeTensorsCheckpoint::getTensors() const {
       tensors.push_back(&view);
   return tensors;
 }
+
+void SafeTensorsCheckpoint::releasePages(const TensorView &view) const {
+  auto it = fileOf.find(view.name);
+  if (it != fileOf.end())
+    files[it->second]->releasePages(view);
+}

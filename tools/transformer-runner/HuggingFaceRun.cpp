@@ -128,6 +128,7 @@ static void runForward(HuggingFaceModel &model,
         runMs.empty() ? result.firstMs : median(runMs),
         (long long)result.prefillChunks, (long long)result.prefillChunk,
         (long long)result.kvCacheLength, result.firstMs);
+    printResidentMemory(model.getMemoryBudget());
     return;
   }
   llvm::outs() << llvm::format(
@@ -138,6 +139,7 @@ static void runForward(HuggingFaceModel &model,
       *llvm::max_element(runMs), result.firstMs,
       tokens.batch * tokens.seqLen * 1000.0 / median(runMs),
       result.cacheStatus.c_str());
+  printResidentMemory(model.getMemoryBudget());
 }
 
 /// The length of `bytes` without a trailing sequence that is valid so far
@@ -311,7 +313,7 @@ static void runGeneration(HuggingFaceModel &model,
       (long long)result.generated, generationMs,
       generationMs > 0 ? batch * result.generated * 1000.0 / generationMs
                        : 0.0);
-  printResidentMemory();
+  printResidentMemory(model.getMemoryBudget());
 }
 
 /// The model's generation defaults (GenerationConfig.h) overridden by the

@@ -2,6 +2,7 @@
 #include "RunnerSupport.h"
 
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/ProcessMemory.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -51,24 +52,27 @@ void runner::writeResult(const EntryResult &result, const char *data,
     fail(llvm::toString(std::move(err)));
 }
 
-void runner::printResidentMemory() {
-  // /proc files report size 0: read them as streams.
-  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
-  if (!status)
+void runner::printResidentMemory(const MemoryBudget &budget) {
+  std::optional<ProcessMemory> memory = readProcessMemory();
+  if (!memory)
     return;
-  auto field = [&](llvm::StringRef key) -> double {
-    llvm::StringRef text = (*status)->getBuffer();
-    size_t at = text.find(key);
-    if (at == llvm::StringRef::npos)
-      return -1;
-    long long kib = 0;
-    llvm::StringRef value = text.drop_front(at + key.size()).ltrim();
-    if (value.consumeInteger(10, kib))
-      return -1;
-    return kib / 1024.0;
-  };
-  double peak = field("VmHWM:"), now = field("VmRSS:");
-  if (peak >= 0 && now >= 0)
-    llvm::outs() << llvm::format("memory: resident %.1f MiB, peak %.1f MiB\n",
-                                 now, peak);
+  constexpr double MiB = 1024 * 1024;
+  llvm::outs() << llvm::format(
+      "memory: resident %.1f MiB (anonymous %.1f, file-backed %.1f), peak "
+      "%.1f MiB\n",
+      memory->resident / MiB, memory->anonymous / MiB, memory->fileBacked / MiB,
+      memory->peak / MiB);
+  // What the run holds on purpose. The anonymous pages are the engine's
+  // buffers and the process's own heap; the file-backed ones the shared
+  // libraries' pages (libLLVM, libMLIR) and weights used in place from a
+  // checkpoint's mapping.
+  uint64_t total = budget.getTotal();
+  if (!total)
+    return;
+  llvm::outs() << llvm::format(
+      "memory budget: %.1f MiB (weights %.1f + KV caches %.1f + workspace "
+      "%.1f + inputs and results %.1f); resident %.2f x budget\n",
+      total / MiB, budget.weights / MiB, budget.kvCaches / MiB,
+      budget.workspace / MiB, budget.buffers / MiB,
+      double(memory->resident) / double(total));
 }

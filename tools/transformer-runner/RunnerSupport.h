@@ -36,9 +36,12 @@ void reportResult(const runtime::EntryResult &result, const char *data,
 void writeResult(const runtime::EntryResult &result, const char *data,
                  llvm::StringRef path);
 
-/// Prints the process's peak and current resident memory (VmHWM, VmRSS),
-/// to compare with the weights, KV caches and temporaries it holds.
-void printResidentMemory();
+/// Prints the process's current resident memory (VmRSS) split into
+/// anonymous pages (the runner's buffers and heap) and file-backed ones (the
+/// shared libraries, weights used in place from a checkpoint's mapping), and
+/// its peak (VmHWM); then, unless it is empty, `budget`, what the run holds
+/// on purpose, and the ratio of the two.
+void printResidentMemory(const MemoryBudget &budget);
 
 } // namespace mlir::tfm::runner
 

@@ -40,14 +40,17 @@
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 
+#include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/ProcessMemory.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -577,6 +580,10 @@ int main(int argc, char **argv) {
   // Input ranges are read from the tfm ops, before passes lower them.
   EntrySignature tfmSig = check(getEntrySignature(*module, entryName));
   deriveInputRanges(*module, tfmSig);
+  // The temporaries the entry plans for, from the ledger of its tfm ops.
+  MemoryBudget budget;
+  if (auto function = module->lookupSymbol<func::FuncOp>(tfmSig.function))
+    budget.workspace = computeLedger(function).peakLiveActivationBytes;
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
@@ -609,6 +616,11 @@ int main(int argc, char **argv) {
   bindInputs(sig, bound);
   checkInputRanges(sig, bound);
   std::vector<OutputRequest> requests = parseOutputs(sig);
+  budget.weights = getDistinctBytes(sharedParams);
+  budget.buffers = getBufferBytes(sig);
+  for (const EntryArgument &arg : sig.arguments)
+    if (arg.kind == EntryArgument::Kind::KVCache)
+      budget.kvCaches += *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
   std::unique_ptr<CallFrame> framePtr =
       check(CallFrame::create(sig, std::move(bound)));
   CallFrame &frame = *framePtr;
@@ -640,6 +652,10 @@ int main(int argc, char **argv) {
     packed = check(jit->lookup(sig.function));
   }
   double compileMs = millisecondsSince(compileStart);
+  // The JIT holds the compiled code: the IR can go, and the heap the
+  // compiler freed back to the kernel, which glibc would otherwise keep.
+  module = nullptr;
+  releaseFreeHeapMemory();
   if (compileOnly) {
     llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms%s\n",
                                  sig.function.c_str(),
@@ -694,7 +710,7 @@ int main(int argc, char **argv) {
         "reused, %llu from the system\n",
         pool.peakLiveBytes / 1048576.0, pool.heldBytes / 1048576.0,
         (unsigned long long)pool.reused, (unsigned long long)pool.fresh);
-    printResidentMemory();
+    printResidentMemory(budget);
   }
   return 0;
 }

@@ -42,29 +42,60 @@ using WarningHandler = std::function<void(const llvm::Twine &)>;
 using Clock = std::chrono::steady_clock;
 double millisecondsSince(Clock::time_point start);
 
-/// A zero-initialised, 64-byte aligned host buffer.
+/// A zero-initialised, 64-byte aligned host buffer. Large ones (weights, KV
+/// caches, logits) are pages mapped for the buffer alone: freeing one gives
+/// its memory back to the kernel at once, where the malloc heap would keep
+/// the hole, and pages never written (a KV cache's positions not yet
+/// reached) take no memory.
 class AlignedBuffer {
 public:
   /// Fails (naming the size) when the memory is not there.
   static llvm::Expected<std::unique_ptr<AlignedBuffer>>
   allocate(uint64_t numBytes);
-  char *get() const { return data.get(); }
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+  char *get() const { return data; }
 
 private:
   AlignedBuffer() = default;
-  struct Free {
-    void operator()(char *p) const;
-  };
-  std::unique_ptr<char, Free> data;
+  char *data = nullptr;
+  /// Non-zero for a mapped buffer: the bytes mapped.
+  uint64_t mappedBytes = 0;
 };
 
 /// Where one argument's value lives.
 struct BoundArgument {
   void *data = nullptr;                   // tensors
   std::shared_ptr<AlignedBuffer> storage; // when the runner owns the data
+  uint64_t numBytes = 0;                  // tensors: the bytes at `data`
   int64_t index = 0;                      // index arguments
   bool bound = false;
 };
+
+/// The memory a run holds on purpose, to compare with what the process has
+/// resident (tfm/Runtime/ProcessMemory.h).
+struct MemoryBudget {
+  /// The parameters as bound, each buffer once: packed or converted copies,
+  /// and tensors used in place from a checkpoint's mapping.
+  uint64_t weights = 0;
+  /// KV caches as allocated (their pages become resident as positions fill).
+  uint64_t kvCaches = 0;
+  /// The compiled entries' temporaries as planned: the largest of the
+  /// ledger's peaks of live activations (tfm/Dialect/Tfm/Transforms/Ledger.h,
+  /// what the CPU pipeline's workspace plan needs at least).
+  uint64_t workspace = 0;
+  /// Input and result buffers (token ids, logits).
+  uint64_t buffers = 0;
+
+  uint64_t getTotal() const { return weights + kvCaches + workspace + buffers; }
+};
+
+/// The bytes of the distinct buffers of `arguments` (by name, as
+/// bindParameters shares them), each buffer counted once.
+uint64_t getDistinctBytes(const llvm::StringMap<BoundArgument> &arguments);
+/// The bytes of one call frame's input and non-cache result tensors.
+uint64_t getBufferBytes(const runtime::EntrySignature &sig);
 
 /// "f32 2x4x8".
 std::string describe(runtime::DType dtype, llvm::ArrayRef<int64_t> shape);

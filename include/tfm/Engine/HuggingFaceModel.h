@@ -259,6 +259,11 @@ public:
   /// `--tfm-print-ledger=format=json` prints it for the imported module.
   llvm::Expected<std::string> getLedgerJson(int64_t batch, int64_t seqLen);
 
+  /// What the model holds on purpose: its weights, and the KV caches,
+  /// planned workspaces and buffers of every compiled shape (sessions are
+  /// kept, so these add up).
+  MemoryBudget getMemoryBudget() const;
+
   struct Session;
 
 private:

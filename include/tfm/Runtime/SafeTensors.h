@@ -55,6 +55,14 @@ public:
   llvm::ArrayRef<TensorView> getTensors() const { return tensors; }
   const llvm::StringMap<std::string> &getMetadata() const { return metadata; }
 
+  /// Drops this process's copy of the pages that only `view` (a tensor of
+  /// this file) occupies, once it has been copied out (packed, converted):
+  /// they would stay resident next to the copy. The file's pages are read
+  /// back in if the tensor is read again, so this only costs time; a page
+  /// written through the mapping would lose its writes, but parameters are
+  /// never written. A no-op unless the file is memory-mapped.
+  void releasePages(const TensorView &view) const;
+
 private:
   SafeTensorsFile() = default;
 

@@ -53,6 +53,8 @@ public:
   /// Every tensor, file by file in the order opened, each file's tensors in
   /// file order.
   std::vector<const TensorView *> getTensors() const;
+  /// SafeTensorsFile::releasePages on the file holding `view`.
+  void releasePages(const TensorView &view) const;
   /// The files, in the order opened (shards of an index by name).
   llvm::ArrayRef<std::unique_ptr<SafeTensorsFile>> getFiles() const {
     return files;
