@@ -85,12 +85,6 @@ namespace {
 struct CpuConfigurePass
     : public tfm::impl::TfmCpuConfigureBase<CpuConfigurePass> {
   using Base::Base;
-  CpuConfigurePass() = default;
-  CpuConfigurePass(const CpuConfigurePass &other) : Base(other) {}
-  CpuConfigurePass(StringRef cpuName, const ContractionTiling &overrides)
-      : overrides(overrides) {
-    cpu = cpuName.str();
-  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -100,6 +94,14 @@ struct CpuConfigurePass
                          << llvm::toString(target.takeError());
       return signalPassFailure();
     }
+    ContractionTiling overrides;
+    overrides.registerRows = registerRows;
+    overrides.registerCols = registerCols;
+    overrides.blockRows = blockRows;
+    overrides.blockCols = blockCols;
+    overrides.blockDepth = blockDepth;
+    overrides.dotCols = dotCols;
+    overrides.dotDepth = dotDepth;
     ContractionTiling tiling =
         withOverrides(deriveContractionTiling(*target), overrides);
     MLIRContext *ctx = &getContext();
@@ -110,13 +112,20 @@ struct CpuConfigurePass
         op->setAttr(kCpuTilingAttrName, tilingAttr);
     });
   }
-
-  ContractionTiling overrides;
 };
 } // namespace
 
 std::unique_ptr<Pass>
 mlir::tfm::createCpuConfigurePass(StringRef cpu,
                                   const ContractionTiling &overrides) {
-  return std::make_unique<CpuConfigurePass>(cpu, overrides);
+  TfmCpuConfigureOptions options;
+  options.cpu = cpu.str();
+  options.registerRows = overrides.registerRows;
+  options.registerCols = overrides.registerCols;
+  options.blockRows = overrides.blockRows;
+  options.blockCols = overrides.blockCols;
+  options.blockDepth = overrides.blockDepth;
+  options.dotCols = overrides.dotCols;
+  options.dotDepth = overrides.dotDepth;
+  return createTfmCpuConfigure(options);
 }

@@ -3,6 +3,7 @@
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64 | FileCheck %s --check-prefix=SSE
 // RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
 // RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=4 block-depth=64 dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
@@ -19,6 +20,8 @@
 // SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 8>}}
 // HOST: tfm.cpu_target = {cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
+// Options override single fields of the derived plan; the rest stays.
+// OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 64>, dot = array<i64: 8, 32>, register = array<i64: 4, 16>}}
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows
 
 func.func @contractions(%a: tensor<12x40xf32>, %b: tensor<40x48xf32>, %c: tensor<12x48xf32>,

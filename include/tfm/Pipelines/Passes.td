@@ -90,11 +90,28 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
 
     The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
     attributes, so tests check the plan for any named CPU without running
-    on it. The pipeline may override fields of the derived tiling.
+    on it. The size options override single fields of the derived tiling
+    (0: as derived).
   }];
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
            "LLVM CPU name, or 'host'">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
+           "Rows (M) of the contraction register tile (0: from the target)">,
+    Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
+           "Columns (N, vector lanes) of the register tile, a power of two "
+           "(0: from the target)">,
+    Option<"blockRows", "block-rows", "int64_t", /*default=*/"0",
+           "Cache block rows (M; 0: from the target)">,
+    Option<"blockCols", "block-cols", "int64_t", /*default=*/"0",
+           "Cache block columns (N; 0: from the target)">,
+    Option<"blockDepth", "block-depth", "int64_t", /*default=*/"0",
+           "Cache block depth (K; 0: from the target)">,
+    Option<"dotCols", "dot-cols", "int64_t", /*default=*/"0",
+           "Outputs per tile of the dot-product form (0: from the target)">,
+    Option<"dotDepth", "dot-depth", "int64_t", /*default=*/"0",
+           "Vector width (K) of the dot-product partial sums (0: from the "
+           "target)">,
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
