@@ -10,6 +10,7 @@
 #define TFM_LIB_TOKENIZER_COMPONENTS_H
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -46,6 +47,37 @@ llvm::Expected<int64_t> getIndex(const llvm::json::Object &object,
 llvm::Expected<const llvm::json::Array *>
 getArray(const llvm::json::Object &object, llvm::StringRef key,
          const llvm::Twine &path);
+
+/// A pipeline stage's JSON object and its "type" field, which every
+/// normalizer, pre-tokenizer, decoder and post-processor object has.
+struct TypedObject {
+  const llvm::json::Object *object;
+  std::string type;
+};
+llvm::Expected<TypedObject> getTypedObject(const llvm::json::Value &value,
+                                           const llvm::Twine &path);
+
+/// The stages of a "Sequence" stage: each entry of the array `key` parsed by
+/// `parse` with the path `path.key[i]`. Entries that parse to no stage (JSON
+/// null) are dropped, as `tokenizers` skips them.
+template <typename Stage, typename ParseStage>
+llvm::Expected<std::vector<std::unique_ptr<Stage>>>
+parseSequenceStages(const llvm::json::Object &object, llvm::StringRef key,
+                    const std::string &path, ParseStage parse) {
+  auto list = getArray(object, key, path);
+  if (!list)
+    return list.takeError();
+  std::vector<std::unique_ptr<Stage>> stages;
+  for (auto [i, item] : llvm::enumerate(**list)) {
+    llvm::Expected<std::unique_ptr<Stage>> stage =
+        parse(item, path + "." + key.str() + "[" + std::to_string(i) + "]");
+    if (!stage)
+      return stage.takeError();
+    if (*stage)
+      stages.push_back(std::move(*stage));
+  }
+  return std::move(stages);
+}
 
 /// A `{"String": s}` pattern (Replace, Split): the literal; `{"Regex": r}`
 /// is returned with `isRegex` set.

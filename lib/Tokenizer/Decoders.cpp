@@ -141,37 +141,29 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
                                    const std::string &path) {
   if (value.kind() == json::Value::Null)
     return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  const json::Object &o = **object;
-  auto type = getString(o, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(o, "decoders", path);
-    if (!list)
-      return list.takeError();
+  auto stage = getTypedObject(value, path);
+  if (!stage)
+    return stage.takeError();
+  const json::Object &o = *stage->object;
+  const std::string &type = stage->type;
+  if (type == "Sequence") {
+    auto stages =
+        parseSequenceStages<Decoder>(o, "decoders", path, parseDecoder);
+    if (!stages)
+      return stages.takeError();
     auto sequence = std::make_unique<SequenceDecoder>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto d =
-          parseDecoder(item, path + ".decoders[" + std::to_string(i) + "]");
-      if (!d)
-        return d.takeError();
-      if (*d)
-        sequence->decoders.push_back(std::move(*d));
-    }
+    sequence->decoders = std::move(*stages);
     return std::move(sequence);
   }
-  if (*type == "ByteLevel")
+  if (type == "ByteLevel")
     return std::make_unique<ByteLevelDecoder>();
-  if (*type == "ByteFallback")
+  if (type == "ByteFallback")
     return std::make_unique<ByteFallbackDecoder>();
-  if (*type == "Fuse")
+  if (type == "Fuse")
     return std::make_unique<FuseDecoder>();
-  if (*type == "Metaspace")
+  if (type == "Metaspace")
     return parseMetaspaceDecoder(o, path);
-  if (*type == "Replace") {
+  if (type == "Replace") {
     auto pattern = getPattern(o, path);
     if (!pattern)
       return pattern.takeError();
@@ -186,7 +178,7 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
     d->content = *content;
     return std::move(d);
   }
-  if (*type == "Strip") {
+  if (type == "Strip") {
     auto content = getString(o, "content", path);
     if (!content)
       return content.takeError();
@@ -205,7 +197,7 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
     d->stop = *stop;
     return std::move(d);
   }
-  if (*type == "BPEDecoder") {
+  if (type == "BPEDecoder") {
     auto suffix = getString(o, "suffix", path, "</w>");
     if (!suffix)
       return suffix.takeError();
@@ -213,7 +205,7 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
     d->suffix = *suffix;
     return std::move(d);
   }
-  return makeError(path + ": unsupported decoder type '" + *type +
+  return makeError(path + ": unsupported decoder type '" + type +
                    "' (supported: Sequence, ByteLevel, ByteFallback, Fuse, "
                    "Metaspace, Replace, Strip, BPEDecoder)");
 }
@@ -316,33 +308,25 @@ mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
                                          const std::string &path) {
   if (value.kind() == json::Value::Null)
     return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  const json::Object &o = **object;
-  auto type = getString(o, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(o, "processors", path);
-    if (!list)
-      return list.takeError();
+  auto stage = getTypedObject(value, path);
+  if (!stage)
+    return stage.takeError();
+  const json::Object &o = *stage->object;
+  const std::string &type = stage->type;
+  if (type == "Sequence") {
+    auto stages = parseSequenceStages<PostProcessor>(o, "processors", path,
+                                                     parsePostProcessor);
+    if (!stages)
+      return stages.takeError();
     auto sequence = std::make_unique<SequenceProcessor>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto p = parsePostProcessor(item, path + ".processors[" +
-                                            std::to_string(i) + "]");
-      if (!p)
-        return p.takeError();
-      if (*p)
-        sequence->processors.push_back(std::move(*p));
-    }
+    sequence->processors = std::move(*stages);
     return std::move(sequence);
   }
-  if (*type == "ByteLevel")
+  if (type == "ByteLevel")
     return std::make_unique<IdentityProcessor>();
-  if (*type == "TemplateProcessing")
+  if (type == "TemplateProcessing")
     return parseTemplate(o, path);
-  if (*type == "RobertaProcessing" || *type == "BertProcessing") {
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
     auto cls = getTokenPairId(o, "cls", path);
     if (!cls)
       return cls.takeError();
@@ -354,7 +338,7 @@ mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
     p->after = {*sep};
     return std::move(p);
   }
-  return makeError(path + ": unsupported post-processor type '" + *type +
+  return makeError(path + ": unsupported post-processor type '" + type +
                    "' (supported: Sequence, ByteLevel, TemplateProcessing, "
                    "RobertaProcessing, BertProcessing)");
 }
