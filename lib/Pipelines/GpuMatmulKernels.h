@@ -4,7 +4,9 @@
 // (TMA + wgmma) share: which linalg.matmul ops an f16 kernel can take, and
 // the affine.apply text their kernel sources use for index arithmetic
 // (convert-vector-to-gpu{use-nvgpu} rejects scalar arith.muli/addi next to
-// the contractions). Private to lib/Pipelines.
+// the contractions), and the f16 rounding of the f32 tensors that f16
+// tensor-core code reads (--tfm-gpu-contraction-dtype, flash attention).
+// Private to lib/Pipelines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
@@ -31,6 +33,10 @@ std::optional<F16Matmul> matchF16Matmul(linalg::MatmulOp matmul);
 
 /// "affine.apply affine_map<()[s0, ...] -> (expr)>()[syms...]".
 std::string apply(llvm::StringRef expr, llvm::ArrayRef<std::string> syms);
+
+/// `value` (a static f32 tensor) rounded to f16 elementwise: a
+/// linalg.generic of arith.truncf into a fresh tensor.
+Value truncateToF16(OpBuilder &b, Location loc, Value value);
 
 } // namespace mlir::tfm::gpu_kernels
 
