@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -83,4 +84,32 @@ Value gpu_kernels::truncateToF16(OpBuilder &b, Location loc, Value value) {
                linalg::YieldOp::create(nb, nloc, narrow);
              })
       .getResult(0);
+}
+
+func::FuncOp
+gpu_kernels::lookupOrParseKernel(SymbolTable &symbols, StringRef name,
+                                 linalg::MatmulOp matmul, StringRef kind,
+                                 function_ref<std::string()> buildSource) {
+  if (auto kernel = symbols.lookup<func::FuncOp>(name))
+    return kernel;
+  OwningOpRef<ModuleOp> parsed =
+      parseSourceString<ModuleOp>(buildSource(), matmul.getContext());
+  if (!parsed) {
+    matmul.emitOpError("internal error: the ")
+        << kind << " kernel does not parse";
+    return nullptr;
+  }
+  auto kernel = cast<func::FuncOp>(parsed->getBody()->front().clone());
+  symbols.insert(kernel);
+  return kernel;
+}
+
+void gpu_kernels::replaceWithKernelCall(linalg::MatmulOp matmul,
+                                        func::FuncOp kernel) {
+  OpBuilder b(matmul);
+  func::CallOp::create(b, matmul.getLoc(), kernel,
+                       ValueRange{matmul.getDpsInputs()[0],
+                                  matmul.getDpsInputs()[1],
+                                  matmul.getDpsInits()[0]});
+  matmul.erase();
 }
