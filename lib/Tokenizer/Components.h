@@ -57,26 +57,39 @@ struct TypedObject {
 llvm::Expected<TypedObject> getTypedObject(const llvm::json::Value &value,
                                            const llvm::Twine &path);
 
-/// The stages of a "Sequence" stage: each entry of the array `key` parsed by
-/// `parse` with the path `path.key[i]`. Entries that parse to no stage (JSON
-/// null) are dropped, as `tokenizers` skips them.
-template <typename Stage, typename ParseStage>
-llvm::Expected<std::vector<std::unique_ptr<Stage>>>
-parseSequenceStages(const llvm::json::Object &object, llvm::StringRef key,
-                    const std::string &path, ParseStage parse) {
-  auto list = getArray(object, key, path);
+/// A normalizer, pre-tokenizer, decoder or post-processor: none for JSON
+/// null; for type "Sequence", a `SequenceStage` whose `sequenceStages` are
+/// the entries of the array `sequenceKey`, each parsed by `parseEntry` with
+/// the path `path.sequenceKey[i]` (null entries dropped, as `tokenizers`
+/// skips them); any other type is parsed by `parseOtherType(object, type,
+/// path)`.
+template <typename Stage, typename SequenceStage, typename ParseEntry,
+          typename ParseOtherType>
+llvm::Expected<std::unique_ptr<Stage>>
+parseStage(const llvm::json::Value &value, const std::string &path,
+           llvm::StringRef sequenceKey,
+           std::vector<std::unique_ptr<Stage>> SequenceStage::*sequenceStages,
+           ParseEntry parseEntry, ParseOtherType parseOtherType) {
+  if (value.kind() == llvm::json::Value::Null)
+    return nullptr;
+  auto typed = getTypedObject(value, path);
+  if (!typed)
+    return typed.takeError();
+  if (typed->type != "Sequence")
+    return parseOtherType(*typed->object, typed->type, path);
+  auto list = getArray(*typed->object, sequenceKey, path);
   if (!list)
     return list.takeError();
-  std::vector<std::unique_ptr<Stage>> stages;
+  auto sequence = std::make_unique<SequenceStage>();
   for (auto [i, item] : llvm::enumerate(**list)) {
-    llvm::Expected<std::unique_ptr<Stage>> stage =
-        parse(item, path + "." + key.str() + "[" + std::to_string(i) + "]");
+    llvm::Expected<std::unique_ptr<Stage>> stage = parseEntry(
+        item, path + "." + sequenceKey.str() + "[" + std::to_string(i) + "]");
     if (!stage)
       return stage.takeError();
     if (*stage)
-      stages.push_back(std::move(*stage));
+      ((*sequence).*sequenceStages).push_back(std::move(*stage));
   }
-  return std::move(stages);
+  return std::move(sequence);
 }
 
 /// A `{"String": s}` pattern (Replace, Split): the literal; `{"Regex": r}`

@@ -136,25 +136,10 @@ public:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Decoder>>
-mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
-                                   const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto stage = getTypedObject(value, path);
-  if (!stage)
-    return stage.takeError();
-  const json::Object &o = *stage->object;
-  const std::string &type = stage->type;
-  if (type == "Sequence") {
-    auto stages =
-        parseSequenceStages<Decoder>(o, "decoders", path, parseDecoder);
-    if (!stages)
-      return stages.takeError();
-    auto sequence = std::make_unique<SequenceDecoder>();
-    sequence->decoders = std::move(*stages);
-    return std::move(sequence);
-  }
+/// A decoder of any type but Sequence.
+static llvm::Expected<std::unique_ptr<Decoder>>
+parseDecoderOfType(const json::Object &o, const std::string &type,
+                   const std::string &path) {
   if (type == "ByteLevel")
     return std::make_unique<ByteLevelDecoder>();
   if (type == "ByteFallback")
@@ -208,6 +193,13 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
   return makeError(path + ": unsupported decoder type '" + type +
                    "' (supported: Sequence, ByteLevel, ByteFallback, Fuse, "
                    "Metaspace, Replace, Strip, BPEDecoder)");
+}
+
+llvm::Expected<std::unique_ptr<Decoder>>
+mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
+                                   const std::string &path) {
+  return parseStage(value, path, "decoders", &SequenceDecoder::decoders,
+                    parseDecoder, parseDecoderOfType);
 }
 
 //===----------------------------------------------------------------------===//
@@ -303,25 +295,10 @@ static llvm::Expected<int64_t> getTokenPairId(const json::Object &o,
   return *id;
 }
 
-llvm::Expected<std::unique_ptr<PostProcessor>>
-mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
-                                         const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto stage = getTypedObject(value, path);
-  if (!stage)
-    return stage.takeError();
-  const json::Object &o = *stage->object;
-  const std::string &type = stage->type;
-  if (type == "Sequence") {
-    auto stages = parseSequenceStages<PostProcessor>(o, "processors", path,
-                                                     parsePostProcessor);
-    if (!stages)
-      return stages.takeError();
-    auto sequence = std::make_unique<SequenceProcessor>();
-    sequence->processors = std::move(*stages);
-    return std::move(sequence);
-  }
+/// A post-processor of any type but Sequence.
+static llvm::Expected<std::unique_ptr<PostProcessor>>
+parsePostProcessorOfType(const json::Object &o, const std::string &type,
+                         const std::string &path) {
   if (type == "ByteLevel")
     return std::make_unique<IdentityProcessor>();
   if (type == "TemplateProcessing")
@@ -341,4 +318,11 @@ mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
   return makeError(path + ": unsupported post-processor type '" + type +
                    "' (supported: Sequence, ByteLevel, TemplateProcessing, "
                    "RobertaProcessing, BertProcessing)");
+}
+
+llvm::Expected<std::unique_ptr<PostProcessor>>
+mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
+                                         const std::string &path) {
+  return parseStage(value, path, "processors", &SequenceProcessor::processors,
+                    parsePostProcessor, parsePostProcessorOfType);
 }

@@ -63,25 +63,10 @@ public:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Normalizer>>
-mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
-                                      const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto stage = getTypedObject(value, path);
-  if (!stage)
-    return stage.takeError();
-  const json::Object &o = *stage->object;
-  const std::string &type = stage->type;
-  if (type == "Sequence") {
-    auto stages = parseSequenceStages<Normalizer>(o, "normalizers", path,
-                                                  parseNormalizer);
-    if (!stages)
-      return stages.takeError();
-    auto sequence = std::make_unique<SequenceNormalizer>();
-    sequence->normalizers = std::move(*stages);
-    return std::move(sequence);
-  }
+/// A normalizer of any type but Sequence.
+static llvm::Expected<std::unique_ptr<Normalizer>>
+parseNormalizerOfType(const json::Object &o, const std::string &type,
+                      const std::string &path) {
   if (type == "Prepend") {
     auto prepend = getString(o, "prepend", path);
     if (!prepend)
@@ -121,4 +106,12 @@ mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
   }
   return makeError(path + ": unsupported normalizer type '" + type +
                    "' (supported: Sequence, Prepend, Replace, Strip, NFC)");
+}
+
+llvm::Expected<std::unique_ptr<Normalizer>>
+mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
+                                      const std::string &path) {
+  return parseStage(value, path, "normalizers",
+                    &SequenceNormalizer::normalizers, parseNormalizer,
+                    parseNormalizerOfType);
 }

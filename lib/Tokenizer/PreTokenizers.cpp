@@ -297,25 +297,10 @@ parseMetaspaceFields(const json::Object &object, const std::string &path) {
   return f;
 }
 
-llvm::Expected<std::unique_ptr<PreTokenizer>>
-mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
-                                        const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto stage = getTypedObject(value, path);
-  if (!stage)
-    return stage.takeError();
-  const json::Object &o = *stage->object;
-  const std::string &type = stage->type;
-  if (type == "Sequence") {
-    auto stages = parseSequenceStages<PreTokenizer>(o, "pretokenizers", path,
-                                                    parsePreTokenizer);
-    if (!stages)
-      return stages.takeError();
-    auto sequence = std::make_unique<SequencePreTokenizer>();
-    sequence->preTokenizers = std::move(*stages);
-    return std::move(sequence);
-  }
+/// A pre-tokenizer of any type but Sequence.
+static llvm::Expected<std::unique_ptr<PreTokenizer>>
+parsePreTokenizerOfType(const json::Object &o, const std::string &type,
+                        const std::string &path) {
   if (type == "ByteLevel") {
     auto p = std::make_unique<ByteLevelPreTokenizer>();
     auto addPrefixSpace = getBool(o, "add_prefix_space", path, true);
@@ -367,6 +352,14 @@ mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
   }
   return makeError(path + ": unsupported pre-tokenizer type '" + type +
                    "' (supported: Sequence, ByteLevel, Split, Metaspace)");
+}
+
+llvm::Expected<std::unique_ptr<PreTokenizer>>
+mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
+                                        const std::string &path) {
+  return parseStage(value, path, "pretokenizers",
+                    &SequencePreTokenizer::preTokenizers, parsePreTokenizer,
+                    parsePreTokenizerOfType);
 }
 
 //===----------------------------------------------------------------------===//
