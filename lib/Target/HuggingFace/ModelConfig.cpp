@@ -608,6 +608,15 @@ static void readQwenExtras(FieldReader &r, ModelConfig &c) {
                "(layers from max_window_layers on); it must be false");
 }
 
+/// RoPE rotates pairs of elements, so the head size must be even; `key` is
+/// the field the head size comes from. Does nothing after an earlier error.
+static void checkEvenRoPEHead(FieldReader &r, const ModelConfig &c,
+                              StringRef key) {
+  if (!r.failed() && c.headDim % 2 != 0)
+    r.fail(key,
+           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+}
+
 static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.family = family;
   bool mixtral = family == ModelFamily::Mixtral;
@@ -668,10 +677,9 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
                   llvm::formatv("{0} key/value heads do not divide "
                                 "num_attention_heads = {1}",
                                 c.numKVHeads, c.numHeads));
-  if (c.headDim % 2 != 0)
-    return r.fail(explicitHeadDim ? "head_dim" : "num_attention_heads",
-                  llvm::formatv("RoPE needs an even head size, got {0}",
-                                c.headDim));
+  checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
+  if (r.failed())
+    return;
   if (mixtral && c.numExpertsPerToken > c.numExperts)
     return r.fail("num_experts_per_tok",
                   llvm::formatv("{0} exceeds num_local_experts = {1}",
@@ -750,9 +758,7 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
   if (r.failed())
     return;
   checkHeads(r, c, /*explicitHeadDim=*/true);
-  if (!r.failed() && c.headDim % 2 != 0)
-    r.fail("head_dim",
-           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+  checkEvenRoPEHead(r, c, "head_dim");
 }
 
 /// Phi3Config (transformers 4.46): the head size is always d / H, and its
@@ -797,9 +803,7 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
     return;
   checkHeads(r, c, /*explicitHeadDim=*/false);
   c.headDim = c.hiddenSize / c.numHeads;
-  if (!r.failed() && c.headDim % 2 != 0)
-    r.fail("num_attention_heads",
-           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+  checkEvenRoPEHead(r, c, "num_attention_heads");
 }
 
 /// GPTNeoXConfig: `rotary_pct` and `rotary_emb_base` are the settings;
