@@ -101,6 +101,26 @@ struct Pattern {
 llvm::Expected<Pattern> getPattern(const llvm::json::Object &object,
                                    const llvm::Twine &path);
 
+/// A Replace normalizer or decoder (`ReplaceStage` has the strings `pattern`
+/// and `content`): tfm supports a literal {"String": ...} pattern only.
+template <typename ReplaceStage>
+llvm::Expected<std::unique_ptr<ReplaceStage>>
+parseLiteralReplace(const llvm::json::Object &object, const std::string &path) {
+  auto pattern = getPattern(object, path);
+  if (!pattern)
+    return pattern.takeError();
+  if (pattern->isRegex)
+    return makeError(path + ".pattern: Replace with a Regex pattern ('" +
+                     pattern->text + "') is not supported");
+  auto content = getString(object, "content", path);
+  if (!content)
+    return content.takeError();
+  auto stage = std::make_unique<ReplaceStage>();
+  stage->pattern = pattern->text;
+  stage->content = *content;
+  return std::move(stage);
+}
+
 /// Every occurrence of `from` in `s` replaced by `to` (non-overlapping, left
 /// to right).
 std::string replaceAll(llvm::StringRef s, llvm::StringRef from,

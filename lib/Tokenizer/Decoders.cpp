@@ -148,21 +148,8 @@ parseDecoderOfType(const json::Object &o, const std::string &type,
     return std::make_unique<FuseDecoder>();
   if (type == "Metaspace")
     return parseMetaspaceDecoder(o, path);
-  if (type == "Replace") {
-    auto pattern = getPattern(o, path);
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->isRegex)
-      return makeError(path + ".pattern: Replace with a Regex pattern ('" +
-                       pattern->text + "') is not supported");
-    auto content = getString(o, "content", path);
-    if (!content)
-      return content.takeError();
-    auto d = std::make_unique<ReplaceDecoder>();
-    d->pattern = pattern->text;
-    d->content = *content;
-    return std::move(d);
-  }
+  if (type == "Replace")
+    return parseLiteralReplace<ReplaceDecoder>(o, path);
   if (type == "Strip") {
     auto content = getString(o, "content", path);
     if (!content)

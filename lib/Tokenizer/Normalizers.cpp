@@ -75,21 +75,8 @@ parseNormalizerOfType(const json::Object &o, const std::string &type,
     n->prepend = *prepend;
     return std::move(n);
   }
-  if (type == "Replace") {
-    auto pattern = getPattern(o, path);
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->isRegex)
-      return makeError(path + ".pattern: Replace with a Regex pattern ('" +
-                       pattern->text + "') is not supported");
-    auto content = getString(o, "content", path);
-    if (!content)
-      return content.takeError();
-    auto n = std::make_unique<ReplaceNormalizer>();
-    n->pattern = pattern->text;
-    n->content = *content;
-    return std::move(n);
-  }
+  if (type == "Replace")
+    return parseLiteralReplace<ReplaceNormalizer>(o, path);
   if (type == "NFC")
     return std::make_unique<NfcNormalizer>();
   if (type == "Strip") {
