@@ -3,6 +3,7 @@
 // --tfm-gpu-contraction-dtype: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuMatmulKernels.h"
 #include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,26 +19,6 @@ namespace mlir::tfm {
 using namespace mlir;
 
 namespace {
-/// `value` (a static f32 tensor) rounded to f16 elementwise.
-Value truncateToF16(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto f16Type = RankedTensorType::get(type.getShape(), b.getF16Type());
-  Value empty = tensor::EmptyOp::create(b, loc, f16Type.getShape(),
-                                        b.getF16Type());
-  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, f16Type, ValueRange{value}, ValueRange{empty},
-             ArrayRef<AffineMap>{identity, identity}, iterators,
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value narrow = arith::TruncFOp::create(nb, nloc,
-                                                      nb.getF16Type(), args[0]);
-               linalg::YieldOp::create(nb, nloc, narrow);
-             })
-      .getResult(0);
-}
-
 struct GpuContractionDtypePass
     : public tfm::impl::TfmGpuContractionDtypeBase<GpuContractionDtypePass> {
   void runOnOperation() override {
@@ -58,7 +39,7 @@ struct GpuContractionDtypePass
       Location loc = matmul.getLoc();
       SmallVector<Value> inputs;
       for (Value input : matmul.getDpsInputs())
-        inputs.push_back(truncateToF16(b, loc, input));
+        inputs.push_back(tfm::gpu_kernels::truncateToF16(b, loc, input));
       // A new matmul: its body extends the f16 operands to f32.
       SmallVector<NamedAttribute> attrs;
       if (Attribute maps = matmul->getAttr("indexing_maps"))

@@ -20,6 +20,7 @@
 // A fragment of one k16 step of P V: P never leaves registers.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuMatmulKernels.h"
 #include "tfm/Pipelines/Passes.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -52,6 +53,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+using mlir::tfm::gpu_kernels::truncateToF16;
 
 namespace {
 /// Tiling: a block of kWarps warps handles kBM = 16 * kWarps query rows of
@@ -373,6 +375,25 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
   for (int64_t i = 0; i < outTiles; ++i)
     stateTypes += std::string(", ") + acc;
 
+  // The B operand of one m16n8k16 mma.sync: rows 2 * half and 2 * half + 1
+  // of an ldmatrix x4 load (K^T for the scores, V for the output).
+  auto extractBOperand = [&](const std::string &frags, int half) {
+    return e.rows(
+        {e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> from {2}",
+                             frags, 2 * half, aFrag)),
+         e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> from {2}",
+                             frags, 2 * half + 1, aFrag))},
+        "vector<2xf16>", bFrag, zeroB);
+  };
+  // accumulator += a * b on one 16x8 f32 tile.
+  auto emitMma = [&](const std::string &a, const std::string &b,
+                     const std::string &accumulator) {
+    return e.let(llvm::formatv(
+        "nvgpu.mma.sync ({0}, {1}, {2}) {{mmaShape = [16, 8, 16]} : "
+        "({3}, {4}, {5}) -> {5}",
+        a, b, accumulator, aFrag, bFrag, acc));
+  };
+
   auto emitLoop = [&](const std::string &lo, const std::string &hi,
                       bool masked) {
     std::string result = e.fresh("loop");
@@ -425,20 +446,9 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
             "nvgpu.ldmatrix {0}[{1}, {2}, {3}] {{numTiles = 4 : i32, "
             "transpose = false} : {4} -> {5}",
             sK, slot, row, col, sType, aFrag));
-        for (int half = 0; half < 2; ++half) {
-          std::string b = e.rows(
-              {e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> "
-                                   "from {2}",
-                                   frags, 2 * half, aFrag)),
-               e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> "
-                                   "from {2}",
-                                   frags, 2 * half + 1, aFrag))},
-              "vector<2xf16>", bFrag, zeroB);
-          scores[n] = e.let(llvm::formatv(
-              "nvgpu.mma.sync ({0}, {1}, {2}) {{mmaShape = [16, 8, 16]} : "
-              "({3}, {4}, {5}) -> {5}",
-              qa[half], b, scores[n], aFrag, bFrag, acc));
-        }
+        for (int half = 0; half < 2; ++half)
+          scores[n] =
+              emitMma(qa[half], extractBOperand(frags, half), scores[n]);
       }
     }
 
@@ -538,20 +548,9 @@ std::string buildKernelSource(llvm::StringRef name, const AttentionShape &s) {
             "nvgpu.ldmatrix {0}[{1}, {2}, {3}] {{numTiles = 4 : i32, "
             "transpose = true} : {4} -> {5}",
             sV, slot, row, col, sType, aFrag));
-        for (int half = 0; half < 2; ++half) {
-          std::string b = e.rows(
-              {e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> "
-                                   "from {2}",
-                                   frags, 2 * half, aFrag)),
-               e.let(llvm::formatv("vector.extract {0}[{1}] : vector<2xf16> "
-                                   "from {2}",
-                                   frags, 2 * half + 1, aFrag))},
-              "vector<2xf16>", bFrag, zeroB);
-          out[dn + half] = e.let(llvm::formatv(
-              "nvgpu.mma.sync ({0}, {1}, {2}) {{mmaShape = [16, 8, 16]} : "
-              "({3}, {4}, {5}) -> {5}",
-              a, b, out[dn + half], aFrag, bFrag, acc));
-        }
+        for (int half = 0; half < 2; ++half)
+          out[dn + half] =
+              emitMma(a, extractBOperand(frags, half), out[dn + half]);
       }
     }
     // The next iteration's prefetch overwrites this slot.
@@ -735,26 +734,6 @@ func.func private @{1}(memref<{2}xf16>, memref<{3}xf16>, memref<{3}xf16>, index,
 )",
       name, launcher, qType, kvType, s.causal ? "true" : "false", s.scale,
       scratch, scratchArgs, scratchTypes, s.splits);
-}
-
-/// `value` (a static f32 tensor) rounded to f16 elementwise.
-Value truncateToF16(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto f16Type = RankedTensorType::get(type.getShape(), b.getF16Type());
-  Value empty =
-      tensor::EmptyOp::create(b, loc, f16Type.getShape(), b.getF16Type());
-  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, f16Type, ValueRange{value}, ValueRange{empty},
-             ArrayRef<AffineMap>{identity, identity}, iterators,
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value narrow = arith::TruncFOp::create(nb, nloc,
-                                                      nb.getF16Type(), args[0]);
-               linalg::YieldOp::create(nb, nloc, narrow);
-             })
-      .getResult(0);
 }
 
 /// Split-KV for one query tile (decode, short chunks) over many keys when

@@ -1,6 +1,11 @@
 //===- GpuMatmulKernels.cpp - shared by the tensor-core matmul passes -----===//
 #include "GpuMatmulKernels.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -60,4 +65,51 @@ std::string gpu_kernels::apply(llvm::StringRef expr,
   return llvm::formatv("affine.apply affine_map<()[{0}] -> ({1})>()[{2}]",
                        symbols, expr, operands)
       .str();
+}
+
+Value gpu_kernels::truncateToF16(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto f16Type = RankedTensorType::get(type.getShape(), b.getF16Type());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, f16Type.getShape(), b.getF16Type());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, f16Type, ValueRange{value}, ValueRange{empty},
+             ArrayRef<AffineMap>{identity, identity}, iterators,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value narrow =
+                   arith::TruncFOp::create(nb, nloc, nb.getF16Type(), args[0]);
+               linalg::YieldOp::create(nb, nloc, narrow);
+             })
+      .getResult(0);
+}
+
+func::FuncOp
+gpu_kernels::lookupOrParseKernel(SymbolTable &symbols, StringRef name,
+                                 linalg::MatmulOp matmul, StringRef kind,
+                                 function_ref<std::string()> buildSource) {
+  if (auto kernel = symbols.lookup<func::FuncOp>(name))
+    return kernel;
+  OwningOpRef<ModuleOp> parsed =
+      parseSourceString<ModuleOp>(buildSource(), matmul.getContext());
+  if (!parsed) {
+    matmul.emitOpError("internal error: the ")
+        << kind << " kernel does not parse";
+    return nullptr;
+  }
+  auto kernel = cast<func::FuncOp>(parsed->getBody()->front().clone());
+  symbols.insert(kernel);
+  return kernel;
+}
+
+void gpu_kernels::replaceWithKernelCall(linalg::MatmulOp matmul,
+                                        func::FuncOp kernel) {
+  OpBuilder b(matmul);
+  func::CallOp::create(b, matmul.getLoc(), kernel,
+                       ValueRange{matmul.getDpsInputs()[0],
+                                  matmul.getDpsInputs()[1],
+                                  matmul.getDpsInits()[0]});
+  matmul.erase();
 }

@@ -29,7 +29,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -429,25 +428,13 @@ struct GpuWarpgroupMatmulPass
           "tfm_wgmma_matmul_{0}x{1}x{2}_{3}_s{4}{5}", shape.m, shape.n,
           shape.k, shape.transposedB ? "nt" : "nn", int64_t(stages),
           overlap ? "" : "_w1");
-      auto kernel = symbols.lookup<func::FuncOp>(name);
-      if (!kernel) {
-        std::string source = buildKernelSource(name, shape, stages, overlap);
-        OwningOpRef<ModuleOp> parsed =
-            parseSourceString<ModuleOp>(source, module.getContext());
-        if (!parsed) {
-          matmul.emitOpError("internal error: the warpgroup kernel does "
-                             "not parse");
-          return signalPassFailure();
-        }
-        kernel = cast<func::FuncOp>(parsed->getBody()->front().clone());
-        symbols.insert(kernel);
-      }
-      OpBuilder b(matmul);
-      func::CallOp::create(b, matmul.getLoc(), kernel,
-                           ValueRange{matmul.getDpsInputs()[0],
-                                      matmul.getDpsInputs()[1],
-                                      matmul.getDpsInits()[0]});
-      matmul.erase();
+      func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
+          symbols, name, matmul, "warpgroup", [&, s = shape] {
+            return buildKernelSource(name, s, stages, overlap);
+          });
+      if (!kernel)
+        return signalPassFailure();
+      gpu_kernels::replaceWithKernelCall(matmul, kernel);
     }
   }
 };

@@ -10,6 +10,7 @@
 #define TFM_LIB_TOKENIZER_COMPONENTS_H
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -47,6 +48,50 @@ llvm::Expected<const llvm::json::Array *>
 getArray(const llvm::json::Object &object, llvm::StringRef key,
          const llvm::Twine &path);
 
+/// A pipeline stage's JSON object and its "type" field, which every
+/// normalizer, pre-tokenizer, decoder and post-processor object has.
+struct TypedObject {
+  const llvm::json::Object *object;
+  std::string type;
+};
+llvm::Expected<TypedObject> getTypedObject(const llvm::json::Value &value,
+                                           const llvm::Twine &path);
+
+/// A normalizer, pre-tokenizer, decoder or post-processor: none for JSON
+/// null; for type "Sequence", a `SequenceStage` whose `sequenceStages` are
+/// the entries of the array `sequenceKey`, each parsed by `parseEntry` with
+/// the path `path.sequenceKey[i]` (null entries dropped, as `tokenizers`
+/// skips them); any other type is parsed by `parseOtherType(object, type,
+/// path)`.
+template <typename Stage, typename SequenceStage, typename ParseEntry,
+          typename ParseOtherType>
+llvm::Expected<std::unique_ptr<Stage>>
+parseStage(const llvm::json::Value &value, const std::string &path,
+           llvm::StringRef sequenceKey,
+           std::vector<std::unique_ptr<Stage>> SequenceStage::*sequenceStages,
+           ParseEntry parseEntry, ParseOtherType parseOtherType) {
+  if (value.kind() == llvm::json::Value::Null)
+    return nullptr;
+  auto typed = getTypedObject(value, path);
+  if (!typed)
+    return typed.takeError();
+  if (typed->type != "Sequence")
+    return parseOtherType(*typed->object, typed->type, path);
+  auto list = getArray(*typed->object, sequenceKey, path);
+  if (!list)
+    return list.takeError();
+  auto sequence = std::make_unique<SequenceStage>();
+  for (auto [i, item] : llvm::enumerate(**list)) {
+    llvm::Expected<std::unique_ptr<Stage>> stage = parseEntry(
+        item, path + "." + sequenceKey.str() + "[" + std::to_string(i) + "]");
+    if (!stage)
+      return stage.takeError();
+    if (*stage)
+      ((*sequence).*sequenceStages).push_back(std::move(*stage));
+  }
+  return std::move(sequence);
+}
+
 /// A `{"String": s}` pattern (Replace, Split): the literal; `{"Regex": r}`
 /// is returned with `isRegex` set.
 struct Pattern {
@@ -55,6 +100,26 @@ struct Pattern {
 };
 llvm::Expected<Pattern> getPattern(const llvm::json::Object &object,
                                    const llvm::Twine &path);
+
+/// A Replace normalizer or decoder (`ReplaceStage` has the strings `pattern`
+/// and `content`): tfm supports a literal {"String": ...} pattern only.
+template <typename ReplaceStage>
+llvm::Expected<std::unique_ptr<ReplaceStage>>
+parseLiteralReplace(const llvm::json::Object &object, const std::string &path) {
+  auto pattern = getPattern(object, path);
+  if (!pattern)
+    return pattern.takeError();
+  if (pattern->isRegex)
+    return makeError(path + ".pattern: Replace with a Regex pattern ('" +
+                     pattern->text + "') is not supported");
+  auto content = getString(object, "content", path);
+  if (!content)
+    return content.takeError();
+  auto stage = std::make_unique<ReplaceStage>();
+  stage->pattern = pattern->text;
+  stage->content = *content;
+  return std::move(stage);
+}
 
 /// Every occurrence of `from` in `s` replaced by `to` (non-overlapping, left
 /// to right).

@@ -136,57 +136,21 @@ public:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Decoder>>
-mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
-                                   const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  const json::Object &o = **object;
-  auto type = getString(o, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(o, "decoders", path);
-    if (!list)
-      return list.takeError();
-    auto sequence = std::make_unique<SequenceDecoder>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto d =
-          parseDecoder(item, path + ".decoders[" + std::to_string(i) + "]");
-      if (!d)
-        return d.takeError();
-      if (*d)
-        sequence->decoders.push_back(std::move(*d));
-    }
-    return std::move(sequence);
-  }
-  if (*type == "ByteLevel")
+/// A decoder of any type but Sequence.
+static llvm::Expected<std::unique_ptr<Decoder>>
+parseDecoderOfType(const json::Object &o, const std::string &type,
+                   const std::string &path) {
+  if (type == "ByteLevel")
     return std::make_unique<ByteLevelDecoder>();
-  if (*type == "ByteFallback")
+  if (type == "ByteFallback")
     return std::make_unique<ByteFallbackDecoder>();
-  if (*type == "Fuse")
+  if (type == "Fuse")
     return std::make_unique<FuseDecoder>();
-  if (*type == "Metaspace")
+  if (type == "Metaspace")
     return parseMetaspaceDecoder(o, path);
-  if (*type == "Replace") {
-    auto pattern = getPattern(o, path);
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->isRegex)
-      return makeError(path + ".pattern: Replace with a Regex pattern ('" +
-                       pattern->text + "') is not supported");
-    auto content = getString(o, "content", path);
-    if (!content)
-      return content.takeError();
-    auto d = std::make_unique<ReplaceDecoder>();
-    d->pattern = pattern->text;
-    d->content = *content;
-    return std::move(d);
-  }
-  if (*type == "Strip") {
+  if (type == "Replace")
+    return parseLiteralReplace<ReplaceDecoder>(o, path);
+  if (type == "Strip") {
     auto content = getString(o, "content", path);
     if (!content)
       return content.takeError();
@@ -205,7 +169,7 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
     d->stop = *stop;
     return std::move(d);
   }
-  if (*type == "BPEDecoder") {
+  if (type == "BPEDecoder") {
     auto suffix = getString(o, "suffix", path, "</w>");
     if (!suffix)
       return suffix.takeError();
@@ -213,9 +177,16 @@ mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
     d->suffix = *suffix;
     return std::move(d);
   }
-  return makeError(path + ": unsupported decoder type '" + *type +
+  return makeError(path + ": unsupported decoder type '" + type +
                    "' (supported: Sequence, ByteLevel, ByteFallback, Fuse, "
                    "Metaspace, Replace, Strip, BPEDecoder)");
+}
+
+llvm::Expected<std::unique_ptr<Decoder>>
+mlir::tfm::tokenizer::parseDecoder(const json::Value &value,
+                                   const std::string &path) {
+  return parseStage(value, path, "decoders", &SequenceDecoder::decoders,
+                    parseDecoder, parseDecoderOfType);
 }
 
 //===----------------------------------------------------------------------===//
@@ -311,38 +282,15 @@ static llvm::Expected<int64_t> getTokenPairId(const json::Object &o,
   return *id;
 }
 
-llvm::Expected<std::unique_ptr<PostProcessor>>
-mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
-                                         const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  const json::Object &o = **object;
-  auto type = getString(o, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(o, "processors", path);
-    if (!list)
-      return list.takeError();
-    auto sequence = std::make_unique<SequenceProcessor>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto p = parsePostProcessor(item, path + ".processors[" +
-                                            std::to_string(i) + "]");
-      if (!p)
-        return p.takeError();
-      if (*p)
-        sequence->processors.push_back(std::move(*p));
-    }
-    return std::move(sequence);
-  }
-  if (*type == "ByteLevel")
+/// A post-processor of any type but Sequence.
+static llvm::Expected<std::unique_ptr<PostProcessor>>
+parsePostProcessorOfType(const json::Object &o, const std::string &type,
+                         const std::string &path) {
+  if (type == "ByteLevel")
     return std::make_unique<IdentityProcessor>();
-  if (*type == "TemplateProcessing")
+  if (type == "TemplateProcessing")
     return parseTemplate(o, path);
-  if (*type == "RobertaProcessing" || *type == "BertProcessing") {
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
     auto cls = getTokenPairId(o, "cls", path);
     if (!cls)
       return cls.takeError();
@@ -354,7 +302,14 @@ mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
     p->after = {*sep};
     return std::move(p);
   }
-  return makeError(path + ": unsupported post-processor type '" + *type +
+  return makeError(path + ": unsupported post-processor type '" + type +
                    "' (supported: Sequence, ByteLevel, TemplateProcessing, "
                    "RobertaProcessing, BertProcessing)");
+}
+
+llvm::Expected<std::unique_ptr<PostProcessor>>
+mlir::tfm::tokenizer::parsePostProcessor(const json::Value &value,
+                                         const std::string &path) {
+  return parseStage(value, path, "processors", &SequenceProcessor::processors,
+                    parsePostProcessor, parsePostProcessorOfType);
 }

@@ -19,6 +19,18 @@ mlir::tfm::tokenizer::getObject(const json::Value &value,
   return makeError(path + ": expected an object");
 }
 
+llvm::Expected<TypedObject>
+mlir::tfm::tokenizer::getTypedObject(const json::Value &value,
+                                     const llvm::Twine &path) {
+  auto object = getObject(value, path);
+  if (!object)
+    return object.takeError();
+  auto type = getString(**object, "type", path);
+  if (!type)
+    return type.takeError();
+  return TypedObject{*object, std::move(*type)};
+}
+
 llvm::Expected<std::string>
 mlir::tfm::tokenizer::getString(const json::Object &object, llvm::StringRef key,
                                 const llvm::Twine &path,

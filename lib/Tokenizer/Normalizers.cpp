@@ -63,61 +63,26 @@ public:
 };
 } // namespace
 
-llvm::Expected<std::unique_ptr<Normalizer>>
-mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
-                                      const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  auto type = getString(**object, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(**object, "normalizers", path);
-    if (!list)
-      return list.takeError();
-    auto sequence = std::make_unique<SequenceNormalizer>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto n = parseNormalizer(item, path + ".normalizers[" +
-                                         std::to_string(i) + "]");
-      if (!n)
-        return n.takeError();
-      if (*n)
-        sequence->normalizers.push_back(std::move(*n));
-    }
-    return std::move(sequence);
-  }
-  if (*type == "Prepend") {
-    auto prepend = getString(**object, "prepend", path);
+/// A normalizer of any type but Sequence.
+static llvm::Expected<std::unique_ptr<Normalizer>>
+parseNormalizerOfType(const json::Object &o, const std::string &type,
+                      const std::string &path) {
+  if (type == "Prepend") {
+    auto prepend = getString(o, "prepend", path);
     if (!prepend)
       return prepend.takeError();
     auto n = std::make_unique<PrependNormalizer>();
     n->prepend = *prepend;
     return std::move(n);
   }
-  if (*type == "Replace") {
-    auto pattern = getPattern(**object, path);
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->isRegex)
-      return makeError(path + ".pattern: Replace with a Regex pattern ('" +
-                       pattern->text + "') is not supported");
-    auto content = getString(**object, "content", path);
-    if (!content)
-      return content.takeError();
-    auto n = std::make_unique<ReplaceNormalizer>();
-    n->pattern = pattern->text;
-    n->content = *content;
-    return std::move(n);
-  }
-  if (*type == "NFC")
+  if (type == "Replace")
+    return parseLiteralReplace<ReplaceNormalizer>(o, path);
+  if (type == "NFC")
     return std::make_unique<NfcNormalizer>();
-  if (*type == "Strip") {
+  if (type == "Strip") {
     auto n = std::make_unique<StripNormalizer>();
-    auto left = getBool(**object, "strip_left", path, false);
-    auto right = getBool(**object, "strip_right", path, false);
+    auto left = getBool(o, "strip_left", path, false);
+    auto right = getBool(o, "strip_right", path, false);
     if (!left)
       return left.takeError();
     if (!right)
@@ -126,6 +91,14 @@ mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
     n->right = *right;
     return std::move(n);
   }
-  return makeError(path + ": unsupported normalizer type '" + *type +
+  return makeError(path + ": unsupported normalizer type '" + type +
                    "' (supported: Sequence, Prepend, Replace, Strip, NFC)");
+}
+
+llvm::Expected<std::unique_ptr<Normalizer>>
+mlir::tfm::tokenizer::parseNormalizer(const json::Value &value,
+                                      const std::string &path) {
+  return parseStage(value, path, "normalizers",
+                    &SequenceNormalizer::normalizers, parseNormalizer,
+                    parseNormalizerOfType);
 }

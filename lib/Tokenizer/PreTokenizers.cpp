@@ -297,36 +297,14 @@ parseMetaspaceFields(const json::Object &object, const std::string &path) {
   return f;
 }
 
-llvm::Expected<std::unique_ptr<PreTokenizer>>
-mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
-                                        const std::string &path) {
-  if (value.kind() == json::Value::Null)
-    return nullptr;
-  auto object = getObject(value, path);
-  if (!object)
-    return object.takeError();
-  auto type = getString(**object, "type", path);
-  if (!type)
-    return type.takeError();
-  if (*type == "Sequence") {
-    auto list = getArray(**object, "pretokenizers", path);
-    if (!list)
-      return list.takeError();
-    auto sequence = std::make_unique<SequencePreTokenizer>();
-    for (auto [i, item] : llvm::enumerate(**list)) {
-      auto p = parsePreTokenizer(item, path + ".pretokenizers[" +
-                                           std::to_string(i) + "]");
-      if (!p)
-        return p.takeError();
-      if (*p)
-        sequence->preTokenizers.push_back(std::move(*p));
-    }
-    return std::move(sequence);
-  }
-  if (*type == "ByteLevel") {
+/// A pre-tokenizer of any type but Sequence.
+static llvm::Expected<std::unique_ptr<PreTokenizer>>
+parsePreTokenizerOfType(const json::Object &o, const std::string &type,
+                        const std::string &path) {
+  if (type == "ByteLevel") {
     auto p = std::make_unique<ByteLevelPreTokenizer>();
-    auto addPrefixSpace = getBool(**object, "add_prefix_space", path, true);
-    auto useRegex = getBool(**object, "use_regex", path, true);
+    auto addPrefixSpace = getBool(o, "add_prefix_space", path, true);
+    auto useRegex = getBool(o, "use_regex", path, true);
     if (!addPrefixSpace)
       return addPrefixSpace.takeError();
     if (!useRegex)
@@ -335,9 +313,9 @@ mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
     p->useRegex = *useRegex;
     return std::move(p);
   }
-  if (*type == "Split") {
+  if (type == "Split") {
     auto p = std::make_unique<SplitPreTokenizer>();
-    auto pattern = getPattern(**object, path);
+    auto pattern = getPattern(o, path);
     if (!pattern)
       return pattern.takeError();
     if (pattern->isRegex) {
@@ -352,18 +330,18 @@ mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
     } else {
       p->literal = pattern->text;
     }
-    auto behavior = parseBehavior(**object, path);
+    auto behavior = parseBehavior(o, path);
     if (!behavior)
       return behavior.takeError();
     p->behavior = *behavior;
-    auto invert = getBool(**object, "invert", path, false);
+    auto invert = getBool(o, "invert", path, false);
     if (!invert)
       return invert.takeError();
     p->invert = *invert;
     return std::move(p);
   }
-  if (*type == "Metaspace") {
-    auto fields = parseMetaspaceFields(**object, path);
+  if (type == "Metaspace") {
+    auto fields = parseMetaspaceFields(o, path);
     if (!fields)
       return fields.takeError();
     auto p = std::make_unique<MetaspacePreTokenizer>();
@@ -372,8 +350,16 @@ mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
     p->split = fields->split;
     return std::move(p);
   }
-  return makeError(path + ": unsupported pre-tokenizer type '" + *type +
+  return makeError(path + ": unsupported pre-tokenizer type '" + type +
                    "' (supported: Sequence, ByteLevel, Split, Metaspace)");
+}
+
+llvm::Expected<std::unique_ptr<PreTokenizer>>
+mlir::tfm::tokenizer::parsePreTokenizer(const json::Value &value,
+                                        const std::string &path) {
+  return parseStage(value, path, "pretokenizers",
+                    &SequencePreTokenizer::preTokenizers, parsePreTokenizer,
+                    parsePreTokenizerOfType);
 }
 
 //===----------------------------------------------------------------------===//

@@ -48,10 +48,26 @@ namespace mlir {
 class OpPassManager;
 namespace tfm {
 
-struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  PassOptions::Option<bool> verifyContracts{
+/// The options both pipelines give with the same name, help text and default
+/// (those of the tfm -> linalg stage below whose meaning does not depend on
+/// the target); each pipeline's options derive from it and add their own.
+template <typename Derived>
+struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
+  using Base = PassPipelineOptions<Derived>;
+  typename Base::template Option<bool> verifyContracts{
       *this, "verify-contracts",
       llvm::cl::desc("Run --tfm-verify-contracts first"), llvm::cl::init(true)};
+  typename Base::template Option<int64_t> flashQueryTile{
+      *this, "flash-query-tile",
+      llvm::cl::desc("Query rows per flash-attention tile"),
+      llvm::cl::init(64)};
+  typename Base::template Option<int64_t> flashKeyTile{
+      *this, "flash-key-tile",
+      llvm::cl::desc("Key/value rows per flash-attention tile"),
+      llvm::cl::init(64)};
+};
+
+struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> fuseQKV{
       *this, "fuse-qkv",
       llvm::cl::desc("Fuse the Q/K/V projections into one GEMM "
@@ -62,14 +78,6 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
                      "instead of materialising the score matrix"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> flashQueryTile{
-      *this, "flash-query-tile",
-      llvm::cl::desc("Query rows per flash-attention tile"),
-      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> flashKeyTile{
-      *this, "flash-key-tile",
-      llvm::cl::desc("Key/value rows per flash-attention tile"),
-      llvm::cl::init(64)};
   PassOptions::Option<bool> flashCausalSkip{
       *this, "flash-causal-skip",
       llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
@@ -217,7 +225,7 @@ void buildCallingConventionStage(OpPassManager &pm,
 /// the host code launches kernels through the `mgpu*` functions of
 /// libtfm_cuda_runtime.so. Each entry function returns after its work on the
 /// GPU is done.
-struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
@@ -278,9 +286,6 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Threads per block of the SIMT kernels (one thread per "
                      "element of a parallel loop nest)"),
       llvm::cl::init(256)};
-  PassOptions::Option<bool> verifyContracts{
-      *this, "verify-contracts",
-      llvm::cl::desc("Run --tfm-verify-contracts first"), llvm::cl::init(true)};
   PassOptions::Option<bool> fuseQKV{
       *this, "fuse-qkv",
       llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
@@ -301,14 +306,6 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "S = 128; the naive form keeps S x S scores in device "
                      "memory)"),
       llvm::cl::init(false)};
-  PassOptions::Option<int64_t> flashQueryTile{
-      *this, "flash-query-tile",
-      llvm::cl::desc("Query rows per flash-attention tile"),
-      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> flashKeyTile{
-      *this, "flash-key-tile",
-      llvm::cl::desc("Key/value rows per flash-attention tile"),
-      llvm::cl::init(64)};
   PassOptions::Option<bool> flashCausalSkip{
       *this, "flash-causal-skip",
       llvm::cl::desc("Skip key tiles wholly in a causal query tile's future"),

@@ -28,6 +28,16 @@ static void normMaps(OpBuilder &b, unsigned rank, AffineMap &id,
                            b.getContext());
 }
 
+/// rsqrt(sum * invD + eps) on f32 scalars: the reciprocal standard
+/// deviation (LayerNorm, from the centred sum of squares) or root mean square
+/// (RMSNorm) of a row of 1 / invD elements.
+static Value buildRsqrtOfMean(OpBuilder &b, Location loc, Value sum,
+                              double invD, double eps) {
+  Value mean = arith::MulFOp::create(b, loc, sum, f32Const(b, loc, invD));
+  return math::RsqrtOp::create(
+      b, loc, arith::AddFOp::create(b, loc, mean, f32Const(b, loc, eps)));
+}
+
 namespace {
 /// (x - mean) * rsqrt(var + eps) * scale + bias with two-pass (centred)
 /// biased variance, as torch.nn.LayerNorm.
@@ -73,11 +83,7 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
         b, loc, type, {x, mean, sumSq, adaptor.getScale(), adaptor.getBias()},
         [&](OpBuilder &nb, Location nloc, ValueRange args)
             -> SmallVector<Value> {
-          Value var = arith::MulFOp::create(nb, nloc, args[2],
-                                            f32Const(nb, nloc, invD));
-          Value rstd = math::RsqrtOp::create(
-              nb, nloc,
-              arith::AddFOp::create(nb, nloc, var, f32Const(nb, nloc, eps)));
+          Value rstd = buildRsqrtOfMean(nb, nloc, args[2], invD, eps);
           Value c = arith::SubFOp::create(nb, nloc, extToF32(nb, nloc, args[0]),
                                           args[1]);
           Value n = arith::MulFOp::create(nb, nloc, c, rstd);
@@ -123,11 +129,7 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
         b, loc, type, {x, sumSq, adaptor.getScale()},
         [&](OpBuilder &nb, Location nloc, ValueRange args)
             -> SmallVector<Value> {
-          Value ms = arith::MulFOp::create(nb, nloc, args[1],
-                                           f32Const(nb, nloc, invD));
-          Value rstd = math::RsqrtOp::create(
-              nb, nloc,
-              arith::AddFOp::create(nb, nloc, ms, f32Const(nb, nloc, eps)));
+          Value rstd = buildRsqrtOfMean(nb, nloc, args[1], invD, eps);
           Value n = arith::MulFOp::create(nb, nloc, extToF32(nb, nloc, args[0]),
                                           rstd);
           Value factor = extToF32(nb, nloc, args[2]);

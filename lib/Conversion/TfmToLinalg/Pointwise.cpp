@@ -60,22 +60,48 @@ static Value gelu(OpBuilder &b, Location loc, Value x, bool useTanh) {
   return arith::MulFOp::create(b, loc, half, onePlus);
 }
 
+/// An activation on an f32 scalar (gelu, silu).
+using F32ActivationFn = llvm::function_ref<Value(OpBuilder &, Location, Value)>;
+
+/// activation(x) elementwise, computed in f32 and rounded once to `type`.
+static Value buildActivation(OpBuilder &b, Location loc, RankedTensorType type,
+                             Value input, F32ActivationFn activation) {
+  return buildElementwise(
+      b, loc, type, input,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> SmallVector<Value> {
+        Value y = activation(nb, nloc, extToF32(nb, nloc, args[0]));
+        return {truncFromF32(nb, nloc, y, type.getElementType())};
+      });
+}
+
+/// activation(gate) * up elementwise (GeGLU, SwiGLU), computed in f32 and
+/// rounded once to `type`.
+static Value buildGatedActivation(OpBuilder &b, Location loc,
+                                  RankedTensorType type, Value gate, Value up,
+                                  F32ActivationFn activation) {
+  return buildElementwise(
+      b, loc, type, {gate, up},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> SmallVector<Value> {
+        Value g = activation(nb, nloc, extToF32(nb, nloc, args[0]));
+        Value y =
+            arith::MulFOp::create(nb, nloc, g, extToF32(nb, nloc, args[1]));
+        return {truncFromF32(nb, nloc, y, type.getElementType())};
+      });
+}
+
 namespace {
 struct GeluLowering : OpConversionPattern<GeluOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(GeluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = tensorType(op.getResult());
     bool useTanh = op.getApproximate() == GeluApproximation::tanh;
-    Value y = buildElementwise(
-        rewriter, op.getLoc(), type, adaptor.getInput(),
-        [&](OpBuilder &b, Location loc, ValueRange args)
-            -> SmallVector<Value> {
-          Value g = gelu(b, loc, extToF32(b, loc, args[0]), useTanh);
-          return {truncFromF32(b, loc, g, type.getElementType())};
-        });
-    rewriter.replaceOp(op, y);
+    rewriter.replaceOp(
+        op, buildActivation(rewriter, op.getLoc(), tensorType(op.getResult()),
+                            adaptor.getInput(),
+                            [&](OpBuilder &b, Location loc, Value x) {
+                              return gelu(b, loc, x, useTanh);
+                            }));
     return success();
   }
 };
@@ -86,19 +112,14 @@ struct GeGLULowering : OpConversionPattern<GeGLUOp> {
   LogicalResult
   matchAndRewrite(GeGLUOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = tensorType(op.getResult());
     bool useTanh = op.getApproximate() == GeluApproximation::tanh;
     rewriter.replaceOp(
-        op, buildElementwise(
-                rewriter, op.getLoc(), type,
-                {adaptor.getGate(), adaptor.getUp()},
-                [&](OpBuilder &b, Location loc, ValueRange args)
-                    -> SmallVector<Value> {
-                  Value g = gelu(b, loc, extToF32(b, loc, args[0]), useTanh);
-                  Value y =
-                      arith::MulFOp::create(b, loc, g, extToF32(b, loc, args[1]));
-                  return {truncFromF32(b, loc, y, type.getElementType())};
-                }));
+        op, buildGatedActivation(rewriter, op.getLoc(),
+                                 tensorType(op.getResult()), adaptor.getGate(),
+                                 adaptor.getUp(),
+                                 [&](OpBuilder &b, Location loc, Value x) {
+                                   return gelu(b, loc, x, useTanh);
+                                 }));
     return success();
   }
 };
@@ -129,15 +150,9 @@ struct SiluLowering : OpConversionPattern<SiluOp> {
   LogicalResult
   matchAndRewrite(SiluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = tensorType(op.getResult());
-    rewriter.replaceOp(
-        op, buildElementwise(rewriter, op.getLoc(), type, adaptor.getInput(),
-                             [&](OpBuilder &b, Location loc, ValueRange args)
-                                 -> SmallVector<Value> {
-                               Value s = silu(b, loc, extToF32(b, loc, args[0]));
-                               return {truncFromF32(b, loc, s,
-                                                    type.getElementType())};
-                             }));
+    rewriter.replaceOp(op, buildActivation(rewriter, op.getLoc(),
+                                           tensorType(op.getResult()),
+                                           adaptor.getInput(), silu));
     return success();
   }
 };
@@ -147,18 +162,10 @@ struct SwiGLULowering : OpConversionPattern<SwiGLUOp> {
   LogicalResult
   matchAndRewrite(SwiGLUOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = tensorType(op.getResult());
     rewriter.replaceOp(
-        op, buildElementwise(
-                rewriter, op.getLoc(), type,
-                {adaptor.getGate(), adaptor.getUp()},
-                [&](OpBuilder &b, Location loc, ValueRange args)
-                    -> SmallVector<Value> {
-                  Value s = silu(b, loc, extToF32(b, loc, args[0]));
-                  Value y =
-                      arith::MulFOp::create(b, loc, s, extToF32(b, loc, args[1]));
-                  return {truncFromF32(b, loc, y, type.getElementType())};
-                }));
+        op, buildGatedActivation(rewriter, op.getLoc(),
+                                 tensorType(op.getResult()), adaptor.getGate(),
+                                 adaptor.getUp(), silu));
     return success();
   }
 };

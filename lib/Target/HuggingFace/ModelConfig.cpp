@@ -10,6 +10,7 @@
 #include "tfm/Target/HuggingFace/ModelConfig.h"
 #include "tfm/Runtime/Limits.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
@@ -22,6 +23,7 @@
 #include <optional>
 
 using namespace mlir::tfm::hf;
+using llvm::ArrayRef;
 using llvm::StringRef;
 using llvm::Twine;
 namespace json = llvm::json;
@@ -293,6 +295,36 @@ static void readCommonRejections(FieldReader &r) {
                   "weights");
 }
 
+/// A family's activation field: `known` maps each accepted name to tfm's
+/// activation; any other name is an error listing `supported`.
+static void readActivation(FieldReader &r, ModelConfig &c, StringRef key,
+                           StringRef defaultName,
+                           ArrayRef<std::pair<StringRef, Activation>> known,
+                           const Twine &supported) {
+  std::string act = r.stringOr(key, defaultName);
+  for (const auto &[name, activation] : known) {
+    if (act == name) {
+      c.activation = activation;
+      return;
+    }
+  }
+  r.fail(key, "unsupported activation '" + act + "' (tfm supports " +
+                  supported + ")");
+}
+
+/// The sizes every family but GPT-2 reads under the same names (OPT names
+/// its MLP width `ffn_dim`); missing ones are errors naming `type`.
+static void readDecoderSizes(FieldReader &r, ModelConfig &c, StringRef type,
+                             StringRef intermediateKey = "intermediate_size") {
+  c.vocabSize = r.requiredSize("vocab_size", type);
+  c.hiddenSize = r.requiredSize("hidden_size", type);
+  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
+  c.numHeads = r.requiredSize("num_attention_heads", type);
+  c.intermediateSize = r.requiredSize(intermediateKey, type);
+  c.maxPositionsField = "max_position_embeddings";
+  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+}
+
 static void readGPT2(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::GPT2;
   c.vocabSize = r.requiredSize("vocab_size", "gpt2");
@@ -313,16 +345,12 @@ static void readGPT2(FieldReader &r, ModelConfig &c) {
   c.normEps = r.numberOr("layer_norm_epsilon", 1e-5, /*positive=*/true,
                          /*below=*/1.0);
 
-  std::string act = r.stringOr("activation_function", "gelu_new");
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh" || act == "gelu_fast")
-    c.activation = Activation::GeluTanh;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else
-    r.fail("activation_function",
-           "unsupported activation '" + act +
-               "' (tfm supports gelu_new, gelu_pytorch_tanh, gelu_fast and "
-               "gelu)");
+  readActivation(r, c, "activation_function", "gelu_new",
+                 {{"gelu_new", Activation::GeluTanh},
+                  {"gelu_pytorch_tanh", Activation::GeluTanh},
+                  {"gelu_fast", Activation::GeluTanh},
+                  {"gelu", Activation::GeluExact}},
+                 "gelu_new, gelu_pytorch_tanh, gelu_fast and gelu");
 
   // GPT2LMHeadModel ties lm_head to wte unless the config says otherwise.
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
@@ -580,18 +608,21 @@ static void readQwenExtras(FieldReader &r, ModelConfig &c) {
                "(layers from max_window_layers on); it must be false");
 }
 
+/// RoPE rotates pairs of elements, so the head size must be even; `key` is
+/// the field the head size comes from. Does nothing after an earlier error.
+static void checkEvenRoPEHead(FieldReader &r, const ModelConfig &c,
+                              StringRef key) {
+  if (!r.failed() && c.headDim % 2 != 0)
+    r.fail(key,
+           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+}
+
 static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.family = family;
   bool mixtral = family == ModelFamily::Mixtral;
   bool qwen = family == ModelFamily::Qwen2 || family == ModelFamily::Qwen3;
   std::string type = getFamilyName(family).str();
-  c.vocabSize = r.requiredSize("vocab_size", type);
-  c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
-  c.numHeads = r.requiredSize("num_attention_heads", type);
-  c.intermediateSize = r.requiredSize("intermediate_size", type);
-  c.maxPositionsField = "max_position_embeddings";
-  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  readDecoderSizes(r, c, type);
   // LlamaConfig: None -> MHA; Mixtral and Mistral default to 8, Qwen to 32.
   int64_t defaultKVHeads = c.numHeads;
   if (mixtral || family == ModelFamily::Mistral)
@@ -608,12 +639,9 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6,
                          /*positive=*/true, /*below=*/1.0);
 
-  std::string act = r.stringOr("hidden_act", "silu");
-  if (act == "silu" || act == "swish")
-    c.activation = Activation::SiLU;
-  else
-    r.fail("hidden_act", "unsupported activation '" + act +
-                             "' (tfm supports silu for " + type + ")");
+  readActivation(r, c, "hidden_act", "silu",
+                 {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
+                 "silu for " + type);
 
   readRoPE(r, c, mixtral ? 1e6 : 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
@@ -649,10 +677,9 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
                   llvm::formatv("{0} key/value heads do not divide "
                                 "num_attention_heads = {1}",
                                 c.numKVHeads, c.numHeads));
-  if (c.headDim % 2 != 0)
-    return r.fail(explicitHeadDim ? "head_dim" : "num_attention_heads",
-                  llvm::formatv("RoPE needs an even head size, got {0}",
-                                c.headDim));
+  checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
+  if (r.failed())
+    return;
   if (mixtral && c.numExpertsPerToken > c.numExperts)
     return r.fail("num_experts_per_tok",
                   llvm::formatv("{0} exceeds num_local_experts = {1}",
@@ -708,13 +735,7 @@ static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
 static void readGemma(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::Gemma;
   StringRef type = "gemma";
-  c.vocabSize = r.requiredSize("vocab_size", type);
-  c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
-  c.numHeads = r.requiredSize("num_attention_heads", type);
-  c.intermediateSize = r.requiredSize("intermediate_size", type);
-  c.maxPositionsField = "max_position_embeddings";
-  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  readDecoderSizes(r, c, type);
   // GemmaConfig's default (16) is not "one per query head": a config that
   // leaves it out means a different model than its heads suggest.
   c.numKVHeads = r.requiredSize("num_key_value_heads", type);
@@ -723,16 +744,12 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
                          /*below=*/1.0);
   // Read for the record only: GemmaMLP does not look at it.
   (void)r.lookup("hidden_act");
-  std::string act = r.stringOr("hidden_activation", "gelu_pytorch_tanh");
-  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast")
-    c.activation = Activation::GeluTanh;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else
-    r.fail("hidden_activation",
-           "unsupported activation '" + act +
-               "' (tfm supports gelu_pytorch_tanh, gelu_new, gelu_fast and "
-               "gelu for gemma)");
+  readActivation(r, c, "hidden_activation", "gelu_pytorch_tanh",
+                 {{"gelu_pytorch_tanh", Activation::GeluTanh},
+                  {"gelu_new", Activation::GeluTanh},
+                  {"gelu_fast", Activation::GeluTanh},
+                  {"gelu", Activation::GeluExact}},
+                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for gemma");
   rejectRoPEScaling(r, type);
   readRoPE(r, c, 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
@@ -741,9 +758,7 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
   if (r.failed())
     return;
   checkHeads(r, c, /*explicitHeadDim=*/true);
-  if (!r.failed() && c.headDim % 2 != 0)
-    r.fail("head_dim",
-           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+  checkEvenRoPEHead(r, c, "head_dim");
 }
 
 /// Phi3Config (transformers 4.46): the head size is always d / H, and its
@@ -751,22 +766,13 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
 static void readPhi3(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::Phi3;
   StringRef type = "phi3";
-  c.vocabSize = r.requiredSize("vocab_size", type);
-  c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
-  c.numHeads = r.requiredSize("num_attention_heads", type);
-  c.intermediateSize = r.requiredSize("intermediate_size", type);
-  c.maxPositionsField = "max_position_embeddings";
-  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  readDecoderSizes(r, c, type);
   c.numKVHeads = r.sizeOr("num_key_value_heads", c.numHeads);
   c.normEps = r.numberOr("rms_norm_eps", 1e-5, /*positive=*/true,
                          /*below=*/1.0);
-  std::string act = r.stringOr("hidden_act", "silu");
-  if (act == "silu" || act == "swish")
-    c.activation = Activation::SiLU;
-  else
-    r.fail("hidden_act", "unsupported activation '" + act +
-                             "' (tfm supports silu for phi3)");
+  readActivation(r, c, "hidden_act", "silu",
+                 {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
+                 "silu for phi3");
   if (const json::Value *scaling = r.lookup("rope_scaling"))
     if (const json::Object *object = scaling->getAsObject()) {
       std::optional<StringRef> kind = object->getString("type");
@@ -797,9 +803,7 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
     return;
   checkHeads(r, c, /*explicitHeadDim=*/false);
   c.headDim = c.hiddenSize / c.numHeads;
-  if (!r.failed() && c.headDim % 2 != 0)
-    r.fail("num_attention_heads",
-           llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
+  checkEvenRoPEHead(r, c, "num_attention_heads");
 }
 
 /// GPTNeoXConfig: `rotary_pct` and `rotary_emb_base` are the settings;
@@ -808,28 +812,17 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
 static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::GPTNeoX;
   StringRef type = "gpt_neox";
-  c.vocabSize = r.requiredSize("vocab_size", type);
-  c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
-  c.numHeads = r.requiredSize("num_attention_heads", type);
-  c.intermediateSize = r.requiredSize("intermediate_size", type);
-  c.maxPositionsField = "max_position_embeddings";
-  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  readDecoderSizes(r, c, type);
   c.normEps = r.numberOr("layer_norm_eps", 1e-5, /*positive=*/true,
                          /*below=*/1.0);
-  std::string act = r.stringOr("hidden_act", "gelu");
-  if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" ||
-           act == "gelu_fast")
-    c.activation = Activation::GeluTanh;
-  else if (act == "relu")
-    c.activation = Activation::ReLU;
-  else
-    r.fail("hidden_act", "unsupported activation '" + act +
-                             "' (tfm supports gelu, gelu_new, "
-                             "gelu_pytorch_tanh, gelu_fast and relu for "
-                             "gpt_neox)");
+  readActivation(r, c, "hidden_act", "gelu",
+                 {{"gelu", Activation::GeluExact},
+                  {"gelu_new", Activation::GeluTanh},
+                  {"gelu_pytorch_tanh", Activation::GeluTanh},
+                  {"gelu_fast", Activation::GeluTanh},
+                  {"relu", Activation::ReLU}},
+                 "gelu, gelu_new, gelu_pytorch_tanh, gelu_fast and relu for "
+                 "gpt_neox");
   double pct = r.numberOr("rotary_pct", 0.25, /*positive=*/true);
   if (pct > 1.0)
     r.fail("rotary_pct",
@@ -880,30 +873,19 @@ static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
 static void readOPT(FieldReader &r, ModelConfig &c) {
   c.family = ModelFamily::OPT;
   StringRef type = "opt";
-  c.vocabSize = r.requiredSize("vocab_size", type);
-  c.hiddenSize = r.requiredSize("hidden_size", type);
-  c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
-  c.numHeads = r.requiredSize("num_attention_heads", type);
-  c.intermediateSize = r.requiredSize("ffn_dim", type);
-  c.maxPositionsField = "max_position_embeddings";
-  c.maxPositions = r.requiredSize("max_position_embeddings", type);
+  readDecoderSizes(r, c, type, "ffn_dim");
   c.wordEmbedProjDim = r.sizeOr("word_embed_proj_dim", c.hiddenSize);
   c.positionOffset = 2;
   // nn.LayerNorm's default: OPTConfig has no epsilon field.
   c.normEps = 1e-5;
-  std::string act = r.stringOr("activation_function", "relu");
-  if (act == "relu")
-    c.activation = Activation::ReLU;
-  else if (act == "gelu")
-    c.activation = Activation::GeluExact;
-  else if (act == "gelu_new" || act == "gelu_pytorch_tanh" ||
-           act == "gelu_fast")
-    c.activation = Activation::GeluTanh;
-  else
-    r.fail("activation_function",
-           "unsupported activation '" + act +
-               "' (tfm supports relu, gelu, gelu_new, gelu_pytorch_tanh and "
-               "gelu_fast for opt)");
+  readActivation(r, c, "activation_function", "relu",
+                 {{"relu", Activation::ReLU},
+                  {"gelu", Activation::GeluExact},
+                  {"gelu_new", Activation::GeluTanh},
+                  {"gelu_pytorch_tanh", Activation::GeluTanh},
+                  {"gelu_fast", Activation::GeluTanh}},
+                 "relu, gelu, gelu_new, gelu_pytorch_tanh and gelu_fast for "
+                 "opt");
   c.normBeforeBlock = r.boolOr("do_layer_norm_before", true);
   // OPTDecoder builds the final LayerNorm only for pre-LN models.
   bool removeFinalNorm = r.boolOr("_remove_final_layer_norm", false);
