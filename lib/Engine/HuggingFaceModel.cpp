@@ -751,7 +751,10 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     if (!module)
       return module.takeError();
     auto fresh = std::make_unique<Session>();
-    fresh->workspaceBytes = getPlannedWorkspace(**module, {"forward"});
+    // The ledger reads the tfm-level IR, but only once the memory check has
+    // bounded every tensor (its byte arithmetic does not guard against
+    // hostile sizes).
+    OwningOpRef<ModuleOp> tfmLevel((**module).clone());
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -760,6 +763,8 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
       return sig.takeError();
     if (llvm::Error err = checkMemoryFits(**module, {&*sig}, options.maxMemory))
       return std::move(err);
+    fresh->workspaceBytes = getPlannedWorkspace(*tfmLevel, {"forward"});
+    tfmLevel = nullptr;
     // Unused names first: they often explain a missing tensor.
     if (state->file && !state->warnedUnused) {
       warnUnusedTensors(warn, *state->file, state->bindings.weights.namePrefix,
@@ -833,8 +838,8 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
       forward.erase();
     auto fresh = std::make_unique<Session>();
     fresh->kvCacheLength = kvCacheLength;
-    fresh->workspaceBytes =
-        getPlannedWorkspace(**module, {"prefill", "decode"});
+    // The ledger after the memory check, as for @forward.
+    OwningOpRef<ModuleOp> tfmLevel((**module).clone());
     if (llvm::Error err =
             state->pipeline.runSignaturePasses(**module, options.configPath))
       return std::move(err);
@@ -847,6 +852,9 @@ HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
     if (llvm::Error err = checkMemoryFits(
             **module, {&*prefillSig, &*decodeSig}, options.maxMemory))
       return std::move(err);
+    fresh->workspaceBytes =
+        getPlannedWorkspace(*tfmLevel, {"prefill", "decode"});
+    tfmLevel = nullptr;
     // Unused names first: they often explain a missing tensor.
     if (state->file && !state->warnedUnused) {
       warnUnusedTensors(warn, *state->file, state->bindings.weights.namePrefix,

@@ -580,10 +580,10 @@ int main(int argc, char **argv) {
   // Input ranges are read from the tfm ops, before passes lower them.
   EntrySignature tfmSig = check(getEntrySignature(*module, entryName));
   deriveInputRanges(*module, tfmSig);
-  // The temporaries the entry plans for, from the ledger of its tfm ops.
+  // The temporaries the entry plans for, from the ledger of its tfm ops
+  // (computed once the memory check below has bounded every tensor).
   MemoryBudget budget;
-  if (auto function = module->lookupSymbol<func::FuncOp>(tfmSig.function))
-    budget.workspace = computeLedger(function).peakLiveActivationBytes;
+  OwningOpRef<ModuleOp> tfmLevel(module->clone());
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
@@ -597,6 +597,9 @@ int main(int argc, char **argv) {
   EntrySignature sig = check(getEntrySignature(*module, entryName));
   copyInputRanges(tfmSig, sig);
   checkMemory(*module, {&sig});
+  if (auto function = tfmLevel->lookupSymbol<func::FuncOp>(tfmSig.function))
+    budget.workspace = computeLedger(function).peakLiveActivationBytes;
+  tfmLevel = nullptr;
 
   // Bind and check everything before the (slow) compilation.
   if (!weightsFiles.empty() && randomWeights.getNumOccurrences())
