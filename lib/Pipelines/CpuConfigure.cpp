@@ -114,18 +114,3 @@ struct CpuConfigurePass
   }
 };
 } // namespace
-
-std::unique_ptr<Pass>
-mlir::tfm::createCpuConfigurePass(StringRef cpu,
-                                  const ContractionTiling &overrides) {
-  TfmCpuConfigureOptions options;
-  options.cpu = cpu.str();
-  options.registerRows = overrides.registerRows;
-  options.registerCols = overrides.registerCols;
-  options.blockRows = overrides.blockRows;
-  options.blockCols = overrides.blockCols;
-  options.blockDepth = overrides.blockDepth;
-  options.dotCols = overrides.dotCols;
-  options.dotDepth = overrides.dotDepth;
-  return createTfmCpuConfigure(options);
-}

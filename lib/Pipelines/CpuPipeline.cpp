@@ -36,15 +36,16 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   buildTfmToLinalgStage(pm, getTfmToLinalgStageOptions(options));
   if (!options.vectorize)
     return;
-  ContractionTiling overrides;
-  overrides.registerRows = options.registerRows;
-  overrides.registerCols = options.registerCols;
-  overrides.blockRows = options.blockRows;
-  overrides.blockCols = options.blockCols;
-  overrides.blockDepth = options.blockDepth;
-  overrides.dotCols = options.dotCols;
-  overrides.dotDepth = options.dotDepth;
-  pm.addPass(createCpuConfigurePass(options.cpu, overrides));
+  TfmCpuConfigureOptions configure;
+  configure.cpu = options.cpu;
+  configure.registerRows = options.registerRows;
+  configure.registerCols = options.registerCols;
+  configure.blockRows = options.blockRows;
+  configure.blockCols = options.blockCols;
+  configure.blockDepth = options.blockDepth;
+  configure.dotCols = options.dotCols;
+  configure.dotDepth = options.dotDepth;
+  pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).
   if (options.packWeights)
     pm.addPass(createTfmCpuPackWeights());

@@ -2,8 +2,7 @@
 //
 // What the passes of the CPU pipeline share beyond their declarations in
 // tfm/Pipelines/Passes.td: the names of the attributes that carry the code
-// generation plan, the plan's encoding, and the constructor of
-// tfm-cpu-configure that takes the pipeline's tiling overrides.
+// generation plan and the plan's encoding.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_LIB_PIPELINES_PIPELINEPASSES_H
@@ -28,13 +27,6 @@ inline constexpr llvm::StringLiteral kCpuTilingAttrName = "tfm.cpu_tiling";
 /// `op` has none or it is malformed).
 DictionaryAttr tilingToAttr(MLIRContext *ctx, const ContractionTiling &tiling);
 std::optional<ContractionTiling> tilingFromAttr(Operation *op);
-
-/// tfm-cpu-configure for the target CPU `cpu` ("host": this machine), with
-/// the fields of `overrides` that are non-zero winning over the derived
-/// tiling; see CpuConfigure.cpp. (The generated createTfmCpuConfigure takes
-/// only the `cpu` option.)
-std::unique_ptr<Pass> createCpuConfigurePass(StringRef cpu,
-                                             const ContractionTiling &overrides);
 
 /// Marks the functions tfm-outline-loop-nests creates until they are
 /// llvm.func (tfm-deduplicate-outlined-functions merges only these).
