@@ -10,10 +10,15 @@
 #   scripts/gpu-check.sh run              on the GPU machine (no network, no
 #       MLIR/LLVM needed): nvidia-smi, then every case with tfm-artifact-run:
 #       numerics against the references, timings (median of N), TFLOP/s and
-#       tokens/s. Exit status: the number of failed cases.
+#       tokens/s, then a summary table. Exit status: the number of failed
+#       cases.
+#   scripts/gpu-check.sh pack             here, after prepare: the cases, the
+#       tool and the runtime into $BUILD/devcarry (carry build/devcarry).
+#   scripts/gpu-check.sh unpack           there, before run.
+#   scripts/gpu-check.sh sanitize         there, after run: compute-sanitizer
+#       memcheck and racecheck over a few small cases.
 #
-# What to carry to the GPU machine (ignored paths): build/gpu-check,
-# build/bin/tfm-artifact-run, build/lib/libtfm_cuda_runtime.so.
+# What to carry to the GPU machine: build/devcarry (from pack).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${TFM_BUILD_DIR:-$root/build}"
@@ -279,21 +284,46 @@ prepare() {
   echo "gpu-check prepare: $(du -sh "$out" | cut -f1) in $out, $((SECONDS - t0)) s"
 }
 
+# Packs what the GPU machine needs into $build/devcarry (about 36 MiB; the
+# device tool carries at most 64 MiB with the working tree): the prepared
+# cases as one gzip archive, the tool and the runtime library.
+pack() {
+  [ -f "$out/cases.txt" ] || { echo "no $out/cases.txt: run 'prepare' first"; exit 1; }
+  rm -rf "$build/devcarry"
+  mkdir -p "$build/devcarry"
+  cp "$build/bin/tfm-artifact-run" "$build/lib/libtfm_cuda_runtime.so" "$build/devcarry/"
+  tar czf "$build/devcarry/gpu-check.tgz" -C "$build" gpu-check
+  echo "gpu-check pack: $(du -sh "$build/devcarry" | cut -f1) in $build/devcarry"
+}
+
+# On the GPU machine: unpacks $build/devcarry (from pack) into $build.
+unpack() {
+  mkdir -p "$build/bin" "$build/lib"
+  cp "$build/devcarry/tfm-artifact-run" "$build/bin/"
+  cp "$build/devcarry/libtfm_cuda_runtime.so" "$build/lib/"
+  rm -rf "$out"
+  tar xzf "$build/devcarry/gpu-check.tgz" -C "$build"
+}
+
+# Per-case limits: a kernel that hangs must not eat the device lease.
+numerics_timeout="${TFM_GPU_CHECK_NUMERICS_TIMEOUT:-30}"
+timing_timeout="${TFM_GPU_CHECK_TIMING_TIMEOUT:-90}"
+
 run() {
-  local tool="$build/bin/tfm-artifact-run" failed=0
+  local tool="$build/bin/tfm-artifact-run" failed=0 summary=""
   [ -f "$out/cases.txt" ] || { echo "no $out/cases.txt: run 'prepare' first"; exit 1; }
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
     --format=csv || true
   echo "compiled for: $(cat "$out/target.txt")"
   while read -r kind name a b c; do
-    local dir="$out/$name/artifact" log
+    local dir="$out/$name/artifact" log rc=0 status
     if [ "$kind" = numerics ]; then
-      log="$(timeout 120 "$tool" "$dir" --repeat 5 --check "$a=$out/$name/ref.bin" \
-        --atol "$b" --rtol "$c" 2>&1)" || failed=$((failed + 1))
+      log="$(timeout "$numerics_timeout" "$tool" "$dir" --repeat 5 \
+        --check "$a=$out/$name/ref.bin" --atol "$b" --rtol "$c" 2>&1)" || rc=$?
     else
       local flags=(--random --repeat 10)
       [ "$a" != 0 ] && flags+=(--flops "$a")
-      log="$(timeout 300 "$tool" "$dir" "${flags[@]}" 2>&1)" || failed=$((failed + 1))
+      log="$(timeout "$timing_timeout" "$tool" "$dir" "${flags[@]}" 2>&1)" || rc=$?
       if [ "$b" != 0 ]; then
         local ms
         ms="$(echo "$log" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')"
@@ -301,15 +331,53 @@ run() {
 $name: $(awk -v t="$b" -v ms="$ms" 'BEGIN { printf "%.1f tokens/s", t / (ms / 1000) }')"
       fi
     fi
-    echo "== $name"
+    case "$rc" in
+      0) status=ok ;;
+      124) status=TIMEOUT ;;
+      *) status=FAIL ;;
+    esac
+    [ "$rc" = 0 ] || failed=$((failed + 1))
+    echo "== $name ($status)"
     echo "$log"
+    local err ms tflops
+    err="$(echo "$log" | sed -n 's/.*max abs err \([^,]*\), max rel err \([^,]*\),.*/abs \1 rel \2/p' | head -1)"
+    ms="$(echo "$log" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')"
+    tflops="$(echo "$log" | sed -n 's/.*, \([0-9.]*\) TFLOP\/s.*/\1/p')"
+    summary="$summary$(printf '%-30s %-7s %-28s %10s %8s' "$name" "$status" \
+      "${err:--}" "${ms:--}" "${tflops:--}")
+"
   done < "$out/cases.txt"
+  echo
+  printf '%-30s %-7s %-28s %10s %8s\n' case status "max error" "median ms" TFLOP/s
+  printf '%s' "$summary"
   echo "gpu-check: $failed failed case(s)"
-  exit "$failed"
+  return "$failed"
+}
+
+# compute-sanitizer over a few small cases (memcheck: out-of-bounds and
+# misaligned accesses; racecheck: shared-memory races), when the machine has
+# it. Informational: prints the tool's own summary lines.
+sanitize() {
+  local tool="$build/bin/tfm-artifact-run" cs
+  cs="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
+  [ -n "$cs" ] || { echo "sanitize: no compute-sanitizer"; return 0; }
+  local check name
+  for check in memcheck racecheck; do
+    for name in flash-s77-d64-mha flash-s77-d128-gqa linear-m64-nt-f16-sm90a \
+        linear-nt-f16 flash-decode-d64-mha; do
+      [ -d "$out/$name" ] || continue
+      echo "== compute-sanitizer --tool $check $name"
+      timeout 120 "$cs" --tool "$check" "$tool" "$out/$name/artifact" \
+        --repeat 1 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Error|error|Race|race" | head -8 || true
+    done
+  done
 }
 
 case "${1:-}" in
   prepare) prepare "${2:-sm_90}" ;;
-  run) run ;;
-  *) echo "usage: $0 prepare [CHIP] | run"; exit 2 ;;
+  pack) pack ;;
+  unpack) unpack ;;
+  run) run || exit $? ;;
+  sanitize) sanitize ;;
+  *) echo "usage: $0 prepare [CHIP] | pack | unpack | run | sanitize"; exit 2 ;;
 esac
