@@ -323,6 +323,8 @@ run() {
     else
       local flags=(--random --repeat 10)
       [ "$a" != 0 ] && flags+=(--flops "$a")
+      # Whole models: also where the time goes, kernel by kernel.
+      [ "$b" != 0 ] && flags+=(--profile)
       log="$(timeout "$timing_timeout" "$tool" "$dir" "${flags[@]}" 2>&1)" || rc=$?
       if [ "$b" != 0 ]; then
         local ms

@@ -33,9 +33,15 @@ void waitFor(OpBuilder &b, Location loc, Value token) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
-/// A device buffer of `type`, allocated synchronously.
+/// A device buffer of `type`: allocated synchronously, or, with `chained`,
+/// a token-less `gpu.alloc` for gpu-async-region to make stream-ordered.
 Value allocDevice(OpBuilder &b, Location loc, MemRefType type,
-                  ValueRange dynamicSizes) {
+                  ValueRange dynamicSizes, bool chained = false) {
+  if (chained)
+    return gpu::AllocOp::create(b, loc, type, Type(), ValueRange(),
+                                dynamicSizes, ValueRange(),
+                                /*hostShared=*/false)
+        .getMemref();
   Value start = startToken(b, loc);
   auto alloc = gpu::AllocOp::create(
       b, loc, type, b.getType<gpu::AsyncTokenType>(), ValueRange{start},
@@ -44,7 +50,12 @@ Value allocDevice(OpBuilder &b, Location loc, MemRefType type,
   return alloc.getMemref();
 }
 
-void deallocDevice(OpBuilder &b, Location loc, Value memref) {
+void deallocDevice(OpBuilder &b, Location loc, Value memref,
+                   bool chained = false) {
+  if (chained) {
+    gpu::DeallocOp::create(b, loc, Type(), ValueRange(), memref);
+    return;
+  }
   Value start = startToken(b, loc);
   auto dealloc = gpu::DeallocOp::create(
       b, loc, b.getType<gpu::AsyncTokenType>(), ValueRange{start}, memref);
@@ -53,6 +64,7 @@ void deallocDevice(OpBuilder &b, Location loc, Value memref) {
 
 struct GpuDeviceBuffersPass
     : public tfm::impl::TfmGpuDeviceBuffersBase<GpuDeviceBuffersPass> {
+  using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<Operation *> hostOps;
@@ -71,11 +83,11 @@ struct GpuDeviceBuffersPass
       Location loc = op->getLoc();
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         Value buffer = allocDevice(b, loc, alloc.getType(),
-                                   alloc.getDynamicSizes());
+                                   alloc.getDynamicSizes(), async);
         alloc.replaceAllUsesWith(buffer);
         alloc.erase();
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        deallocDevice(b, loc, dealloc.getMemref());
+        deallocDevice(b, loc, dealloc.getMemref(), async);
         dealloc.erase();
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         linalg::CopyOp::create(b, loc, copy.getSource(), copy.getTarget());

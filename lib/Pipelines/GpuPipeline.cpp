@@ -56,11 +56,17 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   buildTfmToLinalgStage(pm, common);
   if (options.dtype == "f16")
     pm.addPass(createTfmGpuContractionDtype());
-  buildCallingConventionStage(pm);
+  // Temporaries in one workspace: one device allocation per call instead of
+  // one per temporary, and no allocation between launches to break the
+  // stream-ordered chain of gpu-async-region.
+  buildCallingConventionStage(pm, /*resultsInPlace=*/false,
+                              options.planWorkspace);
 
   // Host code keeps only metadata, index arithmetic and control flow; every
   // access to a buffer's contents moves into a kernel.
-  pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers());
+  TfmGpuDeviceBuffersOptions deviceBuffers;
+  deviceBuffers.async = options.asyncLaunches;
+  pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers(deviceBuffers));
   if (options.flashKernel && options.dtype == "f16")
     pm.addPass(createTfmGpuFlashAttentionKernels());
   // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is

@@ -1,7 +1,7 @@
 //===- tfm-artifact-run.cpp - run a saved GPU artifact --------------------===//
 //
 //   tfm-artifact-run DIR [--entry NAME] [--random] [--repeat N]
-//       [--check NAME=REF.bin] [--atol A] [--rtol R] [--flops F]
+//       [--check NAME=REF.bin] [--atol A] [--rtol R] [--flops F] [--profile]
 //
 // Loads DIR/model.so (transformer-runner --emit-artifact, then
 // scripts/gpu-artifact.sh), binds each argument of the entry from
@@ -10,7 +10,8 @@
 // uploads them to the GPU, calls the entry once to warm up and N more times
 // timed, downloads the f32 results and compares them with references
 // (|x - r| <= atol + rtol |r| everywhere). Prints one line per result and a
-// timing line; exits 1 on a mismatch or a CUDA error. Needs no MLIR or LLVM:
+// timing line; with --profile, N more calls are made under the runtime's
+// profiler and each kernel's time per call is printed (tfmCudaProfileReport); exits 1 on a mismatch or a CUDA error. Needs no MLIR or LLVM:
 // only libtfm_cuda_runtime.so, found next to model.so or the tool.
 //
 //===----------------------------------------------------------------------===//
@@ -207,10 +208,12 @@ std::vector<int64_t> makeDescriptor(void *data, const std::vector<int64_t> &shap
 int main(int argc, char **argv) {
   if (argc < 2)
     fail("usage: tfm-artifact-run DIR [--entry NAME] [--random] [--repeat N] "
-         "[--check NAME=REF.bin] [--atol A] [--rtol R] [--flops F]");
+         "[--check NAME=REF.bin] [--atol A] [--rtol R] [--flops F] "
+         "[--profile]");
   std::string dir = argv[1], entry;
   bool random = false;
   int repeat = 10;
+  bool profileCalls = false;
   double atol = 1e-4, rtol = 1e-3, flops = 0;
   std::map<std::string, std::string> checks;
   for (int i = 2; i < argc; ++i) {
@@ -224,6 +227,8 @@ int main(int argc, char **argv) {
       entry = value();
     else if (flag == "--random")
       random = true;
+    else if (flag == "--profile")
+      profileCalls = true;
     else if (flag == "--repeat")
       repeat = std::stoi(value());
     else if (flag == "--atol")
@@ -301,6 +306,14 @@ int main(int argc, char **argv) {
     times.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - start)
             .count());
+  }
+  // Profiled separately: the events around each launch cost time too.
+  if (profileCalls && repeat > 0) {
+    tfmCudaProfileStart();
+    for (int r = 0; r < repeat; ++r)
+      call(packed.data());
+    tfmCudaProfileReport(repeat);
+    checkCuda(tfmCudaGetLastError());
   }
   int64_t leaked = tfmCudaLiveAllocations() - liveBefore;
 

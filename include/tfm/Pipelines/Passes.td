@@ -302,9 +302,18 @@ def TfmGpuDeviceBuffers : Pass<"tfm-gpu-device-buffers", "func::FuncOp"> {
     - a `memref.get_global` constant is copied to a device buffer that is
       freed before the function returns.
 
+    With `async`, the allocations and deallocations are left synchronous
+    in form (no token) instead, for `gpu-async-region` to thread into the
+    function's stream-ordered chain: no host synchronisation per buffer, and
+    the runtime allocates from the stream's memory pool.
+
     Ops already inside a `gpu.launch` are left alone. A `memref.alloca` in
     host code is an error (no host code may touch device data).
   }];
+  let options = [
+    Option<"async", "async", "bool", /*default=*/"false",
+           "Leave gpu.alloc/gpu.dealloc for gpu-async-region to chain">,
+  ];
   let dependentDialects = ["gpu::GPUDialect", "linalg::LinalgDialect"];
 }
 

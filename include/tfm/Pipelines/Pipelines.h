@@ -65,6 +65,14 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
       *this, "flash-key-tile",
       llvm::cl::desc("Key/value rows per flash-attention tile"),
       llvm::cl::init(64)};
+  typename Base::template Option<bool> planWorkspace{
+      *this, "plan-workspace",
+      llvm::cl::desc("Place each function's temporaries in one workspace "
+                     "allocation, sharing bytes between buffers whose "
+                     "lifetimes do not overlap (--tfm-plan-workspace; on the "
+                     "GPU one device allocation per call instead of one per "
+                     "temporary)"),
+      llvm::cl::init(true)};
 };
 
 struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
@@ -147,12 +155,6 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "attention's batch x head group x query tile, decode "
                      "GEMV columns) on OpenMP threads; the code then calls "
                      "libomp (OMP_NUM_THREADS, or the runner's --threads)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> planWorkspace{
-      *this, "plan-workspace",
-      llvm::cl::desc("Place each function's temporaries in one workspace "
-                     "allocation, sharing bytes between buffers whose "
-                     "lifetimes do not overlap (--tfm-plan-workspace)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",

@@ -13,7 +13,8 @@
 // `tfm-cuda: error: <call>: <CUDA_ERROR_NAME> (<code>): <description>`.
 //
 // Resources. Streams are cached (mgpuStreamDestroy returns a stream to a
-// pool), kernels asking for more than 48 KiB of dynamic shared memory are
+// pool), allocations made on a stream come from the device's memory pool
+// (stream-ordered, kept for reuse across calls), kernels asking for more than 48 KiB of dynamic shared memory are
 // opted in once per function, and live device allocations are counted so
 // that a caller can check that compiled code freed what it allocated.
 //
@@ -62,6 +63,15 @@ void *tfmCudaAlloc(size_t bytes);
 void tfmCudaFree(void *device);
 const char *tfmCudaCopyToDevice(void *device, const void *host, size_t bytes);
 const char *tfmCudaCopyToHost(void *host, const void *device, size_t bytes);
+
+/// A profile of compiled code on the device: tfmCudaProfileStart waits for
+/// the device and starts recording (each kernel launch is bracketed by two
+/// timing events on its stream; the host time spent in allocation, free and
+/// stream synchronisation is summed); tfmCudaProfileReport waits again,
+/// stops, and prints to stdout the kernel time per call of each kernel
+/// (divided by `calls`, the entry calls made in between), largest first.
+void tfmCudaProfileStart(void);
+void tfmCudaProfileReport(int calls);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -20,12 +20,16 @@ using Module = struct ModOpaque *;
 using Function = struct FuncOpaque *;
 using Stream = struct StreamOpaque *;
 using Event = struct EventOpaque *;
+using MemPool = struct MemPoolOpaque *;
 
 constexpr Result kSuccess = 0;
+constexpr Result kErrorDeinitialized = 4;
 constexpr Result kErrorStubLibrary = 34;
 constexpr Result kErrorNoDevice = 100;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr int kAttrMemoryPoolsSupported = 115;
+constexpr int kMemPoolAttrReleaseThreshold = 4;
 constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
@@ -94,10 +98,17 @@ struct alignas(128) TensorMap {
   X(cuEventDestroy, "cuEventDestroy_v2", Result, Event)                       \
   X(cuEventRecord, "cuEventRecord", Result, Event, Stream)                    \
   X(cuEventSynchronize, "cuEventSynchronize", Result, Event)                  \
+  X(cuEventElapsedTime, "cuEventElapsedTime", Result, float *, Event, Event)  \
   X(cuMemAlloc, "cuMemAlloc_v2", Result, DevicePtr *, size_t)                 \
   X(cuMemAllocManaged, "cuMemAllocManaged", Result, DevicePtr *, size_t,      \
     unsigned)                                                                  \
   X(cuMemFree, "cuMemFree_v2", Result, DevicePtr)                             \
+  X(cuMemAllocAsync, "cuMemAllocAsync", Result, DevicePtr *, size_t, Stream)  \
+  X(cuMemFreeAsync, "cuMemFreeAsync", Result, DevicePtr, Stream)              \
+  X(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", Result,           \
+    MemPool *, Device)                                                         \
+  X(cuMemPoolSetAttribute, "cuMemPoolSetAttribute", Result, MemPool, int,     \
+    void *)                                                                    \
   X(cuMemcpyAsync, "cuMemcpyAsync", Result, DevicePtr, DevicePtr, size_t,     \
     Stream)                                                                    \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", Result, DevicePtr, const void *, size_t) \

@@ -10,12 +10,17 @@
 
 #include <cstddef>
 
+static_assert(drv::kErrorDeinitialized == CUDA_ERROR_DEINITIALIZED);
 static_assert(drv::kErrorStubLibrary == CUDA_ERROR_STUB_LIBRARY);
 static_assert(drv::kErrorNoDevice == CUDA_ERROR_NO_DEVICE);
 static_assert(drv::kAttrComputeCapabilityMajor ==
               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
 static_assert(drv::kAttrComputeCapabilityMinor ==
               CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+static_assert(drv::kAttrMemoryPoolsSupported ==
+              CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
+static_assert(drv::kMemPoolAttrReleaseThreshold ==
+              CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
 static_assert(drv::kFuncAttrMaxDynamicSharedSizeBytes ==
               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 static_assert(drv::kStreamNonBlocking == CU_STREAM_NON_BLOCKING);

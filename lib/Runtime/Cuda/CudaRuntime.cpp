@@ -15,9 +15,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -45,12 +49,41 @@ struct State {
   /// Device copies of encoded tensor maps, keyed by their bytes.
   std::unordered_map<std::string, drv::DevicePtr> tensorMaps;
   int64_t liveAllocations = 0;
+  /// Allocations on a stream come from the device's default memory pool
+  /// (cuMemAllocAsync), which keeps freed memory for reuse: an entry's
+  /// temporaries cost no driver allocation after the first call and no
+  /// device-wide synchronisation (cuMemFree has one).
+  bool streamOrderedAllocations = false;
+};
+
+/// The profiler of tfmCudaProfileStart/Report: each launch between them is
+/// bracketed by two timing events on its stream, and the host time of the
+/// calls that may block (allocation, free, stream synchronisation) is summed.
+struct Profile {
+  bool enabled = false;
+  struct Launch {
+    drv::Function function;
+    drv::Event start, end;
+  };
+  std::vector<Launch> launches;
+  std::vector<drv::Event> spareEvents;
+  std::unordered_map<drv::Function, std::string> kernelNames;
+  struct HostCalls {
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  std::map<std::string, HostCalls> hostCalls;
 };
 } // namespace
 
 static State &state() {
   static State *s = new State; // Never destroyed: calls may come from atexit.
   return *s;
+}
+
+static Profile &profile() {
+  static Profile *p = new Profile;
+  return *p;
 }
 
 static thread_local bool contextIsCurrent = false;
@@ -159,6 +192,19 @@ static std::string initializeLocked(State &s) {
   if ((result = s.api.cuDevicePrimaryCtxRetain(&s.context, s.device)) !=
       drv::kSuccess)
     return "cuDevicePrimaryCtxRetain: " + describe(result);
+  // Keep what the default pool holds across synchronisations (by default it
+  // returns freed memory to the driver at each one, and the next call of an
+  // entry would allocate again).
+  int pools = 0;
+  drv::MemPool pool = nullptr;
+  unsigned long long keepAll = ~0ull;
+  if (s.api.cuDeviceGetAttribute(&pools, drv::kAttrMemoryPoolsSupported,
+                                 s.device) == drv::kSuccess &&
+      pools && s.api.cuDeviceGetDefaultMemPool(&pool, s.device) ==
+                   drv::kSuccess &&
+      s.api.cuMemPoolSetAttribute(pool, drv::kMemPoolAttrReleaseThreshold,
+                                  &keepAll) == drv::kSuccess)
+    s.streamOrderedAllocations = true;
   return {};
 }
 
@@ -328,9 +374,15 @@ TFM_CUDA_EXPORT void *mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 TFM_CUDA_EXPORT void mgpuModuleUnload(void *module) {
-  if (module && ready())
-    TFM_CUDA_CHECK(
-        state().api.cuModuleUnload(static_cast<drv::Module>(module)));
+  if (!module || !ready())
+    return;
+  // Generated code unloads its module from a global destructor; at process
+  // exit the driver may have torn its state down already, and then there is
+  // nothing left to release.
+  drv::Result result =
+      state().api.cuModuleUnload(static_cast<drv::Module>(module));
+  if (result != drv::kErrorDeinitialized)
+    check(result, "cuModuleUnload");
 }
 
 TFM_CUDA_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
@@ -340,7 +392,163 @@ TFM_CUDA_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
                                       static_cast<drv::Module>(module),
                                       name) != drv::kSuccess)
     setError(std::string("cuModuleGetFunction: no kernel '") + name + "'");
+  Profile &p = profile();
+  if (function && p.enabled) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    p.kernelNames.try_emplace(function, name);
+  }
   return function;
+}
+
+//===----------------------------------------------------------------------===//
+// Profiler (tfmCudaProfileStart / tfmCudaProfileReport)
+//===----------------------------------------------------------------------===//
+
+static drv::Event takeTimingEvent() {
+  Profile &p = profile();
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (!p.spareEvents.empty()) {
+      drv::Event event = p.spareEvents.back();
+      p.spareEvents.pop_back();
+      return event;
+    }
+  }
+  drv::Event event = nullptr;
+  TFM_CUDA_CHECK(state().api.cuEventCreate(&event, 0));
+  return event;
+}
+
+/// Records the start event of a profiled launch on `stream`; null when not
+/// profiling.
+static drv::Event profileLaunchStart(drv::Stream stream) {
+  if (!profile().enabled)
+    return nullptr;
+  drv::Event start = takeTimingEvent();
+  if (start)
+    TFM_CUDA_CHECK(state().api.cuEventRecord(start, stream));
+  return start;
+}
+
+static void profileLaunchEnd(drv::Function function, drv::Stream stream,
+                             drv::Event start) {
+  if (!start)
+    return;
+  drv::Event end = takeTimingEvent();
+  if (!end)
+    return;
+  TFM_CUDA_CHECK(state().api.cuEventRecord(end, stream));
+  std::lock_guard<std::mutex> lock(state().mutex);
+  profile().launches.push_back({function, start, end});
+}
+
+/// Sums the host time of a call that may block, while profiling.
+namespace {
+class HostCallTimer {
+public:
+  explicit HostCallTimer(const char *name)
+      : name(profile().enabled ? name : nullptr),
+        start(std::chrono::steady_clock::now()) {}
+  ~HostCallTimer() {
+    if (!name)
+      return;
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    std::lock_guard<std::mutex> lock(state().mutex);
+    Profile::HostCalls &calls = profile().hostCalls[name];
+    ++calls.calls;
+    calls.ms += ms;
+  }
+
+private:
+  const char *name;
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
+
+/// Drops what was recorded (events go back to the spare list).
+static void clearProfileLocked(Profile &p) {
+  for (const Profile::Launch &launch : p.launches) {
+    p.spareEvents.push_back(launch.start);
+    p.spareEvents.push_back(launch.end);
+  }
+  p.launches.clear();
+  p.hostCalls.clear();
+}
+
+TFM_CUDA_EXPORT void tfmCudaProfileStart(void) {
+  if (!ready())
+    return;
+  TFM_CUDA_CHECK(state().api.cuCtxSynchronize());
+  std::lock_guard<std::mutex> lock(state().mutex);
+  Profile &p = profile();
+  clearProfileLocked(p);
+  p.enabled = true;
+}
+
+TFM_CUDA_EXPORT void tfmCudaProfileReport(int calls) {
+  if (!ready())
+    return;
+  State &s = state();
+  TFM_CUDA_CHECK(s.api.cuCtxSynchronize());
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Profile &p = profile();
+  p.enabled = false;
+  struct Kernel {
+    std::string name;
+    int64_t launches = 0;
+    double ms = 0;
+  };
+  std::map<std::string, Kernel> kernels;
+  double totalMs = 0;
+  for (const Profile::Launch &launch : p.launches) {
+    float ms = 0;
+    if (s.api.cuEventElapsedTime(&ms, launch.start, launch.end) !=
+        drv::kSuccess)
+      continue;
+    auto it = p.kernelNames.find(launch.function);
+    std::string name = it == p.kernelNames.end() ? "?" : it->second;
+    Kernel &k = kernels[name];
+    k.name = name;
+    ++k.launches;
+    k.ms += ms;
+    totalMs += ms;
+  }
+  std::vector<Kernel> sorted;
+  for (auto &entry : kernels)
+    sorted.push_back(entry.second);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Kernel &a, const Kernel &b) { return a.ms > b.ms; });
+  double perCall = calls > 0 ? calls : 1;
+  std::printf("profile: %zu launches of %zu kernels per %d call(s); kernel "
+              "time per call %.4f ms (sum of launch-to-end events)\n",
+              p.launches.size(), sorted.size(), calls, totalMs / perCall);
+  std::printf("  %10s %7s %9s %6s  %s\n", "ms/call", "launch", "us/launch",
+              "share", "kernel");
+  // The largest kernels one by one, the rest summed (a model has hundreds).
+  constexpr size_t kListed = 30;
+  Kernel rest;
+  rest.name = "(the other kernels)";
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const Kernel &k = sorted[i];
+    if (i >= kListed) {
+      rest.launches += k.launches;
+      rest.ms += k.ms;
+      continue;
+    }
+    std::printf("  %10.4f %7.1f %9.2f %5.1f%%  %s\n", k.ms / perCall,
+                k.launches / perCall, 1000 * k.ms / k.launches,
+                totalMs > 0 ? 100 * k.ms / totalMs : 0, k.name.c_str());
+  }
+  if (rest.launches)
+    std::printf("  %10.4f %7.1f %9.2f %5.1f%%  %s\n", rest.ms / perCall,
+                rest.launches / perCall, 1000 * rest.ms / rest.launches,
+                totalMs > 0 ? 100 * rest.ms / totalMs : 0, rest.name.c_str());
+  for (auto &[name, host] : p.hostCalls)
+    std::printf("  host %s: %.1f calls, %.4f ms per call\n", name.c_str(),
+                host.calls / perCall, host.ms / perCall);
+  clearProfileLocked(p);
 }
 
 /// Opts `function` in to `bytes` of dynamic shared memory when that is above
@@ -374,9 +582,12 @@ TFM_CUDA_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   auto f = static_cast<drv::Function>(function);
   if (!optInSharedMemory(f, smem))
     return;
-  TFM_CUDA_CHECK(state().api.cuLaunchKernel(
-      f, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-      static_cast<drv::Stream>(stream), params, extra));
+  auto s = static_cast<drv::Stream>(stream);
+  drv::Event start = profileLaunchStart(s);
+  TFM_CUDA_CHECK(state().api.cuLaunchKernel(f, gridX, gridY, gridZ, blockX,
+                                            blockY, blockZ, smem, s, params,
+                                            extra));
+  profileLaunchEnd(f, s, start);
 }
 
 TFM_CUDA_EXPORT void
@@ -405,7 +616,9 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
   config.stream = static_cast<drv::Stream>(stream);
   config.attrs = &cluster;
   config.numAttrs = 1;
+  drv::Event start = profileLaunchStart(config.stream);
   TFM_CUDA_CHECK(state().api.cuLaunchKernelEx(&config, f, params, extra));
+  profileLaunchEnd(f, config.stream, start);
 }
 
 TFM_CUDA_EXPORT void *mgpuStreamCreate() {
@@ -436,6 +649,7 @@ TFM_CUDA_EXPORT void mgpuStreamDestroy(void *stream) {
 }
 
 TFM_CUDA_EXPORT void mgpuStreamSynchronize(void *stream) {
+  HostCallTimer timer("mgpuStreamSynchronize");
   if (ready())
     TFM_CUDA_CHECK(
         state().api.cuStreamSynchronize(static_cast<drv::Stream>(stream)));
@@ -472,16 +686,22 @@ TFM_CUDA_EXPORT void mgpuEventRecord(void *event, void *stream) {
         static_cast<drv::Event>(event), static_cast<drv::Stream>(stream)));
 }
 
-TFM_CUDA_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
+TFM_CUDA_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                    bool isHostShared) {
+  HostCallTimer timer("mgpuMemAlloc");
   drv::DevicePtr ptr = 0;
   if (!ready() || sizeBytes == 0)
     return nullptr;
   State &s = state();
-  bool ok = isHostShared
-                ? TFM_CUDA_CHECK(s.api.cuMemAllocManaged(&ptr, sizeBytes,
-                                                         drv::kMemAttachGlobal))
-                : TFM_CUDA_CHECK(s.api.cuMemAlloc(&ptr, sizeBytes));
+  bool ok;
+  if (isHostShared)
+    ok = TFM_CUDA_CHECK(
+        s.api.cuMemAllocManaged(&ptr, sizeBytes, drv::kMemAttachGlobal));
+  else if (stream && s.streamOrderedAllocations)
+    ok = TFM_CUDA_CHECK(s.api.cuMemAllocAsync(
+        &ptr, sizeBytes, static_cast<drv::Stream>(stream)));
+  else
+    ok = TFM_CUDA_CHECK(s.api.cuMemAlloc(&ptr, sizeBytes));
   if (ok) {
     std::lock_guard<std::mutex> lock(s.mutex);
     ++s.liveAllocations;
@@ -489,11 +709,20 @@ TFM_CUDA_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   return reinterpret_cast<void *>(ptr);
 }
 
-TFM_CUDA_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
+/// Stream-ordered when given a stream: the memory returns to the pool once
+/// the work queued before on that stream is done, with no host
+/// synchronisation.
+TFM_CUDA_EXPORT void mgpuMemFree(void *ptr, void *stream) {
+  HostCallTimer timer("mgpuMemFree");
   if (!ptr || !ready())
     return;
   State &s = state();
-  if (TFM_CUDA_CHECK(s.api.cuMemFree(reinterpret_cast<drv::DevicePtr>(ptr)))) {
+  auto device = reinterpret_cast<drv::DevicePtr>(ptr);
+  bool ok = stream && s.streamOrderedAllocations
+                ? TFM_CUDA_CHECK(s.api.cuMemFreeAsync(
+                      device, static_cast<drv::Stream>(stream)))
+                : TFM_CUDA_CHECK(s.api.cuMemFree(device));
+  if (ok) {
     std::lock_guard<std::mutex> lock(s.mutex);
     --s.liveAllocations;
   }

@@ -48,7 +48,8 @@ CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   (void)dev;
-  *v = attr == 75 ? 9 : attr == 76 ? 0 : 0;
+  /* Compute capability 9.0; memory pools (115) supported. */
+  *v = attr == 75 ? 9 : attr == 76 ? 0 : attr == 115 ? 1 : 0;
   return 0;
 }
 CUresult cuDeviceGetName(char *name, int len, int dev) {
@@ -141,6 +142,12 @@ CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = &eventObject; retur
 CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
 CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
 CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  (void)start;
+  (void)end;
+  *ms = 0;
+  return 0;
+}
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   *p = (CUdeviceptr)(uintptr_t)calloc(1, n ? n : 1);
   ++live;
@@ -154,6 +161,26 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   free((void *)(uintptr_t)p);
   --live;
   return 0;
+}
+/* The stream-ordered allocator: immediate here (nothing runs on a stream). */
+static int defaultPool;
+CUresult cuDeviceGetDefaultMemPool(void **pool, int dev) {
+  (void)dev;
+  *pool = &defaultPool;
+  return 0;
+}
+CUresult cuMemPoolSetAttribute(void *pool, int attr, void *value) {
+  (void)attr;
+  (void)value;
+  return pool == &defaultPool ? 0 : 1;
+}
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, void *st) {
+  (void)st;
+  return cuMemAlloc_v2(p, n);
+}
+CUresult cuMemFreeAsync(CUdeviceptr p, void *st) {
+  (void)st;
+  return cuMemFree_v2(p);
 }
 CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
   (void)st;
