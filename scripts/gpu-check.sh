@@ -59,6 +59,10 @@ linear-nn-f16-sm90a linear-nn forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-m64-nt-f16-sm90a linear-m64-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 gpt2-wgmma-f16-sm90a gpt2-wgmma forward chip=sm_90a,dtype=f16 5e-3 5e-2 logits
 linear-nn-f16-sm90a-serial linear-nn forward chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 1e-3 2e-2 y
+linear-matvec-nt-f16 linear-mv-nt forward dtype=f16 1e-3 2e-2 y
+linear-matvec-nn-f16 linear-mv-nn forward dtype=f16 1e-3 2e-2 y
+linear-split-nt-f16 linear-split-nt forward dtype=f16 1e-3 2e-2 y
+llama-gqa-decode-f16 llama-gqa-kv decode dtype=f16 5e-3 5e-2 logits position=5
 EOF
 }
 
@@ -98,6 +102,13 @@ write_models() {
   linear "$m/linear-nt.mlir" 256 256 256 out_in
   linear "$m/linear-nn.mlir" 256 256 256 in_out
   linear "$m/gemm-4096.mlir" 4096 4096 4096 out_in
+  # Matmuls of few rows (--tfm-gpu-matvec): one row against an [N, K]
+  # weight, three rows against a [K, N] one (N = 1000: partial warps and
+  # blocks); and an [N, K] weight whose N is no multiple of 64 (the kernel
+  # takes the first 960 columns, the SIMT path the last 40).
+  linear "$m/linear-mv-nt.mlir" 1 1000 256 out_in
+  linear "$m/linear-mv-nn.mlir" 3 1000 256 in_out
+  linear "$m/linear-split-nt.mlir" 128 1000 256 out_in
   # sm_90a wgmma kernel with 64x128 block tiles, the ring wrapping twice.
   linear "$m/linear-m64-nt.mlir" 64 256 512 out_in
   # GPT-2 whose GEMMs all suit the wgmma kernel (n_embd 128, S = 128).
@@ -365,7 +376,8 @@ sanitize() {
   [ -n "$cs" ] || { echo "sanitize: no compute-sanitizer"; return 0; }
   local check name
   for check in memcheck racecheck; do
-    for name in flash-s77-d64-mha flash-s77-d128-gqa linear-m64-nt-f16-sm90a \
+    for name in flash-s77-d64-mha linear-matvec-nn-f16 linear-matvec-nt-f16 \
+        linear-split-nt-f16 flash-s77-d128-gqa linear-m64-nt-f16-sm90a \
         linear-nt-f16 flash-decode-d64-mha; do
       [ -d "$out/$name" ] || continue
       echo "== compute-sanitizer --tool $check $name"

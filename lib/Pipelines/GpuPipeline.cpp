@@ -78,6 +78,10 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   }
   if (options.tensorCores)
     pm.addPass(createTfmGpuTensorCoreMatmul());
+  // Decode's matmuls of one row per sequence: split-K kernels that read the
+  // weight once, coalesced.
+  if (options.matvec)
+    pm.addPass(createTfmGpuMatvec());
   if (options.rowReductions)
     pm.addNestedPass<func::FuncOp>(createTfmGpuRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

@@ -47,6 +47,9 @@ constexpr int64_t kChunk = 8;
 struct MatmulShape {
   int64_t m, n, k;
   bool transposedB; // B is [N, K]
+  /// Row stride of C: n, or the full width when C is the first n columns of
+  /// a wider matrix (the bulk of a split matmul).
+  int64_t ldc;
 };
 
 /// `affine.apply` of `expr` over the symbols `syms`.
@@ -58,7 +61,12 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s) {
   std::string bType = s.transposedB
                           ? llvm::formatv("memref<{0}x{1}xf16>", s.n, s.k).str()
                           : llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n).str();
-  std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
+  std::string cType =
+      s.ldc == s.n
+          ? llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n).str()
+          : llvm::formatv("memref<{0}x{1}xf32, strided<[{2}, 1]>>", s.m, s.n,
+                          s.ldc)
+                .str();
   std::string saType = llvm::formatv(
       "memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>", kBM, kBK);
   // B in shared memory keeps its global layout: [BK, BN] or [BN, BK].
@@ -293,13 +301,61 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s) {
   return text;
 }
 
-/// The shape of `matmul` if the tensor-core kernel handles it.
-std::optional<MatmulShape> matchMatmul(linalg::MatmulOp matmul) {
-  std::optional<gpu_kernels::F16Matmul> f16 =
-      gpu_kernels::matchF16Matmul(matmul);
-  if (!f16 || f16->m % kBM || f16->n % kBN || f16->k % kBK)
+/// The shape of `matmul` if the tensor-core kernel handles it whole.
+std::optional<MatmulShape> matchMatmul(const gpu_kernels::F16Matmul &f16) {
+  if (f16.m % kBM || f16.n % kBN || f16.k % kBK)
     return std::nullopt;
-  return MatmulShape{f16->m, f16->n, f16->k, f16->transposedB};
+  return MatmulShape{f16.m, f16.n, f16.k, f16.transposedB, f16.n};
+}
+
+/// Columns of the kernel's part when `matmul` is split: an [N, K] weight
+/// whose N is no multiple of the block (a vocabulary: 50257, 32000 + a few)
+/// keeps its bulk on tensor cores. Its first N' rows are a contiguous [N', K]
+/// weight; the bulk of C is then C's first N' columns (rows N apart). A
+/// `[K, N]` B is not split: its rows would not stay 16-byte aligned for
+/// cp.async.
+std::optional<int64_t> splitColumns(const gpu_kernels::F16Matmul &f16) {
+  if (!f16.transposedB || f16.m % kBM || f16.k % kBK || f16.n % kBN == 0 ||
+      f16.n < kBN)
+    return std::nullopt;
+  return f16.n - f16.n % kBN;
+}
+
+/// `value` (a static 2-d memref) rows [r0, r0 + rows), columns [c0, c0 +
+/// cols).
+Value slice(OpBuilder &b, Location loc, Value value, int64_t r0, int64_t c0,
+            int64_t rows, int64_t cols) {
+  return memref::SubViewOp::create(b, loc, value,
+                                   ArrayRef<OpFoldResult>{b.getIndexAttr(r0),
+                                                          b.getIndexAttr(c0)},
+                                   ArrayRef<OpFoldResult>{b.getIndexAttr(rows),
+                                                          b.getIndexAttr(cols)},
+                                   ArrayRef<OpFoldResult>{b.getIndexAttr(1),
+                                                          b.getIndexAttr(1)});
+}
+
+/// Splits `matmul` (B [N, K]) at column `bulk` of C: the kernel `kernel`
+/// computes C[:, :bulk] from B's first `bulk` rows, and a linalg.matmul on
+/// the remaining rows and columns is left for the SIMT path.
+void splitAndCall(linalg::MatmulOp matmul, const gpu_kernels::F16Matmul &f16,
+                  int64_t bulk, func::FuncOp kernel) {
+  OpBuilder b(matmul);
+  Location loc = matmul.getLoc();
+  Value a = matmul.getDpsInputs()[0], w = matmul.getDpsInputs()[1],
+        c = matmul.getDpsInits()[0];
+  // B's first rows are contiguous: the kernel takes them as an identity
+  // [bulk, K] memref.
+  Value wBulk = memref::CastOp::create(
+      b, loc, MemRefType::get({bulk, f16.k}, b.getF16Type()),
+      slice(b, loc, w, 0, 0, bulk, f16.k));
+  Value cBulk = slice(b, loc, c, 0, 0, f16.m, bulk);
+  func::CallOp::create(b, loc, kernel, ValueRange{a, wBulk, cBulk});
+  Value wRest = slice(b, loc, w, bulk, 0, f16.n - bulk, f16.k);
+  Value cRest = slice(b, loc, c, 0, bulk, f16.m, f16.n - bulk);
+  Operation *rest = b.clone(*matmul);
+  rest->setOperand(1, wRest);
+  rest->setOperand(2, cRest);
+  matmul.erase();
 }
 
 struct GpuTensorCoreMatmulPass
@@ -307,23 +363,35 @@ struct GpuTensorCoreMatmulPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<linalg::MatmulOp, MatmulShape>> matmuls;
+    SmallVector<std::pair<linalg::MatmulOp, gpu_kernels::F16Matmul>> matmuls;
     module.walk([&](linalg::MatmulOp matmul) {
       if (matmul->getParentOfType<gpu::LaunchOp>())
         return;
-      if (std::optional<MatmulShape> shape = matchMatmul(matmul))
-        matmuls.push_back({matmul, *shape});
+      if (std::optional<gpu_kernels::F16Matmul> f16 =
+              gpu_kernels::matchF16Matmul(matmul))
+        matmuls.push_back({matmul, *f16});
     });
-    for (auto [matmul, shape] : matmuls) {
+    for (auto [matmul, f16] : matmuls) {
+      std::optional<MatmulShape> shape = matchMatmul(f16);
+      std::optional<int64_t> bulk;
+      if (!shape && (bulk = splitColumns(f16)))
+        shape = MatmulShape{f16.m, *bulk, f16.k, true, f16.n};
+      if (!shape)
+        continue;
       std::string name =
-          llvm::formatv("tfm_mma_matmul_{0}x{1}x{2}_{3}", shape.m, shape.n,
-                        shape.k, shape.transposedB ? "nt" : "nn");
+          llvm::formatv("tfm_mma_matmul_{0}x{1}x{2}_{3}", shape->m, shape->n,
+                        shape->k, shape->transposedB ? "nt" : "nn");
+      if (shape->ldc != shape->n)
+        name += llvm::formatv("_ldc{0}", shape->ldc).str();
       func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
           symbols, name, matmul, "tensor-core",
-          [&, s = shape] { return buildKernelSource(name, s); });
+          [&, s = *shape] { return buildKernelSource(name, s); });
       if (!kernel)
         return signalPassFailure();
-      gpu_kernels::replaceWithKernelCall(matmul, kernel);
+      if (bulk)
+        splitAndCall(matmul, f16, *bulk, kernel);
+      else
+        gpu_kernels::replaceWithKernelCall(matmul, kernel);
     }
   }
 };

@@ -65,3 +65,41 @@ func.func @unsupported(%a: memref<8x32xf16>, %b: memref<32x64xf16>, %c: memref<8
   linalg.matmul ins(%ab, %bb : memref<64x32xbf16>, memref<32x64xbf16>) outs(%cf : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// An [N, K] weight with N = 200, no multiple of 64: its first 192 rows go
+// to the kernel, which writes the first 192 columns of C (rows 200 apart);
+// the last 8 rows and columns stay a linalg.matmul for the SIMT path.
+// CHECK-LABEL: func.func @split_columns(
+// CHECK-SAME: %[[A:.*]]: memref<64x32xf16>, %[[B:.*]]: memref<200x32xf16>, %[[C:.*]]: memref<64x200xf32>)
+// CHECK: %[[BB:.*]] = memref.subview %[[B]][0, 0] [192, 32] [1, 1]
+// CHECK: %[[BBI:.*]] = memref.cast %[[BB]] : memref<192x32xf16, strided<[32, 1]>> to memref<192x32xf16>
+// CHECK: %[[CB:.*]] = memref.subview %[[C]][0, 0] [64, 192] [1, 1] : memref<64x200xf32> to memref<64x192xf32, strided<[200, 1]>>
+// CHECK: call @tfm_mma_matmul_64x192x32_nt_ldc200(%[[A]], %[[BBI]], %[[CB]])
+// CHECK: %[[BR:.*]] = memref.subview %[[B]][192, 0] [8, 32] [1, 1]
+// CHECK: %[[CR:.*]] = memref.subview %[[C]][0, 192] [64, 8] [1, 1]
+// CHECK: linalg.matmul {{.*}} ins(%[[A]], %[[BR]] : {{.*}}) outs(%[[CR]] : {{.*}})
+// CHECK: func.func private @tfm_mma_matmul_64x192x32_nt_ldc200(%{{.*}}: memref<64x32xf16>, %{{.*}}: memref<192x32xf16>, %{{.*}}: memref<64x192xf32, strided<[200, 1]>>)
+// CHECK-COUNT-8: vector.transfer_read %{{.*}} : memref<64x192xf32, strided<[200, 1]>>, vector<16x8xf32>
+// CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<16x8xf32>, memref<64x192xf32, strided<[200, 1]>>
+func.func @split_columns(%a: memref<64x32xf16>, %b: memref<200x32xf16>, %c: memref<64x200xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %b : memref<64x32xf16>, memref<200x32xf16>) outs(%c : memref<64x200xf32>)
+  return
+}
+
+// -----
+
+// Not split: a [K, N] B (its rows would lose 16-byte alignment), and N
+// below one block.
+// CHECK-LABEL: func.func @not_split(
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT: call
+func.func @not_split(%a: memref<64x32xf16>, %b: memref<32x200xf16>, %c: memref<64x200xf32>,
+                     %d: memref<40x32xf16>, %e: memref<64x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x32xf16>, memref<32x200xf16>) outs(%c : memref<64x200xf32>)
+  linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+    ins(%a, %d : memref<64x32xf16>, memref<40x32xf16>) outs(%e : memref<64x40xf32>)
+  return
+}

@@ -402,7 +402,11 @@ def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
     `C[M,N] += A[M,K] * B` with f16 operands, an f32 accumulator, identity
     layouts, static shapes, M and N multiples of 64 and K a multiple of 32,
     with B either `[K, N]` or transposed `[N, K]` (the `out_in` weight
-    layout), becomes a call of a kernel built for its shape:
+    layout), becomes a call of a kernel built for its shape. With an
+    `[N, K]` B whose N is no multiple of 64 (a vocabulary of 50257), the
+    kernel computes the first 64-multiple columns of C (a strided view) from
+    B's first rows, and a `linalg.matmul` on the remaining rows is left for
+    the SIMT path. The kernel:
 
     - a block computes a 64x64 tile of C with 4 warps of 32x32; K advances
       in steps of 32;
@@ -421,6 +425,35 @@ def TfmGpuTensorCoreMatmul : Pass<"tfm-gpu-tensor-core-matmul",
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "vector::VectorDialect", "affine::AffineDialect",
                            "func::FuncDialect"];
+}
+
+def TfmGpuMatvec : Pass<"tfm-gpu-matvec", "ModuleOp"> {
+  let summary = "Runs f16 matmuls of at most 8 rows as split-K SIMT kernels";
+  let description = [{
+    On bufferized host code (before the SIMT path): a decode step's
+    projections and LM head are `linalg.matmul`s of one row per sequence.
+    The SIMT path would give each output a thread and its whole K loop (768
+    outputs: 3 blocks on a GPU of 132 SMs) reading the weight K elements
+    apart. Every `linalg.matmul` `C[M,N] += A[M,K] * B` with f16 operands,
+    an f32 accumulator, identity layouts, static shapes and M <= 8 becomes a
+    call of a kernel built for its shape, of 256 threads a block:
+
+    - B `[N, K]` (`out_in`, K a multiple of 8): a warp per output column;
+      its lanes read the weight row in 16-byte vectors (each step one
+      coalesced 512-byte read), keep 8 partial sums per row of A, and end
+      with a vector reduction and a butterfly of `gpu.shuffle xor`;
+    - B `[K, N]` (`in_out`, K a multiple of 32): a lane per output column
+      (32 a block; consecutive lanes read consecutive weights), the 8 warps
+      on interleaved K rows (4 loads in flight a step), their partial sums
+      added in workgroup memory.
+
+    Each adds its dot products to C, as the matmul does. Other shapes are
+    left alone.
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "affine::AffineDialect",
+                           "arith::ArithDialect", "math::MathDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "vector::VectorDialect", "func::FuncDialect"];
 }
 
 def TfmGpuFlashAttention : Pass<"tfm-gpu-flash-attention", "ModuleOp"> {

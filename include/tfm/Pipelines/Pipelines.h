@@ -273,6 +273,11 @@ struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
                      "the next tile's are issued (false: each waits for all "
                      "but itself; a diagnostic)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> matvec{
+      *this, "matvec",
+      llvm::cl::desc("Run f16 matmuls of at most 8 rows (decode) as split-K "
+                     "kernels (--tfm-gpu-matvec)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> rowReductions{
       *this, "row-reductions",
       llvm::cl::desc("Run row reductions (norm statistics, softmax) with a "
