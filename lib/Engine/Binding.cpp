@@ -167,11 +167,14 @@ static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
 
 /// Whether `view` can be bound to a parameter of `dtype`: the same type, or
 /// another float type that `weights` may convert.
-static bool isBindable(const TensorView &view, DType dtype,
+static bool isBindable(const TensorView &view, const EntryArgument &arg,
                        const WeightSource &weights) {
-  if (view.dtype == dtype)
+  if (view.dtype == arg.dtype)
     return true;
-  return weights.convertFloats && isFloatConversion(view.dtype, dtype);
+  // A parameter the compiler narrowed (tfm.param_rounded) takes the model's
+  // float tensor, rounded.
+  return (weights.convertFloats || arg.rounded) &&
+         isFloatConversion(view.dtype, arg.dtype);
 }
 
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
@@ -194,7 +197,7 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
           "{0}: no tensor '{1}' (a part of the fused parameter "
           "'{2}', {3})",
           checkpoint.getPath(), part, arg.name, describeArgument(sig, i)));
-    bool fits = isBindable(*view, arg.dtype, weights) &&
+    bool fits = isBindable(*view, arg, weights) &&
                 view->shape.size() == shape.size();
     for (size_t d = 0; fits && d < shape.size(); ++d)
       fits = d == axis || view->shape[d] == shape[d];
@@ -316,13 +319,16 @@ bindParameter(const EntrySignature &sig, size_t i,
     return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
                                    checkpoint.getPath(), name,
                                    describeArgument(sig, i)));
-  if (!isBindable(*view, arg.dtype, weights) ||
+  if (!isBindable(*view, arg, weights) ||
       llvm::ArrayRef(view->shape) != fileShape)
     return makeError(llvm::formatv(
         "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
         checkpoint.getFileOf(name), name, getSafeTensorsDTypeName(view->dtype),
         formatShape(view->shape), sig.function,
-        describe(arg.dtype, fileShape)));
+        arg.rounded ? "a float tensor " + formatShape(fileShape) +
+                          " (bound rounded to " +
+                          getDTypeName(arg.dtype).str() + ")"
+                    : describe(arg.dtype, fileShape)));
   // A tensor of another float type is converted once, here, into a buffer
   // of the parameter's type; it then binds like an aligned tensor.
   std::shared_ptr<AlignedBuffer> converted;
@@ -384,8 +390,10 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;
-    // A packed and a plain binding of one tensor are different buffers.
-    std::string key = arg.name;
+    // A packed and a plain binding of one tensor are different buffers, as
+    // are bindings of one tensor in two types (a tied embedding read as f32
+    // by the gather and as f16 by the GPU's LM head).
+    std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
     if (arg.packed)
       key += llvm::formatv("#packed({0},{1})",
                            arg.packed->outIn ? "out_in" : "in_out",

@@ -105,7 +105,7 @@ engine::parseGpuPipelineOptions(llvm::StringRef text) {
 }
 
 llvm::Error engine::runSignaturePasses(ModuleOp module,
-                                       CpuPipelineOptions &options,
+                                       const CpuPipelineOptions &options,
                                        llvm::StringRef what) {
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
@@ -120,24 +120,19 @@ llvm::Error engine::runSignaturePasses(ModuleOp module,
 }
 
 llvm::Error engine::runSignaturePasses(ModuleOp module,
-                                       GpuPipelineOptions &options,
+                                       const GpuPipelineOptions &options,
                                        llvm::StringRef what) {
-  // The GPU pipeline's signature-changing steps: the contract check and the
-  // Q/K/V fusion, then turned off for the rest of the pipeline.
+  // The GPU pipeline's signature-changing steps (buildTfmGpuSignatureStage);
+  // lowerGpuModule runs the rest.
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
-  if (options.verifyContracts)
-    pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
+  buildTfmGpuSignatureStage(pm, options);
   if (failed(runTimed(pm, module, "GPU signature stage")))
     return makeError(
-        llvm::formatv("{0} does not pass the tfm contract checks (see the "
-                      "diagnostics above)",
+        llvm::formatv("{0} does not pass the tfm contract checks or cannot "
+                      "be lowered (see the diagnostics above)",
                       what));
-  options.verifyContracts = false;
-  options.fuseQKV = false;
   return llvm::Error::success();
 }
 
@@ -437,7 +432,7 @@ llvm::Error engine::lowerGpuModule(
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return makeError("invalid pass manager options");
-  buildTfmGpuPipeline(pm, options);
+  buildTfmGpuCodegenStage(pm, options);
   if (failed(runTimed(pm, module, "GPU pipeline")))
     return makeError(
         llvm::formatv("lowering {0} with the tfm GPU pipeline ({1}) failed "

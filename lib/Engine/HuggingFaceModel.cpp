@@ -474,16 +474,11 @@ struct Target {
   std::unique_ptr<CpuPipelineOptions> cpu;
   std::unique_ptr<GpuPipelineOptions> gpu;
   DevicePool pool;
-  /// The GPU options' steps that runSignaturePasses runs and then turns off,
-  /// as given: every compiled shape runs them.
-  bool gpuVerifyContracts = false, gpuFuseQKV = false;
   CacheOptions cache;
 
   llvm::Error runSignaturePasses(ModuleOp module, llvm::StringRef what) {
     if (!gpu)
       return engine::runSignaturePasses(module, *cpu, what);
-    gpu->verifyContracts = gpuVerifyContracts;
-    gpu->fuseQKV = gpuFuseQKV;
     return engine::runSignaturePasses(module, *gpu, what);
   }
   llvm::Expected<std::unique_ptr<JitModule>>
@@ -651,8 +646,6 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       return gpu.takeError();
     state.pipeline.gpu = std::move(*gpu);
     state.pipeline.gpu->chip = opts.gpuChip;
-    state.pipeline.gpuVerifyContracts = state.pipeline.gpu->verifyContracts;
-    state.pipeline.gpuFuseQKV = state.pipeline.gpu->fuseQKV;
   }
   return model;
 }

@@ -26,6 +26,8 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfm {
@@ -158,72 +160,142 @@ std::string buildTransposedSource(llvm::StringRef name,
   return text;
 }
 
-/// The host function `name(A, B, C)` for a [K, N] B: block b computes
-/// columns 32b .. 32b + 31, lane l column 32b + l (consecutive lanes read
-/// consecutive weights: one coalesced 64-byte read per K row). Warp w takes
-/// the K rows w, w + 8, ... (4 rows a step); the 8 warps' partial sums meet
-/// in workgroup memory, where warp m adds up row m.
+/// Blocks the [K, N] kernel aims for: two per SM of an H100/H200 (132
+/// SMs), enough loads in flight to keep HBM busy.
+constexpr int64_t kTargetBlocks = 264;
+/// [K, N] weight: columns a block covers (32 lanes x 8).
+constexpr int64_t kBlockColumns = 32 * kVector;
+
+/// Splits of K for a [K, N] B: about kTargetBlocks blocks in all, each split
+/// a whole number of steps (8 warps x kUnroll rows). Returns (splits, rows
+/// per split).
+std::pair<int64_t, int64_t> splitK(const gpu_kernels::F16Matmul &s) {
+  const int64_t step = kWarps * kUnroll;
+  const int64_t columnGroups = (s.n + kBlockColumns - 1) / kBlockColumns;
+  const int64_t steps = s.k / step;
+  int64_t splits = std::clamp<int64_t>(
+      (kTargetBlocks + columnGroups - 1) / columnGroups, 1, steps);
+  int64_t rows = (steps + splits - 1) / splits * step;
+  return {(s.k + rows - 1) / rows, rows};
+}
+
+/// The host function `name(A, B, C)` for a [K, N] B, in two kernels.
+///
+/// 1. Block (g, s) computes partial sums of columns 256g .. 256g + 255 over
+///    K rows [s R, (s + 1) R): lane l holds 8 consecutive columns (one
+///    16-byte load a K row, each warp reading 512 contiguous bytes), warp w
+///    the rows w, w + 8, ... (4 loads in flight a step); the 8 warps' sums
+///    meet in workgroup memory, one row of A at a time, and the block writes
+///    them to a scratch buffer P[s, m, n].
+/// 2. A thread per element of C adds up its column of P in split order
+///    (deterministic) and adds the sum to C.
+///
+/// Splitting K gives a matrix of few columns enough blocks (768 columns: 3
+/// column groups x 88 splits) to keep memory busy. P is allocated and freed
+/// around the kernels: a token-less `gpu.alloc` that gpu-async-region
+/// threads into the stream order (`chained`), or a synchronous one.
 std::string buildDirectSource(llvm::StringRef name,
-                              const gpu_kernels::F16Matmul &s) {
+                              const gpu_kernels::F16Matmul &s, bool chained) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  auto [splits, rows] = splitK(s);
   std::string aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
   std::string bType = llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n);
   std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
+  std::string pType =
+      llvm::formatv("memref<{0}x{1}x{2}xf32>", splits, s.m, s.n);
   std::string redType = llvm::formatv(
-      "memref<{0}x{1}x32xf32, #gpu.address_space<workgroup>>", kWarps, s.m);
+      "memref<{0}x{1}xf32, #gpu.address_space<workgroup>>", kWarps,
+      kBlockColumns);
+  std::string acc = llvm::formatv("vector<{0}xf32>", kVector);
+  std::string half = llvm::formatv("vector<{0}xf16>", kVector);
   os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
                       name, aType, bType, cType);
   os << "  %c1 = arith.constant 1 : index\n";
   os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
-  os << llvm::formatv("  %grid = arith.constant {0} : index\n",
-                      (s.n + 31) / 32);
-  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %grid, %y = %c1, %z = "
-        "%c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = %c1) "
+  os << llvm::formatv("  %groups = arith.constant {0} : index\n",
+                      (s.n + kBlockColumns - 1) / kBlockColumns);
+  os << llvm::formatv("  %splits = arith.constant {0} : index\n", splits);
+  os << llvm::formatv("  %cells = arith.constant {0} : index\n",
+                      (s.m * s.n + kThreads - 1) / kThreads);
+  if (chained) {
+    os << "  %P = gpu.alloc () : " << pType << "\n";
+  } else {
+    os << "  %t0 = gpu.wait async\n";
+    os << "  %P, %t1 = gpu.alloc async [%t0] () : " << pType << "\n";
+    os << "  gpu.wait [%t1]\n";
+  }
+  // Kernel 1: partial sums.
+  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %groups, %y = %splits, "
+        "%z = %c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = "
+        "%c1) "
      << llvm::formatv("workgroup(%red : {0}) {{\n", redType);
-  os << "    %c0 = arith.constant 0 : index\n";
   os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
   os << llvm::formatv("    %cN = arith.constant {0} : index\n", s.n);
-  os << llvm::formatv("    %cM = arith.constant {0} : index\n", s.m);
   os << llvm::formatv("    %step = arith.constant {0} : index\n",
                       kWarps * kUnroll);
+  os << llvm::formatv("    %zero = arith.constant dense<0.0> : {0}\n", acc);
   os << "    %zf = arith.constant 0.0 : f32\n";
   for (int64_t m = 0; m < s.m; ++m)
     os << llvm::formatv("    %row{0} = arith.constant {0} : index\n", m);
+  for (int64_t w = 0; w < kWarps; ++w)
+    os << llvm::formatv("    %cw{0} = arith.constant {0} : index\n", w);
   os << "    %warp = " << apply("s0 floordiv 32", {"%tx"}) << "\n";
-  os << "    %lane = " << apply("s0 mod 32", {"%tx"}) << "\n";
-  os << "    %n = " << apply("s0 * 32 + s1 mod 32", {"%bx", "%tx"}) << "\n";
-  // Lanes past N read the last column (in bounds) and store nothing.
+  os << "    %col = "
+     << apply(llvm::formatv("(s0 mod 32) * {0}", kVector).str(), {"%tx"})
+     << "\n";
+  os << "    %n = "
+     << apply(llvm::formatv("s0 * {0} + (s1 mod 32) * {1}", kBlockColumns,
+                            kVector)
+                  .str(),
+              {"%bx", "%tx"})
+     << "\n";
+  // Lanes past N read the last 8 columns (in bounds) and keep their sums to
+  // themselves.
   os << llvm::formatv("    %nr = affine.min affine_map<()[s0] -> (s0, {0})>()"
                       "[%n]\n",
-                      s.n - 1);
+                      s.n - kVector);
+  os << "    %kStart = "
+     << apply(llvm::formatv("s0 * {0} + s1 floordiv 32", rows).str(),
+              {"%by", "%tx"})
+     << "\n";
+  os << llvm::formatv("    %kEnd = affine.min affine_map<()[s0] -> (s0 * {0} "
+                      "+ {0}, {1})>()[%by]\n",
+                      rows, s.k);
   std::string iterArgs, types, yields;
   for (int64_t m = 0; m < s.m; ++m) {
-    iterArgs += llvm::formatv("{0}%acc{1} = %zf", m ? ", " : "", m);
-    types += m ? ", f32" : "f32";
+    iterArgs += llvm::formatv("{0}%acc{1} = %zero", m ? ", " : "", m);
+    types += (m ? ", " : "") + acc;
   }
-  os << llvm::formatv("    %sum:{0} = scf.for %kb = %warp to %cK step %step "
-                      "iter_args({1}) -> ({2}) {{\n",
+  os << llvm::formatv("    %sum:{0} = scf.for %kb = %kStart to %kEnd step "
+                      "%step iter_args({1}) -> ({2}) {{\n",
                       s.m, iterArgs, types);
   std::vector<std::string> current;
   for (int64_t m = 0; m < s.m; ++m)
     current.push_back(llvm::formatv("%acc{0}", m));
+  // The loads first, then the arithmetic: kUnroll weight loads in flight.
   for (int64_t u = 0; u < kUnroll; ++u) {
     os << llvm::formatv("      %k{0} = ", u)
        << apply(llvm::formatv("s0 + {0}", u * kWarps).str(), {"%kb"}) << "\n";
-    os << llvm::formatv("      %b{0} = memref.load %B[%k{0}, %nr] : {1}\n", u,
-                        bType);
-    os << llvm::formatv("      %bf{0} = arith.extf %b{0} : f16 to f32\n", u);
+    os << llvm::formatv("      %b{0} = vector.load %B[%k{0}, %nr] : {1}, {2}\n",
+                        u, bType, half);
+  }
+  for (int64_t u = 0; u < kUnroll; ++u) {
+    os << llvm::formatv("      %bf{0} = arith.extf %b{0} : {1} to {2}\n", u,
+                        half, acc);
     for (int64_t m = 0; m < s.m; ++m) {
       os << llvm::formatv(
           "      %a{0}_{1} = memref.load %A[%row{1}, %k{0}] : {2}\n", u, m,
           aType);
       os << llvm::formatv(
           "      %af{0}_{1} = arith.extf %a{0}_{1} : f16 to f32\n", u, m);
+      os << llvm::formatv("      %as{0}_{1} = vector.broadcast %af{0}_{1} : "
+                          "f32 to {2}\n",
+                          u, m, acc);
       std::string next = llvm::formatv("%p{0}_{1}", u, m);
-      os << llvm::formatv("      {0} = math.fma %af{1}_{2}, %bf{1}, {3} : "
-                          "f32\n",
-                          next, u, m, current[m]);
+      os << llvm::formatv("      {0} = vector.fma %as{1}_{2}, %bf{1}, {3} : "
+                          "{4}\n",
+                          next, u, m, current[m], acc);
       current[m] = next;
     }
   }
@@ -231,43 +303,88 @@ std::string buildDirectSource(llvm::StringRef name,
     yields += (m ? ", " : "") + current[m];
   os << "      scf.yield " << yields << " : " << types << "\n";
   os << "    }\n";
-  for (int64_t m = 0; m < s.m; ++m)
-    os << llvm::formatv("    memref.store %sum#{0}, %red[%warp, %row{0}, "
-                        "%lane] : {1}\n",
-                        m, redType);
-  os << "    gpu.barrier\n";
-  // Warp m (m < M) adds up row m's partial sums.
-  os << "    %isRow = arith.cmpi ult, %warp, %cM : index\n";
-  os << "    %isCol = arith.cmpi ult, %n, %cN : index\n";
-  os << "    %store = arith.andi %isRow, %isCol : i1\n";
-  os << "    scf.if %store {\n";
+  // The warps' sums, one row of A at a time: thread t then adds up column
+  // t of the block over the 8 warps.
+  os << "    %nt = " << apply(llvm::formatv("s0 * {0} + s1", kBlockColumns).str(),
+                              {"%bx", "%tx"})
+     << "\n";
+  os << "    %own = arith.cmpi ult, %nt, %cN : index\n";
+  for (int64_t m = 0; m < s.m; ++m) {
+    os << llvm::formatv("    vector.store %sum#{0}, %red[%warp, %col] : {1}, "
+                        "{2}\n",
+                        m, redType, acc);
+    os << "    gpu.barrier\n";
+    std::string total = "%zf";
+    for (int64_t w = 0; w < kWarps; ++w) {
+      os << llvm::formatv("    %part{0}_{1} = memref.load %red[%cw{1}, %tx] : "
+                          "{2}\n",
+                          m, w, redType);
+      std::string next = llvm::formatv("%total{0}_{1}", m, w);
+      os << llvm::formatv("    {0} = arith.addf {1}, %part{2}_{3} : f32\n",
+                          next, total, m, w);
+      total = next;
+    }
+    os << "    scf.if %own {\n";
+    os << llvm::formatv("      memref.store {0}, %P[%by, %row{1}, %nt] : {2}\n",
+                        total, m, pType);
+    os << "    }\n";
+    // The next row reuses the workgroup buffer.
+    os << "    gpu.barrier\n";
+  }
+  os << "    gpu.terminator\n  }\n";
+  // Kernel 2: C += the sum over splits, a thread per element.
+  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %cells, %y = %c1, %z = "
+        "%c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = %c1) "
+        "{\n";
+  os << llvm::formatv("    %cMN = arith.constant {0} : index\n", s.m * s.n);
+  os << "    %zf = arith.constant 0.0 : f32\n";
+  os << "    %i = "
+     << apply(llvm::formatv("s0 * {0} + s1", kThreads).str(), {"%bx", "%tx"})
+     << "\n";
+  os << "    %inside = arith.cmpi ult, %i, %cMN : index\n";
+  os << "    scf.if %inside {\n";
+  os << "      %m = " << apply(llvm::formatv("s0 floordiv {0}", s.n).str(),
+                               {"%i"})
+     << "\n";
+  os << "      %n = " << apply(llvm::formatv("s0 mod {0}", s.n).str(), {"%i"})
+     << "\n";
   std::string total = "%zf";
-  for (int64_t w = 0; w < kWarps; ++w) {
-    os << llvm::formatv("      %cw{0} = arith.constant {0} : index\n", w);
-    os << llvm::formatv("      %part{0} = memref.load %red[%cw{0}, %warp, "
-                        "%lane] : {1}\n",
-                        w, redType);
-    std::string next = llvm::formatv("%total{0}", w);
-    os << llvm::formatv("      {0} = arith.addf {1}, %part{2} : f32\n", next,
-                        total, w);
+  for (int64_t sp = 0; sp < splits; ++sp) {
+    os << llvm::formatv("      %s{0} = arith.constant {0} : index\n", sp);
+    os << llvm::formatv("      %q{0} = memref.load %P[%s{0}, %m, %n] : {1}\n",
+                        sp, pType);
+    std::string next = llvm::formatv("%r{0}", sp);
+    os << llvm::formatv("      {0} = arith.addf {1}, %q{2} : f32\n", next,
+                        total, sp);
     total = next;
   }
-  emitAccumulate(os, "      ", cType, "%warp", "%n", total, "");
+  emitAccumulate(os, "      ", cType, "%m", "%n", total, "");
   os << "    }\n";
-  os << "    gpu.terminator\n  }\n  return\n}\n";
+  os << "    gpu.terminator\n  }\n";
+  if (chained) {
+    os << "  gpu.dealloc %P : " << pType << "\n";
+  } else {
+    os << "  %t2 = gpu.wait async\n";
+    os << "  %t3 = gpu.dealloc async [%t2] %P : " << pType << "\n";
+    os << "  gpu.wait [%t3]\n";
+  }
+  os << "  return\n}\n";
   return text;
 }
 
 /// Whether a kernel takes `s`: at most kMaxRows rows; K in whole vectors of
-/// 8 for an [N, K] B (16-byte aligned rows), in whole steps of the 8 warps'
-/// 4 rows for a [K, N] B.
+/// 8 for an [N, K] B (16-byte aligned rows); for a [K, N] B, N in whole
+/// vectors of 8 (at least one) and K in whole steps of the 8 warps' 4 rows.
 bool isMatvec(const gpu_kernels::F16Matmul &s) {
   if (s.m < 1 || s.m > kMaxRows || s.n < 1)
     return false;
-  return s.transposedB ? s.k % kVector == 0 : s.k % (kWarps * kUnroll) == 0;
+  if (s.transposedB)
+    return s.k % kVector == 0;
+  return s.n % kVector == 0 && s.k % (kWarps * kUnroll) == 0;
 }
 
 struct GpuMatvecPass : public tfm::impl::TfmGpuMatvecBase<GpuMatvecPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -287,7 +404,7 @@ struct GpuMatvecPass : public tfm::impl::TfmGpuMatvecBase<GpuMatvecPass> {
       func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
           symbols, name, matmul, "matvec", [&, s = shape] {
             return s.transposedB ? buildTransposedSource(name, s)
-                                 : buildDirectSource(name, s);
+                                 : buildDirectSource(name, s, async);
           });
       if (!kernel)
         return signalPassFailure();

@@ -42,8 +42,8 @@ static void configureCudaHome(StringRef cudaHome) {
     ::setenv("CUDA_HOME", defaultHome, /*overwrite=*/0);
 }
 
-void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
-                                    const GpuPipelineOptions &options) {
+void mlir::tfm::buildTfmGpuSignatureStage(OpPassManager &pm,
+                                          const GpuPipelineOptions &options) {
   configureCudaHome(options.cudaHome);
 
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
@@ -54,8 +54,15 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
       nested.addPass(createTfmGpuFlashAttention());
     };
   buildTfmToLinalgStage(pm, common);
+  // f16 matmul operands; weight parameters become f16 arguments (bound
+  // rounded once), which is why this stage changes the signature.
   if (options.dtype == "f16")
     pm.addPass(createTfmGpuContractionDtype());
+}
+
+void mlir::tfm::buildTfmGpuCodegenStage(OpPassManager &pm,
+                                        const GpuPipelineOptions &options) {
+  configureCudaHome(options.cudaHome);
   // Temporaries in one workspace: one device allocation per call instead of
   // one per temporary, and no allocation between launches to break the
   // stream-ordered chain of gpu-async-region.
@@ -80,8 +87,11 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
     pm.addPass(createTfmGpuTensorCoreMatmul());
   // Decode's matmuls of one row per sequence: split-K kernels that read the
   // weight once, coalesced.
-  if (options.matvec)
-    pm.addPass(createTfmGpuMatvec());
+  if (options.matvec) {
+    TfmGpuMatvecOptions matvec;
+    matvec.async = options.asyncLaunches;
+    pm.addPass(createTfmGpuMatvec(matvec));
+  }
   if (options.rowReductions)
     pm.addNestedPass<func::FuncOp>(createTfmGpuRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -120,6 +130,12 @@ void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
   nvvm.cubinFormat = options.format;
   nvvm.optLevel = options.optLevel;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::tfm::buildTfmGpuPipeline(OpPassManager &pm,
+                                    const GpuPipelineOptions &options) {
+  buildTfmGpuSignatureStage(pm, options);
+  buildTfmGpuCodegenStage(pm, options);
 }
 
 void mlir::tfm::registerGpuPipeline() {

@@ -16,6 +16,7 @@ static constexpr llvm::StringLiteral kKVCacheAttr = "tfm.kv_cache";
 static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
 static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
 static constexpr llvm::StringLiteral kPackAttr = "tfm.param_pack";
+static constexpr llvm::StringLiteral kRoundedAttr = "tfm.param_rounded";
 
 template <typename... Ts>
 static llvm::Error makeError(const char *fmt, Ts &&...vals) {
@@ -151,6 +152,14 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
           return makeError("{0}: tfm.param_parts must hold strings", what);
         arg.parts.push_back(name.getValue().str());
       }
+    }
+    if (fn.getArgAttr(i, kRoundedAttr)) {
+      if (!param || (arg.dtype != DType::F32 && arg.dtype != DType::BF16 &&
+                     arg.dtype != DType::F16))
+        return makeError("{0}: tfm.param_rounded needs tfm.param and a float "
+                         "argument",
+                         what);
+      arg.rounded = true;
     }
     if (auto pack = fn.getArgAttrOfType<DictionaryAttr>(i, kPackAttr)) {
       auto layout = pack.getAs<StringAttr>("layout");

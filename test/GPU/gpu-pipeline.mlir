@@ -14,7 +14,8 @@
 // convention (C interface, the result a trailing out-parameter, tfm
 // attributes kept for the runner), every buffer access in a kernel, the
 // kernels in one gpu.binary of PTX for the chip. Intermediates are allocated
-// and freed on the device.
+// and freed on the device. The matmul weight is an f16 parameter, bound
+// rounded (tfm.param_rounded), not rounded on every call.
 // CHECK-NOT: func.func
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.
@@ -25,7 +26,7 @@
 // CHECK: llvm.call @mgpuMemAlloc(
 // CHECK: gpu.launch_func {{.*}}@tfm_kernels::@block_kernel blocks
 // CHECK: llvm.call @mgpuMemFree(
-// CHECK: llvm.func @_mlir_ciface_block(%{{[^:]*}}: !llvm.ptr {tfm.input = "hidden"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "ln.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "fc.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.output = "hidden"}
+// CHECK: llvm.func @_mlir_ciface_block(%{{[^:]*}}: !llvm.ptr {tfm.input = "hidden"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "ln.weight"}, %{{[^:]*}}: !llvm.ptr {tfm.param = "fc.weight", tfm.param_rounded}, %{{[^:]*}}: !llvm.ptr {tfm.output = "hidden"}
 // CHECK-SAME: ) attributes {llvm.emit_c_interface
 // CHECK: gpu.binary @tfm_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry block_kernel(
 // CHECK-NOT: gpu.binary

@@ -80,11 +80,14 @@ parseGpuPipelineOptions(llvm::StringRef options);
 /// The pipeline's signature-changing steps run on their own, because binding
 /// must see the signature that is compiled: on the CPU the whole signature
 /// stage (buildTfmCpuSignatureStage: contracts, Q/K/V fusion, lowering to
-/// linalg, weight packing); on the GPU the contract check and Q/K/V fusion,
-/// which are then turned off in `options`. `what` names the model in errors.
-llvm::Error runSignaturePasses(ModuleOp module, CpuPipelineOptions &options,
+/// linalg, weight packing); on the GPU buildTfmGpuSignatureStage (the same
+/// up to linalg, then f16 weight parameters). `what` names the model in
+/// errors.
+llvm::Error runSignaturePasses(ModuleOp module,
+                               const CpuPipelineOptions &options,
                                llvm::StringRef what);
-llvm::Error runSignaturePasses(ModuleOp module, GpuPipelineOptions &options,
+llvm::Error runSignaturePasses(ModuleOp module,
+                               const GpuPipelineOptions &options,
                                llvm::StringRef what);
 
 /// Lowers `module` with the rest of the CPU pipeline (the codegen stage),

@@ -442,14 +442,23 @@ def TfmGpuMatvec : Pass<"tfm-gpu-matvec", "ModuleOp"> {
       its lanes read the weight row in 16-byte vectors (each step one
       coalesced 512-byte read), keep 8 partial sums per row of A, and end
       with a vector reduction and a butterfly of `gpu.shuffle xor`;
-    - B `[K, N]` (`in_out`, K a multiple of 32): a lane per output column
-      (32 a block; consecutive lanes read consecutive weights), the 8 warps
-      on interleaved K rows (4 loads in flight a step), their partial sums
-      added in workgroup memory.
+    - B `[K, N]` (`in_out`, N a multiple of 8, K of 32): split-K over
+      about 264 blocks (two per SM of an H100/H200): a block covers 256
+      columns (8 a lane, one 16-byte load per K row) and a range of K rows
+      (the 8 warps on interleaved rows, 4 loads in flight a step); the
+      warps' sums meet in workgroup memory and each block writes its
+      partial sums to a scratch buffer, which a second kernel adds up in
+      split order (deterministic). The scratch buffer is a token-less
+      `gpu.alloc` for gpu-async-region with `async`, else synchronous.
 
     Each adds its dot products to C, as the matmul does. Other shapes are
     left alone.
   }];
+  let options = [
+    Option<"async", "async", "bool", /*default=*/"false",
+           "Leave the scratch gpu.alloc/gpu.dealloc for gpu-async-region to "
+           "chain">,
+  ];
   let dependentDialects = ["gpu::GPUDialect", "affine::AffineDialect",
                            "arith::ArithDialect", "math::MathDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
@@ -585,6 +594,13 @@ def TfmGpuContractionDtype : Pass<"tfm-gpu-contraction-dtype", "ModuleOp"> {
     and result stay f32. This is what lets f32 models use the tensor-core
     kernels of `tfm-gpu-tensor-core-matmul`; results differ from f32
     arithmetic by f16 rounding of the operands.
+
+    An operand that is a weight parameter (a `tfm.param` argument of the
+    function) is not rounded on every call: the function gets an f16
+    argument after it with the same attributes plus `tfm.param_rounded`
+    (whoever binds weights rounds the tensor once), and the f32 argument is
+    erased when nothing else reads it (a tied embedding's table stays for
+    its gathers).
   }];
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
                            "tensor::TensorDialect"];

@@ -322,7 +322,18 @@ struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
 /// tfm -> linalg -> bufferized with the calling convention -> every linalg
 /// op a GPU kernel -> upstream gpu::buildLowerToNVVMPassPipeline (host code
 /// in the LLVM dialect with the device code embedded as a gpu.binary).
+/// The signature stage followed by the codegen stage.
 void buildTfmGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// The steps of the GPU pipeline that change entry signatures (contracts,
+/// Q/K/V fusion, tfm -> linalg, f16 weight parameters): whoever binds
+/// weights reads the signature after this stage.
+void buildTfmGpuSignatureStage(OpPassManager &pm,
+                               const GpuPipelineOptions &options);
+
+/// The rest of the GPU pipeline, from bufferization on.
+void buildTfmGpuCodegenStage(OpPassManager &pm,
+                             const GpuPipelineOptions &options);
 
 /// Registers `--tfm-gpu-pipeline` (its own passes are registered by
 /// registerTfmPipelines).

@@ -55,6 +55,9 @@ struct EntryArgument {
   /// Set for a parameter read in panel layout; `shape` is then the packed
   /// shape.
   std::optional<PackedLayout> packed;
+  /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
+  /// weights read as f16); any float tensor is bound rounded to `dtype`.
+  bool rounded = false;
   /// Element type and shape; unused for Kind::Index.
   DType dtype = DType::F32;
   llvm::SmallVector<int64_t, 4> shape;

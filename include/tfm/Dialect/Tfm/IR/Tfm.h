@@ -39,6 +39,12 @@ inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
 /// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
 /// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
 inline constexpr llvm::StringLiteral kParamDTypeAttrName = "tfm.param_dtype";
+/// On a parameter argument of a narrower float type than the model's (the
+/// GPU pipeline reads matmul weights as f16, --tfm-gpu-contraction-dtype):
+/// whoever binds weights rounds the weight-file tensor to the argument's
+/// type once, whatever its type in the file.
+inline constexpr llvm::StringLiteral kParamRoundedAttrName =
+    "tfm.param_rounded";
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 
