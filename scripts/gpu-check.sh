@@ -102,6 +102,10 @@ write_models() {
   linear "$m/linear-nt.mlir" 256 256 256 out_in
   linear "$m/linear-nn.mlir" 256 256 256 in_out
   linear "$m/gemm-4096.mlir" 4096 4096 4096 out_in
+  # A decode step's MLP up-projection at Llama 3 8B's size (one row, 117 MB
+  # of f16 weight: memory-bound), both weight layouts.
+  linear "$m/matvec-nt-llama.mlir" 1 14336 4096 out_in
+  linear "$m/matvec-nn-llama.mlir" 1 14336 4096 in_out
   # Matmuls of few rows (--tfm-gpu-matvec): one row against an [N, K]
   # weight, three rows against a [K, N] one (N = 1000: partial warps and
   # blocks); and an [N, K] weight whose N is no multiple of 64 (the kernel
@@ -278,6 +282,11 @@ prepare() {
   # Diagnostic: each wgmma waits for all but itself.
   timing gemm-4096-f16-sm90a-serial gemm-4096 forward \
     chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 $((2 * 4096 * 4096 * 4096)) 0
+  # Matvecs: GB/s is 117.4 MB (the f16 weight) / time.
+  timing matvec-nt-llama-f16 matvec-nt-llama forward dtype=f16 \
+    $((2 * 14336 * 4096)) 0
+  timing matvec-nn-llama-f16 matvec-nn-llama forward dtype=f16 \
+    $((2 * 14336 * 4096)) 0
   for s in 512 1024 2048 4096 8192 16384; do
     for d in 64 128; do
       # Causal: 2 * 2 * H * S^2 * d / 2 FLOPs (the causal half of Q K^T and
