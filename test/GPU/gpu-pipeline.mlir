@@ -3,6 +3,14 @@
 // RUN: transformer-opt %s --tfm-gpu-pipeline="chip=sm_90 format=isa" -o %t.mlir
 // RUN: %python %tfm_src/scripts/extract-ptx.py %t.mlir %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: transformer-opt %tfm_src/examples/tiny-gpt2.mlir --tfm-gpu-pipeline="chip=sm_90 format=isa async=0" | FileCheck %s --check-prefix=SYNC
+
+// Without the stream-ordered chain (async=0), a kernel's host function stays
+// a function and synchronises itself, the split-K matvec's scratch buffer
+// too; tiny GPT-2's 8-token projections take both matvec layouts.
+// SYNC-DAG: llvm.func @tfm_matvec_8x256x64_nt(
+// SYNC-DAG: llvm.func @tfm_matvec_8x64x256_nn(
+// SYNC-DAG: llvm.call @mgpuStreamSynchronize(
 
 // The RMS norm's statistic is a row reduction: a warp a row, combined with
 // butterfly shuffles; nothing spills to local memory.
