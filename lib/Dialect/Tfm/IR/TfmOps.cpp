@@ -10,8 +10,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -76,6 +78,20 @@ static LogicalResult checkPerSequencePosition(Operation *op, Value position,
 
 /// Product of all but the last dimension (computed directly rather than
 /// dividing by the last dimension, which may be 0).
+int64_t mlir::tfm::multiplyCounts(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors)
+    if (llvm::MulOverflow(product, f, product))
+      return std::numeric_limits<int64_t>::max();
+  return product;
+}
+
+int64_t mlir::tfm::addCounts(int64_t a, int64_t b) {
+  int64_t sum;
+  return llvm::AddOverflow(a, b, sum) ? std::numeric_limits<int64_t>::max()
+                                      : sum;
+}
+
 static int64_t leadingElements(RankedTensorType t) {
   int64_t n = 1;
   for (int64_t size : t.getShape().drop_back())
@@ -211,8 +227,8 @@ LogicalResult LinearOp::verify() {
 }
 
 int64_t LinearOp::getFlopCount() {
-  return 2 * leadingElements(tensorType(getInput())) * getInFeatures() *
-         getOutFeatures();
+  return multiplyCounts({2, leadingElements(tensorType(getInput())),
+                         getInFeatures(), getOutFeatures()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -242,7 +258,7 @@ int64_t LMHeadOp::getFlopCount() {
   // 2*B*S*d*V, with V the weight's non-hidden dimension.
   auto w = tensorType(getWeight());
   int64_t vocab = w.getDimSize(getLayout() == WeightLayout::out_in ? 0 : 1);
-  return 2 * tensorType(getInput()).getNumElements() * vocab;
+  return multiplyCounts({2, tensorType(getInput()).getNumElements(), vocab});
 }
 
 //===----------------------------------------------------------------------===//
@@ -437,8 +453,9 @@ int64_t AttentionOp::getFlopCount() {
   auto q = tensorType(getQuery());
   int64_t rows = q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2);
   int64_t skv = tensorType(getKey()).getDimSize(2);
-  return 2 * rows * skv * q.getDimSize(3) +
-         2 * rows * skv * tensorType(getValue()).getDimSize(3);
+  return addCounts(
+      multiplyCounts({2, rows, skv, q.getDimSize(3)}),
+      multiplyCounts({2, rows, skv, tensorType(getValue()).getDimSize(3)}));
 }
 
 int64_t AttentionOp::getKVCacheBytesPerToken() {
@@ -557,8 +574,10 @@ LogicalResult MoEOp::verify() {
 int64_t MoEOp::getFlopCount() {
   auto in = tensorType(getInput());
   int64_t n = leadingElements(in), d = in.getDimSize(2);
-  return 2 * n * d * getNumExperts() +
-         getTopK() * 6 * n * d * getIntermediateSize();
+  return addCounts(
+      multiplyCounts({2, n, d, int64_t(getNumExperts())}),
+      multiplyCounts({int64_t(getTopK()), 6, n, d,
+                      int64_t(getIntermediateSize())}));
 }
 
 #define GET_OP_CLASSES

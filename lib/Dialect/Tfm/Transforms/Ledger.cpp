@@ -13,6 +13,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -39,8 +41,9 @@ StringRef mlir::tfm::stringifyLedgerCategory(LedgerCategory category) {
 int64_t mlir::tfm::getTensorBytes(RankedTensorType type) {
   if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
     return 0;
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return multiplyCounts({type.getNumElements(),
+                         int64_t(llvm::divideCeil(type.getElementTypeBitWidth(),
+                                                  8))});
 }
 
 /// A parameter's bytes in the weight file's element type (tfm.param_dtype),
@@ -49,8 +52,9 @@ static int64_t getWeightBytes(Value param, RankedTensorType type) {
   Type stored = getParamStorageElementType(param);
   if (!type || !type.hasStaticShape() || !stored.isIntOrFloat())
     return 0;
-  return type.getNumElements() *
-         llvm::divideCeil(stored.getIntOrFloatBitWidth(), 8);
+  return multiplyCounts(
+      {type.getNumElements(),
+       int64_t(llvm::divideCeil(stored.getIntOrFloatBitWidth(), 8))});
 }
 
 static bool isTfmOp(Operation *op) { return isa<TfmDialect>(op->getDialect()); }
@@ -176,7 +180,7 @@ mlir::tfm::estimateAttentionScratch(Operation *op,
           dv = v.getDimSize(3), elem = q.getElementTypeBitWidth() / 8;
   constexpr int64_t f32 = 4;
   AttentionScratch scratch;
-  scratch.naiveBytes = 2 * batch * heads * seq * kvSeq * f32;
+  scratch.naiveBytes = multiplyCounts({2, batch, heads, seq, kvSeq, f32});
 
   int64_t group = heads / kvHeads;
   int64_t tq = std::min(options.flashQueryTile, seq);
@@ -189,10 +193,12 @@ mlir::tfm::estimateAttentionScratch(Operation *op,
   int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
   int64_t padding = 0;
   if (paddedSeq != seq)
-    padding += batch * heads * paddedSeq * (dh + dv) * elem;
+    padding = addCounts(
+        padding, multiplyCounts({batch, heads, paddedSeq, dh + dv, elem}));
   if (paddedKvSeq != kvSeq)
-    padding += batch * kvHeads * paddedKvSeq * (dh + dv) * elem;
-  scratch.flashBytes = tile + padding;
+    padding = addCounts(
+        padding, multiplyCounts({batch, kvHeads, paddedKvSeq, dh + dv, elem}));
+  scratch.flashBytes = addCounts(tile, padding);
   return scratch;
 }
 
@@ -208,11 +214,13 @@ static LedgerRow makeRow(Operation *op, LedgerCategory category,
     if (name.empty() || !type || !type.hasStaticShape())
       continue;
     row.weights.push_back({operand, name, type, getInOut(op, operand)});
-    row.params += type.getNumElements();
-    row.weightBytes += getWeightBytes(operand, type);
+    row.params = addCounts(row.params, type.getNumElements());
+    row.weightBytes =
+        addCounts(row.weightBytes, getWeightBytes(operand, type));
   }
   for (Type type : op->getResultTypes())
-    row.activationBytes += getTensorBytes(dyn_cast<RankedTensorType>(type));
+    row.activationBytes = addCounts(
+        row.activationBytes, getTensorBytes(dyn_cast<RankedTensorType>(type)));
   if (auto ledger = dyn_cast<LedgerOpInterface>(op)) {
     row.flops = ledger.getFlopCount();
     row.kvCacheBytesPerToken = ledger.getKVCacheBytesPerToken();
@@ -253,14 +261,17 @@ static int64_t computePeakLiveBytes(ArrayRef<LedgerRow> rows) {
       }
       if (returned)
         continue;
-      born[index] += bytes;
-      dies[last] += bytes;
+      born[index] = addCounts(born[index], bytes);
+      dies[last] = addCounts(dies[last], bytes);
     }
   }
+  // Once a sum saturates, the peak is the maximum (and stays there).
   int64_t live = 0, peak = 0;
   for (unsigned i = 0; i < rows.size(); ++i) {
-    live += born[i];
+    live = addCounts(live, born[i]);
     peak = std::max(peak, live);
+    if (peak == std::numeric_limits<int64_t>::max())
+      break;
     live -= dies[i];
   }
   return peak;
@@ -290,16 +301,18 @@ FunctionLedger mlir::tfm::computeLedger(Operation *function,
     LedgerTotals &category = ledger.byCategory[unsigned(row.category)];
     for (LedgerTotals *t : {&category, &ledger.total}) {
       t->ops += 1;
-      t->flops += row.flops;
-      t->activationBytes += row.activationBytes;
-      t->kvCacheBytesPerToken += row.kvCacheBytesPerToken;
+      t->flops = addCounts(t->flops, row.flops);
+      t->activationBytes = addCounts(t->activationBytes, row.activationBytes);
+      t->kvCacheBytesPerToken =
+          addCounts(t->kvCacheBytesPerToken, row.kvCacheBytesPerToken);
     }
     for (const LedgerWeight &weight : row.weights) {
       auto [first, isFirstUse] = firstUser.try_emplace(weight.value, index);
       if (isFirstUse) {
         for (LedgerTotals *t : {&category, &ledger.total}) {
-          t->params += weight.type.getNumElements();
-          t->weightBytes += getWeightBytes(weight.value, weight.type);
+          t->params = addCounts(t->params, weight.type.getNumElements());
+          t->weightBytes = addCounts(
+              t->weightBytes, getWeightBytes(weight.value, weight.type));
         }
         continue;
       }

@@ -14,6 +14,8 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMPRINTLEDGER
 #include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
@@ -24,7 +26,9 @@ using namespace mlir::tfm;
 
 /// 1771776 -> "1,771,776".
 static std::string withSeparators(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
+  // The magnitude as unsigned: -INT64_MIN does not fit int64.
+  uint64_t magnitude = value < 0 ? 0 - uint64_t(value) : uint64_t(value);
+  std::string digits = std::to_string(magnitude);
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i != 0 && (digits.size() - i) % 3 == 0)
@@ -234,6 +238,17 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
        << " bytes, flash " << withSeparators(ledger.peakScratch.flashBytes)
        << " bytes (--tfm-flash-attention with " << options.flashQueryTile
        << "x" << options.flashKeyTile << " tiles)\n";
+  constexpr int64_t kSaturated = std::numeric_limits<int64_t>::max();
+  const LedgerTotals &t = ledger.total;
+  if (llvm::is_contained({t.params, t.flops, t.weightBytes, t.activationBytes,
+                          t.kvCacheBytesPerToken,
+                          ledger.peakLiveActivationBytes,
+                          ledger.peakScratch.naiveBytes,
+                          ledger.peakScratch.flashBytes},
+                         kSaturated))
+    os << "note: counts shown as " << withSeparators(kSaturated)
+       << " (the int64 maximum) are at least that: the true counts do not "
+          "fit\n";
   for (const LedgerSharedParam &shared : ledger.shared) {
     os << "note: parameter " << shared.weight.name << " ("
        << withSeparators(shared.weight.type.getNumElements())

@@ -24,6 +24,8 @@
 #define GET_OP_CLASSES
 #include "tfm/Dialect/Tfm/IR/TfmOps.h.inc"
 
+#include <initializer_list>
+
 namespace mlir::tfm {
 /// The argument attribute that names a parameter in the weight file.
 inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
@@ -45,6 +47,13 @@ inline constexpr llvm::StringLiteral kParamDTypeAttrName = "tfm.param_dtype";
 /// type once, whatever its type in the file.
 inline constexpr llvm::StringLiteral kParamRoundedAttrName =
     "tfm.param_rounded";
+/// The ledger's counts (elements, FLOPs, bytes) are non-negative int64s. A
+/// module whose counts do not fit (tensors near the verifiers' limits, a
+/// sum over many of them) gets INT64_MAX, never a wrapped value: products
+/// and sums of counts, clamped.
+int64_t multiplyCounts(std::initializer_list<int64_t> factors);
+int64_t addCounts(int64_t a, int64_t b);
+
 /// The function attribute that marks a decoder block (input type == output type).
 inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 
