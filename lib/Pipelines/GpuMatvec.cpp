@@ -26,9 +26,9 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUMATVEC
@@ -45,11 +45,53 @@ constexpr int64_t kMaxRows = 8;
 /// Warps per block.
 constexpr int64_t kWarps = 8;
 constexpr int64_t kThreads = kWarps * 32;
-/// [N, K] weight: f16 elements a lane loads at once (16 bytes).
+/// f16 elements a lane loads at once from the weight (16 bytes).
 constexpr int64_t kVector = 8;
 /// [K, N] weight: K rows a warp reads per loop step (independent loads in
 /// flight).
 constexpr int64_t kUnroll = 4;
+
+/// `func.func private @name(%A, %B, %C) {` and the constants every kernel's
+/// launch uses (%c1, %threads).
+void emitHostFunction(llvm::raw_ostream &os, llvm::StringRef name,
+                      llvm::StringRef aType, llvm::StringRef bType,
+                      llvm::StringRef cType) {
+  os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
+                      name, aType, bType, cType);
+  os << "  %c1 = arith.constant 1 : index\n";
+  os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
+}
+
+/// `gpu.launch` over a `gridX` x `gridY` grid of %threads-thread blocks,
+/// with `workgroup` attributions when not empty; opens the body.
+void emitLaunch(llvm::raw_ostream &os, llvm::StringRef gridX,
+                llvm::StringRef gridY, llvm::StringRef workgroup = "") {
+  os << llvm::formatv("  gpu.launch blocks(%bx, %by, %bz) in (%x = {0}, %y = "
+                      "{1}, %z = %c1) threads(%tx, %ty, %tz) in (%u = "
+                      "%threads, %v = %c1, %w = %c1) ",
+                      gridX, gridY);
+  if (!workgroup.empty())
+    os << "workgroup(" << workgroup << ") ";
+  os << "{\n";
+}
+
+/// `count` f32 values added in order to `%zf`: `emitLoad(i, name)` writes
+/// the ops that load the i-th into `name`. Returns the sum's name.
+std::string
+emitSum(llvm::raw_ostream &os, llvm::StringRef indent, llvm::StringRef prefix,
+        int64_t count,
+        llvm::function_ref<void(int64_t, llvm::StringRef)> emitLoad) {
+  std::string total = "%zf";
+  for (int64_t i = 0; i < count; ++i) {
+    emitLoad(i, llvm::formatv("%{0}l{1}", prefix, i).str());
+    std::string next = llvm::formatv("%{0}t{1}", prefix, i);
+    os << indent
+       << llvm::formatv("{0} = arith.addf {1}, %{2}l{3} : f32\n", next, total,
+                        prefix, i);
+    total = next;
+  }
+  return total;
+}
 
 /// `C[m, n] += value` for the row index `row` and column `col`.
 void emitAccumulate(llvm::raw_ostream &os, llvm::StringRef indent,
@@ -80,15 +122,10 @@ std::string buildTransposedSource(llvm::StringRef name,
   std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
   std::string acc = llvm::formatv("vector<{0}xf32>", kVector);
   std::string half = llvm::formatv("vector<{0}xf16>", kVector);
-  os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
-                      name, aType, bType, cType);
-  os << "  %c1 = arith.constant 1 : index\n";
-  os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
+  emitHostFunction(os, name, aType, bType, cType);
   os << llvm::formatv("  %grid = arith.constant {0} : index\n",
                       (s.n + kWarps - 1) / kWarps);
-  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %grid, %y = %c1, %z = "
-        "%c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = %c1) "
-        "{\n";
+  emitLaunch(os, "%grid", "%c1");
   os << "    %c0 = arith.constant 0 : index\n";
   os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
   os << llvm::formatv("    %cN = arith.constant {0} : index\n", s.n);
@@ -209,10 +246,7 @@ std::string buildDirectSource(llvm::StringRef name,
       kBlockColumns);
   std::string acc = llvm::formatv("vector<{0}xf32>", kVector);
   std::string half = llvm::formatv("vector<{0}xf16>", kVector);
-  os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
-                      name, aType, bType, cType);
-  os << "  %c1 = arith.constant 1 : index\n";
-  os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
+  emitHostFunction(os, name, aType, bType, cType);
   os << llvm::formatv("  %groups = arith.constant {0} : index\n",
                       (s.n + kBlockColumns - 1) / kBlockColumns);
   os << llvm::formatv("  %splits = arith.constant {0} : index\n", splits);
@@ -226,10 +260,7 @@ std::string buildDirectSource(llvm::StringRef name,
     os << "  gpu.wait [%t1]\n";
   }
   // Kernel 1: partial sums.
-  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %groups, %y = %splits, "
-        "%z = %c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = "
-        "%c1) "
-     << llvm::formatv("workgroup(%red : {0}) {{\n", redType);
+  emitLaunch(os, "%groups", "%splits", "%red : " + redType);
   os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
   os << llvm::formatv("    %cN = arith.constant {0} : index\n", s.n);
   os << llvm::formatv("    %step = arith.constant {0} : index\n",
@@ -305,8 +336,9 @@ std::string buildDirectSource(llvm::StringRef name,
   os << "    }\n";
   // The warps' sums, one row of A at a time: thread t then adds up column
   // t of the block over the 8 warps.
-  os << "    %nt = " << apply(llvm::formatv("s0 * {0} + s1", kBlockColumns).str(),
-                              {"%bx", "%tx"})
+  os << "    %nt = "
+     << apply(llvm::formatv("s0 * {0} + s1", kBlockColumns).str(),
+              {"%bx", "%tx"})
      << "\n";
   os << "    %own = arith.cmpi ult, %nt, %cN : index\n";
   for (int64_t m = 0; m < s.m; ++m) {
@@ -314,16 +346,12 @@ std::string buildDirectSource(llvm::StringRef name,
                         "{2}\n",
                         m, redType, acc);
     os << "    gpu.barrier\n";
-    std::string total = "%zf";
-    for (int64_t w = 0; w < kWarps; ++w) {
-      os << llvm::formatv("    %part{0}_{1} = memref.load %red[%cw{1}, %tx] : "
-                          "{2}\n",
-                          m, w, redType);
-      std::string next = llvm::formatv("%total{0}_{1}", m, w);
-      os << llvm::formatv("    {0} = arith.addf {1}, %part{2}_{3} : f32\n",
-                          next, total, m, w);
-      total = next;
-    }
+    std::string total = emitSum(
+        os, "    ", llvm::formatv("w{0}_", m).str(), kWarps,
+        [&](int64_t w, llvm::StringRef part) {
+          os << llvm::formatv("    {0} = memref.load %red[%cw{1}, %tx] : {2}\n",
+                              part, w, redType);
+        });
     os << "    scf.if %own {\n";
     os << llvm::formatv("      memref.store {0}, %P[%by, %row{1}, %nt] : {2}\n",
                         total, m, pType);
@@ -333,9 +361,7 @@ std::string buildDirectSource(llvm::StringRef name,
   }
   os << "    gpu.terminator\n  }\n";
   // Kernel 2: C += the sum over splits, a thread per element.
-  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %cells, %y = %c1, %z = "
-        "%c1) threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = %c1) "
-        "{\n";
+  emitLaunch(os, "%cells", "%c1");
   os << llvm::formatv("    %cMN = arith.constant {0} : index\n", s.m * s.n);
   os << "    %zf = arith.constant 0.0 : f32\n";
   os << "    %i = "
@@ -348,16 +374,12 @@ std::string buildDirectSource(llvm::StringRef name,
      << "\n";
   os << "      %n = " << apply(llvm::formatv("s0 mod {0}", s.n).str(), {"%i"})
      << "\n";
-  std::string total = "%zf";
-  for (int64_t sp = 0; sp < splits; ++sp) {
-    os << llvm::formatv("      %s{0} = arith.constant {0} : index\n", sp);
-    os << llvm::formatv("      %q{0} = memref.load %P[%s{0}, %m, %n] : {1}\n",
-                        sp, pType);
-    std::string next = llvm::formatv("%r{0}", sp);
-    os << llvm::formatv("      {0} = arith.addf {1}, %q{2} : f32\n", next,
-                        total, sp);
-    total = next;
-  }
+  std::string total = emitSum(
+      os, "      ", "s", splits, [&](int64_t sp, llvm::StringRef part) {
+        os << llvm::formatv("      %s{0} = arith.constant {0} : index\n", sp);
+        os << llvm::formatv("      {0} = memref.load %P[%s{1}, %m, %n] : {2}\n",
+                            part, sp, pType);
+      });
   emitAccumulate(os, "      ", cType, "%m", "%n", total, "");
   os << "    }\n";
   os << "    gpu.terminator\n  }\n";

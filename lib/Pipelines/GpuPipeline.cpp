@@ -44,8 +44,6 @@ static void configureCudaHome(StringRef cudaHome) {
 
 void mlir::tfm::buildTfmGpuSignatureStage(OpPassManager &pm,
                                           const GpuPipelineOptions &options) {
-  configureCudaHome(options.cudaHome);
-
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
   // Attention as one kernel each, while it is still tfm.attention (f16
   // tensor cores: only with dtype=f16; dtype=f32 stays exact).
