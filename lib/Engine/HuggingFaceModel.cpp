@@ -578,12 +578,14 @@ static uint64_t getPlannedWorkspace(ModuleOp module,
   return peak;
 }
 
-/// A freshly compiled session's IR is no longer needed: it is freed, and
-/// the heap the compiler freed is given back to the kernel (glibc keeps it
-/// otherwise, for the process's lifetime).
+/// A freshly compiled session's IR is no longer needed: it is freed, the
+/// heap the compiler freed is given back to the kernel (glibc keeps it
+/// otherwise, for the process's lifetime), and the compiler's code pages
+/// leave the resident set (a later compile faults them back in).
 static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
   module = nullptr;
   releaseFreeHeapMemory();
+  releaseCompilerCodePages();
 }
 
 struct HuggingFaceModel::State {

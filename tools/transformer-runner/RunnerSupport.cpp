@@ -62,6 +62,11 @@ void runner::printResidentMemory(const MemoryBudget &budget) {
       "%.1f MiB\n",
       memory->resident / MiB, memory->anonymous / MiB, memory->fileBacked / MiB,
       memory->peak / MiB);
+  if (uint64_t released = getReleasedCompilerCodeBytes())
+    llvm::outs() << llvm::format(
+        "memory: %.1f MiB of compiler code (libLLVM, libMLIR) released from "
+        "the resident set after compiling\n",
+        released / MiB);
   // What the run holds on purpose. The anonymous pages are the engine's
   // buffers and the process's own heap; the file-backed ones the shared
   // libraries' pages (libLLVM, libMLIR) and weights used in place from a

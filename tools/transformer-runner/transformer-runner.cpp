@@ -655,10 +655,12 @@ int main(int argc, char **argv) {
     packed = check(jit->lookup(sig.function));
   }
   double compileMs = millisecondsSince(compileStart);
-  // The JIT holds the compiled code: the IR can go, and the heap the
-  // compiler freed back to the kernel, which glibc would otherwise keep.
+  // The JIT holds the compiled code: the IR can go, the heap the compiler
+  // freed back to the kernel, which glibc would otherwise keep, and the
+  // compiler's code pages out of the resident set.
   module = nullptr;
   releaseFreeHeapMemory();
+  releaseCompilerCodePages();
   if (compileOnly) {
     llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms%s\n",
                                  sig.function.c_str(),

@@ -9,6 +9,9 @@ and checks that:
   has at most a quarter of its bytes more file-backed memory than the run
   without (before the runner released the pages it copied, it held them
   all);
+- the compiler's code pages were released after compiling: the runner
+  says how many MiB, and what stays file-backed (without a checkpoint) is
+  less than a third of that;
 - the printed ratio is resident / budget.
 """
 import json
@@ -29,11 +32,14 @@ def read(path):
                        text)
     if not memory or not budget:
         sys.exit(f"{path}: no memory lines in:\n{text}")
-    return [float(v) for v in memory.groups()], [float(v) for v in budget.groups()]
+    released = re.search(r"memory: ([0-9.]+) MiB of compiler code", text)
+    return ([float(v) for v in memory.groups()],
+            [float(v) for v in budget.groups()],
+            float(released.group(1)) if released else 0.0)
 
 
-(resident, anonymous, file_backed, _), budget = read(sys.argv[1])
-(_, _, random_file_backed, _), random_budget = read(sys.argv[2])
+(resident, anonymous, file_backed, _), budget, _ = read(sys.argv[1])
+(_, _, random_file_backed, _), random_budget, released = read(sys.argv[2])
 with open(sys.argv[3], "rb") as f:
     (length,) = struct.unpack("<Q", f.read(8))
     header = json.loads(f.read(length))
@@ -51,6 +57,10 @@ if file_backed - random_file_backed > 0.25 * weights:
     errors.append(f"file-backed {file_backed} MiB with the checkpoint, "
                   f"{random_file_backed} MiB without: the mapping of the "
                   f"{weights:.1f} MiB checkpoint is still resident")
+if released < 10 or random_file_backed > released / 3:
+    errors.append(f"{released} MiB of compiler code released, "
+                  f"{random_file_backed} MiB file-backed left: the "
+                  "compiler's code pages are still resident")
 if abs(budget[5] - resident / budget[0]) > 0.01:
     errors.append(f"ratio {budget[5]} is not {resident} / {budget[0]}")
 sys.exit("\n".join(errors) if errors else 0)
