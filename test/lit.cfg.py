@@ -50,6 +50,22 @@ llvm_config.add_tool_substitutions(
 if lit_config.params.get("asan"):
     config.available_features.add("asan")
 
+# AMX tiles (tfm-cpu-amx-contractions' code runs): the CPU has AMX-BF16 and
+# AVX512-BF16, and Linux lets a process use the tile data.
+def _has_amx():
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return False
+    if not {"amx_bf16", "amx_tile", "avx512_bf16"} <= set(flags):
+        return False
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
+    return libc.syscall(158, 0x1023, 18) == 0
+if _has_amx():
+    config.available_features.add("amx-bf16")
+
 # Tests that compare against PyTorch need Debian's python3-torch.
 import subprocess
 if subprocess.call([config.python_executable, "-c", "import torch, numpy"],

@@ -45,9 +45,9 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
-                                             bool resultsInPlace,
-                                             bool planWorkspace) {
+void mlir::tfm::buildCallingConventionStage(
+    OpPassManager &pm, bool resultsInPlace, bool planWorkspace,
+    llvm::function_ref<void(OpPassManager &)> onBuffers) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
   pm.addPass(createTfmPrepareCpuAbi());
@@ -70,6 +70,8 @@ void mlir::tfm::buildCallingConventionStage(OpPassManager &pm,
   // Results reshaped from a local buffer are computed in the caller's.
   if (resultsInPlace)
     pm.addPass(createTfmResultsInPlace());
+  if (onBuffers)
+    onBuffers(pm);
   // Before deallocation: it then frees one workspace, not every temporary.
   if (planWorkspace)
     pm.addNestedPass<func::FuncOp>(createTfmPlanWorkspace());

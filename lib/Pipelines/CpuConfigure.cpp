@@ -40,6 +40,7 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
       b.getNamedAttr("vector_registers",
                      b.getI64IntegerAttr(target.vectorRegisters)),
       b.getNamedAttr("fma", b.getBoolAttr(target.hasFMA)),
+      b.getNamedAttr("amx_bf16", b.getBoolAttr(target.hasAmxBf16)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });
@@ -48,13 +49,17 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
 DictionaryAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
                                        const ContractionTiling &t) {
   Builder b(ctx);
-  return b.getDictionaryAttr({
+  SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("register", b.getDenseI64ArrayAttr(
                                      {t.registerRows, t.registerCols})),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr(
                                   {t.blockRows, t.blockCols, t.blockDepth})),
       b.getNamedAttr("dot", b.getDenseI64ArrayAttr({t.dotCols, t.dotDepth})),
-  });
+  };
+  if (t.amxBlockCols > 0 && t.amxBlockDepth > 0)
+    fields.push_back(b.getNamedAttr(
+        "amx", b.getDenseI64ArrayAttr({t.amxBlockCols, t.amxBlockDepth})));
+  return b.getDictionaryAttr(fields);
 }
 
 std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
@@ -75,6 +80,12 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
   t.blockDepth = block[2];
   t.dotCols = dot[0];
   t.dotDepth = dot[1];
+  if (auto amx = dict.getAs<DenseI64ArrayAttr>("amx")) {
+    if (amx.size() != 2 || amx[0] < 1 || amx[1] < 1)
+      return std::nullopt;
+    t.amxBlockCols = amx[0];
+    t.amxBlockDepth = amx[1];
+  }
   if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
       t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 || t.dotDepth < 1)
     return std::nullopt;
@@ -103,7 +114,7 @@ struct CpuConfigurePass
     overrides.dotCols = dotCols;
     overrides.dotDepth = dotDepth;
     ContractionTiling tiling =
-        withOverrides(deriveContractionTiling(*target), overrides);
+        withOverrides(deriveContractionTiling(*target, amx), overrides);
     MLIRContext *ctx = &getContext();
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
     DictionaryAttr tilingAttr = tilingToAttr(ctx, tiling);

@@ -45,6 +45,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   configure.blockDepth = options.blockDepth;
   configure.dotCols = options.dotCols;
   configure.dotDepth = options.dotDepth;
+  configure.amx = options.amx;
   pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).
   if (options.packWeights)
@@ -61,8 +62,14 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   }
 
   // Bufferize with the calling convention (CommonStages.cpp).
-  buildCallingConventionStage(pm, /*resultsInPlace=*/true,
-                              options.planWorkspace);
+  // GEMMs planned for AMX tiles get their code on buffers, where tiles are
+  // loaded and stored (CpuAmxContractions.cpp).
+  buildCallingConventionStage(
+      pm, /*resultsInPlace=*/true, options.planWorkspace,
+      [&](OpPassManager &nested) {
+        if (options.vectorize && options.amx)
+          nested.addPass(createTfmCpuAmxContractions());
+      });
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {
@@ -94,6 +101,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
       vector::VectorContractLowering::OuterProduct;
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle1D;
+  // amx.tile_* to the tile intrinsics (code of tfm-cpu-amx-contractions).
+  vectorToLLVM.amx = options.amx;
   // Inline, vectorisable tanh/erf/exp instead of libm calls.
   pm.addPass(createTfmApproximateMath());
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));

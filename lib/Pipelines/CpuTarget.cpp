@@ -30,7 +30,25 @@ static void applyFeatures(CpuTarget &target,
     target.vectorRegisters = 16;
   }
   target.hasFMA = has("fma") || has("avx512f");
+  // The split of f32 into bf16 parts uses AVX512-BF16's conversion, which
+  // every AMX-BF16 CPU has.
+  target.hasAmxBf16 =
+      has("amx-tile") && has("amx-bf16") && has("avx512bf16");
 }
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+bool mlir::tfm::requestAmxTilePermission() {
+  // ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA (asm/prctl.h, 5.16+).
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  static const bool granted =
+      syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  return granted;
+}
+#else
+bool mlir::tfm::requestAmxTilePermission() { return false; }
+#endif
 
 /// Typical per-core caches of a CPU generation, for named targets (LLVM's
 /// CPU descriptions carry no cache sizes).
@@ -51,6 +69,7 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     applyFeatures(target,
                   [&](llvm::StringRef f) { return features.lookup(f); });
+    target.hasAmxBf16 = target.hasAmxBf16 && requestAmxTilePermission();
     applyTypicalCaches(target);
     // The machine's own caches where the OS reports them (VMs may not).
     if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
@@ -92,7 +111,8 @@ static int64_t floorPowerOfTwo(int64_t n) {
   return p;
 }
 
-ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target) {
+ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
+                                                     bool useAmx) {
   const int64_t lanes = target.lanes();
   const int64_t registers = target.vectorRegisters;
   // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
@@ -138,6 +158,16 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target) {
   // row; partial sums four vectors deep hide the FMA latency.
   tiling.dotCols = 4;
   tiling.dotDepth = std::max<int64_t>(32, 2 * lanes);
+  if (useAmx && target.hasAmxBf16) {
+    // One thread's converted B block (three bf16 parts of K block x 128
+    // columns) in a quarter of L2, the K block at most 512 deep: C's tiles
+    // are reloaded once per K block.
+    tiling.amxBlockCols = 128;
+    int64_t amxDepth = target.l2Bytes / 4 / (3 * tiling.amxBlockCols * 2);
+    tiling.amxBlockDepth =
+        std::clamp<int64_t>(floorPowerOfTwo(std::max<int64_t>(amxDepth, 1)),
+                            32, 512);
+  }
   return tiling;
 }
 
@@ -154,5 +184,7 @@ ContractionTiling mlir::tfm::withOverrides(ContractionTiling tiling,
   pick(tiling.blockDepth, o.blockDepth);
   pick(tiling.dotCols, o.dotCols);
   pick(tiling.dotDepth, o.dotDepth);
+  pick(tiling.amxBlockCols, o.amxBlockCols);
+  pick(tiling.amxBlockDepth, o.amxBlockDepth);
   return tiling;
 }

@@ -805,6 +805,9 @@ struct TileAndVectorizeContractionsPass
       std::optional<ContractionTiling> tiling = tilingFromAttr(op);
       if (!tiling)
         return;
+      // GEMMs planned for AMX tiles are tfm-cpu-amx-contractions'.
+      if (matchAmxContraction(op))
+        return;
       if (FailureOr<ContractionPlan> plan = planContraction(op);
           succeeded(plan))
         work.push_back({op, *plan, *tiling});
@@ -862,8 +865,12 @@ struct TileAndVectorizeContractionsPass
       hoistLoopInvariantSubsets(
           rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
     // The plan is spent; contractions left untiled (other element types)
-    // keep no stale attribute.
-    func.walk([](Operation *op) { op->removeAttr(kCpuTilingAttrName); });
+    // keep no stale attribute. Those for AMX tiles keep theirs, for
+    // tfm-cpu-amx-contractions after bufferization.
+    func.walk([](Operation *op) {
+      if (!matchAmxContraction(op))
+        op->removeAttr(kCpuTilingAttrName);
+    });
   }
 };
 } // namespace

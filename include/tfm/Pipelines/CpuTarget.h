@@ -28,6 +28,10 @@ struct CpuTarget {
   /// Number of such registers (16 with AVX2, 32 with AVX-512).
   unsigned vectorRegisters = 16;
   bool hasFMA = false;
+  /// AMX tiles with bf16 dot products (Sapphire Rapids and later). For the
+  /// host, also that Linux let this process use the tile data (arch_prctl
+  /// ARCH_REQ_XCOMP_PERM): without it, the first tile instruction faults.
+  bool hasAmxBf16 = false;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
@@ -49,13 +53,25 @@ struct ContractionTiling {
   int64_t blockDepth = 0;   // cache block (K)
   int64_t dotCols = 0;      // rows of B per dot-product tile (few rows)
   int64_t dotDepth = 0;     // vector width of the dot-product partial sums
+  // f32 GEMMs on AMX tiles as six bf16 products (0: not planned): the
+  // columns of B one thread converts and keeps at a time, and the K block.
+  int64_t amxBlockCols = 0;
+  int64_t amxBlockDepth = 0;
 };
 
 /// The tiling policy: register tiles that keep every accumulator, the B
 /// vectors of one K step and one broadcast A element in registers (no
 /// spills), with power-of-two vector widths; cache blocks sized so that the
 /// B block stays in L2 and one K slice of A and B in L1.
-ContractionTiling deriveContractionTiling(const CpuTarget &target);
+/// With `useAmx` and a target with AMX-BF16, the plan also sizes the AMX
+/// form of f32 GEMMs (amxBlockCols/amxBlockDepth; see CpuAmxContractions).
+ContractionTiling deriveContractionTiling(const CpuTarget &target,
+                                          bool useAmx = false);
+
+/// Asks Linux for this process's permission to use AMX tile data (needed
+/// once per process before any tile instruction; Linux 5.16+). Returns
+/// whether the process may use the tiles; false elsewhere.
+bool requestAmxTilePermission();
 
 /// `tiling` with each non-zero field of `overrides` replacing its value.
 ContractionTiling withOverrides(ContractionTiling tiling,

@@ -112,6 +112,10 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     Option<"dotDepth", "dot-depth", "int64_t", /*default=*/"0",
            "Vector width (K) of the dot-product partial sums (0: from the "
            "target)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "Plan f32 GEMMs on AMX tiles as six bf16 products where the "
+           "target has AMX-BF16 (the `amx` field of tfm.cpu_tiling; see "
+           "tfm-cpu-amx-contractions)">,
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
@@ -168,6 +172,44 @@ def TfmTileAndVectorizeContractions
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",
                            "tensor::TensorDialect", "vector::VectorDialect"];
+}
+
+def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
+  let summary = "Runs f32 GEMMs planned for AMX (`amx` in tfm.cpu_tiling) "
+                "on AMX tiles as six bf16 products (bf16x6)";
+  let description = [{
+    On buffers, after bufferization and before the workspace is planned.
+    Each outermost packed GEMM `C[m, j, r] += A[m, k] * P[j, k, r]`
+    (`tfm-cpu-pack-weights`' form, all f32) whose plan has an `amx` field
+    and whose M, K and N are multiples of 32 is replaced by code on AMX
+    tiles:
+
+    - every f32 operand x is split into three bf16 parts x = x0 + x1 + x2
+      (x0 = bf16(x), x1 = bf16(x - x0), x2 = bf16(x - x0 - x1)), which hold
+      its 24 significant bits;
+    - a product a * b is computed as the six bf16 products with
+      i + j <= 2 (a0 b0 + a0 b1 + a1 b0 + a0 b2 + a1 b1 + a2 b0), each exact
+      in the f32 accumulator; the three dropped ones are below 2^-24
+      |a b|. This is "bf16x6" of Henry, Tang and Heinecke, "Leveraging the
+      bfloat16 Artificial Intelligence Datatype For Higher-Precision
+      Computations" (2019): about as accurate as an f32 GEMM, and on AMX
+      (16 x 16 x 32 bf16 multiply-adds per instruction) faster than FMA;
+    - A is split once per call into the workspace; B is split per block of
+      `amx[0]` columns and `amx[1]` rows of K, by the thread that owns the
+      block (blocks are an scf.forall: threads share them);
+    - a 32 x 32 block of C is four 16 x 16 f32 tiles, loaded, multiplied
+      with 2 A and 2 B tiles per part pair over 32 steps of K, and stored.
+
+    Anything else keeps the FMA path of `tfm-tile-and-vectorize-contractions`
+    (which skips exactly the ops this pass takes). Needs a CPU with
+    AMX-BF16 and AVX512-BF16 and Linux's permission to use tile data, which
+    the code asks for itself (an `arch_prctl` system call before each GEMM),
+    so it runs in any process.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "amx::AMXDialect",
+                           "arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect",
+                           "scf::SCFDialect", "vector::VectorDialect"];
 }
 
 def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {

@@ -143,6 +143,12 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "powers of two, narrower for K remainders (0: from the "
                      "target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> amx{
+      *this, "amx",
+      llvm::cl::desc("Run f32 GEMMs (M, N, K multiples of 32) on AMX tiles "
+                     "as six bf16 products (bf16x6, about f32's accuracy) "
+                     "where the target has AMX-BF16 (off: FMA everywhere)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",
       llvm::cl::desc("Read matmul weights in the register tile's panel layout "
@@ -217,9 +223,11 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
 /// --tfm-results-in-place), then each function's top-level temporaries
 /// placed in one workspace by liveness (`planWorkspace`,
 /// --tfm-plan-workspace).
-void buildCallingConventionStage(OpPassManager &pm,
-                                 bool resultsInPlace = false,
-                                 bool planWorkspace = false);
+/// `onBuffers`, if given, adds passes that run on the bufferized code before
+/// the workspace is planned (their allocations are planned with the rest).
+void buildCallingConventionStage(
+    OpPassManager &pm, bool resultsInPlace = false, bool planWorkspace = false,
+    llvm::function_ref<void(OpPassManager &)> onBuffers = nullptr);
 
 /// Options of `--tfm-gpu-pipeline`. The calling convention is the CPU one
 /// (above) with every memref holding DEVICE memory: the caller allocates the

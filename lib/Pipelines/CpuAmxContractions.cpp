@@ -1,0 +1,432 @@
+//===- CpuAmxContractions.cpp - f32 GEMMs on AMX tiles as bf16x6 ----------===//
+//
+// tfm-cpu-amx-contractions (buffers, after bufferization, before the
+// workspace is planned): each packed f32 GEMM that tfm-cpu-configure planned
+// for AMX (`amx` in tfm.cpu_tiling) becomes code on AMX tiles. See Passes.td
+// for the arithmetic (bf16x6: three bf16 parts per operand, the six part
+// products whose order is at most 2) and why it is about as accurate as f32.
+//
+// The code for C[M, N] += A[M, K] * B[K, N] (B read from the packed panels
+// P[j, k, r] = B[k, j * panel + r]):
+//
+//   As = workspace [3][M / 16][K / 32][16][32] bf16   // A's parts, in tiles
+//   forall m in [0, M):  As[:, m, :] = split(A[m, :])
+//   Bs = workspace [N / Nb][3][Nb / 16][Kb / 2][32] bf16   // a block each
+//   forall block in [0, N / Nb):                  // threads share blocks
+//     for kb in [0, K) step Kb:
+//       Bs[block] = split(B[kb : kb + Kb, block's Nb columns]), with the
+//                   K pairs interleaved as the tiles read them (VNNI)
+//       for mt in [0, M) step 32, nt in [0, Nb) step 32:
+//         c[2][2] = 16 x 16 tiles of C[mt : mt + 32, n0 + nt : n0 + nt + 32]
+//         for ks in [0, Kb) step 32:                // c stays in tiles
+//         for each A part i: a[2] = As[i, mt : mt + 32, kb + ks : +32]
+//           for each B part j <= 2 - i: b[2] = Bs[block, j, nt / 16 .., ks / 2]
+//             c[x][y] += a[x] * b[y]
+//         store c
+//
+// Eight tile registers hold the 4 C, 2 A and 2 B tiles. A is split by rows
+// in parallel, before the blocks; B's split is repeated for every block of
+// C's rows it serves (all M rows: once per call).
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Pipelines/Passes.h"
+
+#include "PipelinePasses.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPUAMXCONTRACTIONS
+#include "tfm/Pipelines/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+/// AMX tiles: 16 rows of 64 bytes; C tiles 16 x 16 f32, A 16 x 32 bf16,
+/// B 16 K-pairs x (16 columns x 2) bf16.
+static constexpr int64_t kTileRows = 16;
+static constexpr int64_t kTileBf16Cols = 32;
+/// The register block: 2 x 2 C tiles.
+static constexpr int64_t kBlock = 32;
+/// Parts of an f32 value in bf16.
+static constexpr int64_t kParts = 3;
+
+static std::optional<unsigned> dimOf(AffineExpr e) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// The largest divisor of `n` that is a multiple of 32 and at most `cap`
+/// (n is a multiple of 32).
+static int64_t blockDividing(int64_t n, int64_t cap) {
+  for (int64_t b = std::min(cap, n) / kBlock * kBlock; b >= kBlock; b -= kBlock)
+    if (n % b == 0)
+      return b;
+  return kBlock;
+}
+
+std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
+  std::optional<ContractionTiling> plan = tilingFromAttr(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!plan || plan->amxBlockCols <= 0 || plan->amxBlockDepth <= 0 ||
+      !generic || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 4 ||
+      op->getParentOfType<LoopLikeOpInterface>() ||
+      !linalg::isaContractionOpInterface(generic))
+    return std::nullopt;
+  for (OpOperand &operand : generic->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
+      return std::nullopt;
+  // Loops (m, j, r, k): A(m, k), P(j, k, r), C(m, j, r).
+  SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
+  if (iters[0] != utils::IteratorType::parallel ||
+      iters[1] != utils::IteratorType::parallel ||
+      iters[2] != utils::IteratorType::parallel ||
+      iters[3] != utils::IteratorType::reduction)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  auto is = [](AffineMap map, ArrayRef<unsigned> dims) {
+    if (map.getNumResults() != dims.size())
+      return false;
+    for (auto [e, d] : llvm::zip(map.getResults(), dims))
+      if (dimOf(e) != d)
+        return false;
+    return true;
+  };
+  if (!is(maps[0], {0, 3}) || !is(maps[1], {1, 3, 2}) ||
+      !is(maps[2], {0, 1, 2}))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  AmxContraction amx;
+  amx.m = ranges[0];
+  amx.panel = ranges[2];
+  amx.n = ranges[1] * ranges[2];
+  amx.k = ranges[3];
+  if (amx.m % kBlock || amx.k % kBlock || amx.n % kBlock ||
+      amx.panel % kTileRows)
+    return std::nullopt;
+  amx.blockCols = blockDividing(amx.n, plan->amxBlockCols);
+  amx.blockDepth = blockDividing(amx.k, plan->amxBlockDepth);
+  // A block of columns must not straddle panels unevenly: either a whole
+  // number of panels, or a part of one.
+  if (amx.blockCols % amx.panel && amx.panel % amx.blockCols)
+    return std::nullopt;
+  return amx;
+}
+
+namespace {
+/// Emits the code of one AMX GEMM in place of its linalg op.
+class AmxGemmBuilder {
+public:
+  AmxGemmBuilder(OpBuilder &b, Location loc, const AmxContraction &shape)
+      : b(b), loc(loc), s(shape) {}
+
+  LogicalResult build(Value a, Value p, Value c);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value apply(AffineExpr e, ValueRange operands) {
+    return affine::makeComposedAffineApply(b, loc, e,
+                                           getAsOpFoldResult(operands));
+  }
+  /// Linux lets a process use AMX tile data only once it asked (arch_prctl
+  /// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); before, the first tile
+  /// instruction faults. The code asks itself, so that it runs in any
+  /// process (the runner, mlir-runner, a program linking an object): one
+  /// system call per GEMM call (a fraction of a microsecond; the permission
+  /// is the process's, for every thread), its result ignored, as the
+  /// compiler checked on this machine that it is granted.
+  void requestTilePermission();
+  /// The three bf16 parts of a vector of f32.
+  std::array<Value, kParts> split(Value v);
+  void splitA(Value a, Value as);
+  void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
+  LogicalResult multiplyBlock(Value as, Value bs, Value c, Value cRowStride,
+                              Value block, Value n0, Value kb);
+
+  OpBuilder &b;
+  Location loc;
+  AmxContraction s;
+};
+} // namespace
+
+void AmxGemmBuilder::requestTilePermission() {
+  // glibc's arch_prctl(int code, unsigned long addr) (x86-64 Linux).
+  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  constexpr llvm::StringLiteral kName = "arch_prctl";
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto type = b.getFunctionType({i32, i64}, {i32});
+  if (!module.lookupSymbol<func::FuncOp>(kName)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, loc, kName, type).setPrivate();
+  }
+  constexpr int64_t kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  func::CallOp::create(
+      b, loc, kName, TypeRange{i32},
+      ValueRange{arith::ConstantOp::create(
+                     b, loc, b.getI32IntegerAttr(kArchReqXcompPerm)),
+                 arith::ConstantOp::create(
+                     b, loc, b.getI64IntegerAttr(kXfeatureXtiledata))});
+}
+
+std::array<Value, kParts> AmxGemmBuilder::split(Value v) {
+  auto f32 = cast<VectorType>(v.getType());
+  auto bf16 = VectorType::get(f32.getShape(), b.getBF16Type());
+  std::array<Value, kParts> parts;
+  Value rest = v;
+  for (int64_t i = 0; i < kParts; ++i) {
+    parts[i] = arith::TruncFOp::create(b, loc, bf16, rest);
+    if (i + 1 < kParts)
+      rest = arith::SubFOp::create(
+          b, loc, rest, arith::ExtFOp::create(b, loc, f32, parts[i]));
+  }
+  return parts;
+}
+
+/// As[i, m, :] = part i of A[m, :] (in tile order), rows in parallel.
+void AmxGemmBuilder::splitA(Value a, Value as) {
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.m)}, ValueRange{},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value m = forall.getInductionVar(0);
+  auto loop = scf::ForOp::create(b, loc, index(0), index(s.k), index(16));
+  b.setInsertionPointToStart(loop.getBody());
+  Value k = loop.getInductionVar();
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value v = vector::TransferReadOp::create(b, loc, f32x16, a, ValueRange{m, k},
+                                           zero, ArrayRef<bool>{true});
+  std::array<Value, kParts> parts = split(v);
+  // Tile order: As[i, m / 16, k / 32, m % 16, k % 32], each 16 x 32 tile
+  // 1 KiB contiguous (rows K apart would all fall in one L1 set).
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx);
+  Value rowTile = apply(d0.floorDiv(kTileRows), {m});
+  Value row = apply(d0 % kTileRows, {m});
+  Value colTile = apply(d0.floorDiv(kTileBf16Cols), {k});
+  Value col = apply(d0 % kTileBf16Cols, {k});
+  for (int64_t i = 0; i < kParts; ++i)
+    vector::StoreOp::create(b, loc, parts[i], as,
+                            ValueRange{index(i), rowTile, colTile, row, col});
+}
+
+/// Bs[block] = the parts of B[kb : kb + Kb, n0 : n0 + Nb] in tile order:
+/// Bs[block, i, c, q, 2 x + t] = part i of B[kb + 2 q + t, n0 + 16 c + x].
+void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
+                                 Value kb) {
+  OpBuilder::InsertionGuard guard(b);
+  auto cols = scf::ForOp::create(b, loc, index(0), index(s.blockCols / 16),
+                                 index(1));
+  b.setInsertionPointToStart(cols.getBody());
+  Value col = cols.getInductionVar();
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+  Value n = apply(d0 + d1 * 16, {n0, col});
+  Value j = apply(d0.floorDiv(s.panel), {n});
+  Value r = apply(d0 % s.panel, {n});
+  auto pairs = scf::ForOp::create(b, loc, index(0), index(s.blockDepth / 2),
+                                  index(1));
+  b.setInsertionPointToStart(pairs.getBody());
+  Value q = pairs.getInductionVar();
+  Value k0 = apply(d0 + d1 * 2, {kb, q});
+  Value k1 = apply(d0 + d1 * 2 + 1, {kb, q});
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value even = vector::TransferReadOp::create(
+      b, loc, f32x16, p, ValueRange{j, k0, r}, zero, ArrayRef<bool>{true});
+  Value odd = vector::TransferReadOp::create(
+      b, loc, f32x16, p, ValueRange{j, k1, r}, zero, ArrayRef<bool>{true});
+  std::array<Value, kParts> evenParts = split(even), oddParts = split(odd);
+  SmallVector<int64_t> interleave;
+  for (int64_t x = 0; x < 16; ++x) {
+    interleave.push_back(x);
+    interleave.push_back(16 + x);
+  }
+  for (int64_t i = 0; i < kParts; ++i) {
+    Value pair = vector::ShuffleOp::create(b, loc, evenParts[i], oddParts[i],
+                                           interleave);
+    vector::StoreOp::create(b, loc, pair, bs,
+                            ValueRange{block, index(i), col, q, index(0)});
+  }
+}
+
+/// C[:, n0 : n0 + Nb] += A[:, kb : kb + Kb] * B[kb : kb + Kb, n0 : n0 + Nb]
+/// from the parts in As and Bs[block], 32 x 32 at a time.
+LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
+                                            Value cRowStride, Value block,
+                                            Value n0, Value kb) {
+  OpBuilder::InsertionGuard guard(b);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+  auto rowsLoop = scf::ForOp::create(b, loc, index(0), index(s.m),
+                                     index(kBlock));
+  b.setInsertionPointToStart(rowsLoop.getBody());
+  Value mt = rowsLoop.getInductionVar();
+  auto colsLoop = scf::ForOp::create(b, loc, index(0), index(s.blockCols),
+                                     index(kBlock));
+  b.setInsertionPointToStart(colsLoop.getBody());
+  Value nt = colsLoop.getInductionVar();
+
+  auto cTile = amx::TileType::get({kTileRows, kTileRows}, b.getF32Type());
+  auto partTile = amx::TileType::get({kTileRows, kTileBf16Cols},
+                                     b.getBF16Type());
+  // C's tiles, addressed as C[m, j, r] with rows cRowStride apart, stay in
+  // tile registers for the whole K block: storing a tile and loading it
+  // again in the next K step stalls (measured: 750 against 330 cycles a
+  // step).
+  Value rows[2] = {mt, apply(d0 + kTileRows, {mt})};
+  Value cIndex[2][2];
+  for (int64_t y = 0; y < 2; ++y) {
+    Value n = apply(d0 + d1 + y * kTileRows, {n0, nt});
+    cIndex[y][0] = apply(d0.floorDiv(s.panel), {n});
+    cIndex[y][1] = apply(d0 % s.panel, {n});
+  }
+  SmallVector<Value> initial;
+  for (int64_t x = 0; x < 2; ++x)
+    for (int64_t y = 0; y < 2; ++y)
+      initial.push_back(amx::TileLoadOp::create(
+          b, loc, cTile, c, ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
+          cRowStride));
+  auto depthLoop = scf::ForOp::create(b, loc, index(0), index(s.blockDepth),
+                                      index(kBlock), initial);
+  {
+    OpBuilder::InsertionGuard bodyGuard(b);
+    b.setInsertionPointToStart(depthLoop.getBody());
+    Value ks = depthLoop.getInductionVar();
+    Value acc[2][2];
+    for (int64_t x = 0; x < 2; ++x)
+      for (int64_t y = 0; y < 2; ++y)
+        acc[x][y] = depthLoop.getRegionIterArg(2 * x + y);
+    Value k = apply(d0 + d1, {kb, ks});
+    Value kTile = apply(d0.floorDiv(kTileBf16Cols), {k});
+    Value pair = apply(d0.floorDiv(2), {ks});
+    Value tileCol[2] = {apply(d0.floorDiv(16), {nt}),
+                        apply(d0.floorDiv(16) + 1, {nt})};
+    for (int64_t i = 0; i < kParts; ++i) {
+      Value aTiles[2];
+      for (int64_t x = 0; x < 2; ++x)
+        aTiles[x] = amx::TileLoadOp::create(
+            b, loc, partTile, as,
+            ValueRange{index(i), apply(d0.floorDiv(kTileRows), {rows[x]}),
+                       kTile, index(0), index(0)});
+      for (int64_t j = 0; i + j < kParts; ++j) {
+        Value bTiles[2];
+        for (int64_t y = 0; y < 2; ++y)
+          bTiles[y] = amx::TileLoadOp::create(
+              b, loc, partTile, bs,
+              ValueRange{block, index(j), tileCol[y], pair, index(0)});
+        for (int64_t x = 0; x < 2; ++x)
+          for (int64_t y = 0; y < 2; ++y)
+            acc[x][y] = amx::TileMulFOp::create(b, loc, cTile, aTiles[x],
+                                                bTiles[y], acc[x][y]);
+      }
+    }
+    scf::YieldOp::create(b, loc,
+                         ValueRange{acc[0][0], acc[0][1], acc[1][0],
+                                    acc[1][1]});
+  }
+  for (int64_t x = 0; x < 2; ++x)
+    for (int64_t y = 0; y < 2; ++y)
+      amx::TileStoreOp::create(b, loc, c,
+                               ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
+                               depthLoop.getResult(2 * x + y), cRowStride);
+  // Unrolled (at most 16 steps): tiles cannot cross blocks, as the LLVM
+  // lowering of control flow has no conversion for them.
+  return loopUnrollFull(depthLoop);
+}
+
+LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
+  // C is read and written as tiles: its rows must be a fixed stride apart
+  // and each panel's row contiguous.
+  auto cType = cast<MemRefType>(c.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(cType.getStridesAndOffset(strides, offset)) ||
+      strides.size() != 3 || strides[2] != 1 || strides[1] != s.panel ||
+      ShapedType::isDynamic(strides[0]))
+    return failure();
+  Value cRowStride = index(strides[0]);
+  requestTilePermission();
+
+  Type bf16 = b.getBF16Type();
+  auto asType = MemRefType::get({kParts, s.m / kTileRows, s.k / kTileBf16Cols,
+                                 kTileRows, kTileBf16Cols},
+                                bf16);
+  int64_t blocks = s.n / s.blockCols;
+  auto bsType = MemRefType::get({blocks, kParts, s.blockCols / 16,
+                                 s.blockDepth / 2, 2 * 16},
+                                bf16);
+  IntegerAttr alignment = b.getI64IntegerAttr(64);
+  Value as = memref::AllocOp::create(b, loc, asType, alignment);
+  Value bs = memref::AllocOp::create(b, loc, bsType, alignment);
+  splitA(a, as);
+
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{},
+      std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value block = forall.getInductionVar(0);
+    Value n0 = apply(getAffineDimExpr(0, b.getContext()) * s.blockCols,
+                     {block});
+    auto depthBlocks =
+        scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
+    b.setInsertionPointToStart(depthBlocks.getBody());
+    Value kb = depthBlocks.getInductionVar();
+    splitBBlock(p, bs, block, n0, kb);
+    if (failed(multiplyBlock(as, bs, c, cRowStride, block, n0, kb)))
+      return failure();
+  }
+  // No dealloc: the workspace plan, or else the deallocation pipeline,
+  // owns the two buffers.
+  return success();
+}
+
+namespace {
+struct CpuAmxContractionsPass
+    : public tfm::impl::TfmCpuAmxContractionsBase<CpuAmxContractionsPass> {
+  // On the module: the GEMMs' code declares arch_prctl there.
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, AmxContraction>> gemms;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (!op.hasPureBufferSemantics())
+        return;
+      if (std::optional<AmxContraction> shape = matchAmxContraction(op))
+        gemms.emplace_back(op, *shape);
+    });
+    for (auto [op, shape] : gemms) {
+      OpBuilder b(op);
+      AmxGemmBuilder builder(b, op.getLoc(), shape);
+      if (failed(builder.build(op.getDpsInputOperand(0)->get(),
+                               op.getDpsInputOperand(1)->get(),
+                               op.getDpsInitOperand(0)->get()))) {
+        // The FMA path skipped it: without AMX it would run as scalar
+        // loops, correct but slow. Say so rather than degrade silently.
+        op.emitRemark("tfm-cpu-amx-contractions: C's layout is not tiles' "
+                      "(rows a static stride apart, panels contiguous); left "
+                      "to scalar loops");
+        op->removeAttr(kCpuTilingAttrName);
+        continue;
+      }
+      op.erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,93 @@
+// RUN: transformer-opt %s --tfm-cpu-amx-contractions --split-input-file -verify-diagnostics | FileCheck %s
+
+// A packed GEMM planned for AMX tiles, C[64, 128] += A[64, 96] * B[96, 128]
+// (B as two 64-column panels): A is split into three bf16 parts, in 16 x 32
+// tiles, once (4 x 3 tiles a part); B's parts are converted by the block
+// that owns them (one block of 128 columns, K blocks of 32: the planned 64
+// does not divide 96) with the K pairs interleaved; each 32 x 32 block of C
+// is four f32 tiles, carried over the K block (one step here) through the
+// six part products of each step: 24 tile multiplies, then stored. The code
+// asks Linux for the tiles first.
+// CHECK: func.func private @arch_prctl(i32, i64) -> i32
+// CHECK-LABEL: func.func @gemm
+// CHECK-NOT: linalg.generic
+// CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
+// CHECK: %[[AS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4x3x16x32xbf16>
+// CHECK: %[[BS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x3x8x16x32xbf16>
+// CHECK: scf.forall (%{{.*}}) in (64)
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.*}}, %[[AS]]
+// CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
+// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK-COUNT-4: amx.tile_load %arg2{{.*}} into !amx.tile<16x16xf32>
+// CHECK-COUNT-24: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store %arg2
+#a = affine_map<(m, j, r, k) -> (m, k)>
+#p = affine_map<(m, j, r, k) -> (j, k, r)>
+#c = affine_map<(m, j, r, k) -> (m, j, r)>
+func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c : memref<64x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// Not for AMX tiles: 40 rows (no multiple of 32), and a GEMM without the
+// plan's `amx` field. Both stay as they are (the FMA path had them).
+// CHECK-LABEL: func.func @not_planned
+// CHECK-NOT: amx.
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: amx.
+#a = affine_map<(m, j, r, k) -> (m, k)>
+#p = affine_map<(m, j, r, k) -> (j, k, r)>
+#c = affine_map<(m, j, r, k) -> (m, j, r)>
+func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memref<40x2x64xf32>,
+                       %a2: memref<64x96xf32>, %c2: memref<64x2x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : memref<40x96xf32>, memref<2x96x64xf32>) outs(%c : memref<40x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 40, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 5, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a2, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c2 : memref<64x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// C's rows a dynamic stride apart cannot be loaded as tiles: the GEMM is
+// left to loops, and the pass says so.
+#a = affine_map<(m, j, r, k) -> (m, k)>
+#p = affine_map<(m, j, r, k) -> (j, k, r)>
+#c = affine_map<(m, j, r, k) -> (m, j, r)>
+func.func @dynamic_stride(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x64xf32, strided<[?, 64, 1]>>) {
+  // expected-remark @below {{C's layout is not tiles'}}
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c : memref<64x2x64xf32, strided<[?, 64, 1]>>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

@@ -1,0 +1,23 @@
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids amx=0" | FileCheck %s --check-prefix=FMA
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | FileCheck %s --check-prefix=FMA
+
+// For a CPU with AMX-BF16 (named here, so that the test runs anywhere: the
+// code is only compiled, not run), the pipeline takes a GEMM whose M, N, K
+// are multiples of 32 to AMX tiles down to the LLVM dialect: three K steps
+// of 32 (K = 96, one K block) of 24 tile multiplies each, 18 tile loads of
+// A and B parts a step and C's four tiles loaded and stored once; the
+// function asks Linux for the tiles (arch_prctl, from libc). Without `amx`,
+// or for a CPU without AMX, the same GEMM is FMA code.
+// CHECK: llvm.func @arch_prctl(i32, i64) -> i32
+// CHECK: llvm.call @arch_prctl
+// CHECK-COUNT-72: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
+// CHECK-NOT: llvm.x86.tdpbf16ps
+// FMA-NOT: arch_prctl
+// FMA-NOT: llvm.x86.t
+// FMA: llvm.intr.fmuladd
+// FMA-NOT: llvm.x86.t
+func.func @mm(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> {tfm.param = "w"}) -> tensor<1x64x128xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x128xf32>) -> tensor<1x64x128xf32>
+  return %y : tensor<1x64x128xf32>
+}
