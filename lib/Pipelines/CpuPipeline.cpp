@@ -83,6 +83,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
     pm.addPass(createTfmSequentialSmallForalls());
     pm.addPass(createForallToParallelLoopPass());
     pm.addPass(createConvertSCFToOpenMPPass());
+    if (options.amx)
+      pm.addPass(createTfmScheduleTileLoops());
     pm.addPass(createTfmInlineAllocaScopes());
   } else {
     pm.addPass(createForallToForLoopPass());

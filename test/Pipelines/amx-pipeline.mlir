@@ -1,6 +1,6 @@
-// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids amx=0" | FileCheck %s --check-prefix=FMA
-// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | FileCheck %s --check-prefix=FMA
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" --split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids amx=0" --split-input-file | FileCheck %s --check-prefix=FMA
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" --split-input-file | FileCheck %s --check-prefix=FMA
 
 // For a CPU with AMX-BF16 (named here, so that the test runs anywhere: the
 // code is only compiled, not run), the pipeline takes a GEMM whose M, N, K
@@ -9,7 +9,7 @@
 // A and B parts a step and C's four tiles loaded and stored once; the
 // function asks Linux for the tiles (arch_prctl, from libc). Without `amx`,
 // or for a CPU without AMX, the same GEMM is FMA code.
-// CHECK: llvm.func @arch_prctl(i32, i64) -> i32
+// CHECK-LABEL: llvm.func @mm
 // CHECK: llvm.call @arch_prctl
 // CHECK-COUNT-72: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 // CHECK-NOT: llvm.x86.tdpbf16ps
@@ -20,4 +20,21 @@
 func.func @mm(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> {tfm.param = "w"}) -> tensor<1x64x128xf32> {
   %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x128xf32>) -> tensor<1x64x128xf32>
   return %y : tensor<1x64x128xf32>
+}
+
+// -----
+
+// With several column blocks (1024 columns: eight of 128) the blocks are an
+// OpenMP loop that hands them out one at a time (tfm-schedule-tile-loops: a
+// thread whose core's tiles are shared with another runs at half speed);
+// the split of A by rows keeps the static schedule.
+// CHECK-LABEL: llvm.func @wide
+// CHECK: omp.wsloop {
+// CHECK: omp.wsloop schedule(dynamic) {
+// CHECK: llvm.x86.tdpbf16ps.internal
+// FMA-LABEL: llvm.func @wide
+// FMA-NOT: schedule(dynamic)
+func.func @wide(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x1024xf32> {tfm.param = "w"}) -> tensor<1x64x1024xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x1024xf32>) -> tensor<1x64x1024xf32>
+  return %y : tensor<1x64x1024xf32>
 }

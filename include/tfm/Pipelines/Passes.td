@@ -212,6 +212,22 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
                            "scf::SCFDialect", "vector::VectorDialect"];
 }
 
+def TfmScheduleTileLoops : Pass<"tfm-schedule-tile-loops"> {
+  let summary = "Gives OpenMP loops whose iterations run AMX tiles a dynamic "
+                "schedule";
+  let description = [{
+    After `convert-scf-to-openmp`: an `omp.wsloop` whose body multiplies AMX
+    tiles (`amx.tile_mulf`, the column blocks of
+    `tfm-cpu-amx-contractions`) gets `schedule(dynamic)`, so that threads
+    take blocks one at a time. A core's AMX unit is shared by its hardware
+    threads; a thread whose sibling also runs tiles has about half the tile
+    throughput, and with equal static shares the other threads wait for it.
+    Each block is computed whole by one thread in one order, so results do
+    not depend on the schedule. Other loops keep the static schedule.
+  }];
+  let dependentDialects = ["omp::OpenMPDialect"];
+}
+
 def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {
   let summary = "Vectorises elementwise generics along their innermost loop "
                 "and row reductions as partial sums (width from "
