@@ -11,16 +11,17 @@
 //
 //   As = workspace [3][M / 16][K / 32][16][32] bf16   // A's parts, in tiles
 //   forall m in [0, M):  As[:, m, :] = split(A[m, :])
-//   Bs = workspace [N / Nb][3][Nb / 16][Kb / 2][32] bf16   // a block each
+//   Bs = [threads][3][Nb / 16][Kb / 2][32] bf16   // one per OpenMP thread
 //   forall block in [0, N / Nb):                  // threads share blocks
+//     t = omp_get_thread_num()
 //     for kb in [0, K) step Kb:
-//       Bs[block] = split(B[kb : kb + Kb, block's Nb columns]), with the
+//       Bs[t] = split(B[kb : kb + Kb, block's Nb columns]), with the
 //                   K pairs interleaved as the tiles read them (VNNI)
 //       for mt in [0, M) step 32, nt in [0, Nb) step 32:
 //         c[2][2] = 16 x 16 tiles of C[mt : mt + 32, n0 + nt : n0 + nt + 32]
 //         for ks in [0, Kb) step 32:                // c stays in tiles
 //         for each A part i: a[2] = As[i, mt : mt + 32, kb + ks : +32]
-//           for each B part j <= 2 - i: b[2] = Bs[block, j, nt / 16 .., ks / 2]
+//           for each B part j <= 2 - i: b[2] = Bs[t, j, nt / 16 .., ks / 2]
 //             c[x][y] += a[x] * b[y]
 //         store c
 //
@@ -131,8 +132,9 @@ namespace {
 /// Emits the code of one AMX GEMM in place of its linalg op.
 class AmxGemmBuilder {
 public:
-  AmxGemmBuilder(OpBuilder &b, Location loc, const AmxContraction &shape)
-      : b(b), loc(loc), s(shape) {}
+  AmxGemmBuilder(OpBuilder &b, Location loc, const AmxContraction &shape,
+                 bool parallel)
+      : b(b), loc(loc), s(shape), parallel(parallel) {}
 
   LogicalResult build(Value a, Value p, Value c);
 
@@ -150,6 +152,10 @@ private:
   /// is the process's, for every thread), its result ignored, as the
   /// compiler checked on this machine that it is granted.
   void requestTilePermission();
+  /// A call of the C function `name` (declared in the module if needed).
+  Value callExternal(StringRef name, TypeRange results, ValueRange operands);
+  /// omp_get_max_threads() or omp_get_thread_num() as an index.
+  Value openmpIndex(StringRef function);
   /// The three bf16 parts of a vector of f32.
   std::array<Value, kParts> split(Value v);
   void splitA(Value a, Value as);
@@ -160,27 +166,38 @@ private:
   OpBuilder &b;
   Location loc;
   AmxContraction s;
+  /// Blocks run on OpenMP threads: B's parts get a buffer per thread.
+  bool parallel;
 };
 } // namespace
 
-void AmxGemmBuilder::requestTilePermission() {
-  // glibc's arch_prctl(int code, unsigned long addr) (x86-64 Linux).
-  auto module = b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  constexpr llvm::StringLiteral kName = "arch_prctl";
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto type = b.getFunctionType({i32, i64}, {i32});
-  if (!module.lookupSymbol<func::FuncOp>(kName)) {
+Value AmxGemmBuilder::callExternal(StringRef name, TypeRange results,
+                                   ValueRange operands) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<func::FuncOp>(name)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    func::FuncOp::create(b, loc, kName, type).setPrivate();
+    func::FuncOp::create(b, loc, name,
+                         b.getFunctionType(operands.getTypes(), results))
+        .setPrivate();
   }
+  return func::CallOp::create(b, loc, name, results, operands).getResult(0);
+}
+
+void AmxGemmBuilder::requestTilePermission() {
+  // glibc's arch_prctl(int code, unsigned long addr) (x86-64 Linux).
   constexpr int64_t kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  func::CallOp::create(
-      b, loc, kName, TypeRange{i32},
-      ValueRange{arith::ConstantOp::create(
-                     b, loc, b.getI32IntegerAttr(kArchReqXcompPerm)),
-                 arith::ConstantOp::create(
-                     b, loc, b.getI64IntegerAttr(kXfeatureXtiledata))});
+  callExternal("arch_prctl", b.getI32Type(),
+               ValueRange{arith::ConstantOp::create(
+                              b, loc, b.getI32IntegerAttr(kArchReqXcompPerm)),
+                          arith::ConstantOp::create(
+                              b, loc, b.getI64IntegerAttr(kXfeatureXtiledata))});
+}
+
+Value AmxGemmBuilder::openmpIndex(StringRef function) {
+  Value value = callExternal(function, b.getI32Type(), ValueRange{});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
 }
 
 std::array<Value, kParts> AmxGemmBuilder::split(Value v) {
@@ -226,8 +243,8 @@ void AmxGemmBuilder::splitA(Value a, Value as) {
                             ValueRange{index(i), rowTile, colTile, row, col});
 }
 
-/// Bs[block] = the parts of B[kb : kb + Kb, n0 : n0 + Nb] in tile order:
-/// Bs[block, i, c, q, 2 x + t] = part i of B[kb + 2 q + t, n0 + 16 c + x].
+/// Bs[slot] = the parts of B[kb : kb + Kb, n0 : n0 + Nb] in tile order:
+/// Bs[slot, i, c, q, 2 x + t] = part i of B[kb + 2 q + t, n0 + 16 c + x].
 void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
                                  Value kb) {
   OpBuilder::InsertionGuard guard(b);
@@ -369,12 +386,18 @@ LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
                                  kTileRows, kTileBf16Cols},
                                 bf16);
   int64_t blocks = s.n / s.blockCols;
-  auto bsType = MemRefType::get({blocks, kParts, s.blockCols / 16,
-                                 s.blockDepth / 2, 2 * 16},
+  // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
+  // omp_get_thread_num(), not per block: an LM head's 785 blocks would
+  // take 116 MiB.
+  auto bsType = MemRefType::get({parallel ? ShapedType::kDynamic : 1, kParts,
+                                 s.blockCols / 16, s.blockDepth / 2, 2 * 16},
                                 bf16);
   IntegerAttr alignment = b.getI64IntegerAttr(64);
   Value as = memref::AllocOp::create(b, loc, asType, alignment);
-  Value bs = memref::AllocOp::create(b, loc, bsType, alignment);
+  SmallVector<Value> slots;
+  if (parallel)
+    slots.push_back(openmpIndex("omp_get_max_threads"));
+  Value bs = memref::AllocOp::create(b, loc, bsType, slots, alignment);
   splitA(a, as);
 
   auto forall = scf::ForallOp::create(
@@ -386,12 +409,13 @@ LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
     Value block = forall.getInductionVar(0);
     Value n0 = apply(getAffineDimExpr(0, b.getContext()) * s.blockCols,
                      {block});
+    Value slot = parallel ? openmpIndex("omp_get_thread_num") : index(0);
     auto depthBlocks =
         scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
     b.setInsertionPointToStart(depthBlocks.getBody());
     Value kb = depthBlocks.getInductionVar();
-    splitBBlock(p, bs, block, n0, kb);
-    if (failed(multiplyBlock(as, bs, c, cRowStride, block, n0, kb)))
+    splitBBlock(p, bs, slot, n0, kb);
+    if (failed(multiplyBlock(as, bs, c, cRowStride, slot, n0, kb)))
       return failure();
   }
   // No dealloc: the workspace plan, or else the deallocation pipeline,
@@ -402,6 +426,7 @@ LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
 namespace {
 struct CpuAmxContractionsPass
     : public tfm::impl::TfmCpuAmxContractionsBase<CpuAmxContractionsPass> {
+  using Base::Base;
   // On the module: the GEMMs' code declares arch_prctl there.
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, AmxContraction>> gemms;
@@ -413,7 +438,7 @@ struct CpuAmxContractionsPass
     });
     for (auto [op, shape] : gemms) {
       OpBuilder b(op);
-      AmxGemmBuilder builder(b, op.getLoc(), shape);
+      AmxGemmBuilder builder(b, op.getLoc(), shape, parallel);
       if (failed(builder.build(op.getDpsInputOperand(0)->get(),
                                op.getDpsInputOperand(1)->get(),
                                op.getDpsInitOperand(0)->get()))) {

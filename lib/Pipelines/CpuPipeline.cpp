@@ -67,8 +67,11 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   buildCallingConventionStage(
       pm, /*resultsInPlace=*/true, options.planWorkspace,
       [&](OpPassManager &nested) {
-        if (options.vectorize && options.amx)
-          nested.addPass(createTfmCpuAmxContractions());
+        if (options.vectorize && options.amx) {
+          TfmCpuAmxContractionsOptions amx;
+          amx.parallel = options.parallel;
+          nested.addPass(createTfmCpuAmxContractions(amx));
+        }
       });
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.

@@ -1,29 +1,41 @@
 // RUN: transformer-opt %s --tfm-cpu-amx-contractions --split-input-file -verify-diagnostics | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-amx-contractions=parallel=0 --split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SERIAL
 
 // A packed GEMM planned for AMX tiles, C[64, 128] += A[64, 96] * B[96, 128]
 // (B as two 64-column panels): A is split into three bf16 parts, in 16 x 32
-// tiles, once (4 x 3 tiles a part); B's parts are converted by the block
-// that owns them (one block of 128 columns, K blocks of 32: the planned 64
-// does not divide 96) with the K pairs interleaved; each 32 x 32 block of C
+// tiles, once (4 x 3 tiles a part); B's parts are converted by the thread
+// that owns a block (one block of 128 columns, K blocks of 32: the planned
+// 64 does not divide 96), into that thread's buffer (one per OpenMP thread;
+// one in all without `parallel`), with the K pairs interleaved; each 32 x 32
+// block of C
 // is four f32 tiles, carried over the K block (one step here) through the
 // six part products of each step: 24 tile multiplies, then stored. The code
 // asks Linux for the tiles first.
-// CHECK: func.func private @arch_prctl(i32, i64) -> i32
+// CHECK-DAG: func.func private @arch_prctl(i32, i64) -> i32
+// CHECK-DAG: func.func private @omp_get_max_threads() -> i32
+// CHECK-DAG: func.func private @omp_get_thread_num() -> i32
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.generic
 // CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
 // CHECK: %[[AS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4x3x16x32xbf16>
-// CHECK: %[[BS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x3x8x16x32xbf16>
+// CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
+// CHECK: %[[BS:.*]] = memref.alloc(%[[TI]]) {alignment = 64 : i64} : memref<?x3x8x16x32xbf16>
 // CHECK: scf.forall (%{{.*}}) in (64)
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: vector.store %{{.*}}, %[[AS]]
 // CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: %[[ME:.*]] = func.call @omp_get_thread_num() : () -> i32
+// CHECK: %[[SLOT:.*]] = arith.index_cast %[[ME]]
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
-// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK: vector.store %{{.*}}, %[[BS]][%[[SLOT]],
 // CHECK-COUNT-4: amx.tile_load %arg2{{.*}} into !amx.tile<16x16xf32>
 // CHECK-COUNT-24: amx.tile_mulf
 // CHECK-NOT: amx.tile_mulf
 // CHECK-COUNT-4: amx.tile_store %arg2
+// SERIAL-NOT: omp_get
+// SERIAL: memref.alloc() {alignment = 64 : i64} : memref<1x3x8x16x32xbf16>
+// SERIAL-NOT: omp_get
 #a = affine_map<(m, j, r, k) -> (m, k)>
 #p = affine_map<(m, j, r, k) -> (j, k, r)>
 #c = affine_map<(m, j, r, k) -> (m, j, r)>

@@ -196,7 +196,8 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
       (16 x 16 x 32 bf16 multiply-adds per instruction) faster than FMA;
     - A is split once per call into the workspace; B is split per block of
       `amx[0]` columns and `amx[1]` rows of K, by the thread that owns the
-      block (blocks are an scf.forall: threads share them);
+      block (blocks are an scf.forall: threads share them), into a buffer of
+      that thread's (`omp_get_thread_num()`; one buffer without `parallel`);
     - a 32 x 32 block of C is four 16 x 16 f32 tiles, loaded, multiplied
       with 2 A and 2 B tiles per part pair over 32 steps of K, and stored.
 
@@ -206,6 +207,13 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
     the code asks for itself (an `arch_prctl` system call before each GEMM),
     so it runs in any process.
   }];
+  let options = [
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "The column blocks run on OpenMP threads (the pipeline's "
+           "`parallel`): each thread converts B into its own buffer, "
+           "indexed by omp_get_thread_num(); off: one buffer, no OpenMP "
+           "calls">,
+  ];
   let dependentDialects = ["affine::AffineDialect", "amx::AMXDialect",
                            "arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect",
