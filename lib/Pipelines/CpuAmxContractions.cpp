@@ -26,8 +26,9 @@
 //         store c
 //
 // Eight tile registers hold the 4 C, 2 A and 2 B tiles. A is split by rows
-// in parallel, before the blocks; B's split is repeated for every block of
-// C's rows it serves (all M rows: once per call).
+// in parallel, before the blocks; B's split is done once per call (a block
+// holds all M rows). The code after the two allocations is a kernel function
+// shared by the GEMMs of one shape and operand types.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Passes.h"
@@ -44,6 +45,9 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUAMXCONTRACTIONS
@@ -136,7 +140,12 @@ public:
                  bool parallel)
       : b(b), loc(loc), s(shape), parallel(parallel) {}
 
-  LogicalResult build(Value a, Value p, Value c);
+  /// The workspace buffers of A's and B's parts, where the builder is.
+  std::pair<Value, Value> allocateParts();
+  /// The GEMM's code, where the builder is (a kernel function's body), for
+  /// C's rows `rowStride` elements apart.
+  LogicalResult buildKernel(Value a, Value p, Value c, Value as, Value bs,
+                            int64_t rowStride);
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -363,29 +372,27 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
       amx::TileStoreOp::create(b, loc, c,
                                ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
                                depthLoop.getResult(2 * x + y), cRowStride);
-  // Unrolled (at most 16 steps): tiles cannot cross blocks, as the LLVM
+  // Unrolled (K block / 32 steps, 8 with the derived plan): tiles cannot cross blocks, as the LLVM
   // lowering of control flow has no conversion for them.
   return loopUnrollFull(depthLoop);
 }
 
-LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
-  // C is read and written as tiles: its rows must be a fixed stride apart
-  // and each panel's row contiguous.
-  auto cType = cast<MemRefType>(c.getType());
+std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
+                                                  int64_t panel) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(cType.getStridesAndOffset(strides, offset)) ||
-      strides.size() != 3 || strides[2] != 1 || strides[1] != s.panel ||
+      strides.size() != 3 || strides[2] != 1 || strides[1] != panel ||
       ShapedType::isDynamic(strides[0]))
-    return failure();
-  Value cRowStride = index(strides[0]);
-  requestTilePermission();
+    return std::nullopt;
+  return strides[0];
+}
 
+std::pair<Value, Value> AmxGemmBuilder::allocateParts() {
   Type bf16 = b.getBF16Type();
   auto asType = MemRefType::get({kParts, s.m / kTileRows, s.k / kTileBf16Cols,
                                  kTileRows, kTileBf16Cols},
                                 bf16);
-  int64_t blocks = s.n / s.blockCols;
   // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
   // omp_get_thread_num(), not per block: an LM head's 785 blocks would
   // take 116 MiB.
@@ -398,29 +405,32 @@ LogicalResult AmxGemmBuilder::build(Value a, Value p, Value c) {
   if (parallel)
     slots.push_back(openmpIndex("omp_get_max_threads"));
   Value bs = memref::AllocOp::create(b, loc, bsType, slots, alignment);
-  splitA(a, as);
+  // No dealloc: the workspace plan, or else the deallocation pipeline,
+  // owns the two buffers.
+  return {as, bs};
+}
 
+LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c, Value as,
+                                          Value bs, int64_t rowStride) {
+  Value cRowStride = index(rowStride);
+  requestTilePermission();
+  splitA(a, as);
+  int64_t blocks = s.n / s.blockCols;
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{},
       std::nullopt);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value block = forall.getInductionVar(0);
-    Value n0 = apply(getAffineDimExpr(0, b.getContext()) * s.blockCols,
-                     {block});
-    Value slot = parallel ? openmpIndex("omp_get_thread_num") : index(0);
-    auto depthBlocks =
-        scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
-    b.setInsertionPointToStart(depthBlocks.getBody());
-    Value kb = depthBlocks.getInductionVar();
-    splitBBlock(p, bs, slot, n0, kb);
-    if (failed(multiplyBlock(as, bs, c, cRowStride, slot, n0, kb)))
-      return failure();
-  }
-  // No dealloc: the workspace plan, or else the deallocation pipeline,
-  // owns the two buffers.
-  return success();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value block = forall.getInductionVar(0);
+  Value n0 = apply(getAffineDimExpr(0, b.getContext()) * s.blockCols,
+                   {block});
+  Value slot = parallel ? openmpIndex("omp_get_thread_num") : index(0);
+  auto depthBlocks =
+      scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
+  b.setInsertionPointToStart(depthBlocks.getBody());
+  Value kb = depthBlocks.getInductionVar();
+  splitBBlock(p, bs, slot, n0, kb);
+  return multiplyBlock(as, bs, c, cRowStride, slot, n0, kb);
 }
 
 namespace {
@@ -429,19 +439,27 @@ struct CpuAmxContractionsPass
   using Base::Base;
   // On the module: the GEMMs' code declares arch_prctl there.
   void runOnOperation() override {
+    ModuleOp module = getOperation();
     SmallVector<std::pair<linalg::GenericOp, AmxContraction>> gemms;
-    getOperation().walk([&](linalg::GenericOp op) {
+    module.walk([&](linalg::GenericOp op) {
       if (!op.hasPureBufferSemantics())
         return;
       if (std::optional<AmxContraction> shape = matchAmxContraction(op))
         gemms.emplace_back(op, *shape);
     });
+    SymbolTable symbols(module);
+    // One kernel function per GEMM shape and operand types, called by every
+    // GEMM that has them (the 12 layers of a model share 4): the passes that
+    // follow, and LLVM, see each unrolled kernel once (outlining and
+    // deduplication come later in the pipeline).
+    llvm::StringMap<func::FuncOp> kernels;
     for (auto [op, shape] : gemms) {
-      OpBuilder b(op);
-      AmxGemmBuilder builder(b, op.getLoc(), shape, parallel);
-      if (failed(builder.build(op.getDpsInputOperand(0)->get(),
-                               op.getDpsInputOperand(1)->get(),
-                               op.getDpsInitOperand(0)->get()))) {
+      Value a = op.getDpsInputOperand(0)->get();
+      Value p = op.getDpsInputOperand(1)->get();
+      Value c = op.getDpsInitOperand(0)->get();
+      std::optional<int64_t> rowStride = getAmxRowStride(
+          cast<MemRefType>(c.getType()), shape.panel);
+      if (!rowStride) {
         // The FMA path skipped it: without AMX it would run as scalar
         // loops, correct but slow. Say so rather than degrade silently.
         op.emitRemark("tfm-cpu-amx-contractions: C's layout is not tiles' "
@@ -450,6 +468,35 @@ struct CpuAmxContractionsPass
         op->removeAttr(kCpuTilingAttrName);
         continue;
       }
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      AmxGemmBuilder caller(b, loc, shape, parallel);
+      auto [as, bs] = caller.allocateParts();
+      SmallVector<Value> operands = {a, p, c, as, bs};
+      std::string key;
+      llvm::raw_string_ostream os(key);
+      llvm::interleave(ValueRange(operands).getTypes(), os, ";");
+      os << "|" << shape.blockCols << "x" << shape.blockDepth;
+      func::FuncOp &kernel = kernels[key];
+      if (!kernel) {
+        OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+        kernel = func::FuncOp::create(
+            top, loc, "tfm_amx_gemm",
+            top.getFunctionType(ValueRange(operands).getTypes(), {}));
+        kernel.setPrivate();
+        symbols.insert(kernel); // unique name
+        Block *body = kernel.addEntryBlock();
+        OpBuilder inside = OpBuilder::atBlockBegin(body);
+        AmxGemmBuilder builder(inside, loc, shape, parallel);
+        if (failed(builder.buildKernel(body->getArgument(0),
+                                       body->getArgument(1),
+                                       body->getArgument(2),
+                                       body->getArgument(3),
+                                       body->getArgument(4), *rowStride)))
+          return signalPassFailure();
+        func::ReturnOp::create(inside, loc);
+      }
+      func::CallOp::create(b, loc, kernel, operands);
       op.erase();
     }
   }

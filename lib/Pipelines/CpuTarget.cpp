@@ -160,13 +160,15 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
   tiling.dotDepth = std::max<int64_t>(32, 2 * lanes);
   if (useAmx && target.hasAmxBf16) {
     // One thread's converted B block (three bf16 parts of K block x 128
-    // columns) in a quarter of L2, the K block at most 512 deep: C's tiles
-    // are reloaded once per K block.
+    // columns) in a quarter of L2, the K block at most 256 deep: C's tiles
+    // are reloaded once per K block, and the K block's steps are unrolled
+    // (8 steps of 32: deeper blocks gained little and doubled the kernels'
+    // compile time).
     tiling.amxBlockCols = 128;
     int64_t amxDepth = target.l2Bytes / 4 / (3 * tiling.amxBlockCols * 2);
     tiling.amxBlockDepth =
         std::clamp<int64_t>(floorPowerOfTwo(std::max<int64_t>(amxDepth, 1)),
-                            32, 512);
+                            32, 256);
   }
   return tiling;
 }

@@ -11,6 +11,7 @@
 #include "tfm/Pipelines/CpuTarget.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/Pass.h"
 
 #include <optional>
@@ -38,6 +39,9 @@ struct AmxContraction {
 };
 /// `op` (a linalg op on tensors or buffers) as such a GEMM, or nullopt.
 std::optional<AmxContraction> matchAmxContraction(Operation *op);
+/// The row stride (elements) of C[M, J, panel] when its tiles can be loaded
+/// and stored: rows a static stride apart, each panel's row contiguous.
+std::optional<int64_t> getAmxRowStride(MemRefType cType, int64_t panel);
 
 /// Marks the functions tfm-outline-loop-nests creates until they are
 /// llvm.func (tfm-deduplicate-outlined-functions merges only these).

@@ -10,38 +10,57 @@
 // block of C
 // is four f32 tiles, carried over the K block (one step here) through the
 // six part products of each step: 24 tile multiplies, then stored. The code
-// asks Linux for the tiles first.
+// asks Linux for the tiles first. A second GEMM of the same shape calls the
+// same kernel.
+// The GEMM becomes a call of a kernel function (one per shape and operand
+// types, shared by every GEMM that has them: below), the parts' buffers
+// allocated by the caller (for the workspace plan).
 // CHECK-DAG: func.func private @arch_prctl(i32, i64) -> i32
 // CHECK-DAG: func.func private @omp_get_max_threads() -> i32
 // CHECK-DAG: func.func private @omp_get_thread_num() -> i32
 // CHECK-LABEL: func.func @gemm
 // CHECK-NOT: linalg.generic
-// CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
 // CHECK: %[[AS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4x3x16x32xbf16>
 // CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
 // CHECK: %[[BS:.*]] = memref.alloc(%[[TI]]) {alignment = 64 : i64} : memref<?x3x8x16x32xbf16>
+// CHECK: call @tfm_amx_gemm(%arg0, %arg1, %arg2, %[[AS]], %[[BS]])
+// CHECK: call @tfm_amx_gemm(%arg3, %arg1, %arg4,
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func private @tfm_amx_gemm(
+// CHECK-SAME: %[[A:.*]]: memref<64x96xf32>, %[[P:.*]]: memref<2x96x64xf32>, %[[C:.*]]: memref<64x2x64xf32>, %[[KAS:.*]]: memref<3x4x3x16x32xbf16>, %[[KBS:.*]]: memref<?x3x8x16x32xbf16>)
+// CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
 // CHECK: scf.forall (%{{.*}}) in (64)
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
-// CHECK: vector.store %{{.*}}, %[[AS]]
+// CHECK: vector.store %{{.*}}, %[[KAS]]
 // CHECK: scf.forall (%{{.*}}) in (1)
 // CHECK: %[[ME:.*]] = func.call @omp_get_thread_num() : () -> i32
 // CHECK: %[[SLOT:.*]] = arith.index_cast %[[ME]]
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
-// CHECK: vector.store %{{.*}}, %[[BS]][%[[SLOT]],
-// CHECK-COUNT-4: amx.tile_load %arg2{{.*}} into !amx.tile<16x16xf32>
+// CHECK: vector.store %{{.*}}, %[[KBS]][%[[SLOT]],
+// CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>
 // CHECK-COUNT-24: amx.tile_mulf
 // CHECK-NOT: amx.tile_mulf
-// CHECK-COUNT-4: amx.tile_store %arg2
+// CHECK-COUNT-4: amx.tile_store %[[C]]
+// CHECK-NOT: func.func private @tfm_amx_gemm
 // SERIAL-NOT: omp_get
 // SERIAL: memref.alloc() {alignment = 64 : i64} : memref<1x3x8x16x32xbf16>
 // SERIAL-NOT: omp_get
 #a = affine_map<(m, j, r, k) -> (m, k)>
 #p = affine_map<(m, j, r, k) -> (j, k, r)>
 #c = affine_map<(m, j, r, k) -> (m, j, r)>
-func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x64xf32>) {
+func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x64xf32>,
+                %a2: memref<64x96xf32>, %c2: memref<64x2x64xf32>) {
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c : memref<64x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a2, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c2 : memref<64x2x64xf32>)
       attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
