@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -158,8 +159,11 @@ private:
   /// instruction faults. The code asks itself, so that it runs in any
   /// process (the runner, mlir-runner, a program linking an object): one
   /// system call per GEMM call (a fraction of a microsecond; the permission
-  /// is the process's, for every thread), its result ignored, as the
-  /// compiler checked on this machine that it is granted.
+  /// is the process's, for every thread). Its result is not checked: for
+  /// the host, tfm-cpu-configure planned tiles only after the same request
+  /// succeeded; code compiled for a named CPU and run where Linux refuses
+  /// the tiles faults at the first one, like any code for a CPU it is not
+  /// running on.
   void requestTilePermission();
   /// A call of the C function `name` (declared in the module if needed).
   Value callExternal(StringRef name, TypeRange results, ValueRange operands);
@@ -372,8 +376,9 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
       amx::TileStoreOp::create(b, loc, c,
                                ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
                                depthLoop.getResult(2 * x + y), cRowStride);
-  // Unrolled (K block / 32 steps, 8 with the derived plan): tiles cannot cross blocks, as the LLVM
-  // lowering of control flow has no conversion for them.
+  // Unrolled (K block / 32 steps, 8 with the derived plan): tiles cannot
+  // cross blocks, as the LLVM lowering of control flow has no conversion
+  // for them.
   return loopUnrollFull(depthLoop);
 }
 
@@ -424,7 +429,18 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c, Value as,
   Value block = forall.getInductionVar(0);
   Value n0 = apply(getAffineDimExpr(0, b.getContext()) * s.blockCols,
                    {block});
-  Value slot = parallel ? openmpIndex("omp_get_thread_num") : index(0);
+  // The thread's own buffer. Inside the block loop's parallel region the
+  // thread number is below the caller's omp_get_max_threads(), the buffer
+  // count; a block loop left sequential (few blocks) in a caller that is
+  // itself an OpenMP thread reads the caller's number: one thread runs all
+  // blocks then, and any buffer will do.
+  Value slot = index(0);
+  if (parallel) {
+    Value last = arith::SubIOp::create(
+        b, loc, memref::DimOp::create(b, loc, bs, 0), index(1));
+    slot = arith::MinUIOp::create(b, loc, openmpIndex("omp_get_thread_num"),
+                                  last);
+  }
   auto depthBlocks =
       scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
   b.setInsertionPointToStart(depthBlocks.getBody());
@@ -484,6 +500,11 @@ struct CpuAmxContractionsPass
             top, loc, "tfm_amx_gemm",
             top.getFunctionType(ValueRange(operands).getTypes(), {}));
         kernel.setPrivate();
+        // Internal in the object too: two models linked into one program
+        // must not share (or clash on) kernels of different shapes.
+        kernel->setAttr("llvm.linkage",
+                        LLVM::LinkageAttr::get(&getContext(),
+                                               LLVM::Linkage::Internal));
         symbols.insert(kernel); // unique name
         Block *body = kernel.addEntryBlock();
         OpBuilder inside = OpBuilder::atBlockBegin(body);

@@ -105,6 +105,12 @@ struct CpuConfigurePass
                          << llvm::toString(target.takeError());
       return signalPassFailure();
     }
+    // Tiles for the host only where Linux lets this process use them (the
+    // request is irreversible for the process: made only when planning
+    // tiles).
+    if (amx && target->hasAmxBf16 && (cpu.empty() || cpu == "host") &&
+        !requestAmxTilePermission())
+      target->hasAmxBf16 = false;
     ContractionTiling overrides;
     overrides.registerRows = registerRows;
     overrides.registerCols = registerCols;

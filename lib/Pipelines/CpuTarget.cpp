@@ -69,7 +69,6 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     applyFeatures(target,
                   [&](llvm::StringRef f) { return features.lookup(f); });
-    target.hasAmxBf16 = target.hasAmxBf16 && requestAmxTilePermission();
     applyTypicalCaches(target);
     // The machine's own caches where the OS reports them (VMs may not).
     if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)

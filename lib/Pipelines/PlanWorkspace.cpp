@@ -10,7 +10,9 @@
 #include "tfm/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 
@@ -61,9 +63,24 @@ void appendMemRefResults(Operation *op, SmallVectorImpl<Value> &values) {
       values.push_back(result);
 }
 
+/// Whether a buffer passed to `call` may outlive the call. Not for a private
+/// function of this module with a body and no results (such as the kernels
+/// of tfm-cpu-amx-contractions): it has the buffer for the call's duration
+/// and no way to hand it back.
+bool mayKeep(CallOpInterface call) {
+  auto callee =
+      llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
+  if (!callee)
+    return true;
+  auto func = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call.getOperation(), callee);
+  return !func || !func.isPrivate() || func.isExternal() ||
+         func.getNumResults() != 0;
+}
+
 /// The last top-level position at which `alloc` or a value that may alias it
 /// is used; nullopt when the buffer escapes the function (returned, or passed
-/// to a call), which leaves its lifetime unknown. Aliases are the results of
+/// to a call that may keep it), which leaves its lifetime unknown. Aliases are the results of
 /// views of it, the memref results of any op that takes it (a loop carrying
 /// it as an iteration argument returns it), and the results of an op whose
 /// region yields it.
@@ -83,7 +100,9 @@ getLastUse(memref::AllocOp alloc,
     Value value = worklist.pop_back_val();
     for (OpOperand &use : value.getUses()) {
       Operation *user = use.getOwner();
-      if (isa<func::ReturnOp, CallOpInterface>(user))
+      if (isa<func::ReturnOp>(user))
+        return std::nullopt;
+      if (auto call = dyn_cast<CallOpInterface>(user); call && mayKeep(call))
         return std::nullopt;
       SmallVector<Value> aliases;
       if (user->hasTrait<OpTrait::IsTerminator>())

@@ -63,12 +63,15 @@ uint64_t mlir::tfm::runtime::releaseSharedLibraryPages(
   struct Mapping {
     uintptr_t start = 0, end = 0;
     bool candidate = false;
-    uint64_t resident = 0, anonymous = ~uint64_t(0);
+    uint64_t resident = 0, anonymous = ~uint64_t(0), swapped = ~uint64_t(0);
   };
   std::vector<Mapping> releasable;
   Mapping current;
   auto finish = [&] {
-    if (current.candidate && current.anonymous == 0 && current.resident)
+    // No copied-on-write page, resident (Anonymous) or swapped out (Swap):
+    // dropping one would bring back the file's unrelocated bytes.
+    if (current.candidate && current.anonymous == 0 && current.swapped == 0 &&
+        current.resident)
       releasable.push_back(current);
     current = Mapping();
   };
@@ -106,6 +109,9 @@ uint64_t mlir::tfm::runtime::releaseSharedLibraryPages(
     else if (line.consume_front("Anonymous:") &&
              !line.ltrim().consumeInteger(10, kib))
       current.anonymous = uint64_t(kib) * 1024;
+    else if (line.consume_front("Swap:") &&
+             !line.ltrim().consumeInteger(10, kib))
+      current.swapped = uint64_t(kib) * 1024;
   }
   finish();
   uint64_t released = 0;

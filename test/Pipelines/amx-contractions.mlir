@@ -29,13 +29,17 @@
 // CHECK-NOT: linalg.generic
 // CHECK-LABEL: func.func private @tfm_amx_gemm(
 // CHECK-SAME: %[[A:.*]]: memref<64x96xf32>, %[[P:.*]]: memref<2x96x64xf32>, %[[C:.*]]: memref<64x2x64xf32>, %[[KAS:.*]]: memref<3x4x3x16x32xbf16>, %[[KBS:.*]]: memref<?x3x8x16x32xbf16>)
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
 // CHECK: scf.forall (%{{.*}}) in (64)
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: vector.store %{{.*}}, %[[KAS]]
 // CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: %[[N:.*]] = memref.dim %[[KBS]]
+// CHECK: %[[LAST:.*]] = arith.subi %[[N]]
 // CHECK: %[[ME:.*]] = func.call @omp_get_thread_num() : () -> i32
-// CHECK: %[[SLOT:.*]] = arith.index_cast %[[ME]]
+// CHECK: %[[MEI:.*]] = arith.index_cast %[[ME]]
+// CHECK: %[[SLOT:.*]] = arith.minui %[[MEI]], %[[LAST]]
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
 // CHECK: vector.store %{{.*}}, %[[KBS]][%[[SLOT]],
 // CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>

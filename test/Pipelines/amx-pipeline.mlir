@@ -11,7 +11,7 @@
 // or for a CPU without AMX, the same GEMM is FMA code.
 // CHECK-LABEL: llvm.func @mm(
 // CHECK: llvm.call @tfm_amx_gemm
-// CHECK-LABEL: llvm.func @tfm_amx_gemm
+// CHECK-LABEL: llvm.func internal @tfm_amx_gemm
 // CHECK: llvm.call @arch_prctl
 // CHECK-COUNT-72: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 // CHECK-NOT: llvm.x86.tdpbf16ps
@@ -30,7 +30,7 @@ func.func @mm(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> 
 // OpenMP loop that hands them out one at a time (tfm-schedule-tile-loops: a
 // thread whose core's tiles are shared with another runs at half speed);
 // the split of A by rows keeps the static schedule.
-// CHECK-LABEL: llvm.func @tfm_amx_gemm
+// CHECK-LABEL: llvm.func internal @tfm_amx_gemm
 // CHECK: omp.wsloop {
 // CHECK: omp.wsloop schedule(dynamic) {
 // CHECK: llvm.x86.tdpbf16ps.internal

@@ -96,6 +96,28 @@ func.func @escapes(%x: memref<4xf32>, %n: index) -> memref<4xf32> {
 
 // -----
 
+// A private function of the module with a body and no results (a kernel,
+// such as tfm-cpu-amx-contractions' GEMMs) has its buffers only for the
+// call: they are planned, and die at the call.
+// CHECK-LABEL: func.func @kernel_call
+// CHECK-SAME: tfm.workspace = {buffers = 2 : i64, bytes = 64 : i64, unplanned = 128 : i64}
+// CHECK: %[[K:.*]] = memref.view {{.*}} to memref<4xf32>
+// CHECK: call @kernel(%[[K]])
+// CHECK: %[[L:.*]] = memref.view {{.*}} to memref<4xf32>
+func.func private @kernel(%b: memref<4xf32>) {
+  return
+}
+// expected-remark @below {{workspace of @kernel_call: 64 bytes for 2 buffers of 128 bytes}}
+func.func @kernel_call(%x: memref<4xf32>) {
+  %k = memref.alloc() : memref<4xf32>
+  call @kernel(%k) : (memref<4xf32>) -> ()
+  %l = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%x : memref<4xf32>) outs(%l : memref<4xf32>)
+  return
+}
+
+// -----
+
 // A single buffer gains nothing: left as it is, no attribute.
 // CHECK-LABEL: func.func @single
 // CHECK-NOT: tfm.workspace

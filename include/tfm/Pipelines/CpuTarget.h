@@ -28,9 +28,10 @@ struct CpuTarget {
   /// Number of such registers (16 with AVX2, 32 with AVX-512).
   unsigned vectorRegisters = 16;
   bool hasFMA = false;
-  /// AMX tiles with bf16 dot products (Sapphire Rapids and later). For the
-  /// host, also that Linux let this process use the tile data (arch_prctl
-  /// ARCH_REQ_XCOMP_PERM): without it, the first tile instruction faults.
+  /// AMX tiles with bf16 dot products (Sapphire Rapids and later), by the
+  /// CPU's features. Whether Linux lets a process use the tile data is
+  /// requestAmxTilePermission's: tfm-cpu-configure asks for the host only
+  /// when it would plan tiles.
   bool hasAmxBf16 = false;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;

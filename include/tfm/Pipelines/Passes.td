@@ -216,6 +216,7 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
   ];
   let dependentDialects = ["affine::AffineDialect", "amx::AMXDialect",
                            "arith::ArithDialect", "func::FuncDialect",
+                           "LLVM::LLVMDialect",
                            "memref::MemRefDialect",
                            "scf::SCFDialect", "vector::VectorDialect"];
 }

@@ -46,7 +46,8 @@ void releaseFreeHeapMemory();
 /// Drops from the resident set the pages of the shared libraries whose file
 /// name starts with one of `libraryPrefixes` (e.g. "libLLVM", "libMLIR")
 /// that are still exactly the file's contents: the mappings that are not
-/// writable and hold no copied-on-write page (smaps `Anonymous: 0 kB`).
+/// writable and hold no copied-on-write page, resident or swapped out
+/// (smaps `Anonymous: 0 kB` and `Swap: 0 kB`).
 /// madvise(MADV_DONTNEED) unmaps them; they stay in the page cache and fault
 /// back in, unchanged, if the code runs again (the next compile). Mappings
 /// written by the dynamic loader (relocated data) are left alone. Returns the
