@@ -3,6 +3,7 @@
 #include "tfm/Engine/Binding.h"
 
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Pipelines/CpuTarget.h"
 #include "tfm/Pipelines/Passes.h"
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/CodeCache.h"
@@ -18,6 +19,7 @@
 #include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
@@ -337,10 +339,38 @@ static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            bool initialize);
 
+/// GEMMs planned for AMX tiles (`cpu=` naming a CPU that has them) cannot be
+/// compiled for, or run on, a host without them (LLVM would abort on the
+/// first tile intrinsic): an error saying so instead.
+static llvm::Error checkTilesRunHere(ModuleOp module, llvm::StringRef what) {
+  bool planned = false;
+  module.walk([&](Operation *op) {
+    auto plan = op->getAttrOfType<DictionaryAttr>("tfm.cpu_tiling");
+    if (plan && plan.contains("amx")) {
+      planned = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (!planned)
+    return llvm::Error::success();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("amx-tile") && features.lookup("amx-bf16") &&
+      requestAmxTilePermission())
+    return llvm::Error::success();
+  return makeError(llvm::formatv(
+      "{0}: its f32 GEMMs are planned for AMX tiles (the pipeline's cpu= "
+      "names a CPU with AMX-BF16), which this machine ({1}) cannot run; "
+      "compile with cpu=host, or amx=0",
+      what, llvm::sys::getHostCPUName()));
+}
+
 llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
     ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
     const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
     llvm::StringRef what, const CacheOptions &cache) {
+  if (llvm::Error err = checkTilesRunHere(module, what))
+    return std::move(err);
   auto runtimeLibs =
       getRuntimeLibraries(sharedLibs, /*openmp=*/options.parallel);
   if (!runtimeLibs)
