@@ -34,6 +34,7 @@
 #include "tfm/Pipelines/Passes.h"
 
 #include "PipelinePasses.h"
+#include "TilingUtils.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -67,28 +68,13 @@ static constexpr int64_t kBlock = 32;
 /// Parts of an f32 value in bf16.
 static constexpr int64_t kParts = 3;
 
-static std::optional<unsigned> dimOf(AffineExpr e) {
-  if (auto d = dyn_cast<AffineDimExpr>(e))
-    return d.getPosition();
-  return std::nullopt;
-}
-
-/// The largest divisor of `n` that is a multiple of 32 and at most `cap`
-/// (n is a multiple of 32).
-static int64_t blockDividing(int64_t n, int64_t cap) {
-  for (int64_t b = std::min(cap, n) / kBlock * kBlock; b >= kBlock; b -= kBlock)
-    if (n % b == 0)
-      return b;
-  return kBlock;
-}
-
 std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   std::optional<ContractionTiling> plan = tilingFromAttr(op);
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!plan || plan->amxBlockCols <= 0 || plan->amxBlockDepth <= 0 ||
       !generic || generic.getNumDpsInputs() != 2 ||
       generic.getNumDpsInits() != 1 || generic.getNumLoops() != 4 ||
-      op->getParentOfType<LoopLikeOpInterface>() ||
+      !codegen::isOutermost(op) ||
       !linalg::isaContractionOpInterface(generic))
     return std::nullopt;
   for (OpOperand &operand : generic->getOpOperands())
@@ -102,16 +88,11 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
       iters[3] != utils::IteratorType::reduction)
     return std::nullopt;
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  auto is = [](AffineMap map, ArrayRef<unsigned> dims) {
-    if (map.getNumResults() != dims.size())
-      return false;
-    for (auto [e, d] : llvm::zip(map.getResults(), dims))
-      if (dimOf(e) != d)
-        return false;
-    return true;
+  auto map = [&](ArrayRef<unsigned> dims) {
+    return AffineMap::getMultiDimMapWithTargets(4, dims, op->getContext());
   };
-  if (!is(maps[0], {0, 3}) || !is(maps[1], {1, 3, 2}) ||
-      !is(maps[2], {0, 1, 2}))
+  if (maps[0] != map({0, 3}) || maps[1] != map({1, 3, 2}) ||
+      maps[2] != map({0, 1, 2}))
     return std::nullopt;
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -124,8 +105,8 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   if (amx.m % kBlock || amx.k % kBlock || amx.n % kBlock ||
       amx.panel % kTileRows)
     return std::nullopt;
-  amx.blockCols = blockDividing(amx.n, plan->amxBlockCols);
-  amx.blockDepth = blockDividing(amx.k, plan->amxBlockDepth);
+  amx.blockCols = codegen::blockSize(amx.n, kBlock, plan->amxBlockCols);
+  amx.blockDepth = codegen::blockSize(amx.k, kBlock, plan->amxBlockDepth);
   // A block of columns must not straddle panels unevenly: either a whole
   // number of panels, or a part of one.
   if (amx.blockCols % amx.panel && amx.panel % amx.blockCols)

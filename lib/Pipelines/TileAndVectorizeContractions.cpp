@@ -86,9 +86,7 @@ static int64_t largestDivisor(int64_t n, int64_t cap) {
   return 1;
 }
 
-/// The largest multiple of `inner` that divides `n` and is at most
-/// max(cap, inner); `inner` divides `n`.
-static int64_t blockSize(int64_t n, int64_t inner, int64_t cap) {
+int64_t codegen::blockSize(int64_t n, int64_t inner, int64_t cap) {
   for (int64_t t = std::max(cap, inner) / inner * inner; t > inner; t -= inner)
     if (n % t == 0)
       return t;

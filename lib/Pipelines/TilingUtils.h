@@ -46,6 +46,10 @@ bool isF32Accumulation(linalg::LinalgOp op);
 /// the parallel one).
 bool isOutermost(Operation *op);
 
+/// The largest multiple of `inner` that divides `n` and is at most
+/// max(cap, inner); `inner` divides `n`.
+int64_t blockSize(int64_t n, int64_t inner, int64_t cap);
+
 /// Whether `op` is outermost and has at least `minWork` iterations (the
 /// product of its loop extents): enough to pay for waking other threads.
 bool worthThreads(linalg::LinalgOp op, int64_t minWork);
