@@ -9,7 +9,7 @@
 // The code for C[M, N] += A[M, K] * B[K, N] (B read from the packed panels
 // P[j, k, r] = B[k, j * panel + r]):
 //
-//   As = workspace [3][M / 16][K / 32][16][32] bf16   // A's parts, in tiles
+//   As = workspace [3][ceil(M / 16)][K / 32][16][32] bf16 // A's parts, tiles
 //   forall m in [0, M):  As[:, m, :] = split(A[m, :])
 //   Bs = [threads][3][Nb / 16][Kb / 2][32] bf16   // one per OpenMP thread
 //   forall block in [0, N / Nb):                  // threads share blocks
@@ -17,13 +17,15 @@
 //     for kb in [0, K) step Kb:
 //       Bs[t] = split(B[kb : kb + Kb, block's Nb columns]), with the
 //                   K pairs interleaved as the tiles read them (VNNI)
-//       for mt in [0, M) step 32, nt in [0, Nb) step 32:
+//       for mt in [0, M - M % 32) step 32, nt in [0, Nb) step 32:
 //         c[2][2] = 16 x 16 tiles of C[mt : mt + 32, n0 + nt : n0 + nt + 32]
 //         for ks in [0, Kb) step 32:                // c stays in tiles
 //         for each A part i: a[2] = As[i, mt : mt + 32, kb + ks : +32]
 //           for each B part j <= 2 - i: b[2] = Bs[t, j, nt / 16 .., ks / 2]
 //             c[x][y] += a[x] * b[y]
 //         store c
+//       tfm_amx_gemm_rows(...)  // the last M % 32 rows, as above on one
+//                               // or two tiles of fewer rows, not inlined
 //
 // Eight tile registers hold the 4 C, 2 A and 2 B tiles. A is split by rows
 // in parallel, before the blocks; B's split is done once per call (a block
@@ -67,6 +69,13 @@ static constexpr int64_t kTileBf16Cols = 32;
 static constexpr int64_t kBlock = 32;
 /// Parts of an f32 value in bf16.
 static constexpr int64_t kParts = 3;
+/// GEMMs of fewer rows keep the FMA path: B's conversion, made on every
+/// call, must be paid for by M rows. Measured for 768 x 3072 on one thread
+/// (emeraldrapids): AMX about 0.9 ms more a call and 0.024 against 0.036 ms
+/// a row, even near M = 64 (2.3 against 2.2 ms), 1.7 against 1.3 ms at 32.
+/// (Decode's GEMVs, M = 1, read each weight once; converted, they would
+/// read and write it three times more.)
+static constexpr int64_t kMinRows = 64;
 
 std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   std::optional<ContractionTiling> plan = tilingFromAttr(op);
@@ -102,7 +111,7 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   amx.panel = ranges[2];
   amx.n = ranges[1] * ranges[2];
   amx.k = ranges[3];
-  if (amx.m % kBlock || amx.k % kBlock || amx.n % kBlock ||
+  if (amx.m < kMinRows || amx.k % kBlock || amx.n % kBlock ||
       amx.panel % kTileRows)
     return std::nullopt;
   amx.blockCols = codegen::blockSize(amx.n, kBlock, plan->amxBlockCols);
@@ -119,8 +128,13 @@ namespace {
 class AmxGemmBuilder {
 public:
   AmxGemmBuilder(OpBuilder &b, Location loc, const AmxContraction &shape,
-                 bool parallel)
-      : b(b), loc(loc), s(shape), parallel(parallel) {}
+                 bool parallel, SymbolTable &symbols)
+      : b(b), loc(loc), s(shape), parallel(parallel), symbols(symbols) {}
+
+  /// A new private function of the module, internal in the object (two
+  /// models linked into one program must not share, or clash on, kernels
+  /// of different shapes), named `name` made unique, with an entry block.
+  func::FuncOp createKernelFunction(StringRef name, TypeRange arguments);
 
   /// The workspace buffers of A's and B's parts, where the builder is.
   std::pair<Value, Value> allocateParts();
@@ -156,14 +170,40 @@ private:
   void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
   LogicalResult multiplyBlock(Value as, Value bs, Value c, Value cRowStride,
                               Value block, Value n0, Value kb);
+  /// C[mt : mt + sum(tileRows), n0 + nt : n0 + nt + 32] over the K block:
+  /// one or two tiles of rows (tileRows) by two of 16 columns; returns its
+  /// K-step loop, left to unroll.
+  scf::ForOp multiplyTiles(Value as, Value bs, Value c, Value cRowStride,
+                           Value block, Value n0, Value kb, Value mt,
+                           Value nt, ArrayRef<int64_t> tileRows);
+  /// A loop over [0, upper) step 32 where the builder is; the builder moves
+  /// into its body.
+  Value beginLoop(int64_t upper);
 
   OpBuilder &b;
   Location loc;
   AmxContraction s;
   /// Blocks run on OpenMP threads: B's parts get a buffer per thread.
   bool parallel;
+  /// The module's, for the kernel functions.
+  SymbolTable &symbols;
 };
 } // namespace
+
+func::FuncOp AmxGemmBuilder::createKernelFunction(StringRef name,
+                                                 TypeRange arguments) {
+  OpBuilder top = OpBuilder::atBlockEnd(
+      cast<ModuleOp>(symbols.getOp()).getBody());
+  auto function = func::FuncOp::create(top, loc, name,
+                                       top.getFunctionType(arguments, {}));
+  function.setPrivate();
+  function->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(b.getContext(),
+                                           LLVM::Linkage::Internal));
+  symbols.insert(function); // unique name
+  function.addEntryBlock();
+  return function;
+}
 
 Value AmxGemmBuilder::callExternal(StringRef name, TypeRange results,
                                    ValueRange operands) {
@@ -278,30 +318,91 @@ void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
 }
 
 /// C[:, n0 : n0 + Nb] += A[:, kb : kb + Kb] * B[kb : kb + Kb, n0 : n0 + Nb]
-/// from the parts in As and Bs[block], 32 x 32 at a time.
+/// from the parts in As and Bs[block], 32 x 32 at a time; the last rows
+/// (M % 32) in tiles of fewer rows.
 LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
                                             Value cRowStride, Value block,
                                             Value n0, Value kb) {
   OpBuilder::InsertionGuard guard(b);
+  SmallVector<scf::ForOp> depthLoops;
+  int64_t fullRows = s.m / kBlock * kBlock;
+  if (fullRows > 0) {
+    // (Columns outer measured the same.)
+    OpBuilder::InsertionGuard loopsGuard(b);
+    Value mt = beginLoop(fullRows);
+    Value nt = beginLoop(s.blockCols);
+    depthLoops.push_back(multiplyTiles(as, bs, c, cRowStride, block, n0, kb,
+                                       mt, nt, {kTileRows, kTileRows}));
+  }
+  // The last M % 32 rows: tiles of that many rows (one or two), which load
+  // and store no row of C beyond M, and read only A's rows below M. In a
+  // function of their own: LLVM configures each tile register with one
+  // shape per function, and the 32-row blocks use all eight.
+  if (int64_t rest = s.m - fullRows) {
+    SmallVector<int64_t, 2> tileRows = {std::min(rest, kTileRows)};
+    if (rest > kTileRows)
+      tileRows.push_back(rest - kTileRows);
+    SmallVector<Value> operands = {as, bs, c, cRowStride, block, n0, kb};
+    func::FuncOp tail = createKernelFunction(
+        "tfm_amx_gemm_rows", ValueRange(operands).getTypes());
+    // Kept a call: inlined, its tiles would share the registers' shapes.
+    tail->setAttr("passthrough",
+                  b.getArrayAttr({b.getStringAttr("noinline")}));
+    {
+      OpBuilder::InsertionGuard tailGuard(b);
+      Block *body = &tail.getBody().front();
+      b.setInsertionPointToStart(body);
+      Value mt = index(fullRows);
+      Value nt = beginLoop(s.blockCols);
+      depthLoops.push_back(multiplyTiles(
+          body->getArgument(0), body->getArgument(1), body->getArgument(2),
+          body->getArgument(3), body->getArgument(4), body->getArgument(5),
+          body->getArgument(6), mt, nt, tileRows));
+      b.setInsertionPointToEnd(body);
+      func::ReturnOp::create(b, loc);
+    }
+    func::CallOp::create(b, loc, tail, operands);
+  }
+  // Unrolled (K block / 32 steps, 8 with the derived plan): tiles cannot
+  // cross blocks, as the LLVM lowering of control flow has no conversion
+  // for them.
+  for (scf::ForOp loop : depthLoops)
+    if (failed(loopUnrollFull(loop)))
+      return failure();
+  return success();
+}
+
+Value AmxGemmBuilder::beginLoop(int64_t upper) {
+  auto loop = scf::ForOp::create(b, loc, index(0), index(upper),
+                                 index(kBlock));
+  b.setInsertionPointToStart(loop.getBody());
+  return loop.getInductionVar();
+}
+
+scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
+                                         Value cRowStride, Value block,
+                                         Value n0, Value kb, Value mt,
+                                         Value nt,
+                                         ArrayRef<int64_t> tileRows) {
+  OpBuilder::InsertionGuard guard(b);
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
-  auto rowsLoop = scf::ForOp::create(b, loc, index(0), index(s.m),
-                                     index(kBlock));
-  b.setInsertionPointToStart(rowsLoop.getBody());
-  Value mt = rowsLoop.getInductionVar();
-  auto colsLoop = scf::ForOp::create(b, loc, index(0), index(s.blockCols),
-                                     index(kBlock));
-  b.setInsertionPointToStart(colsLoop.getBody());
-  Value nt = colsLoop.getInductionVar();
 
-  auto cTile = amx::TileType::get({kTileRows, kTileRows}, b.getF32Type());
-  auto partTile = amx::TileType::get({kTileRows, kTileBf16Cols},
-                                     b.getBF16Type());
+  int64_t rowTiles = tileRows.size();
+  SmallVector<amx::TileType, 2> cTiles, aTiles;
+  SmallVector<Value, 2> rows;
+  for (int64_t x = 0; x < rowTiles; ++x) {
+    cTiles.push_back(
+        amx::TileType::get({tileRows[x], kTileRows}, b.getF32Type()));
+    aTiles.push_back(
+        amx::TileType::get({tileRows[x], kTileBf16Cols}, b.getBF16Type()));
+    rows.push_back(apply(d0 + x * kTileRows, {mt}));
+  }
+  auto bTile = amx::TileType::get({kTileRows, kTileBf16Cols}, b.getBF16Type());
   // C's tiles, addressed as C[m, j, r] with rows cRowStride apart, stay in
   // tile registers for the whole K block: storing a tile and loading it
   // again in the next K step stalls (measured: 750 against 330 cycles a
   // step).
-  Value rows[2] = {mt, apply(d0 + kTileRows, {mt})};
   Value cIndex[2][2];
   for (int64_t y = 0; y < 2; ++y) {
     Value n = apply(d0 + d1 + y * kTileRows, {n0, nt});
@@ -309,58 +410,50 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
     cIndex[y][1] = apply(d0 % s.panel, {n});
   }
   SmallVector<Value> initial;
-  for (int64_t x = 0; x < 2; ++x)
+  for (int64_t x = 0; x < rowTiles; ++x)
     for (int64_t y = 0; y < 2; ++y)
       initial.push_back(amx::TileLoadOp::create(
-          b, loc, cTile, c, ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
-          cRowStride));
+          b, loc, cTiles[x], c,
+          ValueRange{rows[x], cIndex[y][0], cIndex[y][1]}, cRowStride));
   auto depthLoop = scf::ForOp::create(b, loc, index(0), index(s.blockDepth),
                                       index(kBlock), initial);
   {
     OpBuilder::InsertionGuard bodyGuard(b);
     b.setInsertionPointToStart(depthLoop.getBody());
     Value ks = depthLoop.getInductionVar();
-    Value acc[2][2];
-    for (int64_t x = 0; x < 2; ++x)
-      for (int64_t y = 0; y < 2; ++y)
-        acc[x][y] = depthLoop.getRegionIterArg(2 * x + y);
+    SmallVector<Value> acc(depthLoop.getRegionIterArgs());
     Value k = apply(d0 + d1, {kb, ks});
     Value kTile = apply(d0.floorDiv(kTileBf16Cols), {k});
     Value pair = apply(d0.floorDiv(2), {ks});
     Value tileCol[2] = {apply(d0.floorDiv(16), {nt}),
                         apply(d0.floorDiv(16) + 1, {nt})};
     for (int64_t i = 0; i < kParts; ++i) {
-      Value aTiles[2];
-      for (int64_t x = 0; x < 2; ++x)
-        aTiles[x] = amx::TileLoadOp::create(
-            b, loc, partTile, as,
+      SmallVector<Value, 2> aParts;
+      for (int64_t x = 0; x < rowTiles; ++x)
+        aParts.push_back(amx::TileLoadOp::create(
+            b, loc, aTiles[x], as,
             ValueRange{index(i), apply(d0.floorDiv(kTileRows), {rows[x]}),
-                       kTile, index(0), index(0)});
+                       kTile, index(0), index(0)}));
       for (int64_t j = 0; i + j < kParts; ++j) {
-        Value bTiles[2];
+        Value bParts[2];
         for (int64_t y = 0; y < 2; ++y)
-          bTiles[y] = amx::TileLoadOp::create(
-              b, loc, partTile, bs,
+          bParts[y] = amx::TileLoadOp::create(
+              b, loc, bTile, bs,
               ValueRange{block, index(j), tileCol[y], pair, index(0)});
-        for (int64_t x = 0; x < 2; ++x)
+        for (int64_t x = 0; x < rowTiles; ++x)
           for (int64_t y = 0; y < 2; ++y)
-            acc[x][y] = amx::TileMulFOp::create(b, loc, cTile, aTiles[x],
-                                                bTiles[y], acc[x][y]);
+            acc[2 * x + y] = amx::TileMulFOp::create(
+                b, loc, cTiles[x], aParts[x], bParts[y], acc[2 * x + y]);
       }
     }
-    scf::YieldOp::create(b, loc,
-                         ValueRange{acc[0][0], acc[0][1], acc[1][0],
-                                    acc[1][1]});
+    scf::YieldOp::create(b, loc, acc);
   }
-  for (int64_t x = 0; x < 2; ++x)
+  for (int64_t x = 0; x < rowTiles; ++x)
     for (int64_t y = 0; y < 2; ++y)
       amx::TileStoreOp::create(b, loc, c,
                                ValueRange{rows[x], cIndex[y][0], cIndex[y][1]},
                                depthLoop.getResult(2 * x + y), cRowStride);
-  // Unrolled (K block / 32 steps, 8 with the derived plan): tiles cannot
-  // cross blocks, as the LLVM lowering of control flow has no conversion
-  // for them.
-  return loopUnrollFull(depthLoop);
+  return depthLoop;
 }
 
 std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
@@ -376,7 +469,8 @@ std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
 
 std::pair<Value, Value> AmxGemmBuilder::allocateParts() {
   Type bf16 = b.getBF16Type();
-  auto asType = MemRefType::get({kParts, s.m / kTileRows, s.k / kTileBf16Cols,
+  auto asType = MemRefType::get({kParts, llvm::divideCeilSigned(s.m, kTileRows),
+                                 s.k / kTileBf16Cols,
                                  kTileRows, kTileBf16Cols},
                                 bf16);
   // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
@@ -467,7 +561,7 @@ struct CpuAmxContractionsPass
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      AmxGemmBuilder caller(b, loc, shape, parallel);
+      AmxGemmBuilder caller(b, loc, shape, parallel, symbols);
       auto [as, bs] = caller.allocateParts();
       SmallVector<Value> operands = {a, p, c, as, bs};
       std::string key;
@@ -476,20 +570,11 @@ struct CpuAmxContractionsPass
       os << "|" << shape.blockCols << "x" << shape.blockDepth;
       func::FuncOp &kernel = kernels[key];
       if (!kernel) {
-        OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
-        kernel = func::FuncOp::create(
-            top, loc, "tfm_amx_gemm",
-            top.getFunctionType(ValueRange(operands).getTypes(), {}));
-        kernel.setPrivate();
-        // Internal in the object too: two models linked into one program
-        // must not share (or clash on) kernels of different shapes.
-        kernel->setAttr("llvm.linkage",
-                        LLVM::LinkageAttr::get(&getContext(),
-                                               LLVM::Linkage::Internal));
-        symbols.insert(kernel); // unique name
-        Block *body = kernel.addEntryBlock();
+        kernel = caller.createKernelFunction(
+            "tfm_amx_gemm", ValueRange(operands).getTypes());
+        Block *body = &kernel.getBody().front();
         OpBuilder inside = OpBuilder::atBlockBegin(body);
-        AmxGemmBuilder builder(inside, loc, shape, parallel);
+        AmxGemmBuilder builder(inside, loc, shape, parallel, symbols);
         if (failed(builder.buildKernel(body->getArgument(0),
                                        body->getArgument(1),
                                        body->getArgument(2),

@@ -76,8 +76,8 @@ func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x
 
 // -----
 
-// Not for AMX tiles: 40 rows (no multiple of 32), and a GEMM without the
-// plan's `amx` field. Both stay as they are (the FMA path had them).
+// Not for AMX tiles: 40 rows (fewer than 64: B's conversion would cost more
+// than the tiles save), and a GEMM without the plan's `amx` field. Both stay as they are (the FMA path had them).
 // CHECK-LABEL: func.func @not_planned
 // CHECK-NOT: amx.
 // CHECK: linalg.generic
@@ -99,6 +99,50 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a2, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c2 : memref<64x2x64xf32>)
       attrs = {tfm.cpu_tiling = {block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// 93 rows: two blocks of 32 rows as above, then the last 29 rows in a
+// function of their own (LLVM gives each tile register one shape per
+// function; the 32-row blocks use all eight), kept a call: per 32 columns, a
+// 16-row and a 13-row tile of C each, which load and store no row beyond 93,
+// multiplied by 16- and 13-row tiles of A's parts (A's parts: 6 row tiles,
+// the last one partly written).
+// CHECK-LABEL: func.func private @tfm_amx_gemm(
+// CHECK-SAME: %[[C:[^:]*]]: memref<93x2x64xf32>, %[[AS:[^:]*]]: memref<3x6x3x16x32xbf16>, %[[BS:[^:]*]]: memref<?x3x8x16x32xbf16>)
+// CHECK: scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL:.*]] step %{{.*}} {
+// CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>
+// CHECK-COUNT-24: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK: func.call @tfm_amx_gemm_rows(%[[AS]], %[[BS]], %[[C]], %{{.*}}, %{{.*}}, %{{.*}}, %[[KB]])
+// CHECK-LABEL: func.func private @tfm_amx_gemm_rows(
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK: scf.for
+// CHECK-COUNT-2: amx.tile_load %{{.*}} into !amx.tile<16x16xf32>
+// CHECK-COUNT-2: amx.tile_load %{{.*}} into !amx.tile<13x16xf32>
+// CHECK: amx.tile_load %{{.*}} into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_load %{{.*}} into !amx.tile<13x32xbf16>
+// CHECK-COUNT-2: amx.tile_load %{{.*}} into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_mulf {{.*}} !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-COUNT-23: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK-COUNT-2: amx.tile_store %{{.*}} !amx.tile<16x16xf32>
+// CHECK-COUNT-2: amx.tile_store %{{.*}} !amx.tile<13x16xf32>
+#a = affine_map<(m, j, r, k) -> (m, k)>
+#p = affine_map<(m, j, r, k) -> (j, k, r)>
+#c = affine_map<(m, j, r, k) -> (m, j, r)>
+func.func @gemm_rows(%a: memref<93x96xf32>, %p: memref<2x96x64xf32>, %c: memref<93x2x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : memref<93x96xf32>, memref<2x96x64xf32>) outs(%c : memref<93x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32

@@ -40,3 +40,28 @@ func.func @wide(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x1024xf3
   %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x1024xf32>) -> tensor<1x64x1024xf32>
   return %y : tensor<1x64x1024xf32>
 }
+
+// -----
+
+// 77 tokens: two blocks of 32 rows on full tiles, the last 13 rows on 13-row
+// tiles in a function LLVM must not inline (each tile register has one
+// shape per function). 40 tokens: fewer than 64 rows, the FMA path.
+// CHECK-LABEL: llvm.func @prompt(
+// CHECK: llvm.call @tfm_amx_gemm
+// CHECK-LABEL: llvm.func @short(
+// CHECK-NOT: tfm_amx_gemm
+// CHECK: llvm.intr.fmuladd
+// CHECK-LABEL: llvm.func internal @tfm_amx_gemm(
+// CHECK: llvm.call @tfm_amx_gemm_rows
+// CHECK-LABEL: llvm.func internal @tfm_amx_gemm_rows(
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK: %[[ROWS:.*]] = llvm.mlir.constant(13 : i16) : i16
+// CHECK: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"(%[[ROWS]]
+func.func @prompt(%x: tensor<1x77x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> {tfm.param = "w"}) -> tensor<1x77x128xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x77x96xf32>, tensor<96x128xf32>) -> tensor<1x77x128xf32>
+  return %y : tensor<1x77x128xf32>
+}
+func.func @short(%x: tensor<1x40x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> {tfm.param = "w"}) -> tensor<1x40x128xf32> {
+  %y = tfm.linear %x, %w : (tensor<1x40x96xf32>, tensor<96x128xf32>) -> tensor<1x40x128xf32>
+  return %y : tensor<1x40x128xf32>
+}

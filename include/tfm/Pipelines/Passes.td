@@ -181,7 +181,8 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
     On buffers, after bufferization and before the workspace is planned.
     Each outermost packed GEMM `C[m, j, r] += A[m, k] * P[j, k, r]`
     (`tfm-cpu-pack-weights`' form, all f32) whose plan has an `amx` field
-    and whose M, K and N are multiples of 32 is replaced by code on AMX
+    and whose K and N are multiples of 32 and M at least 64 (fewer rows do
+    not pay for B's conversion on every call) is replaced by code on AMX
     tiles:
 
     - every f32 operand x is split into three bf16 parts x = x0 + x1 + x2
@@ -199,7 +200,10 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
       block (blocks are an scf.forall: threads share them), into a buffer of
       that thread's (`omp_get_thread_num()`; one buffer without `parallel`);
     - a 32 x 32 block of C is four 16 x 16 f32 tiles, loaded, multiplied
-      with 2 A and 2 B tiles per part pair over 32 steps of K, and stored.
+      with 2 A and 2 B tiles per part pair over 32 steps of K, and stored;
+      the last M % 32 rows use tiles of fewer rows, in a function of their
+      own that LLVM must not inline (it gives each tile register one shape
+      per function, and the 32-row blocks use all eight).
 
     Anything else keeps the FMA path of `tfm-tile-and-vectorize-contractions`
     (which skips exactly the ops this pass takes). Needs a CPU with
