@@ -11,9 +11,12 @@
 //
 //   As = workspace [3][ceil(M / 16)][K / 32][16][32] bf16 // A's parts, tiles
 //   forall m in [0, M):  As[:, m, :] = split(A[m, :])
+//                        Ap[m / 12, :, m % 12] = A[m, :]  // FMA path's A
 //   Bs = [threads][3][Nb / 16][Kb / 2][32] bf16   // one per OpenMP thread
 //   forall block in [0, N / Nb):                  // threads share blocks
 //     t = omp_get_thread_num()
+//     if the thread's costs say tiles (else: 12 x 32 FMA strips from Ap
+//                                      and the panels; both timed):
 //     for kb in [0, K) step Kb:
 //       Bs[t] = split(B[kb : kb + Kb, block's Nb columns]), with the
 //                   K pairs interleaved as the tiles read them (VNNI)
@@ -31,6 +34,16 @@
 // in parallel, before the blocks; B's split is done once per call (a block
 // holds all M rows). The code after the two allocations is a kernel function
 // shared by the GEMMs of one shape and operand types.
+//
+// The costs (choice=measured; the default, tiles, has none): per kernel and
+// thread, the
+// cycles a block took on tiles and with FMA. A thread takes the cheaper and
+// times the other again every 32 blocks: on a core whose tile unit is shared
+// with another hardware thread (another tenant's, on a cloud VM), tiles can
+// run at half rate or less and FMA is then faster. Which path made a block
+// then depends on the machine's load, so its last bits do too (both are f32
+// GEMMs in accuracy); choice=tiles, the default, gives the same bits on
+// every run and thread count.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Passes.h"
@@ -52,6 +65,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUAMXCONTRACTIONS
@@ -76,6 +90,26 @@ static constexpr int64_t kParts = 3;
 /// (Decode's GEMVs, M = 1, read each weight once; converted, they would
 /// read and write it three times more.)
 static constexpr int64_t kMinRows = 64;
+/// The FMA path's strips: 12 rows x 32 columns, 24 accumulators of the 32
+/// AVX-512 registers; K blocks of at most 128.
+static constexpr int64_t kFmaRows = 12;
+static constexpr int64_t kFmaBlockDepth = 128;
+/// With `choice=measured`, the slower path is timed again every 32 blocks
+/// of a thread (in a quiet moment, one FMA block in 32 costs about 3%).
+static constexpr int64_t kProbeInterval = 32;
+/// Rows of a kernel's cost state: one per OpenMP thread up to 64.
+static constexpr int64_t kStateRows = 64;
+
+namespace {
+/// How a kernel picks between tiles and FMA for a block of columns.
+enum class AmxPathChoice { Measured, Tiles, Fma };
+
+/// The cost state of a kernel: per thread, cycles a block on tiles, with
+/// FMA, and blocks run (0: not measured yet).
+MemRefType stateType(OpBuilder &b) {
+  return MemRefType::get({kStateRows, 3}, b.getI64Type());
+}
+} // namespace
 
 std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   std::optional<ContractionTiling> plan = tilingFromAttr(op);
@@ -128,8 +162,9 @@ namespace {
 class AmxGemmBuilder {
 public:
   AmxGemmBuilder(OpBuilder &b, Location loc, const AmxContraction &shape,
-                 bool parallel, SymbolTable &symbols)
-      : b(b), loc(loc), s(shape), parallel(parallel), symbols(symbols) {}
+                 bool parallel, AmxPathChoice choice, SymbolTable &symbols)
+      : b(b), loc(loc), s(shape), parallel(parallel), choice(choice),
+        symbols(symbols) {}
 
   /// A new private function of the module, internal in the object (two
   /// models linked into one program must not share, or clash on, kernels
@@ -137,10 +172,12 @@ public:
   func::FuncOp createKernelFunction(StringRef name, TypeRange arguments);
 
   /// The workspace buffers of A's and B's parts, where the builder is.
-  std::pair<Value, Value> allocateParts();
+  /// The workspace buffers of the kernel, where the builder is: A's parts
+  /// and B's parts (tiles), then A in FMA strips (FMA).
+  SmallVector<Value> allocateBuffers();
   /// The GEMM's code, where the builder is (a kernel function's body), for
   /// C's rows `rowStride` elements apart.
-  LogicalResult buildKernel(Value a, Value p, Value c, Value as, Value bs,
+  LogicalResult buildKernel(Value a, Value p, Value c, ValueRange buffers,
                             int64_t rowStride);
 
 private:
@@ -166,25 +203,51 @@ private:
   Value openmpIndex(StringRef function);
   /// The three bf16 parts of a vector of f32.
   std::array<Value, kParts> split(Value v);
-  void splitA(Value a, Value as);
+  void splitA(Value a, Value as, Value ap);
   void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
   LogicalResult multiplyBlock(Value as, Value bs, Value c, Value cRowStride,
                               Value block, Value n0, Value kb);
+  /// The column block [n0, n0 + Nb) on tiles: per K block, B's parts, then
+  /// multiplyBlock.
+  LogicalResult multiplyBlockOnTiles(Value p, Value as, Value bs, Value c,
+                                     Value cRowStride, Value slot, Value n0);
+  /// The column block [n0, n0 + Nb) with f32 FMAs, from A's strips (Ap)
+  /// and the packed panels as they are (no parts).
+  void multiplyBlockWithFma(Value ap, Value p, Value c, Value n0);
+  /// C[mt : mt + rows, 32 columns at n] += A[.., kb : kb + depth] * B[..],
+  /// A read from its strips in `ap`.
+  void fmaStrip(Value ap, Value p, Value c, Value kb, Value n, Value mt,
+                int64_t rows, int64_t depth);
+  /// The time-stamp counter (llvm.readcyclecounter: rdtsc on x86).
+  Value readCycles();
+  /// The path for the next block of this thread, from its costs in `state`
+  /// (row `row`: cycles a block on tiles, with FMA, blocks run): whichever
+  /// is cheaper, each measured first, and the other tried again every
+  /// kProbeInterval blocks.
+  /// Also whether this block is a probe of the dearer path.
+  std::pair<Value, Value> chooseTiles(Value state, Value row);
+  /// Records that a block took `cycles` on the chosen path.
+  void recordCost(Value state, Value row, Value onTiles, Value probe,
+                  Value cycles);
   /// C[mt : mt + sum(tileRows), n0 + nt : n0 + nt + 32] over the K block:
   /// one or two tiles of rows (tileRows) by two of 16 columns; returns its
   /// K-step loop, left to unroll.
   scf::ForOp multiplyTiles(Value as, Value bs, Value c, Value cRowStride,
                            Value block, Value n0, Value kb, Value mt,
                            Value nt, ArrayRef<int64_t> tileRows);
-  /// A loop over [0, upper) step 32 where the builder is; the builder moves
-  /// into its body.
-  Value beginLoop(int64_t upper);
+  /// A loop over [0, upper) by `step` where the builder is; the builder
+  /// moves into its body.
+  Value beginLoop(int64_t upper, int64_t step = kBlock);
 
   OpBuilder &b;
   Location loc;
   AmxContraction s;
   /// Blocks run on OpenMP threads: B's parts get a buffer per thread.
   bool parallel;
+  /// Tiles, FMA, or the faster as measured, for each block.
+  AmxPathChoice choice;
+  /// The kernel's cost state (a memref.global), with choice == Measured.
+  std::string stateName;
   /// The module's, for the kernel functions.
   SymbolTable &symbols;
 };
@@ -248,8 +311,10 @@ std::array<Value, kParts> AmxGemmBuilder::split(Value v) {
   return parts;
 }
 
-/// As[i, m, :] = part i of A[m, :] (in tile order), rows in parallel.
-void AmxGemmBuilder::splitA(Value a, Value as) {
+/// As[i, m, :] = part i of A[m, :] (in tile order), and (with `ap`) A in
+/// strips of kFmaRows rows for the FMA path, Ap[m / R, k, m % R] = A[m, k],
+/// rows in parallel.
+void AmxGemmBuilder::splitA(Value a, Value as, Value ap) {
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.m)}, ValueRange{},
       std::nullopt);
@@ -263,18 +328,32 @@ void AmxGemmBuilder::splitA(Value a, Value as) {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value v = vector::TransferReadOp::create(b, loc, f32x16, a, ValueRange{m, k},
                                            zero, ArrayRef<bool>{true});
-  std::array<Value, kParts> parts = split(v);
-  // Tile order: As[i, m / 16, k / 32, m % 16, k % 32], each 16 x 32 tile
-  // 1 KiB contiguous (rows K apart would all fall in one L1 set).
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx);
-  Value rowTile = apply(d0.floorDiv(kTileRows), {m});
-  Value row = apply(d0 % kTileRows, {m});
-  Value colTile = apply(d0.floorDiv(kTileBf16Cols), {k});
-  Value col = apply(d0 % kTileBf16Cols, {k});
-  for (int64_t i = 0; i < kParts; ++i)
-    vector::StoreOp::create(b, loc, parts[i], as,
-                            ValueRange{index(i), rowTile, colTile, row, col});
+  if (choice != AmxPathChoice::Fma) {
+    std::array<Value, kParts> parts = split(v);
+    // Tile order: As[i, m / 16, k / 32, m % 16, k % 32], each 16 x 32 tile
+    // 1 KiB contiguous (rows K apart would all fall in one L1 set).
+    Value rowTile = apply(d0.floorDiv(kTileRows), {m});
+    Value row = apply(d0 % kTileRows, {m});
+    Value colTile = apply(d0.floorDiv(kTileBf16Cols), {k});
+    Value col = apply(d0 % kTileBf16Cols, {k});
+    for (int64_t i = 0; i < kParts; ++i)
+      vector::StoreOp::create(b, loc, parts[i], as,
+                              ValueRange{index(i), rowTile, colTile, row, col});
+  }
+  if (ap) {
+    // A strip's kFmaRows values of one K step are then one load stream:
+    // its rows K apart (8 KiB for K = 2048) made the FMA path 1.3-1.5x
+    // slower than the FMA pipeline, which packs A the same way.
+    Value strip = apply(d0.floorDiv(kFmaRows), {m});
+    Value lane = apply(d0 % kFmaRows, {m});
+    for (int64_t i = 0; i < 16; ++i) {
+      Value x = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i});
+      memref::StoreOp::create(b, loc, x, ap,
+                              ValueRange{strip, apply(d0 + i, {k}), lane});
+    }
+  }
 }
 
 /// Bs[slot] = the parts of B[kb : kb + Kb, n0 : n0 + Nb] in tile order:
@@ -372,9 +451,8 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
   return success();
 }
 
-Value AmxGemmBuilder::beginLoop(int64_t upper) {
-  auto loop = scf::ForOp::create(b, loc, index(0), index(upper),
-                                 index(kBlock));
+Value AmxGemmBuilder::beginLoop(int64_t upper, int64_t step) {
+  auto loop = scf::ForOp::create(b, loc, index(0), index(upper), index(step));
   b.setInsertionPointToStart(loop.getBody());
   return loop.getInductionVar();
 }
@@ -456,6 +534,177 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
   return depthLoop;
 }
 
+LogicalResult AmxGemmBuilder::multiplyBlockOnTiles(Value p, Value as, Value bs,
+                                                   Value c, Value cRowStride,
+                                                   Value slot, Value n0) {
+  OpBuilder::InsertionGuard guard(b);
+  auto depthBlocks =
+      scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
+  b.setInsertionPointToStart(depthBlocks.getBody());
+  Value kb = depthBlocks.getInductionVar();
+  splitBBlock(p, bs, slot, n0, kb);
+  return multiplyBlock(as, bs, c, cRowStride, slot, n0, kb);
+}
+
+void AmxGemmBuilder::multiplyBlockWithFma(Value ap, Value p, Value c,
+                                          Value n0) {
+  OpBuilder::InsertionGuard guard(b);
+  // K blocks of at most 128: a 32-column slice of B (16 KiB) stays in L1
+  // while all row strips read it.
+  int64_t depth = codegen::blockSize(s.k, kBlock, kFmaBlockDepth);
+  Value kb = beginLoop(s.k, depth);
+  Value nt = beginLoop(s.blockCols, kBlock);
+  Value n = apply(getAffineDimExpr(0, b.getContext()) +
+                      getAffineDimExpr(1, b.getContext()),
+                  {n0, nt});
+  int64_t fullRows = s.m / kFmaRows * kFmaRows;
+  if (fullRows > 0) {
+    OpBuilder::InsertionGuard rowsGuard(b);
+    Value mt = beginLoop(fullRows, kFmaRows);
+    fmaStrip(ap, p, c, kb, n, mt, kFmaRows, depth);
+  }
+  if (int64_t rest = s.m - fullRows)
+    fmaStrip(ap, p, c, kb, n, index(fullRows), rest, depth);
+}
+
+void AmxGemmBuilder::fmaStrip(Value ap, Value p, Value c, Value kb, Value n,
+                              Value mt, int64_t rows, int64_t depth) {
+  OpBuilder::InsertionGuard guard(b);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx);
+  auto f32x16 = VectorType::get({16}, b.getF32Type());
+  // Two vectors of 16 columns, each inside one panel (panel % 16 == 0).
+  Value panelIndex[2][2];
+  for (int64_t v = 0; v < 2; ++v) {
+    Value col = apply(d0 + v * 16, {n});
+    panelIndex[v][0] = apply(d0.floorDiv(s.panel), {col});
+    panelIndex[v][1] = apply(d0 % s.panel, {col});
+  }
+  SmallVector<Value> rowIndex, initial;
+  for (int64_t i = 0; i < rows; ++i)
+    rowIndex.push_back(apply(d0 + i, {mt}));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t v = 0; v < 2; ++v)
+      initial.push_back(vector::LoadOp::create(
+          b, loc, f32x16, c,
+          ValueRange{rowIndex[i], panelIndex[v][0], panelIndex[v][1]}));
+  auto depthLoop = scf::ForOp::create(b, loc, index(0), index(depth),
+                                      index(1), initial);
+  {
+    OpBuilder::InsertionGuard bodyGuard(b);
+    b.setInsertionPointToStart(depthLoop.getBody());
+    Value k = apply(d0 + getAffineDimExpr(1, ctx),
+                    {kb, depthLoop.getInductionVar()});
+    Value bVec[2];
+    for (int64_t v = 0; v < 2; ++v)
+      bVec[v] = vector::LoadOp::create(
+          b, loc, f32x16, p, ValueRange{panelIndex[v][0], k, panelIndex[v][1]});
+    SmallVector<Value> acc(depthLoop.getRegionIterArgs());
+    Value strip = apply(d0.floorDiv(kFmaRows), {mt});
+    for (int64_t i = 0; i < rows; ++i) {
+      Value x = memref::LoadOp::create(b, loc, ap,
+                                       ValueRange{strip, k, index(i)});
+      Value xs = vector::BroadcastOp::create(b, loc, f32x16, x);
+      for (int64_t v = 0; v < 2; ++v)
+        acc[2 * i + v] =
+            vector::FMAOp::create(b, loc, xs, bVec[v], acc[2 * i + v]);
+    }
+    scf::YieldOp::create(b, loc, acc);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t v = 0; v < 2; ++v)
+      vector::StoreOp::create(
+          b, loc, depthLoop.getResult(2 * i + v), c,
+          ValueRange{rowIndex[i], panelIndex[v][0], panelIndex[v][1]});
+}
+
+Value AmxGemmBuilder::readCycles() {
+  // An llvm.func of the module, called with llvm.call: the buffer passes
+  // that follow reject an intrinsic call (its memory effects are unknown)
+  // in the func.func bodies they analyse.
+  constexpr StringLiteral kName = "tfm_read_cycles";
+  auto function = symbols.lookup<LLVM::LLVMFuncOp>(kName);
+  if (!function) {
+    OpBuilder top = OpBuilder::atBlockBegin(
+        cast<ModuleOp>(symbols.getOp()).getBody());
+    function = LLVM::LLVMFuncOp::create(
+        top, loc, kName,
+        LLVM::LLVMFunctionType::get(top.getI64Type(), {}),
+        LLVM::Linkage::Internal);
+    symbols.insert(function);
+    OpBuilder body = OpBuilder::atBlockBegin(function.addEntryBlock(top));
+    Value cycles =
+        LLVM::CallIntrinsicOp::create(body, loc, body.getI64Type(),
+                                      body.getStringAttr("llvm.readcyclecounter"),
+                                      ValueRange{})
+            .getResult(0);
+    LLVM::ReturnOp::create(body, loc, cycles);
+  }
+  return LLVM::CallOp::create(b, loc, function, ValueRange{}).getResult();
+}
+
+std::pair<Value, Value> AmxGemmBuilder::chooseTiles(Value state,
+                                                    Value row) {
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  Value tilesCost = memref::LoadOp::create(b, loc, state,
+                                           ValueRange{row, index(0)});
+  Value fmaCost = memref::LoadOp::create(b, loc, state,
+                                         ValueRange{row, index(1)});
+  Value blocks = memref::LoadOp::create(b, loc, state,
+                                        ValueRange{row, index(2)});
+  memref::StoreOp::create(b, loc,
+                          arith::AddIOp::create(b, loc, blocks, i64(1)),
+                          state, ValueRange{row, index(2)});
+  using arith::CmpIPredicate;
+  Value tilesUnmeasured =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, tilesCost, i64(0));
+  Value fmaUnmeasured =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, fmaCost, i64(0));
+  Value tilesCheaper =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::ule, tilesCost, fmaCost);
+  Value probe = arith::CmpIOp::create(
+      b, loc, CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, blocks, i64(kProbeInterval)),
+      i64(kProbeInterval - 1));
+  // Cheaper one, or on a probe the other.
+  Value pick = arith::XOrIOp::create(b, loc, tilesCheaper, probe);
+  Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  Value onTiles = arith::SelectOp::create(
+      b, loc, tilesUnmeasured, yes,
+      arith::SelectOp::create(b, loc, fmaUnmeasured, no, pick));
+  return {onTiles, probe};
+}
+
+void AmxGemmBuilder::recordCost(Value state, Value row, Value onTiles,
+                                Value probe, Value cycles) {
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  Value column = arith::SelectOp::create(b, loc, onTiles, index(0), index(1));
+  Value old = memref::LoadOp::create(b, loc, state, ValueRange{row, column});
+  // The path in use: weighted 3:1 towards the new time (a change of the
+  // neighbours' load shows after a block or two; one disturbed block does
+  // not decide alone). A probe, or a first time, replaces the old one,
+  // which is from 32 blocks ago or, the first time, was the block that
+  // touched the buffers and asked Linux for the tile state.
+  Value blended = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, old,
+                            arith::MulIOp::create(b, loc, cycles, i64(3))),
+      i64(4));
+  Value first = arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, old, i64(0)),
+      probe);
+  // Never 0, which means "not measured".
+  Value cost = arith::MaxUIOp::create(
+      b, loc, arith::SelectOp::create(b, loc, first, cycles, blended), i64(1));
+  memref::StoreOp::create(b, loc, cost, state, ValueRange{row, column});
+}
+
 std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
                                                   int64_t panel) {
   SmallVector<int64_t> strides;
@@ -467,7 +716,7 @@ std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
   return strides[0];
 }
 
-std::pair<Value, Value> AmxGemmBuilder::allocateParts() {
+SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
   Type bf16 = b.getBF16Type();
   auto asType = MemRefType::get({kParts, llvm::divideCeilSigned(s.m, kTileRows),
                                  s.k / kTileBf16Cols,
@@ -485,16 +734,37 @@ std::pair<Value, Value> AmxGemmBuilder::allocateParts() {
   if (parallel)
     slots.push_back(openmpIndex("omp_get_max_threads"));
   Value bs = memref::AllocOp::create(b, loc, bsType, slots, alignment);
+  SmallVector<Value> buffers = {as, bs};
+  if (choice != AmxPathChoice::Tiles) {
+    auto apType = MemRefType::get(
+        {llvm::divideCeilSigned(s.m, kFmaRows), s.k, kFmaRows}, b.getF32Type());
+    buffers.push_back(memref::AllocOp::create(b, loc, apType, alignment));
+  }
   // No dealloc: the workspace plan, or else the deallocation pipeline,
-  // owns the two buffers.
-  return {as, bs};
+  // owns the buffers.
+  return buffers;
 }
 
-LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c, Value as,
-                                          Value bs, int64_t rowStride) {
+LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
+                                          ValueRange buffers,
+                                          int64_t rowStride) {
+  Value as = buffers[0], bs = buffers[1];
+  Value ap = buffers.size() > 2 ? buffers[2] : Value();
   Value cRowStride = index(rowStride);
+  if (choice == AmxPathChoice::Measured) {
+    OpBuilder top = OpBuilder::atBlockBegin(
+        cast<ModuleOp>(symbols.getOp()).getBody());
+    MemRefType type = stateType(b);
+    auto global = memref::GlobalOp::create(
+        top, loc, "tfm_amx_costs", top.getStringAttr("private"), type,
+        DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), type.getElementType()),
+            ArrayRef<Attribute>(top.getI64IntegerAttr(0))),
+        /*constant=*/false, /*alignment=*/IntegerAttr());
+    stateName = symbols.insert(global).getValue().str(); // unique name
+  }
   requestTilePermission();
-  splitA(a, as);
+  splitA(a, as, ap);
   int64_t blocks = s.n / s.blockCols;
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)}, ValueRange{},
@@ -516,14 +786,40 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c, Value as,
     slot = arith::MinUIOp::create(b, loc, openmpIndex("omp_get_thread_num"),
                                   last);
   }
-  auto depthBlocks =
-      scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
-  b.setInsertionPointToStart(depthBlocks.getBody());
-  Value kb = depthBlocks.getInductionVar();
-  splitBBlock(p, bs, slot, n0, kb);
-  return multiplyBlock(as, bs, c, cRowStride, slot, n0, kb);
+  switch (choice) {
+  case AmxPathChoice::Tiles:
+    return multiplyBlockOnTiles(p, as, bs, c, cRowStride, slot, n0);
+  case AmxPathChoice::Fma:
+    multiplyBlockWithFma(ap, p, c, n0);
+    return success();
+  case AmxPathChoice::Measured:
+    break;
+  }
+  // Each thread times its blocks on either path (its row of the kernel's
+  // state, kept across calls) and takes the cheaper: a core's tile unit
+  // shared with another hardware thread can run at half rate or less, and
+  // then FMA is faster. Threads beyond the state's rows share the last
+  // (a race on a cost only changes a choice).
+  Value row = index(0);
+  if (parallel)
+    row = arith::MinUIOp::create(b, loc, slot, index(kStateRows - 1));
+  Value state = memref::GetGlobalOp::create(b, loc, stateType(b),
+                                            stateName);
+  auto [onTiles, probe] = chooseTiles(state, row);
+  Value start = readCycles();
+  auto path = scf::IfOp::create(b, loc, onTiles, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard branchGuard(b);
+    b.setInsertionPointToStart(path.thenBlock());
+    if (failed(multiplyBlockOnTiles(p, as, bs, c, cRowStride, slot, n0)))
+      return failure();
+    b.setInsertionPointToStart(path.elseBlock());
+    multiplyBlockWithFma(ap, p, c, n0);
+  }
+  Value cycles = arith::SubIOp::create(b, loc, readCycles(), start);
+  recordCost(state, row, onTiles, probe, cycles);
+  return success();
 }
-
 namespace {
 struct CpuAmxContractionsPass
     : public tfm::impl::TfmCpuAmxContractionsBase<CpuAmxContractionsPass> {
@@ -531,6 +827,18 @@ struct CpuAmxContractionsPass
   // On the module: the GEMMs' code declares arch_prctl there.
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    std::optional<AmxPathChoice> path =
+        llvm::StringSwitch<std::optional<AmxPathChoice>>(choice)
+            .Case("measured", AmxPathChoice::Measured)
+            .Case("tiles", AmxPathChoice::Tiles)
+            .Case("fma", AmxPathChoice::Fma)
+            .Default(std::nullopt);
+    if (!path) {
+      module.emitError() << "tfm-cpu-amx-contractions: choice must be "
+                            "measured, tiles or fma, not '"
+                         << choice << "'";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, AmxContraction>> gemms;
     module.walk([&](linalg::GenericOp op) {
       if (!op.hasPureBufferSemantics())
@@ -561,9 +869,9 @@ struct CpuAmxContractionsPass
       }
       OpBuilder b(op);
       Location loc = op.getLoc();
-      AmxGemmBuilder caller(b, loc, shape, parallel, symbols);
-      auto [as, bs] = caller.allocateParts();
-      SmallVector<Value> operands = {a, p, c, as, bs};
+      AmxGemmBuilder caller(b, loc, shape, parallel, *path, symbols);
+      SmallVector<Value> operands = {a, p, c};
+      llvm::append_range(operands, caller.allocateBuffers());
       std::string key;
       llvm::raw_string_ostream os(key);
       llvm::interleave(ValueRange(operands).getTypes(), os, ";");
@@ -574,12 +882,11 @@ struct CpuAmxContractionsPass
             "tfm_amx_gemm", ValueRange(operands).getTypes());
         Block *body = &kernel.getBody().front();
         OpBuilder inside = OpBuilder::atBlockBegin(body);
-        AmxGemmBuilder builder(inside, loc, shape, parallel, symbols);
-        if (failed(builder.buildKernel(body->getArgument(0),
-                                       body->getArgument(1),
-                                       body->getArgument(2),
-                                       body->getArgument(3),
-                                       body->getArgument(4), *rowStride)))
+        AmxGemmBuilder builder(inside, loc, shape, parallel, *path, symbols);
+        if (failed(builder.buildKernel(
+                body->getArgument(0), body->getArgument(1),
+                body->getArgument(2), body->getArguments().drop_front(3),
+                *rowStride)))
           return signalPassFailure();
         func::ReturnOp::create(inside, loc);
       }

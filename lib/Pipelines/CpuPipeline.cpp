@@ -70,6 +70,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
         if (options.vectorize && options.amx) {
           TfmCpuAmxContractionsOptions amx;
           amx.parallel = options.parallel;
+          amx.choice = options.amxChoice;
           nested.addPass(createTfmCpuAmxContractions(amx));
         }
       });

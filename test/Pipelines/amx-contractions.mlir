@@ -1,5 +1,9 @@
-// RUN: transformer-opt %s --tfm-cpu-amx-contractions --split-input-file -verify-diagnostics | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-amx-contractions=choice=measured --split-input-file -verify-diagnostics | FileCheck %s
 // RUN: transformer-opt %s --tfm-cpu-amx-contractions=parallel=0 --split-input-file -verify-diagnostics | FileCheck %s --check-prefix=SERIAL
+// RUN: transformer-opt %s --tfm-cpu-amx-contractions --split-input-file -verify-diagnostics | FileCheck %s --check-prefix=TILES
+// RUN: transformer-opt %s --tfm-cpu-amx-contractions=choice=fma --split-input-file -verify-diagnostics | FileCheck %s --check-prefix=FMA
+// RUN: not transformer-opt %s --tfm-cpu-amx-contractions=choice=fast --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: tfm-cpu-amx-contractions: choice must be measured, tiles or fma, not 'fast'
 
 // A packed GEMM planned for AMX tiles, C[64, 128] += A[64, 96] * B[96, 128]
 // (B as two 64-column panels): A is split into three bf16 parts, in 16 x 32
@@ -15,6 +19,17 @@
 // The GEMM becomes a call of a kernel function (one per shape and operand
 // types, shared by every GEMM that has them: below), the parts' buffers
 // allocated by the caller (for the workspace plan).
+// With choice=measured each block of columns is timed (the cycle
+// counter, from an llvm.func the buffer passes need not analyse) on the
+// path the thread's row of the kernel's costs picks: on tiles as above, or
+// with f32 FMAs from A and the panels (strips of 12 rows, the last of 4,
+// 32 columns, A copied once per call into strips of 12 rows, Ap[m / 12, k,
+// m % 12]); the time goes back into the costs. choice=tiles (the default)
+// and choice=fma emit one path and no costs (tiles: no Ap; fma: no As
+// written).
+// CHECK-DAG: memref.global "private" @tfm_amx_costs : memref<64x3xi64> = dense<0>
+// CHECK-DAG: llvm.func internal @tfm_read_cycles() -> i64
+// CHECK-DAG: llvm.call_intrinsic "llvm.readcyclecounter"() : () -> i64
 // CHECK-DAG: func.func private @arch_prctl(i32, i64) -> i32
 // CHECK-DAG: func.func private @omp_get_max_threads() -> i32
 // CHECK-DAG: func.func private @omp_get_thread_num() -> i32
@@ -24,29 +39,54 @@
 // CHECK: %[[T:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK: %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
 // CHECK: %[[BS:.*]] = memref.alloc(%[[TI]]) {alignment = 64 : i64} : memref<?x3x8x16x32xbf16>
-// CHECK: call @tfm_amx_gemm(%arg0, %arg1, %arg2, %[[AS]], %[[BS]])
+// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6x96x12xf32>
+// CHECK: call @tfm_amx_gemm(%arg0, %arg1, %arg2, %[[AS]], %[[BS]], %[[AP]])
 // CHECK: call @tfm_amx_gemm(%arg3, %arg1, %arg4,
 // CHECK-NOT: linalg.generic
 // CHECK-LABEL: func.func private @tfm_amx_gemm(
-// CHECK-SAME: %[[A:.*]]: memref<64x96xf32>, %[[P:.*]]: memref<2x96x64xf32>, %[[C:.*]]: memref<64x2x64xf32>, %[[KAS:.*]]: memref<3x4x3x16x32xbf16>, %[[KBS:.*]]: memref<?x3x8x16x32xbf16>)
+// CHECK-SAME: %[[A:.*]]: memref<64x96xf32>, %[[P:.*]]: memref<2x96x64xf32>, %[[C:.*]]: memref<64x2x64xf32>, %[[KAS:.*]]: memref<3x4x3x16x32xbf16>, %[[KBS:.*]]: memref<?x3x8x16x32xbf16>, %[[KAP:.*]]: memref<6x96x12xf32>)
 // CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK: call @arch_prctl(%{{.*}}, %{{.*}}) : (i32, i64) -> i32
 // CHECK: scf.forall (%{{.*}}) in (64)
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: vector.store %{{.*}}, %[[KAS]]
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[KAP]]
 // CHECK: scf.forall (%{{.*}}) in (1)
 // CHECK: %[[N:.*]] = memref.dim %[[KBS]]
 // CHECK: %[[LAST:.*]] = arith.subi %[[N]]
 // CHECK: %[[ME:.*]] = func.call @omp_get_thread_num() : () -> i32
 // CHECK: %[[MEI:.*]] = arith.index_cast %[[ME]]
 // CHECK: %[[SLOT:.*]] = arith.minui %[[MEI]], %[[LAST]]
+// CHECK: %[[ROW:.*]] = arith.minui %[[SLOT]], %c63
+// CHECK: %[[COSTS:.*]] = memref.get_global @tfm_amx_costs : memref<64x3xi64>
+// CHECK: %[[START:.*]] = llvm.call @tfm_read_cycles() : () -> i64
+// CHECK: scf.if
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
 // CHECK: vector.store %{{.*}}, %[[KBS]][%[[SLOT]],
 // CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>
 // CHECK-COUNT-24: amx.tile_mulf
 // CHECK-NOT: amx.tile_mulf
 // CHECK-COUNT-4: amx.tile_store %[[C]]
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c60 step %c12
+// CHECK-COUNT-24: vector.fma
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: %[[END:.*]] = llvm.call @tfm_read_cycles() : () -> i64
+// CHECK: arith.subi %[[END]], %[[START]] : i64
+// CHECK: memref.store %{{.*}}, %[[COSTS]][%[[ROW]], %{{.*}}] : memref<64x3xi64>
 // CHECK-NOT: func.func private @tfm_amx_gemm
+// TILES-NOT: x12xf32
+// TILES-NOT: tfm_amx_costs
+// TILES-NOT: scf.if
+// TILES-NOT: vector.fma
+// TILES: amx.tile_mulf
+// TILES-NOT: vector.fma
+// FMA-NOT: tfm_amx_costs
+// FMA-NOT: arith.truncf
+// FMA-NOT: amx.tile_mulf
+// FMA: vector.fma
+// FMA-NOT: amx.tile_mulf
 // SERIAL-NOT: omp_get
 // SERIAL: memref.alloc() {alignment = 64 : i64} : memref<1x3x8x16x32xbf16>
 // SERIAL-NOT: omp_get
@@ -116,7 +156,7 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
 // multiplied by 16- and 13-row tiles of A's parts (A's parts: 6 row tiles,
 // the last one partly written).
 // CHECK-LABEL: func.func private @tfm_amx_gemm(
-// CHECK-SAME: %[[C:[^:]*]]: memref<93x2x64xf32>, %[[AS:[^:]*]]: memref<3x6x3x16x32xbf16>, %[[BS:[^:]*]]: memref<?x3x8x16x32xbf16>)
+// CHECK-SAME: %[[C:[^:]*]]: memref<93x2x64xf32>, %[[AS:[^:]*]]: memref<3x6x3x16x32xbf16>, %[[BS:[^:]*]]: memref<?x3x8x16x32xbf16>, %{{.*}}: memref<8x96x12xf32>)
 // CHECK: scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL:.*]] step %{{.*}} {
 // CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>

@@ -204,6 +204,16 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
       the last M % 32 rows use tiles of fewer rows, in a function of their
       own that LLVM must not inline (it gives each tile register one shape
       per function, and the 32-row blocks use all eight).
+    - with `choice=measured` (not the default) each thread times its blocks on
+      tiles and, alternatively, with f32 FMAs (A copied once per call into
+      strips of 12 rows; 12 x 32 register tiles over the packed panels) and
+      takes the cheaper, timing the other again every 32 blocks. A core's
+      tile unit shared with another hardware thread (another tenant's, on a
+      cloud VM) can run at half rate or less, and then FMA is faster. The
+      cycle counts are kept per kernel and thread in a `memref.global`
+      across calls. Which path made a block, and so its last bits, then
+      depends on the load; `choice=tiles` (the default) gives the same bits
+      on every run and thread count, `choice=fma` only the FMA code.
 
     Anything else keeps the FMA path of `tfm-tile-and-vectorize-contractions`
     (which skips exactly the ops this pass takes). Needs a CPU with
@@ -217,6 +227,11 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
            "`parallel`): each thread converts B into its own buffer, "
            "indexed by omp_get_thread_num(); off: one buffer, no OpenMP "
            "calls">,
+    Option<"choice", "choice", "std::string", /*default=*/"\"tiles\"",
+           "Per block of columns: `tiles` (always; the same bits on every "
+           "run and thread count), `measured` (each thread times both paths "
+           "and takes the cheaper, trying the other again every 32 blocks) "
+           "or `fma` (f32 FMAs from the unsplit operands)">,
   ];
   let dependentDialects = ["affine::AffineDialect", "amx::AMXDialect",
                            "arith::ArithDialect", "func::FuncDialect",

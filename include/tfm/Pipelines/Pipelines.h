@@ -145,10 +145,20 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<bool> amx{
       *this, "amx",
-      llvm::cl::desc("Run f32 GEMMs (M, N, K multiples of 32) on AMX tiles "
+      llvm::cl::desc("Run f32 GEMMs (M at least 64, N and K multiples of 32) "
+                     "on AMX tiles "
                      "as six bf16 products (bf16x6, about f32's accuracy) "
                      "where the target has AMX-BF16 (off: FMA everywhere)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> amxChoice{
+      *this, "amx-choice",
+      llvm::cl::desc("With amx: per block of a GEMM's columns, `tiles` "
+                     "(always: the same bits on every run and thread count), "
+                     "`measured` (each thread times tiles and FMA and takes "
+                     "the cheaper: for machines whose tile units other "
+                     "tenants share; the last bits then vary with the load) "
+                     "or `fma`"),
+      llvm::cl::init("tiles")};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",
       llvm::cl::desc("Read matmul weights in the register tile's panel layout "
