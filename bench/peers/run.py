@@ -67,6 +67,8 @@ from tfm.builder import Module  # noqa: E402
 
 BUILD = os.environ.get("TFM_BUILD_DIR", os.path.join(ROOT, "build"))
 RUNNER = os.path.join(BUILD, "bin", "transformer-runner")
+# --tfm-pipeline-options: passed to every runner call.
+TFM_PIPELINE_OPTIONS = ""
 TORCH_PYTHON = "/usr/bin/python3"
 VENV_PYTHON = os.path.join(ROOT, "bench", ".venv", "bin", "python")
 WORKER = os.path.join(HERE, "worker.py")
@@ -333,6 +335,8 @@ def run_tfm(case, threads, thread_flag, save, work):
             cmd += ["--output", f"{case['output_name']}={save}"]
     if thread_flag:
         cmd += [f"--threads={threads}"]
+    if TFM_PIPELINE_OPTIONS:
+        cmd += [f"--pipeline-options={TFM_PIPELINE_OPTIONS}"]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
@@ -542,7 +546,12 @@ def parse_args(argv):
                    help="skip round 0's output comparison")
     p.add_argument("--keep", metavar="DIR",
                    help="work in DIR (modules, weights, .onnx) and keep it")
+    p.add_argument("--tfm-pipeline-options", default="", metavar="OPTIONS",
+                   help="tfm's --pipeline-options, e.g. amx-choice=measured "
+                        "(default: none, the pipeline's defaults)")
     args = p.parse_args(argv)
+    global TFM_PIPELINE_OPTIONS
+    TFM_PIPELINE_OPTIONS = args.tfm_pipeline_options
     cases = ALL_CASES if args.cases == "all" else tuple(
         c.strip() for c in args.cases.split(",") if c.strip())
     bad = [c for c in cases if c not in ALL_CASES]
@@ -660,6 +669,8 @@ def main(argv=None):
     print(f"- CPU: {model} (LLVM host CPU: {llvm_host_cpu() or '?'}), {ncpu} CPUs "
           f"usable; flags: {' '.join(flags) or 'none of avx2/fma/avx512f'}")
     print(f"- load average (1/5/15 min): before {load_before}, after {load_after}")
+    if args.tfm_pipeline_options:
+        print(f"- tfm pipeline options: {args.tfm_pipeline_options}")
     print(f"- threads: {', '.join(map(str, args.threads))} (tfm: "
           f"{', '.join(map(str, tfm_threads))})")
     print(f"- PyTorch {tv.get('torch', '?')} ({'; '.join(tv.get('build', [])) or 'BLAS ?'}), "
