@@ -97,17 +97,24 @@ static constexpr int64_t kFmaBlockDepth = 128;
 /// With `choice=measured`, the slower path is timed again every 32 blocks
 /// of a thread (in a quiet moment, one FMA block in 32 costs about 3%).
 static constexpr int64_t kProbeInterval = 32;
-/// Rows of a kernel's cost state: one per OpenMP thread up to 64.
-static constexpr int64_t kStateRows = 64;
+/// A kernel's cost state: a row per OpenMP thread up to 256 (more share the
+/// last), each a cache line of 8 i64 (columns 0-2 used), so that threads do
+/// not write each other's lines.
+static constexpr int64_t kStateRows = 256;
+static constexpr int64_t kStateRowWords = 8;
+/// Blocks a thread first runs on tiles and FMA in turn, its last two
+/// measuring each path once warm (the first two touch the buffers and the
+/// tile state).
+static constexpr int64_t kWarmupBlocks = 4;
 
 namespace {
 /// How a kernel picks between tiles and FMA for a block of columns.
 enum class AmxPathChoice { Measured, Tiles, Fma };
 
 /// The cost state of a kernel: per thread, cycles a block on tiles, with
-/// FMA, and blocks run (0: not measured yet).
+/// FMA, and blocks run.
 MemRefType stateType(OpBuilder &b) {
-  return MemRefType::get({kStateRows, 3}, b.getI64Type());
+  return MemRefType::get({kStateRows, kStateRowWords}, b.getI64Type());
 }
 } // namespace
 
@@ -222,12 +229,13 @@ private:
   Value readCycles();
   /// The path for the next block of this thread, from its costs in `state`
   /// (row `row`: cycles a block on tiles, with FMA, blocks run): whichever
-  /// is cheaper, each measured first, and the other tried again every
-  /// kProbeInterval blocks.
-  /// Also whether this block is a probe of the dearer path.
+  /// is cheaper, each measured first (kWarmupBlocks), and the other tried
+  /// again every kProbeInterval blocks.
+  /// Also whether this block's time replaces the path's cost (a probe of
+  /// the dearer path, or warming up) rather than updating it.
   std::pair<Value, Value> chooseTiles(Value state, Value row);
   /// Records that a block took `cycles` on the chosen path.
-  void recordCost(Value state, Value row, Value onTiles, Value probe,
+  void recordCost(Value state, Value row, Value onTiles, Value replace,
                   Value cycles);
   /// C[mt : mt + sum(tileRows), n0 + nt : n0 + nt + 32] over the K block:
   /// one or two tiles of rows (tileRows) by two of 16 columns; returns its
@@ -596,9 +604,11 @@ void AmxGemmBuilder::fmaStrip(Value ap, Value p, Value c, Value kb, Value n,
     Value k = apply(d0 + getAffineDimExpr(1, ctx),
                     {kb, depthLoop.getInductionVar()});
     Value bVec[2];
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
     for (int64_t v = 0; v < 2; ++v)
-      bVec[v] = vector::LoadOp::create(
-          b, loc, f32x16, p, ValueRange{panelIndex[v][0], k, panelIndex[v][1]});
+      bVec[v] = vector::TransferReadOp::create(
+          b, loc, f32x16, p, ValueRange{panelIndex[v][0], k, panelIndex[v][1]},
+          zero, ArrayRef<bool>{true});
     SmallVector<Value> acc(depthLoop.getRegionIterArgs());
     Value strip = apply(d0.floorDiv(kFmaRows), {mt});
     for (int64_t i = 0; i < rows; ++i) {
@@ -658,28 +668,25 @@ std::pair<Value, Value> AmxGemmBuilder::chooseTiles(Value state,
                           arith::AddIOp::create(b, loc, blocks, i64(1)),
                           state, ValueRange{row, index(2)});
   using arith::CmpIPredicate;
-  Value tilesUnmeasured =
-      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, tilesCost, i64(0));
-  Value fmaUnmeasured =
-      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, fmaCost, i64(0));
   Value tilesCheaper =
       arith::CmpIOp::create(b, loc, CmpIPredicate::ule, tilesCost, fmaCost);
   Value probe = arith::CmpIOp::create(
       b, loc, CmpIPredicate::eq,
       arith::RemUIOp::create(b, loc, blocks, i64(kProbeInterval)),
       i64(kProbeInterval - 1));
-  // Cheaper one, or on a probe the other.
+  // Cheaper one, or on a probe the other; while warming up, each in turn.
   Value pick = arith::XOrIOp::create(b, loc, tilesCheaper, probe);
-  Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
-  Value yes = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-  Value onTiles = arith::SelectOp::create(
-      b, loc, tilesUnmeasured, yes,
-      arith::SelectOp::create(b, loc, fmaUnmeasured, no, pick));
-  return {onTiles, probe};
+  Value warmup = arith::CmpIOp::create(b, loc, CmpIPredicate::ult, blocks,
+                                       i64(kWarmupBlocks));
+  Value evenBlock = arith::CmpIOp::create(
+      b, loc, CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, blocks, i64(1)), i64(0));
+  Value onTiles = arith::SelectOp::create(b, loc, warmup, evenBlock, pick);
+  return {onTiles, arith::OrIOp::create(b, loc, warmup, probe)};
 }
 
 void AmxGemmBuilder::recordCost(Value state, Value row, Value onTiles,
-                                Value probe, Value cycles) {
+                                Value replace, Value cycles) {
   auto i64 = [&](int64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
   };
@@ -687,21 +694,14 @@ void AmxGemmBuilder::recordCost(Value state, Value row, Value onTiles,
   Value old = memref::LoadOp::create(b, loc, state, ValueRange{row, column});
   // The path in use: weighted 3:1 towards the new time (a change of the
   // neighbours' load shows after a block or two; one disturbed block does
-  // not decide alone). A probe, or a first time, replaces the old one,
-  // which is from 32 blocks ago or, the first time, was the block that
-  // touched the buffers and asked Linux for the tile state.
+  // not decide alone). A probe replaces the old time, from 32 blocks ago,
+  // and so does each warm-up block.
   Value blended = arith::DivUIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, old,
                             arith::MulIOp::create(b, loc, cycles, i64(3))),
       i64(4));
-  Value first = arith::OrIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, old, i64(0)),
-      probe);
-  // Never 0, which means "not measured".
-  Value cost = arith::MaxUIOp::create(
-      b, loc, arith::SelectOp::create(b, loc, first, cycles, blended), i64(1));
+  Value cost = arith::SelectOp::create(b, loc, replace, cycles, blended);
   memref::StoreOp::create(b, loc, cost, state, ValueRange{row, column});
 }
 
@@ -717,24 +717,28 @@ std::optional<int64_t> mlir::tfm::getAmxRowStride(MemRefType cType,
 }
 
 SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
-  Type bf16 = b.getBF16Type();
-  auto asType = MemRefType::get({kParts, llvm::divideCeilSigned(s.m, kTileRows),
-                                 s.k / kTileBf16Cols,
-                                 kTileRows, kTileBf16Cols},
-                                bf16);
-  // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
-  // omp_get_thread_num(), not per block: an LM head's 785 blocks would
-  // take 116 MiB.
-  auto bsType = MemRefType::get({parallel ? ShapedType::kDynamic : 1, kParts,
-                                 s.blockCols / 16, s.blockDepth / 2, 2 * 16},
-                                bf16);
   IntegerAttr alignment = b.getI64IntegerAttr(64);
-  Value as = memref::AllocOp::create(b, loc, asType, alignment);
-  SmallVector<Value> slots;
-  if (parallel)
-    slots.push_back(openmpIndex("omp_get_max_threads"));
-  Value bs = memref::AllocOp::create(b, loc, bsType, slots, alignment);
-  SmallVector<Value> buffers = {as, bs};
+  SmallVector<Value> buffers;
+  if (choice != AmxPathChoice::Fma) {
+    Type bf16 = b.getBF16Type();
+    auto asType = MemRefType::get(
+        {kParts, llvm::divideCeilSigned(s.m, kTileRows), s.k / kTileBf16Cols,
+         kTileRows, kTileBf16Cols},
+        bf16);
+    // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
+    // omp_get_thread_num(), not per block: an LM head's 785 blocks would
+    // take 116 MiB.
+    auto bsType = MemRefType::get({parallel ? ShapedType::kDynamic : 1,
+                                   kParts, s.blockCols / 16,
+                                   s.blockDepth / 2, 2 * 16},
+                                  bf16);
+    buffers.push_back(memref::AllocOp::create(b, loc, asType, alignment));
+    SmallVector<Value> slots;
+    if (parallel)
+      slots.push_back(openmpIndex("omp_get_max_threads"));
+    buffers.push_back(
+        memref::AllocOp::create(b, loc, bsType, slots, alignment));
+  }
   if (choice != AmxPathChoice::Tiles) {
     auto apType = MemRefType::get(
         {llvm::divideCeilSigned(s.m, kFmaRows), s.k, kFmaRows}, b.getF32Type());
@@ -748,8 +752,14 @@ SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
 LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
                                           ValueRange buffers,
                                           int64_t rowStride) {
-  Value as = buffers[0], bs = buffers[1];
-  Value ap = buffers.size() > 2 ? buffers[2] : Value();
+  // {As, Bs} for tiles, {Ap} for FMA, {As, Bs, Ap} for both.
+  Value as, bs, ap;
+  if (choice != AmxPathChoice::Fma) {
+    as = buffers[0];
+    bs = buffers[1];
+  }
+  if (choice != AmxPathChoice::Tiles)
+    ap = buffers.back();
   Value cRowStride = index(rowStride);
   if (choice == AmxPathChoice::Measured) {
     OpBuilder top = OpBuilder::atBlockBegin(
@@ -763,7 +773,8 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
         /*constant=*/false, /*alignment=*/IntegerAttr());
     stateName = symbols.insert(global).getValue().str(); // unique name
   }
-  requestTilePermission();
+  if (choice != AmxPathChoice::Fma)
+    requestTilePermission();
   splitA(a, as, ap);
   int64_t blocks = s.n / s.blockCols;
   auto forall = scf::ForallOp::create(
@@ -780,7 +791,7 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
   // itself an OpenMP thread reads the caller's number: one thread runs all
   // blocks then, and any buffer will do.
   Value slot = index(0);
-  if (parallel) {
+  if (parallel && bs) {
     Value last = arith::SubIOp::create(
         b, loc, memref::DimOp::create(b, loc, bs, 0), index(1));
     slot = arith::MinUIOp::create(b, loc, openmpIndex("omp_get_thread_num"),
@@ -805,7 +816,7 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
     row = arith::MinUIOp::create(b, loc, slot, index(kStateRows - 1));
   Value state = memref::GetGlobalOp::create(b, loc, stateType(b),
                                             stateName);
-  auto [onTiles, probe] = chooseTiles(state, row);
+  auto [onTiles, replace] = chooseTiles(state, row);
   Value start = readCycles();
   auto path = scf::IfOp::create(b, loc, onTiles, /*withElseRegion=*/true);
   {
@@ -817,7 +828,7 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
     multiplyBlockWithFma(ap, p, c, n0);
   }
   Value cycles = arith::SubIOp::create(b, loc, readCycles(), start);
-  recordCost(state, row, onTiles, probe, cycles);
+  recordCost(state, row, onTiles, replace, cycles);
   return success();
 }
 namespace {

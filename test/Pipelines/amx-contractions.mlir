@@ -27,7 +27,7 @@
 // m % 12]); the time goes back into the costs. choice=tiles (the default)
 // and choice=fma emit one path and no costs (tiles: no Ap; fma: no As
 // written).
-// CHECK-DAG: memref.global "private" @tfm_amx_costs : memref<64x3xi64> = dense<0>
+// CHECK-DAG: memref.global "private" @tfm_amx_costs : memref<256x8xi64> = dense<0>
 // CHECK-DAG: llvm.func internal @tfm_read_cycles() -> i64
 // CHECK-DAG: llvm.call_intrinsic "llvm.readcyclecounter"() : () -> i64
 // CHECK-DAG: func.func private @arch_prctl(i32, i64) -> i32
@@ -57,8 +57,8 @@
 // CHECK: %[[ME:.*]] = func.call @omp_get_thread_num() : () -> i32
 // CHECK: %[[MEI:.*]] = arith.index_cast %[[ME]]
 // CHECK: %[[SLOT:.*]] = arith.minui %[[MEI]], %[[LAST]]
-// CHECK: %[[ROW:.*]] = arith.minui %[[SLOT]], %c63
-// CHECK: %[[COSTS:.*]] = memref.get_global @tfm_amx_costs : memref<64x3xi64>
+// CHECK: %[[ROW:.*]] = arith.minui %[[SLOT]], %c255
+// CHECK: %[[COSTS:.*]] = memref.get_global @tfm_amx_costs : memref<256x8xi64>
 // CHECK: %[[START:.*]] = llvm.call @tfm_read_cycles() : () -> i64
 // CHECK: scf.if
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
@@ -74,7 +74,7 @@
 // CHECK-NOT: vector.fma
 // CHECK: %[[END:.*]] = llvm.call @tfm_read_cycles() : () -> i64
 // CHECK: arith.subi %[[END]], %[[START]] : i64
-// CHECK: memref.store %{{.*}}, %[[COSTS]][%[[ROW]], %{{.*}}] : memref<64x3xi64>
+// CHECK: memref.store %{{.*}}, %[[COSTS]][%[[ROW]], %{{.*}}] : memref<256x8xi64>
 // CHECK-NOT: func.func private @tfm_amx_gemm
 // TILES-NOT: x12xf32
 // TILES-NOT: tfm_amx_costs
@@ -83,6 +83,8 @@
 // TILES: amx.tile_mulf
 // TILES-NOT: vector.fma
 // FMA-NOT: tfm_amx_costs
+// FMA-NOT: xbf16>
+// FMA-NOT: arch_prctl
 // FMA-NOT: arith.truncf
 // FMA-NOT: amx.tile_mulf
 // FMA: vector.fma
@@ -157,8 +159,9 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
 // the last one partly written).
 // CHECK-LABEL: func.func private @tfm_amx_gemm(
 // CHECK-SAME: %[[C:[^:]*]]: memref<93x2x64xf32>, %[[AS:[^:]*]]: memref<3x6x3x16x32xbf16>, %[[BS:[^:]*]]: memref<?x3x8x16x32xbf16>, %{{.*}}: memref<8x96x12xf32>)
-// CHECK: scf.for %[[KB:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL:.*]] step %{{.*}} {
+// CHECK: scf.forall (%{{.*}}) in (1)
+// CHECK: scf.for %[[KB:.*]] = %c0{{.*}} to %c96 step %c32
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64 step %c32
 // CHECK-COUNT-4: amx.tile_load %[[C]]{{.*}} into !amx.tile<16x16xf32>
 // CHECK-COUNT-24: amx.tile_mulf
 // CHECK-NOT: amx.tile_mulf
