@@ -1,11 +1,12 @@
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" --split-input-file | FileCheck %s
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids amx=0" --split-input-file | FileCheck %s --check-prefix=FMA
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" --split-input-file | FileCheck %s --check-prefix=FMA
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" --split-input-file | FileCheck %s --check-prefix=LOADS
 
 // For a CPU with AMX-BF16 (named here, so that the test runs anywhere: the
 // code is only compiled, not run), the pipeline takes a GEMM whose M, N, K
 // are multiples of 32 to AMX tiles down to the LLVM dialect: three K steps
-// of 32 (K = 96, one K block) of 24 tile multiplies each, 18 tile loads of
+// of 32 (K = 96, one K block) of 24 tile multiplies each, 16 tile loads of
 // A and B parts a step and C's four tiles loaded and stored once; the
 // function asks Linux for the tiles (arch_prctl, from libc). Without `amx`,
 // or for a CPU without AMX, the same GEMM is FMA code.
@@ -15,6 +16,12 @@
 // CHECK: llvm.call @arch_prctl
 // CHECK-COUNT-72: llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 // CHECK-NOT: llvm.x86.tdpbf16ps
+// The 52 tile loads: C's 4, and 16 a step (the six part products ordered
+// so that consecutive ones share a part of A or B: 8 pairs, not 9).
+// LOADS-LABEL: llvm.func internal @tfm_amx_gemm
+// LOADS-COUNT-52: llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
+// LOADS-NOT: llvm.x86.tileloadd64
+// LOADS-LABEL: llvm.func @wide(
 // FMA-NOT: arch_prctl
 // FMA-NOT: llvm.x86.t
 // FMA: llvm.intr.fmuladd
