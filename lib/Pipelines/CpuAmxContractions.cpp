@@ -37,9 +37,8 @@
 // shared by the GEMMs of one shape and operand types.
 //
 // The costs (choice=measured; the default, tiles, has none): per kernel and
-// thread, the
-// cycles a block took on tiles and with FMA. A thread takes the cheaper and
-// times the other again every 32 blocks: on a core whose tile unit is shared
+// thread, the cycles a block took on tiles and with FMA. A thread takes the
+// cheaper and times the other again every 32 blocks: on a core whose tile unit is shared
 // with another hardware thread (another tenant's, on a cloud VM), tiles can
 // run at half rate or less and FMA is then faster. Which path made a block
 // then depends on the machine's load, so its last bits do too (both are f32
@@ -179,7 +178,6 @@ public:
   /// of different shapes), named `name` made unique, with an entry block.
   func::FuncOp createKernelFunction(StringRef name, TypeRange arguments);
 
-  /// The workspace buffers of A's and B's parts, where the builder is.
   /// The workspace buffers of the kernel, where the builder is: A's parts
   /// and B's parts (tiles), then A in FMA strips (FMA).
   SmallVector<Value> allocateBuffers();
@@ -190,6 +188,9 @@ public:
 
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
   Value apply(AffineExpr e, ValueRange operands) {
     return affine::makeComposedAffineApply(b, loc, e,
                                            getAsOpFoldResult(operands));
@@ -666,9 +667,6 @@ Value AmxGemmBuilder::readCycles() {
 
 std::pair<Value, Value> AmxGemmBuilder::chooseTiles(Value state,
                                                     Value row) {
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
   Value tilesCost = memref::LoadOp::create(b, loc, state,
                                            ValueRange{row, index(0)});
   Value fmaCost = memref::LoadOp::create(b, loc, state,
@@ -698,9 +696,6 @@ std::pair<Value, Value> AmxGemmBuilder::chooseTiles(Value state,
 
 void AmxGemmBuilder::recordCost(Value state, Value row, Value onTiles,
                                 Value replace, Value cycles) {
-  auto i64 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  };
   Value column = arith::SelectOp::create(b, loc, onTiles, index(0), index(1));
   Value old = memref::LoadOp::create(b, loc, state, ValueRange{row, column});
   // The path in use: weighted 3:1 towards the new time (a change of the
@@ -842,6 +837,7 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
   recordCost(state, row, onTiles, replace, cycles);
   return success();
 }
+
 namespace {
 struct CpuAmxContractionsPass
     : public tfm::impl::TfmCpuAmxContractionsBase<CpuAmxContractionsPass> {

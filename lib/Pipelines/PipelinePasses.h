@@ -30,9 +30,9 @@ DictionaryAttr tilingToAttr(MLIRContext *ctx, const ContractionTiling &tiling);
 std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 
 /// An f32 GEMM that tfm-cpu-amx-contractions runs on AMX tiles: the packed
-/// form `C[m, j, r] += A[m, k] * P[j, k, r]` (loops m, j, r, k), with M, K
-/// and N = J * panel multiples of 32, outside any loop, planned with an
-/// `amx` field. Block sizes are the plan's, reduced to divisors of N and K.
+/// form `C[m, j, r] += A[m, k] * P[j, k, r]` (loops m, j, r, k), with K and
+/// N = J * panel multiples of 32 and M at least 64, outside any loop,
+/// planned with an `amx` field. Block sizes are the plan's, reduced to divisors of N and K.
 struct AmxContraction {
   int64_t m = 0, n = 0, k = 0, panel = 0;
   int64_t blockCols = 0, blockDepth = 0;
