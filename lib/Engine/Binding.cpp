@@ -108,7 +108,7 @@ std::string engine::describeArgument(const EntrySignature &sig, size_t i) {
     return what + ", index";
   // A packed parameter is described as the weight file holds it.
   return what + ", " +
-         describe(arg.dtype, arg.packed ? llvm::ArrayRef<int64_t>(
+         describe(arg.fileDType(), arg.packed ? llvm::ArrayRef<int64_t>(
                                               arg.packed->fileShape)
                                         : llvm::ArrayRef<int64_t>(arg.shape));
 }
@@ -134,13 +134,14 @@ static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
   bool isScale =
       shape.size() == 1 && llvm::StringRef(arg.name).ends_with("weight");
   uint64_t count = *getNumBytes(shape, 1);
-  size_t size = getDTypeSize(arg.dtype);
+  DType dtype = arg.fileDType();
+  size_t size = getDTypeSize(dtype);
   for (uint64_t i = 0; i < count; ++i) {
     // 24 random bits -> [0, 1) exactly representable in f32.
     float u = float(nextRandom(state) >> 40) * 0x1p-24f;
     float value = (u - 0.5f) * 0.1f + (isScale ? 1.0f : 0.0f);
     char *dst = out + i * size;
-    switch (arg.dtype) {
+    switch (dtype) {
     case DType::F32:
       std::memcpy(dst, &value, 4);
       break;
@@ -169,12 +170,12 @@ static void fillRandom(const EntryArgument &arg, llvm::ArrayRef<int64_t> shape,
 /// another float type that `weights` may convert.
 static bool isBindable(const TensorView &view, const EntryArgument &arg,
                        const WeightSource &weights) {
-  if (view.dtype == arg.dtype)
+  if (view.dtype == arg.fileDType())
     return true;
   // A parameter the compiler narrowed (tfm.param_rounded) takes the model's
   // float tensor, rounded.
   return (weights.convertFloats || arg.rounded) &&
-         isFloatConversion(view.dtype, arg.dtype);
+         isFloatConversion(view.dtype, arg.fileDType());
 }
 
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
@@ -217,7 +218,7 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
         llvm::formatv("{0}: the parts of the fused parameter '{1}' add up to "
                       "{2} along axis {3}, but @{4} expects {5}",
                       checkpoint.getPath(), arg.name, extent, axis,
-                      sig.function, describe(arg.dtype, shape)));
+                      sig.function, describe(arg.fileDType(), shape)));
   // Row-major: for each index of the leading dims, copy (or convert) each
   // part's slab.
   uint64_t outer = *getNumBytes(llvm::ArrayRef(shape).take_front(axis), 1);
@@ -226,8 +227,8 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
     for (const TensorView *view : views) {
       uint64_t slab = inner * view->shape[axis];
       convertElements(view->data + o * slab * getDTypeSize(view->dtype),
-                      view->dtype, out, arg.dtype, slab);
-      out += slab * getDTypeSize(arg.dtype);
+                      view->dtype, out, arg.fileDType(), slab);
+      out += slab * getDTypeSize(arg.fileDType());
     }
   for (const TensorView *view : views)
     checkpoint.releasePages(*view);
@@ -258,6 +259,52 @@ static void packWeight(const PackedLayout &layout, const char *source,
     }
 }
 
+/// bf16(x) as AMX machines convert (vcvtneps2bf16): round to nearest even,
+/// subnormal inputs read as zero, so that parts split here equal those the
+/// generated code splits per call.
+static uint16_t toBFloat16AsAmx(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7f800000) == 0 && (bits & 0x007fffff) != 0)
+    return uint16_t((bits >> 16) & 0x8000);
+  return floatToBFloat16(x);
+}
+
+static float fromBFloat16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+/// Packs a row-major f32 weight into AMX tiles' bf16 parts (tfm.param_pack
+/// with format = "amx_bf16x3"; see tfm/Runtime/EntrySignature.h): S[i, n /
+/// 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), zero past N.
+static void packAmxParts(const PackedLayout &layout, const char *source,
+                         char *out) {
+  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel;
+  int64_t tiles = (n + panel - 1) / panel * panel / 16, pairs = k / 2;
+  const float *w = reinterpret_cast<const float *>(source);
+  uint16_t *s = reinterpret_cast<uint16_t *>(out);
+  int64_t partSize = tiles * pairs * 32;
+  for (int64_t c = 0; c < tiles; ++c)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t x = 0; x < 16; ++x) {
+        int64_t col = c * 16 + x;
+        float value = col >= n        ? 0.0f
+                      : layout.outIn ? w[col * k + kk]
+                                     : w[kk * n + col];
+        int64_t at = (c * pairs + kk / 2) * 32 + 2 * x + kk % 2;
+        for (int64_t i = 0; i < 3; ++i) {
+          uint16_t part = toBFloat16AsAmx(value);
+          s[i * partSize + at] = part;
+          value -= fromBFloat16(part);
+        }
+      }
+}
+
 /// Binds one parameter (not yet bound under its name).
 static llvm::Expected<BoundArgument>
 bindParameter(const EntrySignature &sig, size_t i,
@@ -269,7 +316,8 @@ bindParameter(const EntrySignature &sig, size_t i,
       arg.packed ? llvm::ArrayRef<int64_t>(arg.packed->fileShape)
                  : llvm::ArrayRef<int64_t>(arg.shape);
   uint64_t numBytes = *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
-  uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(arg.dtype));
+  DType fileDType = arg.fileDType();
+  uint64_t fileBytes = *getNumBytes(fileShape, getDTypeSize(fileDType));
   BoundArgument result;
   result.bound = true;
   // Every way of binding below ends with `numBytes` at `data`.
@@ -279,7 +327,9 @@ bindParameter(const EntrySignature &sig, size_t i,
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
-    if (getDTypeSize(arg.dtype) == 2)
+    if (arg.packed->amxParts)
+      packAmxParts(*arg.packed, source, result.storage->get());
+    else if (getDTypeSize(arg.dtype) == 2)
       packWeight<uint16_t>(*arg.packed, source, result.storage->get());
     else
       packWeight<uint32_t>(*arg.packed, source, result.storage->get());
@@ -328,23 +378,23 @@ bindParameter(const EntrySignature &sig, size_t i,
         arg.rounded ? "a float tensor " + formatShape(fileShape) +
                           " (bound rounded to " +
                           getDTypeName(arg.dtype).str() + ")"
-                    : describe(arg.dtype, fileShape)));
+                    : describe(fileDType, fileShape)));
   // A tensor of another float type is converted once, here, into a buffer
   // of the parameter's type; it then binds like an aligned tensor.
   std::shared_ptr<AlignedBuffer> converted;
   const char *source = view->data;
-  if (view->dtype != arg.dtype) {
+  if (view->dtype != fileDType) {
     auto storage = AlignedBuffer::allocate(fileBytes);
     if (!storage)
       return storage.takeError();
     converted = std::move(*storage);
-    convertElements(view->data, view->dtype, converted->get(), arg.dtype,
+    convertElements(view->data, view->dtype, converted->get(), fileDType,
                     view->getNumElements());
     source = converted->get();
   }
   if (arg.packed) {
     // Packing reads floats: copy a misaligned tensor first.
-    if (reinterpret_cast<uintptr_t>(source) % getDTypeSize(arg.dtype)) {
+    if (reinterpret_cast<uintptr_t>(source) % getDTypeSize(fileDType)) {
       auto aligned = AlignedBuffer::allocate(fileBytes);
       if (!aligned)
         return aligned.takeError();
@@ -395,9 +445,10 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
     // by the gather and as f16 by the GPU's LM head).
     std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
     if (arg.packed)
-      key += llvm::formatv("#packed({0},{1})",
+      key += llvm::formatv("#packed({0},{1}{2})",
                            arg.packed->outIn ? "out_in" : "in_out",
-                           arg.packed->panel)
+                           arg.packed->panel,
+                           arg.packed->amxParts ? ",amx_bf16x3" : "")
                  .str();
     auto it = shared.find(key);
     if (it == shared.end()) {

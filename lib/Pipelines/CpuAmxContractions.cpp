@@ -33,7 +33,10 @@
 //
 // Eight tile registers hold the 4 C, 2 A and 2 B tiles. A is split by rows
 // in parallel, before the blocks; B's split is done once per call (a block
-// holds all M rows). The code after the two allocations is a kernel function
+// holds all M rows). A GEMM in tfm-cpu-split-amx-weights' form has B bound
+// as its parts, [3][N / 16][K / 2][32] in the tiles' order: it skips B's
+// split and its buffer, and loads b[2] from the parts at column tile
+// (n0 + nt) / 16 and pair (kb + ks) / 2. The code after the two allocations is a kernel function
 // shared by the GEMMs of one shape and operand types.
 //
 // The costs (choice=measured; the default, tiles, has none): per kernel and
@@ -118,19 +121,78 @@ MemRefType stateType(OpBuilder &b) {
 }
 } // namespace
 
-std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
-  std::optional<ContractionTiling> plan = tilingFromAttr(op);
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!plan || plan->amxBlockCols <= 0 || plan->amxBlockDepth <= 0 ||
-      !generic || generic.getNumDpsInputs() != 2 ||
-      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 4 ||
-      !codegen::isOutermost(op) ||
+/// The shape of a GEMM in tfm-cpu-split-amx-weights' form: loops
+/// (m, j, rc, x, q, t), A[m, q, t] f32, three bf16 parts S_i[j, rc, q, x, t],
+/// C[m, j, rc, x] f32.
+static std::optional<AmxContraction>
+matchSplitWeightGemm(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 4 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 6)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
+  for (int64_t d = 0; d < 6; ++d)
+    if (iters[d] != (d < 4 ? utils::IteratorType::parallel
+                           : utils::IteratorType::reduction))
+      return std::nullopt;
+  auto map = [&](ArrayRef<unsigned> dims) {
+    return AffineMap::getMultiDimMapWithTargets(6, dims, generic.getContext());
+  };
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  AffineMap part = map({1, 2, 4, 3, 5});
+  if (maps[0] != map({0, 4, 5}) || maps[1] != part || maps[2] != part ||
+      maps[3] != part || maps[4] != map({0, 1, 2, 3}))
+    return std::nullopt;
+  for (OpOperand &operand : generic->getOpOperands()) {
+    bool isPart = operand.getOperandNumber() >= 1 &&
+                  operand.getOperandNumber() <= 3;
+    Type type = getElementTypeOrSelf(operand.get().getType());
+    if (isPart ? !type.isBF16() : !type.isF32())
+      return std::nullopt;
+  }
+  // The body: acc + a * ((ext(s0) + ext(s1)) + ext(s2)), as built.
+  Block &body = generic.getRegion().front();
+  auto isExtendedArg = [&](Value v, unsigned arg) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == body.getArgument(arg);
+  };
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto acc = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto product = acc ? acc.getRhs().getDefiningOp<arith::MulFOp>() : nullptr;
+  auto weight =
+      product ? product.getRhs().getDefiningOp<arith::AddFOp>() : nullptr;
+  auto firstTwo =
+      weight ? weight.getLhs().getDefiningOp<arith::AddFOp>() : nullptr;
+  if (!firstTwo || acc.getLhs() != body.getArgument(4) ||
+      product.getLhs() != body.getArgument(0) ||
+      !isExtendedArg(firstTwo.getLhs(), 1) ||
+      !isExtendedArg(firstTwo.getRhs(), 2) ||
+      !isExtendedArg(weight.getRhs(), 3) ||
+      std::distance(body.begin(), body.end()) != 8)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != 16 ||
+      ranges[5] != 2)
+    return std::nullopt;
+  AmxContraction amx;
+  amx.m = ranges[0];
+  amx.panel = ranges[2] * 16;
+  amx.n = ranges[1] * amx.panel;
+  amx.k = ranges[4] * 2;
+  amx.prepacked = true;
+  return amx;
+}
+
+/// The shape of a GEMM in tfm-cpu-pack-weights' form: loops (m, j, r, k),
+/// A(m, k), P(j, k, r), C(m, j, r), all f32.
+static std::optional<AmxContraction>
+matchPackedGemm(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 4 ||
       !linalg::isaContractionOpInterface(generic))
     return std::nullopt;
   for (OpOperand &operand : generic->getOpOperands())
     if (!getElementTypeOrSelf(operand.get().getType()).isF32())
       return std::nullopt;
-  // Loops (m, j, r, k): A(m, k), P(j, k, r), C(m, j, r).
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
   if (iters[0] != utils::IteratorType::parallel ||
       iters[1] != utils::IteratorType::parallel ||
@@ -139,7 +201,7 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
     return std::nullopt;
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   auto map = [&](ArrayRef<unsigned> dims) {
-    return AffineMap::getMultiDimMapWithTargets(4, dims, op->getContext());
+    return AffineMap::getMultiDimMapWithTargets(4, dims, generic.getContext());
   };
   if (maps[0] != map({0, 3}) || maps[1] != map({1, 3, 2}) ||
       maps[2] != map({0, 1, 2}))
@@ -152,14 +214,26 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   amx.panel = ranges[2];
   amx.n = ranges[1] * ranges[2];
   amx.k = ranges[3];
-  if (amx.m < kMinRows || amx.k % kBlock || amx.n % kBlock ||
-      amx.panel % kTileRows)
+  return amx;
+}
+
+std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
+  std::optional<ContractionTiling> plan = tilingFromAttr(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!plan || plan->amxBlockCols <= 0 || plan->amxBlockDepth <= 0 ||
+      !generic || !codegen::isOutermost(op))
     return std::nullopt;
-  amx.blockCols = codegen::blockSize(amx.n, kBlock, plan->amxBlockCols);
-  amx.blockDepth = codegen::blockSize(amx.k, kBlock, plan->amxBlockDepth);
+  std::optional<AmxContraction> amx = matchPackedGemm(generic);
+  if (!amx)
+    amx = matchSplitWeightGemm(generic);
+  if (!amx || amx->m < kMinRows || amx->k % kBlock || amx->n % kBlock ||
+      amx->panel % kTileRows)
+    return std::nullopt;
+  amx->blockCols = codegen::blockSize(amx->n, kBlock, plan->amxBlockCols);
+  amx->blockDepth = codegen::blockSize(amx->k, kBlock, plan->amxBlockDepth);
   // A block of columns must not straddle panels unevenly: either a whole
   // number of panels, or a part of one.
-  if (amx.blockCols % amx.panel && amx.panel % amx.blockCols)
+  if (amx->blockCols % amx->panel && amx->panel % amx->blockCols)
     return std::nullopt;
   return amx;
 }
@@ -182,8 +256,9 @@ public:
   /// and B's parts (tiles), then A in FMA strips (FMA).
   SmallVector<Value> allocateBuffers();
   /// The GEMM's code, where the builder is (a kernel function's body), for
-  /// C's rows `rowStride` elements apart.
-  LogicalResult buildKernel(Value a, Value p, Value c, ValueRange buffers,
+  /// C's rows `rowStride` elements apart. `b` is the packed panels P, or
+  /// (prepacked) B's three parts as [N / 16, K / 2, 32].
+  LogicalResult buildKernel(Value a, ValueRange b, Value c, ValueRange buffers,
                             int64_t rowStride);
 
 private:
@@ -214,12 +289,16 @@ private:
   std::array<Value, kParts> split(Value v);
   void splitA(Value a, Value as, Value ap);
   void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
-  LogicalResult multiplyBlock(Value as, Value bs, Value c, Value cRowStride,
-                              Value block, Value n0, Value kb);
-  /// The column block [n0, n0 + Nb) on tiles: per K block, B's parts, then
-  /// multiplyBlock.
-  LogicalResult multiplyBlockOnTiles(Value p, Value as, Value bs, Value c,
-                                     Value cRowStride, Value slot, Value n0);
+  /// `bs`: the thread's buffer of B's parts, Bs (its `block`), or
+  /// (prepacked) the three parts of the whole B.
+  LogicalResult multiplyBlock(Value as, ValueRange bs, Value c,
+                              Value cRowStride, Value block, Value n0,
+                              Value kb);
+  /// The column block [n0, n0 + Nb) on tiles: per K block, B's parts
+  /// (unless prepacked), then multiplyBlock.
+  LogicalResult multiplyBlockOnTiles(ValueRange bOperand, Value as, Value bs,
+                                     Value c, Value cRowStride, Value slot,
+                                     Value n0);
   /// The column block [n0, n0 + Nb) with f32 FMAs, from A's strips (Ap)
   /// and the packed panels as they are (no parts).
   void multiplyBlockWithFma(Value ap, Value p, Value c, Value n0);
@@ -242,9 +321,9 @@ private:
   /// C[mt : mt + sum(tileRows), n0 + nt : n0 + nt + 32] over the K block:
   /// one or two tiles of rows (tileRows) by two of 16 columns; returns its
   /// K-step loop, left to unroll.
-  scf::ForOp multiplyTiles(Value as, Value bs, Value c, Value cRowStride,
-                           Value block, Value n0, Value kb, Value mt,
-                           Value nt, ArrayRef<int64_t> tileRows);
+  scf::ForOp multiplyTiles(Value as, ValueRange bs, Value c,
+                           Value cRowStride, Value block, Value n0, Value kb,
+                           Value mt, Value nt, ArrayRef<int64_t> tileRows);
   /// A loop over [0, upper) by `step` where the builder is; the builder
   /// moves into its body.
   Value beginLoop(int64_t upper, int64_t step = kBlock);
@@ -409,7 +488,7 @@ void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
 /// C[:, n0 : n0 + Nb] += A[:, kb : kb + Kb] * B[kb : kb + Kb, n0 : n0 + Nb]
 /// from the parts in As and Bs[block], 32 x 32 at a time; the last rows
 /// (M % 32) in tiles of fewer rows.
-LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
+LogicalResult AmxGemmBuilder::multiplyBlock(Value as, ValueRange bs, Value c,
                                             Value cRowStride, Value block,
                                             Value n0, Value kb) {
   OpBuilder::InsertionGuard guard(b);
@@ -431,7 +510,9 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
     SmallVector<int64_t, 2> tileRows = {std::min(rest, kTileRows)};
     if (rest > kTileRows)
       tileRows.push_back(rest - kTileRows);
-    SmallVector<Value> operands = {as, bs, c, cRowStride, block, n0, kb};
+    SmallVector<Value> operands = {as};
+    llvm::append_range(operands, bs);
+    llvm::append_range(operands, ValueRange{c, cRowStride, block, n0, kb});
     func::FuncOp tail = createKernelFunction(
         "tfm_amx_gemm_rows", ValueRange(operands).getTypes());
     // Kept a call: inlined, its tiles would share the registers' shapes.
@@ -443,10 +524,11 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, Value bs, Value c,
       b.setInsertionPointToStart(body);
       Value mt = index(fullRows);
       Value nt = beginLoop(s.blockCols);
+      ValueRange args = body->getArguments();
+      size_t nb = bs.size();
       depthLoops.push_back(multiplyTiles(
-          body->getArgument(0), body->getArgument(1), body->getArgument(2),
-          body->getArgument(3), body->getArgument(4), body->getArgument(5),
-          body->getArgument(6), mt, nt, tileRows));
+          args[0], args.slice(1, nb), args[nb + 1], args[nb + 2],
+          args[nb + 3], args[nb + 4], args[nb + 5], mt, nt, tileRows));
       b.setInsertionPointToEnd(body);
       func::ReturnOp::create(b, loc);
     }
@@ -467,7 +549,7 @@ Value AmxGemmBuilder::beginLoop(int64_t upper, int64_t step) {
   return loop.getInductionVar();
 }
 
-scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
+scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
                                          Value cRowStride, Value block,
                                          Value n0, Value kb, Value mt,
                                          Value nt,
@@ -486,7 +568,8 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
         amx::TileType::get({tileRows[x], kTileBf16Cols}, b.getBF16Type()));
     rows.push_back(apply(d0 + x * kTileRows, {mt}));
   }
-  auto bTile = amx::TileType::get({kTileRows, kTileBf16Cols}, b.getBF16Type());
+  auto bTileType =
+      amx::TileType::get({kTileRows, kTileBf16Cols}, b.getBF16Type());
   // C's tiles, addressed as C[m, j, r] with rows cRowStride apart, stay in
   // tile registers for the whole K block: storing a tile and loading it
   // again in the next K step stalls (measured: 750 against 330 cycles a
@@ -512,9 +595,18 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
     SmallVector<Value> acc(depthLoop.getRegionIterArgs());
     Value k = apply(d0 + d1, {kb, ks});
     Value kTile = apply(d0.floorDiv(kTileBf16Cols), {k});
-    Value pair = apply(d0.floorDiv(2), {ks});
-    Value tileCol[2] = {apply(d0.floorDiv(16), {nt}),
-                        apply(d0.floorDiv(16) + 1, {nt})};
+    // B's tile of part j for C's columns y: in the thread's buffer,
+    // Bs[block, j, nt / 16 + y, ks / 2]; prepacked, S_j[(n0 + nt) / 16 + y,
+    // (kb + ks) / 2].
+    auto bTile = [&](int64_t j, int64_t y) -> std::pair<Value, SmallVector<Value>> {
+      if (bs.size() == 1)
+        return {bs[0],
+                {block, index(j), apply(d0.floorDiv(16) + y, {nt}),
+                 apply(d0.floorDiv(2), {ks}), index(0)}};
+      return {bs[j],
+              {apply((d0 + d1).floorDiv(16) + y, {n0, nt}),
+               apply(d0.floorDiv(2), {k}), index(0)}};
+    };
     // The six part products in an order that keeps a part of A or of B in
     // its tiles from one product to the next: 8 pairs of tile loads a step
     // instead of 9 (A part by A part, each with its B parts).
@@ -533,10 +625,11 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
         loadedA = i;
       }
       if (j != loadedB) {
-        for (int64_t y = 0; y < 2; ++y)
-          bParts[y] = amx::TileLoadOp::create(
-              b, loc, bTile, bs,
-              ValueRange{block, index(j), tileCol[y], pair, index(0)});
+        for (int64_t y = 0; y < 2; ++y) {
+          auto [memref, indices] = bTile(j, y);
+          bParts[y] = amx::TileLoadOp::create(b, loc, bTileType, memref,
+                                              indices);
+        }
         loadedB = j;
       }
       for (int64_t x = 0; x < rowTiles; ++x)
@@ -554,15 +647,18 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, Value bs, Value c,
   return depthLoop;
 }
 
-LogicalResult AmxGemmBuilder::multiplyBlockOnTiles(Value p, Value as, Value bs,
-                                                   Value c, Value cRowStride,
+LogicalResult AmxGemmBuilder::multiplyBlockOnTiles(ValueRange bOperand,
+                                                   Value as, Value bs, Value c,
+                                                   Value cRowStride,
                                                    Value slot, Value n0) {
   OpBuilder::InsertionGuard guard(b);
   auto depthBlocks =
       scf::ForOp::create(b, loc, index(0), index(s.k), index(s.blockDepth));
   b.setInsertionPointToStart(depthBlocks.getBody());
   Value kb = depthBlocks.getInductionVar();
-  splitBBlock(p, bs, slot, n0, kb);
+  if (s.prepacked)
+    return multiplyBlock(as, bOperand, c, cRowStride, slot, n0, kb);
+  splitBBlock(bOperand[0], bs, slot, n0, kb);
   return multiplyBlock(as, bs, c, cRowStride, slot, n0, kb);
 }
 
@@ -739,6 +835,8 @@ SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
                                    s.blockDepth / 2, 2 * 16},
                                   bf16);
     buffers.push_back(memref::AllocOp::create(b, loc, asType, alignment));
+    if (s.prepacked)
+      return buffers; // B's parts are bound; choice is tiles.
     SmallVector<Value> slots;
     if (parallel)
       slots.push_back(openmpIndex("omp_get_max_threads"));
@@ -755,15 +853,18 @@ SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
   return buffers;
 }
 
-LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
-                                          ValueRange buffers,
+LogicalResult AmxGemmBuilder::buildKernel(Value a, ValueRange bOperand,
+                                          Value c, ValueRange buffers,
                                           int64_t rowStride) {
-  // {As, Bs} for tiles, {Ap} for FMA, {As, Bs, Ap} for both.
+  // {As, Bs} for tiles ({As} prepacked), {Ap} for FMA, {As, Bs, Ap} for
+  // both.
   Value as, bs, ap;
   if (choice != AmxPathChoice::Fma) {
     as = buffers[0];
-    bs = buffers[1];
+    if (!s.prepacked)
+      bs = buffers[1];
   }
+  Value p = s.prepacked ? Value() : bOperand[0];
   if (choice != AmxPathChoice::Tiles)
     ap = buffers.back();
   Value cRowStride = index(rowStride);
@@ -805,7 +906,7 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
   }
   switch (choice) {
   case AmxPathChoice::Tiles:
-    return multiplyBlockOnTiles(p, as, bs, c, cRowStride, slot, n0);
+    return multiplyBlockOnTiles(bOperand, as, bs, c, cRowStride, slot, n0);
   case AmxPathChoice::Fma:
     multiplyBlockWithFma(ap, p, c, n0);
     return success();
@@ -828,7 +929,8 @@ LogicalResult AmxGemmBuilder::buildKernel(Value a, Value p, Value c,
   {
     OpBuilder::InsertionGuard branchGuard(b);
     b.setInsertionPointToStart(path.thenBlock());
-    if (failed(multiplyBlockOnTiles(p, as, bs, c, cRowStride, slot, n0)))
+    if (failed(multiplyBlockOnTiles(bOperand, as, bs, c, cRowStride, slot,
+                                    n0)))
       return failure();
     b.setInsertionPointToStart(path.elseBlock());
     multiplyBlockWithFma(ap, p, c, n0);
@@ -871,11 +973,16 @@ struct CpuAmxContractionsPass
     // deduplication come later in the pipeline).
     llvm::StringMap<func::FuncOp> kernels;
     for (auto [op, shape] : gemms) {
-      Value a = op.getDpsInputOperand(0)->get();
-      Value p = op.getDpsInputOperand(1)->get();
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      // tfm-cpu-split-amx-weights' form: C[M, J, panel / 16, 16] seen as
+      // C[M, J, panel], as the kernel addresses it.
+      SmallVector<ReassociationIndices> cPanels = {{0}, {1}, {2, 3}};
       Value c = op.getDpsInitOperand(0)->get();
-      std::optional<int64_t> rowStride = getAmxRowStride(
-          cast<MemRefType>(c.getType()), shape.panel);
+      auto cType = cast<MemRefType>(c.getType());
+      if (shape.prepacked)
+        cType = memref::CollapseShapeOp::computeCollapsedType(cType, cPanels);
+      std::optional<int64_t> rowStride = getAmxRowStride(cType, shape.panel);
       if (!rowStride) {
         // The FMA path skipped it: without AMX it would run as scalar
         // loops, correct but slow. Say so rather than degrade silently.
@@ -885,10 +992,26 @@ struct CpuAmxContractionsPass
         op->removeAttr(kCpuTilingAttrName);
         continue;
       }
-      OpBuilder b(op);
-      Location loc = op.getLoc();
-      AmxGemmBuilder caller(b, loc, shape, parallel, *path, symbols);
-      SmallVector<Value> operands = {a, p, c};
+      Value a = op.getDpsInputOperand(0)->get();
+      SmallVector<Value> bOperand = {op.getDpsInputOperand(1)->get()};
+      if (shape.prepacked) {
+        // The views back to A[M, K] and B's parts [N / 16, K / 2, 32].
+        a = memref::CollapseShapeOp::create(
+            b, loc, a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        bOperand.clear();
+        for (int64_t i = 1; i <= kParts; ++i)
+          bOperand.push_back(memref::CollapseShapeOp::create(
+              b, loc, op.getDpsInputOperand(i)->get(),
+              SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4}}));
+        c = memref::CollapseShapeOp::create(b, loc, c, cPanels);
+      }
+      // B exists only as its bf16 parts: no FMA path to choose.
+      AmxPathChoice gemmChoice =
+          shape.prepacked ? AmxPathChoice::Tiles : *path;
+      AmxGemmBuilder caller(b, loc, shape, parallel, gemmChoice, symbols);
+      SmallVector<Value> operands = {a};
+      llvm::append_range(operands, bOperand);
+      operands.push_back(c);
       llvm::append_range(operands, caller.allocateBuffers());
       std::string key;
       llvm::raw_string_ostream os(key);
@@ -900,11 +1023,13 @@ struct CpuAmxContractionsPass
             "tfm_amx_gemm", ValueRange(operands).getTypes());
         Block *body = &kernel.getBody().front();
         OpBuilder inside = OpBuilder::atBlockBegin(body);
-        AmxGemmBuilder builder(inside, loc, shape, parallel, *path, symbols);
-        if (failed(builder.buildKernel(
-                body->getArgument(0), body->getArgument(1),
-                body->getArgument(2), body->getArguments().drop_front(3),
-                *rowStride)))
+        AmxGemmBuilder builder(inside, loc, shape, parallel, gemmChoice,
+                               symbols);
+        size_t nb = bOperand.size();
+        ValueRange args = body->getArguments();
+        if (failed(builder.buildKernel(args[0], args.slice(1, nb),
+                                       args[nb + 1], args.drop_front(nb + 2),
+                                       *rowStride)))
           return signalPassFailure();
         func::ReturnOp::create(inside, loc);
       }

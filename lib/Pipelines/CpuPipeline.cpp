@@ -48,8 +48,14 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   configure.amx = options.amx;
   pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).
-  if (options.packWeights)
+  if (options.packWeights) {
     pm.addPass(createTfmCpuPackWeights());
+    // The weights of AMX GEMMs as their tiles' bf16 parts, split when
+    // bound: the FMA path of the other choices reads f32 panels.
+    if (options.amx && options.amxChoice == "tiles" &&
+        options.amxSplitWeights)
+      pm.addPass(createTfmCpuSplitAmxWeights());
+  }
 }
 
 void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,

@@ -32,10 +32,14 @@ std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 /// An f32 GEMM that tfm-cpu-amx-contractions runs on AMX tiles: the packed
 /// form `C[m, j, r] += A[m, k] * P[j, k, r]` (loops m, j, r, k), with K and
 /// N = J * panel multiples of 32 and M at least 64, outside any loop,
-/// planned with an `amx` field. Block sizes are the plan's, reduced to divisors of N and K.
+/// planned with an `amx` field. Block sizes are the plan's, reduced to
+/// divisors of N and K. Or, `prepacked`, tfm-cpu-split-amx-weights' form: B
+/// read as its three bf16 parts S_i[j, rc, q, x, t] (loops m, j, rc, x, q,
+/// t; A[m, q, t], C[m, j, rc, x]).
 struct AmxContraction {
   int64_t m = 0, n = 0, k = 0, panel = 0;
   int64_t blockCols = 0, blockDepth = 0;
+  bool prepacked = false;
 };
 /// `op` (a linalg op on tensors or buffers) as such a GEMM, or nullopt.
 std::optional<AmxContraction> matchAmxContraction(Operation *op);

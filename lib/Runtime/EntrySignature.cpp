@@ -17,6 +17,8 @@ static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
 static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
 static constexpr llvm::StringLiteral kPackAttr = "tfm.param_pack";
 static constexpr llvm::StringLiteral kRoundedAttr = "tfm.param_rounded";
+/// tfm.param_pack's `format` for AMX's bf16 parts (kAmxSplitWeightFormat).
+static constexpr llvm::StringLiteral kAmxFormat = "amx_bf16x3";
 
 template <typename... Ts>
 static llvm::Error makeError(const char *fmt, Ts &&...vals) {
@@ -165,32 +167,53 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto layout = pack.getAs<StringAttr>("layout");
       auto panel = pack.getAs<IntegerAttr>("panel");
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
+      Attribute format = pack.get("format");
+      auto formatName = dyn_cast_or_null<StringAttr>(format);
       if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
-          panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1)
+          panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 ||
+          (format && (!formatName || formatName.getValue() != kAmxFormat)))
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
-                         "array<i64: rows, cols>}",
-                         what);
+                         "array<i64: rows, cols>} and optionally format = "
+                         "\"{1}\"",
+                         what, kAmxFormat);
       PackedLayout &packed = arg.packed.emplace();
       packed.outIn = layout.getValue() == "out_in";
       packed.panel = panel.getInt();
+      packed.amxParts = bool(format);
       packed.fileShape.assign(shape.asArrayRef().begin(),
                               shape.asArrayRef().end());
       int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
       int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
-      llvm::SmallVector<int64_t, 4> expected{
-          (n + packed.panel - 1) / packed.panel, k, packed.panel};
-      bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
-                      arg.dtype == DType::F16;
-      if (arg.shape != expected || !packable ||
-          (!arg.parts.empty() && arg.concatAxis != 0 &&
-           arg.concatAxis != 1))
-        return makeError("{0}: tfm.param_pack of a {1}x{2} weight in panels "
-                         "of {3} needs an f32, bf16 or f16 argument of shape "
-                         "{4}x{2}x{3}",
-                         what, packed.fileShape[0], packed.fileShape[1],
-                         packed.panel, expected[0]);
+      int64_t panels = (n + packed.panel - 1) / packed.panel;
+      bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
+                          arg.concatAxis == 1;
+      if (packed.amxParts) {
+        // Three bf16 parts of f32 weights in AMX tiles' order: [3, columns
+        // / 16, K / 2, 32].
+        llvm::SmallVector<int64_t, 4> expected{3, panels * packed.panel / 16,
+                                               k / 2, 32};
+        if (arg.shape != expected || arg.dtype != DType::BF16 ||
+            packed.panel % 16 || k % 2 || !concatenable)
+          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                           "in panels of {4} needs a panel width that 16 "
+                           "divides, an even K and a bf16 argument of shape "
+                           "3x{5}x{6}x32",
+                           what, packed.fileShape[0], packed.fileShape[1],
+                           kAmxFormat, packed.panel,
+                           panels * packed.panel / 16, k / 2);
+      } else {
+        llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
+        bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
+                        arg.dtype == DType::F16;
+        if (arg.shape != expected || !packable || !concatenable)
+          return makeError("{0}: tfm.param_pack of a {1}x{2} weight in "
+                           "panels of {3} needs an f32, bf16 or f16 argument "
+                           "of shape {4}x{2}x{3}",
+                           what, packed.fileShape[0], packed.fileShape[1],
+                           packed.panel, expected[0]);
+      }
     }
     // Parameters may legitimately repeat (a tied embedding passed twice);
     // two inputs with one name could never be told apart.

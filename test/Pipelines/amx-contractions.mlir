@@ -196,6 +196,76 @@ func.func @gemm_rows(%a: memref<93x96xf32>, %p: memref<2x96x64xf32>, %c: memref<
 
 // -----
 
+// tfm-cpu-split-amx-weights' form: B bound as its three bf16 parts in
+// tiles' order ([3, N / 16, K / 2, 32], read as [J, panel / 16, K / 2, 16,
+// 2] each), A as [M, K / 2, 2], C as [M, J, panel / 16, 16]. The kernel takes
+// A, C and the three parts seen back as [M, K], [M, J, panel] and
+// [N / 16, K / 2, 32]: it splits A as before but converts no B (no buffer
+// of B's parts, no thread numbers, no shuffles) and loads B's tiles from the
+// parts, at column tile (n0 + nt) / 16 and pair (kb + ks) / 2. There is no
+// FMA path to choose (its f32 panels are not bound), so choice=measured and
+// choice=fma too give tiles alone. The last 29 rows pass the three parts on to their
+// function.
+// CHECK-LABEL: func.func @split_weights(
+// CHECK-SAME: %[[A3:[^:]*]]: memref<93x48x2xf32>, %[[S:[^:]*]]: memref<3x8x48x32xbf16>, %[[C4:[^:]*]]: memref<93x2x4x16xf32>)
+// CHECK-DAG: %[[A:.*]] = memref.collapse_shape %[[A3]] {{\[}}[0], [1, 2]] : memref<93x48x2xf32> into memref<93x96xf32>
+// CHECK-DAG: %[[B0:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3, 4]] : memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1]>> into memref<8x48x32xbf16, strided<[1536, 32, 1]>>
+// CHECK-DAG: %[[B2:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3, 4]] : memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 24576>> into memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 24576>>
+// CHECK-DAG: %[[C:.*]] = memref.collapse_shape %[[C4]] {{\[}}[0], [1], [2, 3]] : memref<93x2x4x16xf32> into memref<93x2x64xf32>
+// CHECK: %[[AS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x6x3x16x32xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: call @tfm_amx_gemm(%[[A]], %[[B0]], %{{.*}}, %[[B2]], %[[C]], %[[AS]])
+// CHECK-LABEL: func.func private @tfm_amx_gemm(
+// CHECK-SAME: %{{[^:]*}}: memref<93x96xf32>, %[[KB0:[^:]*]]: memref<8x48x32xbf16, strided<[1536, 32, 1]>>, %[[KB1:[^:]*]]: memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 12288>>, %[[KB2:[^:]*]]: memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 24576>>, %[[KC:[^:]*]]: memref<93x2x64xf32>, %[[KAS:[^:]*]]: memref<3x6x3x16x32xbf16>)
+// CHECK-NOT: omp_get
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: tfm_read_cycles
+// CHECK: scf.forall (%[[BLOCK:.*]]) in (1)
+// CHECK: scf.for %[[KB:.*]] = %c0{{.*}} to %c96 step %c32
+// CHECK-COUNT-4: amx.tile_load %[[KC]]{{.*}} into !amx.tile<16x16xf32>
+// CHECK: amx.tile_load %[[KAS]]
+// CHECK: amx.tile_load %[[KB0]][%{{.*}}, %{{.*}}, %c0{{.*}}] : memref<8x48x32xbf16, strided<[1536, 32, 1]>> into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_load %[[KB1]]
+// CHECK: amx.tile_load %[[KB2]]
+// CHECK: func.call @tfm_amx_gemm_rows(%[[KAS]], %[[KB0]], %[[KB1]], %[[KB2]], %[[KC]], %{{.*}}, %{{.*}}, %{{.*}}, %[[KB]])
+// CHECK-LABEL: func.func private @tfm_amx_gemm_rows(
+// CHECK-SAME: memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 24576>>
+// CHECK-COUNT-24: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// TILES-LABEL: func.func @split_weights(
+// TILES-NOT: omp_get_max_threads
+// TILES: call @tfm_amx_gemm(
+// FMA-LABEL: func.func @split_weights(
+// FMA: amx.tile_mulf
+#a = affine_map<(m, j, rc, x, q, t) -> (m, q, t)>
+#s = affine_map<(m, j, rc, x, q, t) -> (j, rc, q, x, t)>
+#c = affine_map<(m, j, rc, x, q, t) -> (m, j, rc, x)>
+func.func @split_weights(%a: memref<93x48x2xf32>, %s: memref<3x8x48x32xbf16>, %c: memref<93x2x4x16xf32>) {
+  %v0 = memref.subview %s[0, 0, 0, 0] [1, 8, 48, 32] [1, 1, 1, 1] : memref<3x8x48x32xbf16> to memref<8x48x32xbf16, strided<[1536, 32, 1]>>
+  %v1 = memref.subview %s[1, 0, 0, 0] [1, 8, 48, 32] [1, 1, 1, 1] : memref<3x8x48x32xbf16> to memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 12288>>
+  %v2 = memref.subview %s[2, 0, 0, 0] [1, 8, 48, 32] [1, 1, 1, 1] : memref<3x8x48x32xbf16> to memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 24576>>
+  %s0 = memref.expand_shape %v0 [[0, 1], [2], [3, 4]] output_shape [2, 4, 48, 16, 2] : memref<8x48x32xbf16, strided<[1536, 32, 1]>> into memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1]>>
+  %s1 = memref.expand_shape %v1 [[0, 1], [2], [3, 4]] output_shape [2, 4, 48, 16, 2] : memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 12288>> into memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 12288>>
+  %s2 = memref.expand_shape %v2 [[0, 1], [2], [3, 4]] output_shape [2, 4, 48, 16, 2] : memref<8x48x32xbf16, strided<[1536, 32, 1], offset: 24576>> into memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 24576>>
+  linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %s0, %s1, %s2 : memref<93x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1]>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 12288>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 24576>>)
+      outs(%c : memref<93x2x4x16xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
+    %e0 = arith.extf %w0 : bf16 to f32
+    %e1 = arith.extf %w1 : bf16 to f32
+    %e01 = arith.addf %e0, %e1 : f32
+    %e2 = arith.extf %w2 : bf16 to f32
+    %w = arith.addf %e01, %e2 : f32
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
 // C's rows a dynamic stride apart cannot be loaded as tiles: the GEMM is
 // left to loops, and the pass says so.
 #a = affine_map<(m, j, r, k) -> (m, k)>

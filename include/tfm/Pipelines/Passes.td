@@ -143,6 +143,42 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
                            "tensor::TensorDialect"];
 }
 
+def TfmCpuSplitAmxWeights : Pass<"tfm-cpu-split-amx-weights", "ModuleOp"> {
+  let summary = "Binds the weights of AMX GEMMs as the bf16 parts their "
+                "tiles read, split once when weights are bound instead of "
+                "on every call";
+  let description = [{
+    After `tfm-cpu-pack-weights`, in the signature stage. A packed f32
+    weight `P[J, K, panel]` that only GEMMs planned for AMX tiles read (as
+    `tfm-cpu-amx-contractions` matches them), in every function of the
+    module that binds a parameter of its name, becomes an argument of type
+    `tensor<3 x J*panel/16 x K/2 x 32 x bf16>` holding the three bf16 parts
+    of each weight in the order AMX tiles load B:
+    `S[i, n/16, k/2, 2*(n%16) + k%2]` = part i of `W(k, n)`, where
+    `w = w0 + w1 + w2`, `w0 = bf16(w)`, `w1 = bf16(w - w0)`,
+    `w2 = bf16(w - w0 - w1)`, and 0 for padding columns. Its
+    `tfm.param_pack` gains `format = "amx_bf16x3"`, and the binder splits
+    the weight once. The AMX code then loads B's tiles from it directly;
+    the conversion of B it otherwise makes on every call took about a third
+    of the GEMMs' time at 128 rows.
+
+    Each GEMM becomes a generic over `(m, j, rc, x, q, t)` (column
+    `n = j*panel + 16*rc + x`, row `k = 2*q + t`) computing
+    `C[m, j, rc, x] += A[m, q, t] * (S0 + S1 + S2)[j, rc, q, x, t]`: the
+    parts add up to the weight exactly, so it is the same f32 GEMM, and as
+    loops it computes the same product.
+
+    A weight that anything else reads (a decode entry's one-row GEMV, a
+    tied embedding's gather, the last panel of an LM head, a GEMM of fewer
+    than 64 rows) keeps its f32 panels, so that it is bound once; AMX GEMMs
+    then split it per call. The CPU pipeline runs this pass with `amx` and
+    `amx-choice=tiles` (the FMA path of the other choices reads f32 panels)
+    unless `amx-split-weights=0`.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 def TfmTileAndVectorizeContractions
     : Pass<"tfm-tile-and-vectorize-contractions", "func::FuncOp"> {
   let summary = "Tiles f32 contractions into cache blocks and register "
@@ -199,6 +235,9 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
       `amx[0]` columns and `amx[1]` rows of K, by the thread that owns the
       block (blocks are an scf.forall: threads share them), into a buffer of
       that thread's (`omp_get_thread_num()`; one buffer without `parallel`);
+      or, for a GEMM in `tfm-cpu-split-amx-weights`' form (B bound as its
+      three parts), B's tiles are loaded from the parts as bound: no
+      conversion, no buffer, and tiles whatever the `choice`;
     - a 32 x 32 block of C is four 16 x 16 f32 tiles, loaded, multiplied
       with 2 A and 2 B tiles per part pair over 32 steps of K, and stored;
       the last M % 32 rows use tiles of fewer rows, in a function of their

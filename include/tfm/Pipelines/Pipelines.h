@@ -36,6 +36,15 @@
 // zero past N, W(k, n) being W[k, n] for layout "in_out" and W[n, k] for
 // "out_in". The original argument stays only if something else reads it.
 //
+// With `amx` and `amx-choice=tiles` (the defaults, on a CPU with AMX-BF16), a
+// packed f32 weight that only AMX GEMMs read, in every function of the
+// module, is instead an argument of type tensor<3 x J*nr/16 x K/2 x 32 x
+// bf16> (J = ceil(N/nr)) whose tfm.param_pack adds `format = "amx_bf16x3"`:
+// the caller binds S[i, n/16, k/2, 2*(n%16) + k%2] = part i of W(k, n),
+// w = w0 + w1 + w2 with w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 -
+// w1) (round to nearest even, subnormals to zero as the CPU's conversion
+// does), zero past N.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
@@ -159,6 +168,13 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "tenants share; the last bits then vary with the load) "
                      "or `fma`"),
       llvm::cl::init("tiles")};
+  PassOptions::Option<bool> amxSplitWeights{
+      *this, "amx-split-weights",
+      llvm::cl::desc("With amx and amx-choice=tiles: weights that only AMX "
+                     "GEMMs read are bound as the bf16 parts the tiles load "
+                     "(split once at bind time; changes the signature, see "
+                     "above). Off: split per call"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",
       llvm::cl::desc("Read matmul weights in the register tile's panel layout "

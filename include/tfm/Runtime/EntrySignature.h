@@ -27,9 +27,15 @@ namespace tfm::runtime {
 /// How a parameter is packed from its weight-file tensor (`tfm.param_pack`,
 /// see tfm/Pipelines/Pipelines.h): P[j, k, r] = W(k, j * panel + r), zero
 /// past N, with W(k, n) = W[k, n] (in_out) or W[n, k] (out_in).
+///
+/// With `amxParts` (`format = "amx_bf16x3"`) the f32 weight is bound as its
+/// three bf16 parts in AMX tiles' order instead, [3, J * panel / 16, K / 2,
+/// 32]: S[i, n / 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), w = w0 +
+/// w1 + w2, w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 - w1).
 struct PackedLayout {
   bool outIn = false;
   int64_t panel = 1;
+  bool amxParts = false;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };
@@ -55,6 +61,11 @@ struct EntryArgument {
   /// Set for a parameter read in panel layout; `shape` is then the packed
   /// shape.
   std::optional<PackedLayout> packed;
+  /// The element type of the weight-file tensor this argument is bound
+  /// from: `dtype`, except for AMX parts (bf16 parts of an f32 weight).
+  DType fileDType() const {
+    return packed && packed->amxParts ? DType::F32 : dtype;
+  }
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
   /// weights read as f16); any float tensor is bound rounded to `dtype`.
   bool rounded = false;

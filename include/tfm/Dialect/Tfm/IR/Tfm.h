@@ -37,6 +37,9 @@ inline constexpr llvm::StringLiteral kParamConcatAxisAttrName =
 /// On a parameter the CPU pipeline reads in the GEMM micro-kernel's panel
 /// layout (tfm-cpu-pack-weights): how to pack the weight-file tensor.
 inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
+/// The `format` of a tfm.param_pack whose weight is bound as the three bf16
+/// parts AMX tiles read (tfm-cpu-split-amx-weights); absent: f32 panels.
+inline constexpr llvm::StringLiteral kAmxSplitWeightFormat = "amx_bf16x3";
 /// On a parameter whose weight-file tensor has another element type than the
 /// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
 /// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
