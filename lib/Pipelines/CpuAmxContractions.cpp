@@ -36,8 +36,8 @@
 // holds all M rows). A GEMM in tfm-cpu-split-amx-weights' form has B bound
 // as its parts, [3][N / 16][K / 2][32] in the tiles' order: it skips B's
 // split and its buffer, and loads b[2] from the parts at column tile
-// (n0 + nt) / 16 and pair (kb + ks) / 2. The code after the two allocations is a kernel function
-// shared by the GEMMs of one shape and operand types.
+// (n0 + nt) / 16 and pair (kb + ks) / 2. The code after the allocations is
+// a kernel function shared by the GEMMs of one shape and operand types.
 //
 // The costs (choice=measured; the default, tiles, has none): per kernel and
 // thread, the cycles a block took on tiles and with FMA. A thread takes the
@@ -978,17 +978,33 @@ struct CpuAmxContractionsPass
       // tfm-cpu-split-amx-weights' form: C[M, J, panel / 16, 16] seen as
       // C[M, J, panel], as the kernel addresses it.
       SmallVector<ReassociationIndices> cPanels = {{0}, {1}, {2, 3}};
+      SmallVector<ReassociationIndices> aRows = {{0}, {1, 2}};
+      SmallVector<ReassociationIndices> partTiles = {{0, 1}, {2}, {3, 4}};
       Value c = op.getDpsInitOperand(0)->get();
       auto cType = cast<MemRefType>(c.getType());
-      if (shape.prepacked)
-        cType = memref::CollapseShapeOp::computeCollapsedType(cType, cPanels);
-      std::optional<int64_t> rowStride = getAmxRowStride(cType, shape.panel);
+      bool collapsible = true;
+      if (shape.prepacked) {
+        auto collapses = [](Value v, ArrayRef<ReassociationIndices> groups) {
+          return memref::CollapseShapeOp::isGuaranteedCollapsible(
+              cast<MemRefType>(v.getType()), groups);
+        };
+        collapsible = collapses(c, cPanels) &&
+                      collapses(op.getDpsInputOperand(0)->get(), aRows);
+        for (int64_t i = 1; i <= kParts; ++i)
+          collapsible = collapsible &&
+                        collapses(op.getDpsInputOperand(i)->get(), partTiles);
+        if (collapsible)
+          cType = memref::CollapseShapeOp::computeCollapsedType(cType, cPanels);
+      }
+      std::optional<int64_t> rowStride =
+          collapsible ? getAmxRowStride(cType, shape.panel) : std::nullopt;
       if (!rowStride) {
         // The FMA path skipped it: without AMX it would run as scalar
         // loops, correct but slow. Say so rather than degrade silently.
         op.emitRemark("tfm-cpu-amx-contractions: C's layout is not tiles' "
-                      "(rows a static stride apart, panels contiguous); left "
-                      "to scalar loops");
+                      "(rows a static stride apart, panels contiguous), or "
+                      "an operand's split views do not collapse; left to "
+                      "scalar loops");
         op->removeAttr(kCpuTilingAttrName);
         continue;
       }
@@ -996,13 +1012,11 @@ struct CpuAmxContractionsPass
       SmallVector<Value> bOperand = {op.getDpsInputOperand(1)->get()};
       if (shape.prepacked) {
         // The views back to A[M, K] and B's parts [N / 16, K / 2, 32].
-        a = memref::CollapseShapeOp::create(
-            b, loc, a, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        a = memref::CollapseShapeOp::create(b, loc, a, aRows);
         bOperand.clear();
         for (int64_t i = 1; i <= kParts; ++i)
           bOperand.push_back(memref::CollapseShapeOp::create(
-              b, loc, op.getDpsInputOperand(i)->get(),
-              SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4}}));
+              b, loc, op.getDpsInputOperand(i)->get(), partTiles));
         c = memref::CollapseShapeOp::create(b, loc, c, cPanels);
       }
       // B exists only as its bf16 parts: no FMA path to choose.

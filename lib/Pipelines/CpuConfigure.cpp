@@ -119,6 +119,8 @@ struct CpuConfigurePass
     overrides.blockDepth = blockDepth;
     overrides.dotCols = dotCols;
     overrides.dotDepth = dotDepth;
+    overrides.amxBlockCols = amxBlockCols;
+    overrides.amxBlockDepth = amxBlockDepth;
     ContractionTiling tiling =
         withOverrides(deriveContractionTiling(*target, amx), overrides);
     MLIRContext *ctx = &getContext();

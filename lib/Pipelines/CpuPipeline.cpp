@@ -45,6 +45,8 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   configure.blockDepth = options.blockDepth;
   configure.dotCols = options.dotCols;
   configure.dotDepth = options.dotDepth;
+  configure.amxBlockCols = options.amxBlockCols;
+  configure.amxBlockDepth = options.amxBlockDepth;
   configure.amx = options.amx;
   pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).

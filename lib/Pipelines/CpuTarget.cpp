@@ -185,7 +185,10 @@ ContractionTiling mlir::tfm::withOverrides(ContractionTiling tiling,
   pick(tiling.blockDepth, o.blockDepth);
   pick(tiling.dotCols, o.dotCols);
   pick(tiling.dotDepth, o.dotDepth);
-  pick(tiling.amxBlockCols, o.amxBlockCols);
-  pick(tiling.amxBlockDepth, o.amxBlockDepth);
+  // AMX blocks only where the target plans tiles at all.
+  if (tiling.amxBlockCols > 0) {
+    pick(tiling.amxBlockCols, o.amxBlockCols);
+    pick(tiling.amxBlockDepth, o.amxBlockDepth);
+  }
   return tiling;
 }

@@ -283,3 +283,57 @@ func.func @dynamic_stride(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: me
   }
   return
 }
+
+// -----
+
+// The split-weight form with C's rows a dynamic stride apart: the same
+// remark, the GEMM left to loops (its parts are added up there).
+#a = affine_map<(m, j, rc, x, q, t) -> (m, q, t)>
+#s = affine_map<(m, j, rc, x, q, t) -> (j, rc, q, x, t)>
+#c = affine_map<(m, j, rc, x, q, t) -> (m, j, rc, x)>
+func.func @split_dynamic_stride(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16>, %s1: memref<2x4x48x16x2xbf16>, %s2: memref<2x4x48x16x2xbf16>,
+                                %c: memref<64x2x4x16xf32, strided<[?, 64, 16, 1]>>) {
+  // expected-remark @below {{C's layout is not tiles'}}
+  linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
+      outs(%c : memref<64x2x4x16xf32, strided<[?, 64, 16, 1]>>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
+    %e0 = arith.extf %w0 : bf16 to f32
+    %e1 = arith.extf %w1 : bf16 to f32
+    %e01 = arith.addf %e0, %e1 : f32
+    %e2 = arith.extf %w2 : bf16 to f32
+    %w = arith.addf %e01, %e2 : f32
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// A split-weight GEMM whose part holds each K pair's two rows 16 apart
+// (not interleaved): it cannot be seen as tiles' rows, so the same remark.
+#a = affine_map<(m, j, rc, x, q, t) -> (m, q, t)>
+#s = affine_map<(m, j, rc, x, q, t) -> (j, rc, q, x, t)>
+#c = affine_map<(m, j, rc, x, q, t) -> (m, j, rc, x)>
+func.func @split_strided_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 1, 16]>>, %s1: memref<2x4x48x16x2xbf16>, %s2: memref<2x4x48x16x2xbf16>,
+                               %c: memref<64x2x4x16xf32>) {
+  // expected-remark @below {{an operand's split views do not collapse}}
+  linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 1, 16]>>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
+      outs(%c : memref<64x2x4x16xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
+    %e0 = arith.extf %w0 : bf16 to f32
+    %e1 = arith.extf %w1 : bf16 to f32
+    %e01 = arith.addf %e0, %e1 : f32
+    %e2 = arith.extf %w2 : bf16 to f32
+    %w = arith.addf %e01, %e2 : f32
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

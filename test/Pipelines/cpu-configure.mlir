@@ -7,6 +7,8 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1" | FileCheck %s --check-prefix=AMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids" | FileCheck %s --check-prefix=NOAMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1" | FileCheck %s --check-prefix=AVX2
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 amx-block-cols=256 amx-block-depth=512" | FileCheck %s --check-prefix=AMXOVERRIDE
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1 amx-block-cols=256" | FileCheck %s --check-prefix=AVX2
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
@@ -32,6 +34,9 @@
 // above, with amx=1), nothing of it.
 // AMX: {tfm.cpu_target = {amx_bf16 = true, cpu = "sapphirerapids", fma = true
 // AMX: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 128, 256>, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// The AMX blocks can be overridden too, only where tiles are planned at all
+// (znver3 with amx-block-cols: the AVX2 plan, no `amx`).
+// AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 256, 512>, block = array<i64: 256, 1024, 128>
 // NOAMX: {tfm.cpu_target = {amx_bf16 = true, cpu = "sapphirerapids"
 // NOAMX-NOT: amx = array
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows

@@ -116,6 +116,10 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
            "Plan f32 GEMMs on AMX tiles as six bf16 products where the "
            "target has AMX-BF16 (the `amx` field of tfm.cpu_tiling; see "
            "tfm-cpu-amx-contractions)">,
+    Option<"amxBlockCols", "amx-block-cols", "int64_t", /*default=*/"0",
+           "With amx: columns of B per block (0: from the target)">,
+    Option<"amxBlockDepth", "amx-block-depth", "int64_t", /*default=*/"0",
+           "With amx: K per block (0: from the target)">,
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }

@@ -159,6 +159,16 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "as six bf16 products (bf16x6, about f32's accuracy) "
                      "where the target has AMX-BF16 (off: FMA everywhere)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> amxBlockCols{
+      *this, "amx-block-cols",
+      llvm::cl::desc("With amx: columns of B per block, a thread's unit of "
+                     "work (0: from the target)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> amxBlockDepth{
+      *this, "amx-block-depth",
+      llvm::cl::desc("With amx: K per block, over which C's tiles stay in "
+                     "registers (0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> amxChoice{
       *this, "amx-choice",
       llvm::cl::desc("With amx: per block of a GEMM's columns, `tiles` "
