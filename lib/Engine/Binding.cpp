@@ -270,13 +270,6 @@ static uint16_t toBFloat16AsAmx(float x) {
   return floatToBFloat16(x);
 }
 
-static float fromBFloat16(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float x;
-  std::memcpy(&x, &bits, 4);
-  return x;
-}
-
 /// Packs a row-major f32 weight into AMX tiles' bf16 parts (tfm.param_pack
 /// with format = "amx_bf16x3"; see tfm/Runtime/EntrySignature.h): S[i, n /
 /// 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), zero past N.
@@ -289,20 +282,27 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   const float *w = reinterpret_cast<const float *>(source);
   uint16_t *s = reinterpret_cast<uint16_t *>(out);
   int64_t partSize = tiles * pairs * 32;
-  for (int64_t c = 0; c < tiles; ++c)
+  auto split = [&](int64_t col, int64_t kk, float value) {
+    int64_t at = ((col / 16) * pairs + kk / 2) * 32 + 2 * (col % 16) + kk % 2;
+    for (int64_t i = 0; i < 3; ++i) {
+      uint16_t part = toBFloat16AsAmx(value);
+      s[i * partSize + at] = part;
+      value -= bfloat16ToFloat(part);
+    }
+  };
+  // Reads W in its own row order (a layout's rows are contiguous).
+  for (int64_t col = n; col < tiles * 16; ++col)
     for (int64_t kk = 0; kk < k; ++kk)
-      for (int64_t x = 0; x < 16; ++x) {
-        int64_t col = c * 16 + x;
-        float value = col >= n        ? 0.0f
-                      : layout.outIn ? w[col * k + kk]
-                                     : w[kk * n + col];
-        int64_t at = (c * pairs + kk / 2) * 32 + 2 * x + kk % 2;
-        for (int64_t i = 0; i < 3; ++i) {
-          uint16_t part = toBFloat16AsAmx(value);
-          s[i * partSize + at] = part;
-          value -= fromBFloat16(part);
-        }
-      }
+      split(col, kk, 0.0f);
+  if (layout.outIn) {
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t kk = 0; kk < k; ++kk)
+        split(col, kk, w[col * k + kk]);
+  } else {
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t col = 0; col < n; ++col)
+        split(col, kk, w[kk * n + col]);
+  }
 }
 
 /// Binds one parameter (not yet bound under its name).

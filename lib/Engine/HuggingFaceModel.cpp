@@ -641,6 +641,13 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
     auto cpu = parsePipelineOptions(opts.pipelineOptions);
     if (!cpu)
       return cpu.takeError();
+    // Every shape compiled for the model (@forward, each generation
+    // session's @prefill and @decode) binds its weights from one map, and a
+    // decode step reads f32 panels: a module that split a weight into AMX
+    // parts would hold it a second time beside them (tfm-cpu-split-amx-
+    // weights decides per module). The model's weights stay f32 panels; its
+    // AMX GEMMs split them per call.
+    (*cpu)->amxSplitWeights = false;
     state.pipeline.cpu = std::move(*cpu);
   } else {
     auto gpu = parseGpuPipelineOptions(opts.pipelineOptions);

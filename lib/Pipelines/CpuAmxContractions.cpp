@@ -126,7 +126,10 @@ MemRefType stateType(OpBuilder &b) {
 /// C[m, j, rc, x] f32.
 static std::optional<AmxContraction>
 matchSplitWeightGemm(linalg::GenericOp generic) {
-  if (generic.getNumDpsInputs() != 4 || generic.getNumDpsInits() != 1 ||
+  // Only parts split as the runner splits them (the marker): the kernel
+  // drops the products of order three and more.
+  if (!generic->hasAttr(kAmxWeightPartsAttrName) ||
+      generic.getNumDpsInputs() != 4 || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != 6)
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
@@ -170,12 +173,13 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
       std::distance(body.begin(), body.end()) != 8)
     return std::nullopt;
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != 16 ||
+  // x: a B tile's 16 columns; t: a K pair.
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != kTileRows ||
       ranges[5] != 2)
     return std::nullopt;
   AmxContraction amx;
   amx.m = ranges[0];
-  amx.panel = ranges[2] * 16;
+  amx.panel = ranges[2] * kTileRows;
   amx.n = ranges[1] * amx.panel;
   amx.k = ranges[4] * 2;
   amx.prepacked = true;
@@ -598,8 +602,9 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
     // B's tile of part j for C's columns y: in the thread's buffer,
     // Bs[block, j, nt / 16 + y, ks / 2]; prepacked, S_j[(n0 + nt) / 16 + y,
     // (kb + ks) / 2].
-    auto bTile = [&](int64_t j, int64_t y) -> std::pair<Value, SmallVector<Value>> {
-      if (bs.size() == 1)
+    auto bTile = [&](int64_t j,
+                     int64_t y) -> std::pair<Value, SmallVector<Value>> {
+      if (!s.prepacked)
         return {bs[0],
                 {block, index(j), apply(d0.floorDiv(16) + y, {nt}),
                  apply(d0.floorDiv(2), {ks}), index(0)}};
@@ -998,13 +1003,20 @@ struct CpuAmxContractionsPass
       }
       std::optional<int64_t> rowStride =
           collapsible ? getAmxRowStride(cType, shape.panel) : std::nullopt;
+      if (!collapsible) {
+        op.emitRemark("tfm-cpu-amx-contractions: an operand's split-weight "
+                      "views do not collapse back to A[M, K], B's parts "
+                      "[N / 16, K / 2, 32] or C[M, J, panel]; left to "
+                      "scalar loops");
+        op->removeAttr(kCpuTilingAttrName);
+        continue;
+      }
       if (!rowStride) {
         // The FMA path skipped it: without AMX it would run as scalar
         // loops, correct but slow. Say so rather than degrade silently.
         op.emitRemark("tfm-cpu-amx-contractions: C's layout is not tiles' "
-                      "(rows a static stride apart, panels contiguous), or "
-                      "an operand's split views do not collapse; left to "
-                      "scalar loops");
+                      "(rows a static stride apart, panels contiguous); left "
+                      "to scalar loops");
         op->removeAttr(kCpuTilingAttrName);
         continue;
       }

@@ -1,4 +1,4 @@
-//===- CpuSplitAmxWeights.cpp - AMX GEMM weights split once, at bind time --===//
+//===- CpuSplitAmxWeights.cpp - AMX GEMM weights split when bound ---------===//
 //
 // tfm-cpu-split-amx-weights (after tfm-cpu-pack-weights, in the signature
 // stage): a packed f32 weight P[J, K, panel] that only AMX GEMMs read
@@ -19,9 +19,13 @@
 //
 //   C[m, j, rc, x] += A[m, q, t] * (S0 + S1 + S2)[j, rc, q, x, t]
 //
-// The parts add up to w exactly (they hold its 24 significant bits, each
-// sum exact in f32), so the op still means the f32 GEMM: as loops, if no
-// AMX code is made for it, it computes the same product.
+// The parts add up to w (they hold its 24 significant bits, each sum exact
+// in f32; only bits below the smallest normal float are flushed, and a w
+// within half a bf16 step of FLT_MAX rounds to infinity, as in the per-call
+// split), so the op still means the f32 GEMM: as loops, if no AMX code is
+// made for it, it computes the same product. The op is marked
+// tfm.amx_weight_parts: its parts are such a split, and the AMX kernel may
+// drop the part products of order three and more.
 //
 // Only weights that nothing else reads are split: every argument with the
 // weight's name, in every function of the module, must be such a packed
@@ -138,7 +142,9 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{c4Type}, inputs, ValueRange{c4}, maps,
       iterators, [f32](OpBuilder &b, Location l, ValueRange args) {
-        auto extend = [&](Value v) { return arith::ExtFOp::create(b, l, f32, v); };
+        auto extend = [&](Value v) {
+          return arith::ExtFOp::create(b, l, f32, v);
+        };
         Value w = arith::AddFOp::create(
             b, l,
             arith::AddFOp::create(b, l, extend(args[1]), extend(args[2])),
@@ -148,6 +154,7 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
             b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
       });
   generic->setAttr(kCpuTilingAttrName, op->getAttr(kCpuTilingAttrName));
+  generic->setAttr(kAmxWeightPartsAttrName, rewriter.getUnitAttr());
   rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
       op, cType, generic.getResult(0), splitColumns);
 }

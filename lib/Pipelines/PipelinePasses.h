@@ -36,6 +36,14 @@ std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 /// divisors of N and K. Or, `prepacked`, tfm-cpu-split-amx-weights' form: B
 /// read as its three bf16 parts S_i[j, rc, q, x, t] (loops m, j, rc, x, q,
 /// t; A[m, q, t], C[m, j, rc, x]).
+/// On a GEMM in tfm-cpu-split-amx-weights' form: its three B operands are
+/// the bf16 split of f32 weights (w0 = bf16(w), w1 = bf16(w - w0), w2 =
+/// bf16(w - w0 - w1)), as the runner binds them, so that the AMX kernel may
+/// drop the part products below 2^-24 |a w|. Without it, a generic of that
+/// form is left to loops.
+inline constexpr llvm::StringLiteral kAmxWeightPartsAttrName =
+    "tfm.amx_weight_parts";
+
 struct AmxContraction {
   int64_t m = 0, n = 0, k = 0, panel = 0;
   int64_t blockCols = 0, blockDepth = 0;

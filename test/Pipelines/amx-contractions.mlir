@@ -250,7 +250,7 @@ func.func @split_weights(%a: memref<93x48x2xf32>, %s: memref<3x8x48x32xbf16>, %c
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<93x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1]>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 12288>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 24576>>)
       outs(%c : memref<93x2x4x16xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -297,7 +297,7 @@ func.func @split_dynamic_stride(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
       outs(%c : memref<64x2x4x16xf32, strided<[?, 64, 16, 1]>>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -320,9 +320,40 @@ func.func @split_dynamic_stride(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2
 #c = affine_map<(m, j, rc, x, q, t) -> (m, j, rc, x)>
 func.func @split_strided_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 1, 16]>>, %s1: memref<2x4x48x16x2xbf16>, %s2: memref<2x4x48x16x2xbf16>,
                                %c: memref<64x2x4x16xf32>) {
-  // expected-remark @below {{an operand's split views do not collapse}}
+  // expected-remark @below {{an operand's split-weight views do not collapse}}
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 1, 16]>>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
+      outs(%c : memref<64x2x4x16xf32>)
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
+    %e0 = arith.extf %w0 : bf16 to f32
+    %e1 = arith.extf %w1 : bf16 to f32
+    %e01 = arith.addf %e0, %e1 : f32
+    %e2 = arith.extf %w2 : bf16 to f32
+    %w = arith.addf %e01, %e2 : f32
+    %0 = arith.mulf %x, %w : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+// The split-weight form without tfm.amx_weight_parts: nothing says its
+// parts are a split of f32 weights whose high-order products may be dropped
+// (here the larger part comes last), so it is not taken to tiles.
+// CHECK-LABEL: func.func @unmarked_parts
+// CHECK-NOT: amx.
+// CHECK: linalg.generic
+// CHECK-NOT: amx.
+#a = affine_map<(m, j, rc, x, q, t) -> (m, q, t)>
+#s = affine_map<(m, j, rc, x, q, t) -> (j, rc, q, x, t)>
+#c = affine_map<(m, j, rc, x, q, t) -> (m, j, rc, x)>
+func.func @unmarked_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16>, %s1: memref<2x4x48x16x2xbf16>, %s2: memref<2x4x48x16x2xbf16>,
+                          %c: memref<64x2x4x16xf32>) {
+  linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
       outs(%c : memref<64x2x4x16xf32>)
       attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):

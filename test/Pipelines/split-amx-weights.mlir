@@ -5,7 +5,9 @@
 // in two panels of 64, K = 96) is bound as its three bf16 parts in tiles'
 // order, [3, N / 16, K / 2, 32], and the binder is told so (format). The
 // GEMM reads the parts as [J, panel / 16, K / 2, 16, 2] each and adds them:
-// loops (m, j, rc, x, q, t), A as [M, K / 2, 2], C as [M, J, panel / 16, 16].
+// loops (m, j, rc, x, q, t), A as [M, K / 2, 2], C as [M, J, panel / 16, 16],
+// marked tfm.amx_weight_parts (its parts are such a split: the AMX kernel
+// may drop their high-order products).
 // Without AMX (znver3) the packed f32 panels stay.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4, d5)>
 // CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4, d3, d5)>
@@ -22,7 +24,7 @@
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[PART]], #[[PART]], #[[PART]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
 // CHECK-SAME: ins(%[[A3]], %[[S0]], %{{.*}}, %{{.*}} : tensor<64x48x2xf32>, tensor<2x4x48x16x2xbf16>, tensor<2x4x48x16x2xbf16>, tensor<2x4x48x16x2xbf16>)
 // CHECK-SAME: outs(%[[C4]] : tensor<64x2x4x16xf32>)
-// CHECK-SAME: tfm.cpu_tiling = {amx =
+// CHECK-SAME: tfm.amx_weight_parts, tfm.cpu_tiling = {amx =
 // CHECK: ^bb0(%[[IA:.*]]: f32, %[[I0:.*]]: bf16, %[[I1:.*]]: bf16, %[[I2:.*]]: bf16, %[[ACC:.*]]: f32):
 // CHECK: %[[E0:.*]] = arith.extf %[[I0]] : bf16 to f32
 // CHECK: %[[E1:.*]] = arith.extf %[[I1]] : bf16 to f32
