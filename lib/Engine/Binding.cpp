@@ -271,19 +271,34 @@ static uint16_t toBFloat16AsAmx(float x) {
 }
 
 /// Packs a row-major f32 weight into AMX tiles' bf16 parts (tfm.param_pack
-/// with format = "amx_bf16x3"; see tfm/Runtime/EntrySignature.h): S[i, n /
-/// 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), zero past N.
+/// with format = "amx_bf16x3"), or a bf16 one as it is (format = "amx_bf16";
+/// see tfm/Runtime/EntrySignature.h): S[i, n / 16, k / 2, 2 (n % 16) + k %
+/// 2] = part i of W(k, n), zero past N.
 static void packAmxParts(const PackedLayout &layout, const char *source,
                          char *out) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
   int64_t panel = layout.panel;
   int64_t tiles = (n + panel - 1) / panel * panel / 16, pairs = k / 2;
-  const float *w = reinterpret_cast<const float *>(source);
   uint16_t *s = reinterpret_cast<uint16_t *>(out);
   int64_t partSize = tiles * pairs * 32;
+  auto offset = [&](int64_t col, int64_t kk) {
+    return ((col / 16) * pairs + kk / 2) * 32 + 2 * (col % 16) + kk % 2;
+  };
+  if (layout.amxParts == 1) {
+    // bf16 as it is, in W's row order; the padding columns stay zero (the
+    // buffer is zeroed).
+    const uint16_t *w = reinterpret_cast<const uint16_t *>(source);
+    int64_t rows = layout.outIn ? n : k, cols = layout.outIn ? k : n;
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t col = 0; col < cols; ++col)
+        s[layout.outIn ? offset(row, col) : offset(col, row)] =
+            w[row * cols + col];
+    return;
+  }
+  const float *w = reinterpret_cast<const float *>(source);
   auto split = [&](int64_t col, int64_t kk, float value) {
-    int64_t at = ((col / 16) * pairs + kk / 2) * 32 + 2 * (col % 16) + kk % 2;
+    int64_t at = offset(col, kk);
     for (int64_t i = 0; i < 3; ++i) {
       uint16_t part = toBFloat16AsAmx(value);
       s[i * partSize + at] = part;
@@ -448,7 +463,9 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
       key += llvm::formatv("#packed({0},{1}{2})",
                            arg.packed->outIn ? "out_in" : "in_out",
                            arg.packed->panel,
-                           arg.packed->amxParts ? ",amx_bf16x3" : "")
+                           arg.packed->amxParts == 3   ? ",amx_bf16x3"
+                           : arg.packed->amxParts == 1 ? ",amx_bf16"
+                                                       : "")
                  .str();
     auto it = shared.find(key);
     if (it == shared.end()) {

@@ -84,7 +84,7 @@ static constexpr int64_t kTileRows = 16;
 static constexpr int64_t kTileBf16Cols = 32;
 /// The register block: 2 x 2 C tiles.
 static constexpr int64_t kBlock = 32;
-/// Parts of an f32 value in bf16.
+/// Parts of an f32 value in bf16 (a bf16 operand is its own one part).
 static constexpr int64_t kParts = 3;
 /// GEMMs of fewer rows keep the FMA path: B's conversion, made on every
 /// call, must be paid for by M rows. Measured for 768 x 3072 on one thread
@@ -122,16 +122,19 @@ MemRefType stateType(OpBuilder &b) {
 } // namespace
 
 /// The shape of a GEMM in tfm-cpu-split-amx-weights' form: loops
-/// (m, j, rc, x, q, t), A[m, q, t] f32, three bf16 parts S_i[j, rc, q, x, t],
-/// C[m, j, rc, x] f32.
+/// (m, j, rc, x, q, t), A[m, q, t], B's parts S_i[j, rc, q, x, t] (bf16), C[m,
+/// j, rc, x] f32; A f32 with three parts, or A bf16 with one (a bf16 model's
+/// weights, only reordered).
 static std::optional<AmxContraction>
 matchSplitWeightGemm(linalg::GenericOp generic) {
   // Only parts split as the runner splits them (the marker): the kernel
   // drops the products of order three and more.
+  int64_t inputs = generic.getNumDpsInputs();
   if (!generic->hasAttr(kAmxWeightPartsAttrName) ||
-      generic.getNumDpsInputs() != 4 || generic.getNumDpsInits() != 1 ||
-      generic.getNumLoops() != 6)
+      (inputs != 1 + kParts && inputs != 2) ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 6)
     return std::nullopt;
+  int64_t parts = inputs - 1;
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
   for (int64_t d = 0; d < 6; ++d)
     if (iters[d] != (d < 4 ? utils::IteratorType::parallel
@@ -141,18 +144,20 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
     return AffineMap::getMultiDimMapWithTargets(6, dims, generic.getContext());
   };
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  AffineMap part = map({1, 2, 4, 3, 5});
-  if (maps[0] != map({0, 4, 5}) || maps[1] != part || maps[2] != part ||
-      maps[3] != part || maps[4] != map({0, 1, 2, 3}))
+  if (maps[0] != map({0, 4, 5}) || maps[inputs] != map({0, 1, 2, 3}))
     return std::nullopt;
+  for (int64_t i = 1; i <= parts; ++i)
+    if (maps[i] != map({1, 2, 4, 3, 5}))
+      return std::nullopt;
   for (OpOperand &operand : generic->getOpOperands()) {
-    bool isPart = operand.getOperandNumber() >= 1 &&
-                  operand.getOperandNumber() <= 3;
+    int64_t number = operand.getOperandNumber();
+    bool isBf16 = (number >= 1 && number <= parts) || (number == 0 && parts == 1);
     Type type = getElementTypeOrSelf(operand.get().getType());
-    if (isPart ? !type.isBF16() : !type.isF32())
+    if (isBf16 ? !type.isBF16() : !type.isF32())
       return std::nullopt;
   }
-  // The body: acc + a * ((ext(s0) + ext(s1)) + ext(s2)), as built.
+  // The body, as built: acc + a * ((ext(s0) + ext(s1)) + ext(s2)), or
+  // acc + ext(a) * ext(s0).
   Block &body = generic.getRegion().front();
   auto isExtendedArg = [&](Value v, unsigned arg) {
     auto ext = v.getDefiningOp<arith::ExtFOp>();
@@ -161,17 +166,24 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto acc = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   auto product = acc ? acc.getRhs().getDefiningOp<arith::MulFOp>() : nullptr;
-  auto weight =
-      product ? product.getRhs().getDefiningOp<arith::AddFOp>() : nullptr;
-  auto firstTwo =
-      weight ? weight.getLhs().getDefiningOp<arith::AddFOp>() : nullptr;
-  if (!firstTwo || acc.getLhs() != body.getArgument(4) ||
-      product.getLhs() != body.getArgument(0) ||
-      !isExtendedArg(firstTwo.getLhs(), 1) ||
-      !isExtendedArg(firstTwo.getRhs(), 2) ||
-      !isExtendedArg(weight.getRhs(), 3) ||
-      std::distance(body.begin(), body.end()) != 8)
+  if (!product || acc.getLhs() != body.getArgument(inputs))
     return std::nullopt;
+  if (parts == 1) {
+    if (!isExtendedArg(product.getLhs(), 0) ||
+        !isExtendedArg(product.getRhs(), 1) ||
+        std::distance(body.begin(), body.end()) != 5)
+      return std::nullopt;
+  } else {
+    auto weight = product.getRhs().getDefiningOp<arith::AddFOp>();
+    auto firstTwo =
+        weight ? weight.getLhs().getDefiningOp<arith::AddFOp>() : nullptr;
+    if (!firstTwo || product.getLhs() != body.getArgument(0) ||
+        !isExtendedArg(firstTwo.getLhs(), 1) ||
+        !isExtendedArg(firstTwo.getRhs(), 2) ||
+        !isExtendedArg(weight.getRhs(), 3) ||
+        std::distance(body.begin(), body.end()) != 8)
+      return std::nullopt;
+  }
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   // x: a B tile's 16 columns; t: a K pair.
   if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != kTileRows ||
@@ -182,21 +194,25 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
   amx.panel = ranges[2] * kTileRows;
   amx.n = ranges[1] * amx.panel;
   amx.k = ranges[4] * 2;
+  amx.parts = parts;
   amx.prepacked = true;
   return amx;
 }
 
 /// The shape of a GEMM in tfm-cpu-pack-weights' form: loops (m, j, r, k),
-/// A(m, k), P(j, k, r), C(m, j, r), all f32.
+/// A(m, k), P(j, k, r), C(m, j, r); all f32 (three parts), or A and P bf16
+/// accumulating in f32 (one part).
 static std::optional<AmxContraction>
 matchPackedGemm(linalg::GenericOp generic) {
   if (generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() != 4 ||
       !linalg::isaContractionOpInterface(generic))
     return std::nullopt;
-  for (OpOperand &operand : generic->getOpOperands())
-    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
-      return std::nullopt;
+  Type a = getElementTypeOrSelf(generic.getDpsInputOperand(0)->get().getType());
+  Type p = getElementTypeOrSelf(generic.getDpsInputOperand(1)->get().getType());
+  Type c = getElementTypeOrSelf(generic.getDpsInitOperand(0)->get().getType());
+  if (!c.isF32() || a != p || (!a.isF32() && !a.isBF16()))
+    return std::nullopt;
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
   if (iters[0] != utils::IteratorType::parallel ||
       iters[1] != utils::IteratorType::parallel ||
@@ -218,6 +234,7 @@ matchPackedGemm(linalg::GenericOp generic) {
   amx.panel = ranges[2];
   amx.n = ranges[1] * ranges[2];
   amx.k = ranges[3];
+  amx.parts = a.isBF16() ? 1 : kParts;
   return amx;
 }
 
@@ -290,7 +307,8 @@ private:
   /// omp_get_max_threads() or omp_get_thread_num() as an index.
   Value openmpIndex(StringRef function);
   /// The three bf16 parts of a vector of f32.
-  std::array<Value, kParts> split(Value v);
+  /// The bf16 parts of a vector: three of f32, a bf16 vector itself.
+  SmallVector<Value, kParts> split(Value v);
   void splitA(Value a, Value as, Value ap);
   void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
   /// `bs`: the thread's buffer of B's parts, Bs (its `block`), or
@@ -390,18 +408,30 @@ Value AmxGemmBuilder::openmpIndex(StringRef function) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
 }
 
-std::array<Value, kParts> AmxGemmBuilder::split(Value v) {
+SmallVector<Value, kParts> AmxGemmBuilder::split(Value v) {
   auto f32 = cast<VectorType>(v.getType());
+  if (f32.getElementType().isBF16())
+    return {v};
   auto bf16 = VectorType::get(f32.getShape(), b.getBF16Type());
-  std::array<Value, kParts> parts;
+  SmallVector<Value, kParts> parts;
   Value rest = v;
   for (int64_t i = 0; i < kParts; ++i) {
-    parts[i] = arith::TruncFOp::create(b, loc, bf16, rest);
+    parts.push_back(arith::TruncFOp::create(b, loc, bf16, rest));
     if (i + 1 < kParts)
       rest = arith::SubFOp::create(
           b, loc, rest, arith::ExtFOp::create(b, loc, f32, parts[i]));
   }
   return parts;
+}
+
+/// 16 elements of `memref` at `indices`, in its element type.
+static Value read16(OpBuilder &b, Location loc, Value memref,
+                    ValueRange indices) {
+  Type element = getElementTypeOrSelf(memref.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  return vector::TransferReadOp::create(b, loc,
+                                        VectorType::get({16}, element), memref,
+                                        indices, zero, ArrayRef<bool>{true});
 }
 
 /// As[i, m, :] = part i of A[m, :] (in tile order), and (with `ap`) A in
@@ -417,21 +447,18 @@ void AmxGemmBuilder::splitA(Value a, Value as, Value ap) {
   auto loop = scf::ForOp::create(b, loc, index(0), index(s.k), index(16));
   b.setInsertionPointToStart(loop.getBody());
   Value k = loop.getInductionVar();
-  auto f32x16 = VectorType::get({16}, b.getF32Type());
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value v = vector::TransferReadOp::create(b, loc, f32x16, a, ValueRange{m, k},
-                                           zero, ArrayRef<bool>{true});
+  Value v = read16(b, loc, a, ValueRange{m, k});
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx);
   if (choice != AmxPathChoice::Fma) {
-    std::array<Value, kParts> parts = split(v);
+    SmallVector<Value, kParts> parts = split(v);
     // Tile order: As[i, m / 16, k / 32, m % 16, k % 32], each 16 x 32 tile
     // 1 KiB contiguous (rows K apart would all fall in one L1 set).
     Value rowTile = apply(d0.floorDiv(kTileRows), {m});
     Value row = apply(d0 % kTileRows, {m});
     Value colTile = apply(d0.floorDiv(kTileBf16Cols), {k});
     Value col = apply(d0 % kTileBf16Cols, {k});
-    for (int64_t i = 0; i < kParts; ++i)
+    for (int64_t i = 0; i < s.parts; ++i)
       vector::StoreOp::create(b, loc, parts[i], as,
                               ValueRange{index(i), rowTile, colTile, row, col});
   }
@@ -469,19 +496,14 @@ void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
   Value q = pairs.getInductionVar();
   Value k0 = apply(d0 + d1 * 2, {kb, q});
   Value k1 = apply(d0 + d1 * 2 + 1, {kb, q});
-  auto f32x16 = VectorType::get({16}, b.getF32Type());
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value even = vector::TransferReadOp::create(
-      b, loc, f32x16, p, ValueRange{j, k0, r}, zero, ArrayRef<bool>{true});
-  Value odd = vector::TransferReadOp::create(
-      b, loc, f32x16, p, ValueRange{j, k1, r}, zero, ArrayRef<bool>{true});
-  std::array<Value, kParts> evenParts = split(even), oddParts = split(odd);
+  SmallVector<Value, kParts> evenParts = split(read16(b, loc, p, {j, k0, r}));
+  SmallVector<Value, kParts> oddParts = split(read16(b, loc, p, {j, k1, r}));
   SmallVector<int64_t> interleave;
   for (int64_t x = 0; x < 16; ++x) {
     interleave.push_back(x);
     interleave.push_back(16 + x);
   }
-  for (int64_t i = 0; i < kParts; ++i) {
+  for (int64_t i = 0; i < s.parts; ++i) {
     Value pair = vector::ShuffleOp::create(b, loc, evenParts[i], oddParts[i],
                                            interleave);
     vector::StoreOp::create(b, loc, pair, bs,
@@ -615,12 +637,16 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
     // The six part products in an order that keeps a part of A or of B in
     // its tiles from one product to the next: 8 pairs of tile loads a step
     // instead of 9 (A part by A part, each with its B parts).
-    constexpr std::pair<int64_t, int64_t> kProducts[] = {
+    // bf16 operands (one part each): the one product.
+    constexpr std::pair<int64_t, int64_t> kSplitProducts[] = {
         {0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 0}, {2, 0}};
+    ArrayRef<std::pair<int64_t, int64_t>> products = kSplitProducts;
+    if (s.parts == 1)
+      products = products.take_front();
     SmallVector<Value, 2> aParts(rowTiles);
     Value bParts[2];
     int64_t loadedA = -1, loadedB = -1;
-    for (auto [i, j] : kProducts) {
+    for (auto [i, j] : products) {
       if (i != loadedA) {
         for (int64_t x = 0; x < rowTiles; ++x)
           aParts[x] = amx::TileLoadOp::create(
@@ -829,14 +855,14 @@ SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
   if (choice != AmxPathChoice::Fma) {
     Type bf16 = b.getBF16Type();
     auto asType = MemRefType::get(
-        {kParts, llvm::divideCeilSigned(s.m, kTileRows), s.k / kTileBf16Cols,
+        {s.parts, llvm::divideCeilSigned(s.m, kTileRows), s.k / kTileBf16Cols,
          kTileRows, kTileBf16Cols},
         bf16);
     // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
     // omp_get_thread_num(), not per block: an LM head's 785 blocks would
     // take 116 MiB.
     auto bsType = MemRefType::get({parallel ? ShapedType::kDynamic : 1,
-                                   kParts, s.blockCols / 16,
+                                   s.parts, s.blockCols / 16,
                                    s.blockDepth / 2, 2 * 16},
                                   bf16);
     buffers.push_back(memref::AllocOp::create(b, loc, asType, alignment));
@@ -995,7 +1021,7 @@ struct CpuAmxContractionsPass
         };
         collapsible = collapses(c, cPanels) &&
                       collapses(op.getDpsInputOperand(0)->get(), aRows);
-        for (int64_t i = 1; i <= kParts; ++i)
+        for (int64_t i = 1; i <= shape.parts; ++i)
           collapsible = collapsible &&
                         collapses(op.getDpsInputOperand(i)->get(), partTiles);
         if (collapsible)
@@ -1026,14 +1052,16 @@ struct CpuAmxContractionsPass
         // The views back to A[M, K] and B's parts [N / 16, K / 2, 32].
         a = memref::CollapseShapeOp::create(b, loc, a, aRows);
         bOperand.clear();
-        for (int64_t i = 1; i <= kParts; ++i)
+        for (int64_t i = 1; i <= shape.parts; ++i)
           bOperand.push_back(memref::CollapseShapeOp::create(
               b, loc, op.getDpsInputOperand(i)->get(), partTiles));
         c = memref::CollapseShapeOp::create(b, loc, c, cPanels);
       }
-      // B exists only as its bf16 parts: no FMA path to choose.
-      AmxPathChoice gemmChoice =
-          shape.prepacked ? AmxPathChoice::Tiles : *path;
+      // B exists only as its bf16 parts, or the operands are bf16 (the FMA
+      // path reads f32): no FMA path to choose.
+      AmxPathChoice gemmChoice = shape.prepacked || shape.parts == 1
+                                     ? AmxPathChoice::Tiles
+                                     : *path;
       AmxGemmBuilder caller(b, loc, shape, parallel, gemmChoice, symbols);
       SmallVector<Value> operands = {a};
       llvm::append_range(operands, bOperand);

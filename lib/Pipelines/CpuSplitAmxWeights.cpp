@@ -61,14 +61,15 @@ using namespace mlir::tfm;
 static constexpr int64_t kTileCols = 16;
 static constexpr int64_t kPair = 2;
 
-/// Whether argument `arg` of `func` is a packed f32 weight that only AMX
-/// GEMMs read, as their B operand.
+/// Whether argument `arg` of `func` is a packed f32 or bf16 weight that
+/// only AMX GEMMs read, as their B operand.
 static bool onlyAmxGemmsRead(func::FuncOp func, BlockArgument arg) {
   auto pack =
       func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
                                             kParamPackAttrName);
   auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!pack || pack.get("format") || !type || !type.getElementType().isF32() ||
+  if (!pack || pack.get("format") || !type ||
+      !(type.getElementType().isF32() || type.getElementType().isBF16()) ||
       arg.use_empty())
     return false;
   for (OpOperand &use : arg.getUses()) {
@@ -96,10 +97,13 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
   int64_t m = cType.getDimSize(0), panels = cType.getDimSize(1),
           panel = cType.getDimSize(2), k = aType.getDimSize(1);
   Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
+  // Three parts of f32 weights; a bf16 weight is its own one part.
+  int64_t parts = cast<RankedTensorType>(split.getType()).getDimSize(0);
 
   // A[m, k] as [M, K/2, 2]; C[m, j, r] as [M, J, panel/16, 16].
   Value a3 = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, k / kPair, kPair}, f32), a,
+      rewriter, loc,
+      RankedTensorType::get({m, k / kPair, kPair}, aType.getElementType()), a,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
   auto c4Type = RankedTensorType::get(
       {m, panels, panel / kTileCols, kTileCols}, f32);
@@ -109,7 +113,7 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
   // Part i as [J, panel/16, K/2, 16, 2].
   int64_t tiles = panels * panel / kTileCols;
   SmallVector<Value> inputs = {a3};
-  for (int64_t i = 0; i < 3; ++i) {
+  for (int64_t i = 0; i < parts; ++i) {
     auto index = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
     };
@@ -134,24 +138,32 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
   auto map = [&](ArrayRef<AffineExpr> results) {
     return AffineMap::get(6, 0, results, ctx);
   };
-  AffineMap partMap = map({dj, drc, dq, dx, dt});
-  SmallVector<AffineMap> maps = {map({dm, dq, dt}), partMap, partMap, partMap,
-                                 map({dm, dj, drc, dx})};
+  SmallVector<AffineMap> maps = {map({dm, dq, dt})};
+  maps.append(parts, map({dj, drc, dq, dx, dt}));
+  maps.push_back(map({dm, dj, drc, dx}));
   SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
   iterators.append(2, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{c4Type}, inputs, ValueRange{c4}, maps,
-      iterators, [f32](OpBuilder &b, Location l, ValueRange args) {
-        auto extend = [&](Value v) {
+      iterators, [f32, parts](OpBuilder &b, Location l, ValueRange args) {
+        auto extend = [&](Value v) -> Value {
           return arith::ExtFOp::create(b, l, f32, v);
         };
-        Value w = arith::AddFOp::create(
-            b, l,
-            arith::AddFOp::create(b, l, extend(args[1]), extend(args[2])),
-            extend(args[3]));
-        Value product = arith::MulFOp::create(b, l, args[0], w);
+        // f32: a * ((w0 + w1) + w2); bf16: ext(a) * ext(w).
+        Value product;
+        if (parts == 1) {
+          product = arith::MulFOp::create(b, l, extend(args[0]),
+                                          extend(args[1]));
+        } else {
+          Value w = arith::AddFOp::create(
+              b, l,
+              arith::AddFOp::create(b, l, extend(args[1]), extend(args[2])),
+              extend(args[3]));
+          product = arith::MulFOp::create(b, l, args[0], w);
+        }
         linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
+            b, l,
+            ValueRange{arith::AddFOp::create(b, l, args.back(), product)});
       });
   generic->setAttr(kCpuTilingAttrName, op->getAttr(kCpuTilingAttrName));
   generic->setAttr(kAmxWeightPartsAttrName, rewriter.getUnitAttr());
@@ -173,8 +185,10 @@ static LogicalResult splitWeights(func::FuncOp func,
     auto type = cast<RankedTensorType>(arg.getType());
     int64_t panels = type.getDimSize(0), k = type.getDimSize(1),
             panel = type.getDimSize(2);
+    bool isF32 = type.getElementType().isF32();
     auto splitType = RankedTensorType::get(
-        {3, panels * panel / kTileCols, k / kPair, kPair * kTileCols},
+        {isF32 ? 3 : 1, panels * panel / kTileCols, k / kPair,
+         kPair * kTileCols},
         b.getBF16Type());
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : func.getArgAttrDict(index)) {
@@ -184,8 +198,9 @@ static LogicalResult splitWeights(func::FuncOp func,
       }
       SmallVector<NamedAttribute> pack(
           cast<DictionaryAttr>(attr.getValue()).getValue());
-      pack.push_back(
-          b.getNamedAttr("format", b.getStringAttr(kAmxSplitWeightFormat)));
+      pack.push_back(b.getNamedAttr(
+          "format", b.getStringAttr(isF32 ? kAmxSplitWeightFormat
+                                          : kAmxPairedWeightFormat)));
       attrs.push_back(
           b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
     }

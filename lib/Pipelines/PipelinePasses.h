@@ -48,6 +48,8 @@ struct AmxContraction {
   int64_t m = 0, n = 0, k = 0, panel = 0;
   int64_t blockCols = 0, blockDepth = 0;
   bool prepacked = false;
+  /// bf16 parts per operand: 3 for f32 GEMMs (bf16x6), 1 for bf16 ones.
+  int64_t parts = 3;
 };
 /// `op` (a linalg op on tensors or buffers) as such a GEMM, or nullopt.
 std::optional<AmxContraction> matchAmxContraction(Operation *op);

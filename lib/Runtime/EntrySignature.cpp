@@ -17,8 +17,11 @@ static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
 static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
 static constexpr llvm::StringLiteral kPackAttr = "tfm.param_pack";
 static constexpr llvm::StringLiteral kRoundedAttr = "tfm.param_rounded";
-/// tfm.param_pack's `format` for AMX's bf16 parts (kAmxSplitWeightFormat).
+/// tfm.param_pack's `format`s for AMX tiles' B (kAmxSplitWeightFormat,
+/// kAmxPairedWeightFormat in tfm/Dialect/Tfm/IR/Tfm.h): an f32 weight's three
+/// bf16 parts, a bf16 weight as it is.
 static constexpr llvm::StringLiteral kAmxFormat = "amx_bf16x3";
+static constexpr llvm::StringLiteral kAmxPairedFormat = "amx_bf16";
 
 template <typename... Ts>
 static llvm::Error makeError(const char *fmt, Ts &&...vals) {
@@ -172,16 +175,20 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
           panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 ||
-          (format && (!formatName || formatName.getValue() != kAmxFormat)))
+          (format && (!formatName || (formatName.getValue() != kAmxFormat &&
+                                      formatName.getValue() !=
+                                          kAmxPairedFormat))))
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
-                         "\"{1}\"",
-                         what, kAmxFormat);
+                         "\"{1}\" | \"{2}\"",
+                         what, kAmxFormat, kAmxPairedFormat);
       PackedLayout &packed = arg.packed.emplace();
       packed.outIn = layout.getValue() == "out_in";
       packed.panel = panel.getInt();
-      packed.amxParts = bool(format);
+      packed.amxParts = !format                                 ? 0
+                        : formatName.getValue() == kAmxFormat ? 3
+                                                              : 1;
       packed.fileShape.assign(shape.asArrayRef().begin(),
                               shape.asArrayRef().end());
       int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
@@ -192,17 +199,18 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       if (packed.amxParts) {
         // Three bf16 parts of f32 weights in AMX tiles' order: [3, columns
         // / 16, K / 2, 32].
-        llvm::SmallVector<int64_t, 4> expected{3, panels * packed.panel / 16,
-                                               k / 2, 32};
+        llvm::SmallVector<int64_t, 4> expected{
+            packed.amxParts, panels * packed.panel / 16, k / 2, 32};
         if (arg.shape != expected || arg.dtype != DType::BF16 ||
             packed.panel % 16 || k % 2 || !concatenable)
           return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
                            "in panels of {4} needs a panel width that 16 "
                            "divides, an even K and a bf16 argument of shape "
-                           "3x{5}x{6}x32",
+                           "{7}x{5}x{6}x32",
                            what, packed.fileShape[0], packed.fileShape[1],
-                           kAmxFormat, packed.panel,
-                           panels * packed.panel / 16, k / 2);
+                           formatName.getValue(), packed.panel,
+                           panels * packed.panel / 16, k / 2,
+                           packed.amxParts);
       } else {
         llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
         bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||

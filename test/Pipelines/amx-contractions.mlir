@@ -368,3 +368,46 @@ func.func @unmarked_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16>
   }
   return
 }
+
+// -----
+
+// A bf16 GEMM (a bf16 model's, f32 accumulation): one part per operand, so
+// A is copied into tiles' order (no split), B's K pairs interleaved per
+// block (no split), and each pair of tiles multiplied once (4 tile
+// multiplies a 32 x 32 block and K step, not 24; K blocks of 32 here). There is no FMA path for
+// it (that reads f32), so choice=measured gives tiles alone, with no costs.
+// CHECK-LABEL: func.func @gemm_bf16(
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x4x3x16x32xbf16>
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x1x8x16x32xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: call @tfm_amx_gemm(
+// CHECK-LABEL: func.func private @tfm_amx_gemm(
+// CHECK-SAME: memref<64x96xbf16>, %{{[^:]*}}: memref<2x96x64xbf16>
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: tfm_read_cycles
+// CHECK: vector.shuffle {{.*}} : vector<16xbf16>, vector<16xbf16>
+// CHECK-COUNT-4: amx.tile_load %{{.*}} into !amx.tile<16x16xf32>
+// CHECK-COUNT-4: amx.tile_load %{{.*}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store
+// CHECK-NOT: vector.fma
+// TILES-LABEL: func.func @gemm_bf16(
+// FMA-LABEL: func.func @gemm_bf16(
+// FMA: amx.tile_mulf
+#a = affine_map<(m, j, r, k) -> (m, k)>
+#p = affine_map<(m, j, r, k) -> (j, k, r)>
+#c = affine_map<(m, j, r, k) -> (m, j, r)>
+func.func @gemm_bf16(%a: memref<64x96xbf16>, %p: memref<2x96x64xbf16>, %c: memref<64x2x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %p : memref<64x96xbf16>, memref<2x96x64xbf16>) outs(%c : memref<64x2x64xf32>)
+      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %we = arith.extf %w : bf16 to f32
+    %0 = arith.mulf %xe, %we : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

@@ -90,3 +90,25 @@ func.func @head(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<100x96xf32
   %y = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x64x96xf32>, tensor<100x96xf32>) -> tensor<1x64x100xf32>
   return %y : tensor<1x64x100xf32>
 }
+
+// -----
+
+// A bf16 weight is bound in tiles' order as it is, one part (format
+// "amx_bf16"), and the GEMM reads it with A as [M, K / 2, 2] bf16.
+// CHECK-LABEL: func.func @bf16(
+// CHECK-SAME: tensor<1x8x48x32xbf16> {tfm.param = "w", tfm.param_pack = {format = "amx_bf16", layout = "in_out", panel = 64 : i64, shape = array<i64: 96, 128>}})
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 48, 32] [1, 1, 1, 1] : tensor<1x8x48x32xbf16> to tensor<8x48x32xbf16>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<64x48x2xbf16>, tensor<2x4x48x16x2xbf16>)
+// CHECK-SAME: tfm.amx_weight_parts
+// CHECK: ^bb0(%[[IA:.*]]: bf16, %[[IW:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK: %[[EA:.*]] = arith.extf %[[IA]] : bf16 to f32
+// CHECK: %[[EW:.*]] = arith.extf %[[IW]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[EA]], %[[EW]] : f32
+// CHECK: arith.addf %[[ACC]], %[[P]] : f32
+// NOAMX-LABEL: func.func @bf16(
+// NOAMX-NOT: amx_bf16
+func.func @bf16(%x: tensor<1x64x96xbf16> {tfm.input = "x"}, %w: tensor<96x128xbf16> {tfm.param = "w"}) -> tensor<1x64x128xbf16> {
+  %y = tfm.linear %x, %w : (tensor<1x64x96xbf16>, tensor<96x128xbf16>) -> tensor<1x64x128xbf16>
+  return %y : tensor<1x64x128xbf16>
+}

@@ -6,9 +6,9 @@
 // RUN: not transformer-runner %s --random-weights 1 --entry bad_format 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not transformer-runner %s --random-weights 1 --entry bad_parts 2>&1 | FileCheck %s --check-prefix=PARTS
 // RUN: not transformer-runner %s --random-weights 1 --entry odd_parts 2>&1 | FileCheck %s --check-prefix=ODD
-// LAYOUT: error: argument #0 ('w') of @bad_layout: tfm.param_pack needs tfm.param and {layout = "in_out" | "out_in", panel = N > 0, shape = array<i64: rows, cols>} and optionally format = "amx_bf16x3"
+// LAYOUT: error: argument #0 ('w') of @bad_layout: tfm.param_pack needs tfm.param and {layout = "in_out" | "out_in", panel = N > 0, shape = array<i64: rows, cols>} and optionally format = "amx_bf16x3" | "amx_bf16"
 // SHAPE: error: argument #0 ('w') of @bad_shape: tfm.param_pack of a 40x16 weight in panels of 16 needs an f32, bf16 or f16 argument of shape 3x16x16
-// FORMAT: error: argument #0 ('w') of @bad_format: tfm.param_pack needs tfm.param and {layout = "in_out" | "out_in", panel = N > 0, shape = array<i64: rows, cols>} and optionally format = "amx_bf16x3"
+// FORMAT: error: argument #0 ('w') of @bad_format: tfm.param_pack needs tfm.param and {layout = "in_out" | "out_in", panel = N > 0, shape = array<i64: rows, cols>} and optionally format = "amx_bf16x3" | "amx_bf16"
 // PARTS: error: argument #0 ('w') of @bad_parts: tfm.param_pack of a 40x16 weight as amx_bf16x3 in panels of 16 needs a panel width that 16 divides, an even K and a bf16 argument of shape 3x3x8x32
 // ODD: error: argument #0 ('w') of @odd_parts: tfm.param_pack of a 40x15 weight as amx_bf16x3 in panels of 16 needs a panel width that 16 divides, an even K and a bf16 argument of shape 3x3x7x32
 

@@ -28,14 +28,16 @@ namespace tfm::runtime {
 /// see tfm/Pipelines/Pipelines.h): P[j, k, r] = W(k, j * panel + r), zero
 /// past N, with W(k, n) = W[k, n] (in_out) or W[n, k] (out_in).
 ///
-/// With `amxParts` (`format = "amx_bf16x3"`) the f32 weight is bound as its
-/// three bf16 parts in AMX tiles' order instead, [3, J * panel / 16, K / 2,
-/// 32]: S[i, n / 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), w = w0 +
-/// w1 + w2, w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 - w1).
+/// With `amxParts` = 3 (`format = "amx_bf16x3"`) the f32 weight is bound as
+/// its three bf16 parts in AMX tiles' order instead, [3, J * panel / 16, K /
+/// 2, 32]: S[i, n / 16, k / 2, 2 (n % 16) + k % 2] = part i of W(k, n), w =
+/// w0 + w1 + w2, w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 - w1).
+/// With `amxParts` = 1 (`format = "amx_bf16"`) a bf16 weight is bound in
+/// that order as it is, [1, J * panel / 16, K / 2, 32].
 struct PackedLayout {
   bool outIn = false;
   int64_t panel = 1;
-  bool amxParts = false;
+  int64_t amxParts = 0;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };
@@ -64,7 +66,7 @@ struct EntryArgument {
   /// The element type of the weight-file tensor this argument is bound
   /// from: `dtype`, except for AMX parts (bf16 parts of an f32 weight).
   DType fileDType() const {
-    return packed && packed->amxParts ? DType::F32 : dtype;
+    return packed && packed->amxParts == 3 ? DType::F32 : dtype;
   }
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
   /// weights read as f16); any float tensor is bound rounded to `dtype`.

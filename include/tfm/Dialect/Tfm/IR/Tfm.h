@@ -40,6 +40,9 @@ inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
 /// The `format` of a tfm.param_pack whose weight is bound as the three bf16
 /// parts AMX tiles read (tfm-cpu-split-amx-weights); absent: f32 panels.
 inline constexpr llvm::StringLiteral kAmxSplitWeightFormat = "amx_bf16x3";
+/// The `format` of a bf16 weight bound in the order AMX tiles read B (K
+/// pairs interleaved), one part.
+inline constexpr llvm::StringLiteral kAmxPairedWeightFormat = "amx_bf16";
 /// On a parameter whose weight-file tensor has another element type than the
 /// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
 /// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
