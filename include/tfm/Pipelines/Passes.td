@@ -170,7 +170,11 @@ def TfmCpuSplitAmxWeights : Pass<"tfm-cpu-split-amx-weights", "ModuleOp"> {
     `n = j*panel + 16*rc + x`, row `k = 2*q + t`) computing
     `C[m, j, rc, x] += A[m, q, t] * (S0 + S1 + S2)[j, rc, q, x, t]`: the
     parts add up to the weight exactly, so it is the same f32 GEMM, and as
-    loops it computes the same product.
+    loops it computes the same product. It is marked
+    `tfm.amx_weight_parts`. A packed bf16 weight (a bf16 model's) is bound
+    the same way as one part, the weight itself in tiles' order
+    (`tensor<1 x ...>`, `format = "amx_bf16"`), and its GEMM reads it with
+    A as `[M, K/2, 2]` bf16.
 
     A weight that anything else reads (a decode entry's one-row GEMV, a
     tied embedding's gather, the last panel of an LM head, a GEMM of fewer
@@ -216,7 +220,8 @@ def TfmTileAndVectorizeContractions
 
 def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
   let summary = "Runs f32 GEMMs planned for AMX (`amx` in tfm.cpu_tiling) "
-                "on AMX tiles as six bf16 products (bf16x6)";
+                "on AMX tiles as six bf16 products (bf16x6), and bf16 GEMMs "
+                "as one";
   let description = [{
     On buffers, after bufferization and before the workspace is planned.
     Each outermost packed GEMM `C[m, j, r] += A[m, k] * P[j, k, r]`
@@ -242,6 +247,10 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
       or, for a GEMM in `tfm-cpu-split-amx-weights`' form (B bound as its
       three parts), B's tiles are loaded from the parts as bound: no
       conversion, no buffer, and tiles whatever the `choice`;
+    - a bf16 GEMM (A and P bf16, C f32: a bf16 model's) is one part per
+      operand: A copied into tile order, B's K pairs interleaved (or bound
+      so), one tile multiply per pair of tiles (exact products, f32 sums),
+      and tiles whatever the `choice` (the FMA code below reads f32);
     - a 32 x 32 block of C is four 16 x 16 f32 tiles, loaded, multiplied
       with 2 A and 2 B tiles per part pair over 32 steps of K, and stored;
       the last M % 32 rows use tiles of fewer rows, in a function of their

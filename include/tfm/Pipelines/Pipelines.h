@@ -43,7 +43,9 @@
 // the caller binds S[i, n/16, k/2, 2*(n%16) + k%2] = part i of W(k, n),
 // w = w0 + w1 + w2 with w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 -
 // w1) (round to nearest even, subnormals to zero as the CPU's conversion
-// does), zero past N.
+// does), zero past N. A packed bf16 weight likewise becomes tensor<1 x
+// J*nr/16 x K/2 x 32 x bf16> with `format = "amx_bf16"`: the weight itself in
+// that order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PIPELINES_H
