@@ -286,8 +286,7 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
     return ((col / 16) * pairs + kk / 2) * 32 + 2 * (col % 16) + kk % 2;
   };
   if (layout.amxParts == 1) {
-    // bf16 as it is, in W's row order; the padding columns stay zero (the
-    // buffer is zeroed).
+    // bf16 as it is, in W's row order; the padding columns stay zero.
     const uint16_t *w = reinterpret_cast<const uint16_t *>(source);
     int64_t rows = layout.outIn ? n : k, cols = layout.outIn ? k : n;
     for (int64_t row = 0; row < rows; ++row)
@@ -305,10 +304,8 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
       value -= bfloat16ToFloat(part);
     }
   };
-  // Reads W in its own row order (a layout's rows are contiguous).
-  for (int64_t col = n; col < tiles * 16; ++col)
-    for (int64_t kk = 0; kk < k; ++kk)
-      split(col, kk, 0.0f);
+  // Reads W in its own row order (a layout's rows are contiguous); the
+  // padding columns' parts stay zero (the buffer is zeroed).
   if (layout.outIn) {
     for (int64_t col = 0; col < n; ++col)
       for (int64_t kk = 0; kk < k; ++kk)

@@ -78,14 +78,8 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
-/// AMX tiles: 16 rows of 64 bytes; C tiles 16 x 16 f32, A 16 x 32 bf16,
-/// B 16 K-pairs x (16 columns x 2) bf16.
-static constexpr int64_t kTileRows = 16;
-static constexpr int64_t kTileBf16Cols = 32;
 /// The register block: 2 x 2 C tiles.
 static constexpr int64_t kBlock = 32;
-/// Parts of an f32 value in bf16 (a bf16 operand is its own one part).
-static constexpr int64_t kParts = 3;
 /// GEMMs of fewer rows keep the FMA path: B's conversion, made on every
 /// call, must be paid for by M rows. Measured for 768 x 3072 on one thread
 /// (emeraldrapids): AMX about 0.9 ms more a call and 0.024 against 0.036 ms
@@ -131,7 +125,7 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
   // drops the products of order three and more.
   int64_t inputs = generic.getNumDpsInputs();
   if (!generic->hasAttr(kAmxWeightPartsAttrName) ||
-      (inputs != 1 + kParts && inputs != 2) ||
+      (inputs != 1 + kAmxF32Parts && inputs != 2) ||
       generic.getNumDpsInits() != 1 || generic.getNumLoops() != 6)
     return std::nullopt;
   int64_t parts = inputs - 1;
@@ -186,12 +180,12 @@ matchSplitWeightGemm(linalg::GenericOp generic) {
   }
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   // x: a B tile's 16 columns; t: a K pair.
-  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != kTileRows ||
-      ranges[5] != 2)
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != kAmxTileF32Cols ||
+      ranges[5] != kAmxVnniPair)
     return std::nullopt;
   AmxContraction amx;
   amx.m = ranges[0];
-  amx.panel = ranges[2] * kTileRows;
+  amx.panel = ranges[2] * kAmxTileF32Cols;
   amx.n = ranges[1] * amx.panel;
   amx.k = ranges[4] * 2;
   amx.parts = parts;
@@ -234,7 +228,7 @@ matchPackedGemm(linalg::GenericOp generic) {
   amx.panel = ranges[2];
   amx.n = ranges[1] * ranges[2];
   amx.k = ranges[3];
-  amx.parts = a.isBF16() ? 1 : kParts;
+  amx.parts = a.isBF16() ? 1 : kAmxF32Parts;
   return amx;
 }
 
@@ -248,7 +242,7 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   if (!amx)
     amx = matchSplitWeightGemm(generic);
   if (!amx || amx->m < kMinRows || amx->k % kBlock || amx->n % kBlock ||
-      amx->panel % kTileRows)
+      amx->panel % kAmxTileF32Cols)
     return std::nullopt;
   amx->blockCols = codegen::blockSize(amx->n, kBlock, plan->amxBlockCols);
   amx->blockDepth = codegen::blockSize(amx->k, kBlock, plan->amxBlockDepth);
@@ -308,7 +302,7 @@ private:
   Value openmpIndex(StringRef function);
   /// The three bf16 parts of a vector of f32.
   /// The bf16 parts of a vector: three of f32, a bf16 vector itself.
-  SmallVector<Value, kParts> split(Value v);
+  SmallVector<Value, kAmxF32Parts> split(Value v);
   void splitA(Value a, Value as, Value ap);
   void splitBBlock(Value p, Value bs, Value block, Value n0, Value kb);
   /// `bs`: the thread's buffer of B's parts, Bs (its `block`), or
@@ -408,16 +402,16 @@ Value AmxGemmBuilder::openmpIndex(StringRef function) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
 }
 
-SmallVector<Value, kParts> AmxGemmBuilder::split(Value v) {
+SmallVector<Value, kAmxF32Parts> AmxGemmBuilder::split(Value v) {
   auto f32 = cast<VectorType>(v.getType());
   if (f32.getElementType().isBF16())
     return {v};
   auto bf16 = VectorType::get(f32.getShape(), b.getBF16Type());
-  SmallVector<Value, kParts> parts;
+  SmallVector<Value, kAmxF32Parts> parts;
   Value rest = v;
-  for (int64_t i = 0; i < kParts; ++i) {
+  for (int64_t i = 0; i < kAmxF32Parts; ++i) {
     parts.push_back(arith::TruncFOp::create(b, loc, bf16, rest));
-    if (i + 1 < kParts)
+    if (i + 1 < kAmxF32Parts)
       rest = arith::SubFOp::create(
           b, loc, rest, arith::ExtFOp::create(b, loc, f32, parts[i]));
   }
@@ -451,13 +445,13 @@ void AmxGemmBuilder::splitA(Value a, Value as, Value ap) {
   MLIRContext *ctx = b.getContext();
   AffineExpr d0 = getAffineDimExpr(0, ctx);
   if (choice != AmxPathChoice::Fma) {
-    SmallVector<Value, kParts> parts = split(v);
+    SmallVector<Value, kAmxF32Parts> parts = split(v);
     // Tile order: As[i, m / 16, k / 32, m % 16, k % 32], each 16 x 32 tile
     // 1 KiB contiguous (rows K apart would all fall in one L1 set).
-    Value rowTile = apply(d0.floorDiv(kTileRows), {m});
-    Value row = apply(d0 % kTileRows, {m});
-    Value colTile = apply(d0.floorDiv(kTileBf16Cols), {k});
-    Value col = apply(d0 % kTileBf16Cols, {k});
+    Value rowTile = apply(d0.floorDiv(kAmxTileRows), {m});
+    Value row = apply(d0 % kAmxTileRows, {m});
+    Value colTile = apply(d0.floorDiv(kAmxTileBf16Cols), {k});
+    Value col = apply(d0 % kAmxTileBf16Cols, {k});
     for (int64_t i = 0; i < s.parts; ++i)
       vector::StoreOp::create(b, loc, parts[i], as,
                               ValueRange{index(i), rowTile, colTile, row, col});
@@ -496,8 +490,8 @@ void AmxGemmBuilder::splitBBlock(Value p, Value bs, Value block, Value n0,
   Value q = pairs.getInductionVar();
   Value k0 = apply(d0 + d1 * 2, {kb, q});
   Value k1 = apply(d0 + d1 * 2 + 1, {kb, q});
-  SmallVector<Value, kParts> evenParts = split(read16(b, loc, p, {j, k0, r}));
-  SmallVector<Value, kParts> oddParts = split(read16(b, loc, p, {j, k1, r}));
+  SmallVector<Value, kAmxF32Parts> evenParts = split(read16(b, loc, p, {j, k0, r}));
+  SmallVector<Value, kAmxF32Parts> oddParts = split(read16(b, loc, p, {j, k1, r}));
   SmallVector<int64_t> interleave;
   for (int64_t x = 0; x < 16; ++x) {
     interleave.push_back(x);
@@ -526,16 +520,16 @@ LogicalResult AmxGemmBuilder::multiplyBlock(Value as, ValueRange bs, Value c,
     Value mt = beginLoop(fullRows);
     Value nt = beginLoop(s.blockCols);
     depthLoops.push_back(multiplyTiles(as, bs, c, cRowStride, block, n0, kb,
-                                       mt, nt, {kTileRows, kTileRows}));
+                                       mt, nt, {kAmxTileRows, kAmxTileRows}));
   }
   // The last M % 32 rows: tiles of that many rows (one or two), which load
   // and store no row of C beyond M, and read only A's rows below M. In a
   // function of their own: LLVM configures each tile register with one
   // shape per function, and the 32-row blocks use all eight.
   if (int64_t rest = s.m - fullRows) {
-    SmallVector<int64_t, 2> tileRows = {std::min(rest, kTileRows)};
-    if (rest > kTileRows)
-      tileRows.push_back(rest - kTileRows);
+    SmallVector<int64_t, 2> tileRows = {std::min(rest, kAmxTileRows)};
+    if (rest > kAmxTileRows)
+      tileRows.push_back(rest - kAmxTileRows);
     SmallVector<Value> operands = {as};
     llvm::append_range(operands, bs);
     llvm::append_range(operands, ValueRange{c, cRowStride, block, n0, kb});
@@ -589,20 +583,20 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
   SmallVector<Value, 2> rows;
   for (int64_t x = 0; x < rowTiles; ++x) {
     cTiles.push_back(
-        amx::TileType::get({tileRows[x], kTileRows}, b.getF32Type()));
+        amx::TileType::get({tileRows[x], kAmxTileF32Cols}, b.getF32Type()));
     aTiles.push_back(
-        amx::TileType::get({tileRows[x], kTileBf16Cols}, b.getBF16Type()));
-    rows.push_back(apply(d0 + x * kTileRows, {mt}));
+        amx::TileType::get({tileRows[x], kAmxTileBf16Cols}, b.getBF16Type()));
+    rows.push_back(apply(d0 + x * kAmxTileRows, {mt}));
   }
   auto bTileType =
-      amx::TileType::get({kTileRows, kTileBf16Cols}, b.getBF16Type());
+      amx::TileType::get({kAmxTileRows, kAmxTileBf16Cols}, b.getBF16Type());
   // C's tiles, addressed as C[m, j, r] with rows cRowStride apart, stay in
   // tile registers for the whole K block: storing a tile and loading it
   // again in the next K step stalls (measured: 750 against 330 cycles a
   // step).
   Value cIndex[2][2];
   for (int64_t y = 0; y < 2; ++y) {
-    Value n = apply(d0 + d1 + y * kTileRows, {n0, nt});
+    Value n = apply(d0 + d1 + y * kAmxTileF32Cols, {n0, nt});
     cIndex[y][0] = apply(d0.floorDiv(s.panel), {n});
     cIndex[y][1] = apply(d0 % s.panel, {n});
   }
@@ -620,7 +614,7 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
     Value ks = depthLoop.getInductionVar();
     SmallVector<Value> acc(depthLoop.getRegionIterArgs());
     Value k = apply(d0 + d1, {kb, ks});
-    Value kTile = apply(d0.floorDiv(kTileBf16Cols), {k});
+    Value kTile = apply(d0.floorDiv(kAmxTileBf16Cols), {k});
     // B's tile of part j for C's columns y: in the thread's buffer,
     // Bs[block, j, nt / 16 + y, ks / 2]; prepacked, S_j[(n0 + nt) / 16 + y,
     // (kb + ks) / 2].
@@ -651,7 +645,7 @@ scf::ForOp AmxGemmBuilder::multiplyTiles(Value as, ValueRange bs, Value c,
         for (int64_t x = 0; x < rowTiles; ++x)
           aParts[x] = amx::TileLoadOp::create(
               b, loc, aTiles[x], as,
-              ValueRange{index(i), apply(d0.floorDiv(kTileRows), {rows[x]}),
+              ValueRange{index(i), apply(d0.floorDiv(kAmxTileRows), {rows[x]}),
                          kTile, index(0), index(0)});
         loadedA = i;
       }
@@ -855,8 +849,8 @@ SmallVector<Value> AmxGemmBuilder::allocateBuffers() {
   if (choice != AmxPathChoice::Fma) {
     Type bf16 = b.getBF16Type();
     auto asType = MemRefType::get(
-        {s.parts, llvm::divideCeilSigned(s.m, kTileRows), s.k / kTileBf16Cols,
-         kTileRows, kTileBf16Cols},
+        {s.parts, llvm::divideCeilSigned(s.m, kAmxTileRows), s.k / kAmxTileBf16Cols,
+         kAmxTileRows, kAmxTileBf16Cols},
         bf16);
     // B's parts: one buffer (3 x Nb x Kb bf16) per thread, indexed by
     // omp_get_thread_num(), not per block: an LM head's 785 blocks would

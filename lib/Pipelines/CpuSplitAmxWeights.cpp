@@ -57,10 +57,6 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
-/// Columns of a B tile, and K rows per VNNI pair.
-static constexpr int64_t kTileCols = 16;
-static constexpr int64_t kPair = 2;
-
 /// Whether argument `arg` of `func` is a packed f32 or bf16 weight that
 /// only AMX GEMMs read, as their B operand.
 static bool onlyAmxGemmsRead(func::FuncOp func, BlockArgument arg) {
@@ -103,15 +99,15 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
   // A[m, k] as [M, K/2, 2]; C[m, j, r] as [M, J, panel/16, 16].
   Value a3 = tensor::ExpandShapeOp::create(
       rewriter, loc,
-      RankedTensorType::get({m, k / kPair, kPair}, aType.getElementType()), a,
+      RankedTensorType::get({m, k / kAmxVnniPair, kAmxVnniPair}, aType.getElementType()), a,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
   auto c4Type = RankedTensorType::get(
-      {m, panels, panel / kTileCols, kTileCols}, f32);
+      {m, panels, panel / kAmxTileF32Cols, kAmxTileF32Cols}, f32);
   SmallVector<ReassociationIndices> splitColumns{{0}, {1}, {2, 3}};
   Value c4 =
       tensor::ExpandShapeOp::create(rewriter, loc, c4Type, c, splitColumns);
   // Part i as [J, panel/16, K/2, 16, 2].
-  int64_t tiles = panels * panel / kTileCols;
+  int64_t tiles = panels * panel / kAmxTileF32Cols;
   SmallVector<Value> inputs = {a3};
   for (int64_t i = 0; i < parts; ++i) {
     auto index = [&](int64_t v) -> OpFoldResult {
@@ -119,15 +115,15 @@ static void rewriteToParts(RewriterBase &rewriter, linalg::GenericOp op,
     };
     Value part = tensor::ExtractSliceOp::create(
         rewriter, loc,
-        RankedTensorType::get({tiles, k / kPair, kPair * kTileCols}, bf16),
+        RankedTensorType::get({tiles, k / kAmxVnniPair, kAmxVnniPair * kAmxTileF32Cols}, bf16),
         split, ArrayRef<OpFoldResult>{index(i), index(0), index(0), index(0)},
-        ArrayRef<OpFoldResult>{index(1), index(tiles), index(k / kPair),
-                               index(kPair * kTileCols)},
+        ArrayRef<OpFoldResult>{index(1), index(tiles), index(k / kAmxVnniPair),
+                               index(kAmxVnniPair * kAmxTileF32Cols)},
         ArrayRef<OpFoldResult>{index(1), index(1), index(1), index(1)});
     inputs.push_back(tensor::ExpandShapeOp::create(
         rewriter, loc,
         RankedTensorType::get(
-            {panels, panel / kTileCols, k / kPair, kTileCols, kPair}, bf16),
+            {panels, panel / kAmxTileF32Cols, k / kAmxVnniPair, kAmxTileF32Cols, kAmxVnniPair}, bf16),
         part, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4}}));
   }
 
@@ -187,8 +183,8 @@ static LogicalResult splitWeights(func::FuncOp func,
             panel = type.getDimSize(2);
     bool isF32 = type.getElementType().isF32();
     auto splitType = RankedTensorType::get(
-        {isF32 ? 3 : 1, panels * panel / kTileCols, k / kPair,
-         kPair * kTileCols},
+        {isF32 ? kAmxF32Parts : 1, panels * panel / kAmxTileF32Cols, k / kAmxVnniPair,
+         kAmxVnniPair * kAmxTileF32Cols},
         b.getBF16Type());
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : func.getArgAttrDict(index)) {

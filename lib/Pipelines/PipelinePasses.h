@@ -44,6 +44,15 @@ std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 inline constexpr llvm::StringLiteral kAmxWeightPartsAttrName =
     "tfm.amx_weight_parts";
 
+/// AMX tile geometry: 16 rows of 64 bytes. C tiles are 16 x 16 f32, A tiles
+/// 16 x 32 bf16, B tiles 16 K pairs x 16 columns, each column a pair of bf16
+/// (VNNI order). An f32 operand is split into three bf16 parts.
+inline constexpr int64_t kAmxTileRows = 16;
+inline constexpr int64_t kAmxTileF32Cols = 16;
+inline constexpr int64_t kAmxTileBf16Cols = 32;
+inline constexpr int64_t kAmxVnniPair = 2;
+inline constexpr int64_t kAmxF32Parts = 3;
+
 struct AmxContraction {
   int64_t m = 0, n = 0, k = 0, panel = 0;
   int64_t blockCols = 0, blockDepth = 0;
