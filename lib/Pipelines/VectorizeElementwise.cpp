@@ -22,9 +22,14 @@
 // scf.forall: the pipeline runs them on threads like the GEMM blocks.
 //
 // Only ops whose operands all read the innermost loop with unit stride (or
-// not at all: broadcasts) are vectorised: a transposing op would need
-// gathers. Ops with gathers (embedding) or anything the vectoriser rejects
-// stay scalar loops.
+// not at all: broadcasts) are vectorised that way. Transposes (linalg.transpose:
+// the attention heads split and merged, the A panels of the GEMMs) become
+// generics too: one that keeps the innermost dimension in place is a copy
+// of contiguous rows (elementwise, above); one that moves it is tiled in
+// lanes x lanes squares, read as rows of the input and written as rows of
+// the output (a vector.transpose in registers), the squares an scf.forall
+// when there are enough of them. Ops with gathers (embedding) or anything
+// the vectoriser rejects stay scalar loops.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Passes.h"
@@ -33,6 +38,7 @@
 #include "TilingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -143,6 +149,51 @@ static void vectorizeReduction(RewriterBase &rewriter, linalg::LinalgOp op,
     vectorizeAsPartialSums(rewriter, *tiled, last, width);
 }
 
+/// Largest power of two <= `limit` that divides `extent`.
+static int64_t powerOfTwoDivisor(int64_t extent, int64_t limit) {
+  int64_t size = 1;
+  while (size * 2 <= limit && extent % (size * 2) == 0)
+    size *= 2;
+  return size;
+}
+
+/// A transpose that moves the innermost dimension, generalised: out[.., i,
+/// .., j] = in[.., j, .., i]. The output's last loop and the loop that reads
+/// the input's last dimension are tiled by up to `lanes` (powers of two that
+/// divide them), every other loop by 1: each tile reads `lanes` contiguous
+/// input rows and writes `lanes` contiguous output rows.
+static void vectorizeTranspose(RewriterBase &rewriter, linalg::GenericOp op,
+                               int64_t lanes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap inputMap = op.getIndexingMapsArray().front();
+  auto innerInput = dyn_cast<AffineDimExpr>(inputMap.getResults().back());
+  if (!innerInput)
+    return;
+  unsigned last = ranges.size() - 1, readsInner = innerInput.getPosition();
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[last] = powerOfTwoDivisor(ranges[last], lanes);
+  sizes[readsInner] = powerOfTwoDivisor(ranges[readsInner], lanes);
+  // Squares narrower than a few lanes gain little over the scalar copy;
+  // they still run on threads below.
+  bool square = sizes[last] >= 4 && sizes[readsInner] >= 4;
+  int64_t tiles = 1, elements = 1;
+  for (auto [size, range] : llvm::zip(sizes, ranges)) {
+    tiles *= range / size;
+    elements *= range;
+  }
+  bool parallel = tiles >= kMinParallelRows &&
+                  elements >= kMinParallelElements && isOutermost(op);
+  if (!square && !parallel)
+    return;
+  for (auto [size, range] : llvm::zip(sizes, ranges))
+    if (size == range)
+      size = 0;
+  FailureOr<linalg::LinalgOp> tiled = codegen::tile(
+      rewriter, cast<linalg::LinalgOp>(op.getOperation()), sizes, parallel);
+  if (succeeded(tiled) && square)
+    vectorizeInPlace(rewriter, *tiled);
+}
+
 namespace {
 struct VectorizeElementwisePass
     : public tfm::impl::TfmVectorizeElementwiseBase<VectorizeElementwisePass> {
@@ -154,12 +205,26 @@ struct VectorizeElementwisePass
     if (auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName))
       if (auto bits = target.getAs<IntegerAttr>("vector_bits"))
         width = std::max<int64_t>(8, 2 * bits.getInt() / 32);
+    IRRewriter rewriter(&getContext());
+    // Transposes as generics: those that keep the innermost dimension join
+    // the elementwise ops below.
+    SmallVector<linalg::TransposeOp> transposes;
+    module.walk([&](linalg::TransposeOp op) {
+      if (op.hasPureTensorSemantics() && !op.hasDynamicShape())
+        transposes.push_back(op);
+    });
+    for (linalg::TransposeOp op : transposes) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (succeeded(generic) && !readsInnermostContiguously(*generic))
+        vectorizeTranspose(rewriter, *generic, width / 2);
+    }
     SmallVector<linalg::GenericOp> work;
     module.walk([&](linalg::GenericOp op) {
       if (isCandidate(op))
         work.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : work) {
       rewriter.setInsertionPoint(op);
       auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());

@@ -47,3 +47,60 @@ func.func @embedding(%ids: tensor<1x4xi64>, %table: tensor<10x16xf32>) -> tensor
   %h = tfm.embedding %ids, %table : (tensor<1x4xi64>, tensor<10x16xf32>) -> tensor<1x4x16xf32>
   return %h : tensor<1x4x16xf32>
 }
+
+// Transposes become generics. Splitting the heads keeps the innermost
+// dimension in place: a copy of contiguous rows, two registers at a time,
+// its rows on threads (98304 elements).
+// CHECK-LABEL: func.func @heads_split
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (12, 128, 64) step (1, 1, 16)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x1x1x16xf32>, vector<1x1x1x16xf32>
+// CHECK-NOT: linalg.generic
+// AVX512-LABEL: func.func @heads_split
+// AVX512: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (12, 128, 64) step (1, 1, 32)
+func.func @heads_split(%x: tensor<1x128x12x64xf32>) -> tensor<1x12x128x64xf32> {
+  %e = tensor.empty() : tensor<1x12x128x64xf32>
+  %t = linalg.transpose ins(%x : tensor<1x128x12x64xf32>) outs(%e : tensor<1x12x128x64xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<1x12x128x64xf32>
+}
+
+// The A panels of a GEMM (rows of 4): the innermost dimension moves. Tiles
+// of lanes x 4 read 4 input rows of `lanes` and write `lanes` rows of 4, the
+// tiles on threads.
+// CHECK-LABEL: func.func @a_panels
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 768) step (1, 8)
+// CHECK: vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x4x8xf32>, vector<1x8x4xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x8x4xf32>, tensor<1x8x4xf32>
+// CHECK-NOT: linalg.generic
+// AVX512-LABEL: func.func @a_panels
+// AVX512: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 768) step (1, 16)
+// AVX512: vector.transfer_read {{.*}} : tensor<1x4x16xf32>, vector<1x16x4xf32>
+func.func @a_panels(%x: tensor<32x4x768xf32>) -> tensor<32x768x4xf32> {
+  %e = tensor.empty() : tensor<32x768x4xf32>
+  %t = linalg.transpose ins(%x : tensor<32x4x768xf32>) outs(%e : tensor<32x768x4xf32>) permutation = [0, 2, 1]
+  return %t : tensor<32x768x4xf32>
+}
+
+// K transposed for the attention scores: lanes x lanes squares.
+// CHECK-LABEL: func.func @keys_transposed
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (12, 64, 128) step (1, 8, 8)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x8x1x8xf32>, vector<1x1x8x8xf32>
+// AVX512-LABEL: func.func @keys_transposed
+// AVX512: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (12, 64, 128) step (1, 16, 16)
+// AVX512: vector.transfer_read {{.*}} : tensor<1x16x1x16xf32>, vector<1x1x16x16xf32>
+func.func @keys_transposed(%x: tensor<1x128x12x64xf32>) -> tensor<1x12x64x128xf32> {
+  %e = tensor.empty() : tensor<1x12x64x128xf32>
+  %t = linalg.transpose ins(%x : tensor<1x128x12x64xf32>) outs(%e : tensor<1x12x64x128xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x12x64x128xf32>
+}
+
+// A small transpose of odd sizes (no square of 4 x 4, too few elements for
+// threads) stays one scalar generic.
+// CHECK-LABEL: func.func @small_odd
+// CHECK-NOT: scf.forall
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @small_odd(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
+  %e = tensor.empty() : tensor<5x3xf32>
+  %t = linalg.transpose ins(%x : tensor<3x5xf32>) outs(%e : tensor<5x3xf32>) permutation = [1, 0]
+  return %t : tensor<5x3xf32>
+}
