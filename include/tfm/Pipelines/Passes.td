@@ -327,7 +327,17 @@ def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {
 
     Rows of an op outside any loop are an `scf.forall` (threads). Only ops
     whose operands all read the innermost loop with unit stride (or not at
-    all: broadcasts) are vectorised; the rest stay scalar loops.
+    all: broadcasts) are vectorised that way.
+
+    `linalg.transpose` ops (the attention heads split and merged, K
+    transposed for the scores, the GEMMs' A panels) become generics first.
+    One that keeps the innermost dimension in place is a copy of contiguous
+    rows (elementwise, as above). One that moves it is tiled in squares of
+    up to lanes x lanes (powers of two dividing both dimensions, at least
+    4 x 4), each read as rows of the input and written as rows of the
+    output through a register transpose; the squares (or, with no square,
+    the scalar elements) are an `scf.forall` when there are at least 16 of
+    them and 2^16 elements. The rest stay scalar loops.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
                            "tensor::TensorDialect", "vector::VectorDialect"];
