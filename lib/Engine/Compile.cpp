@@ -2,6 +2,7 @@
 #include "tfm/Engine/Compile.h"
 #include "tfm/Engine/Binding.h"
 
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Pipelines/CpuTarget.h"
 #include "tfm/Pipelines/Passes.h"
@@ -345,7 +346,7 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
 static llvm::Error checkTilesRunHere(ModuleOp module, llvm::StringRef what) {
   bool planned = false;
   module.walk([&](Operation *op) {
-    auto plan = op->getAttrOfType<DictionaryAttr>("tfm.cpu_tiling");
+    auto plan = op->getAttrOfType<DictionaryAttr>(kCpuTilingAttrName);
     if (plan && plan.contains("amx")) {
       planned = true;
       return WalkResult::interrupt();

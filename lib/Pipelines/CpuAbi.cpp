@@ -33,30 +33,29 @@ namespace mlir::tfm {
 
 using namespace mlir;
 
-static constexpr llvm::StringLiteral kKVCacheAttr = "tfm.kv_cache";
 
 /// The cache names of `func`'s arguments, by index; checks the annotations.
 static FailureOr<llvm::StringMap<unsigned>> cacheArguments(func::FuncOp func) {
   llvm::StringMap<unsigned> caches;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-    Attribute attr = func.getArgAttr(i, kKVCacheAttr);
+    Attribute attr = func.getArgAttr(i, tfm::kKVCacheAttrName);
     if (!attr)
       continue;
     auto name = dyn_cast<StringAttr>(attr);
     if (!name || !isa<TensorType, MemRefType>(func.getArgumentTypes()[i]))
-      return func.emitError() << "argument " << i << ": '" << kKVCacheAttr
+      return func.emitError() << "argument " << i << ": '" << tfm::kKVCacheAttrName
                               << "' must be a string on a tensor argument";
     if (!caches.try_emplace(name.getValue(), i).second)
       return func.emitError() << "two arguments are the KV cache '"
                               << name.getValue() << "'";
   }
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, kKVCacheAttr);
-    if (!func.getResultAttr(i, kKVCacheAttr))
+    auto name = func.getResultAttrOfType<StringAttr>(i, tfm::kKVCacheAttrName);
+    if (!func.getResultAttr(i, tfm::kKVCacheAttrName))
       continue;
     if (!name || !caches.count(name.getValue()))
       return func.emitError()
-             << "result " << i << " is marked '" << kKVCacheAttr
+             << "result " << i << " is marked '" << tfm::kKVCacheAttrName
              << "' but no argument is the KV cache of that name";
     if (func.getResultTypes()[i] !=
         func.getArgumentTypes()[caches.lookup(name.getValue())])
@@ -86,7 +85,7 @@ struct PrepareCpuAbiPass
         if (isa<TensorType>(type))
           func.setArgAttr(
               i, bufferization::BufferizationDialect::kWritableAttrName,
-              b.getBoolAttr(func.getArgAttr(i, kKVCacheAttr) != nullptr));
+              b.getBoolAttr(func.getArgAttr(i, tfm::kKVCacheAttrName) != nullptr));
     }
   }
 };
@@ -123,7 +122,7 @@ struct DropKVCacheResultsPass
     // Result index -> the argument it must be.
     SmallVector<std::pair<unsigned, unsigned>> pairs;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (auto name = func.getResultAttrOfType<StringAttr>(i, kKVCacheAttr))
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, tfm::kKVCacheAttrName))
         pairs.push_back({i, caches->lookup(name.getValue())});
     if (pairs.empty())
       return success();
@@ -134,7 +133,7 @@ struct DropKVCacheResultsPass
         if (stripCasts(ret.getOperand(result)) != cache)
           return ret.emitError()
                  << "KV cache '"
-                 << func.getResultAttrOfType<StringAttr>(result, kKVCacheAttr)
+                 << func.getResultAttrOfType<StringAttr>(result, tfm::kKVCacheAttrName)
                         .getValue()
                  << "' is not updated in place: bufferization returns a new "
                     "buffer (is the old cache read after the write?)";

@@ -8,6 +8,7 @@
 #ifndef TFM_LIB_PIPELINES_PIPELINEPASSES_H
 #define TFM_LIB_PIPELINES_PIPELINEPASSES_H
 
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 #include "tfm/Pipelines/CpuTarget.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -19,10 +20,6 @@
 #include <memory>
 
 namespace mlir::tfm {
-
-/// Names of the attributes that carry the CPU code generation plan.
-inline constexpr llvm::StringLiteral kCpuTargetAttrName = "tfm.cpu_target";
-inline constexpr llvm::StringLiteral kCpuTilingAttrName = "tfm.cpu_tiling";
 
 /// The `tfm.cpu_tiling` dictionary of `tiling`, and back (std::nullopt when
 /// `op` has none or it is malformed).

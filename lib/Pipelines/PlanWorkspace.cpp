@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Passes.h"
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -201,7 +202,7 @@ struct PlanWorkspacePass
       buffer.alloc.replaceAllUsesWith(view);
       buffer.alloc.erase();
     }
-    func->setAttr("tfm.workspace",
+    func->setAttr(tfm::kWorkspaceAttrName,
                   builder.getDictionaryAttr({
                       builder.getNamedAttr("bytes",
                                            builder.getI64IntegerAttr(total)),

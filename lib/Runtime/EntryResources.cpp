@@ -18,7 +18,8 @@ static std::string describeBuffer(func::FuncOp fn, Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value))
     if (arg.getOwner()->isEntryBlock() &&
         arg.getOwner()->getParentOp() == fn.getOperation())
-      for (llvm::StringRef attr : {"tfm.param", "tfm.kv_cache", "tfm.input"})
+      for (llvm::StringRef attr :
+           {kParamAttrName, kKVCacheAttrName, kInputAttrName})
         if (auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                          attr))
           return (" '" + name.getValue() + "'").str();

@@ -1,5 +1,6 @@
 //===- EntrySignature.cpp - what a tfm entry function expects -------------===//
 #include "tfm/Runtime/EntrySignature.h"
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -7,21 +8,9 @@
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
+using namespace mlir::tfm;
 using namespace mlir::tfm::runtime;
 
-static constexpr llvm::StringLiteral kParamAttr = "tfm.param";
-static constexpr llvm::StringLiteral kInputAttr = "tfm.input";
-static constexpr llvm::StringLiteral kOutputAttr = "tfm.output";
-static constexpr llvm::StringLiteral kKVCacheAttr = "tfm.kv_cache";
-static constexpr llvm::StringLiteral kPartsAttr = "tfm.param_parts";
-static constexpr llvm::StringLiteral kAxisAttr = "tfm.param_concat_axis";
-static constexpr llvm::StringLiteral kPackAttr = "tfm.param_pack";
-static constexpr llvm::StringLiteral kRoundedAttr = "tfm.param_rounded";
-/// tfm.param_pack's `format`s for AMX tiles' B (kAmxSplitWeightFormat,
-/// kAmxPairedWeightFormat in tfm/Dialect/Tfm/IR/Tfm.h): an f32 weight's three
-/// bf16 parts, a bf16 weight as it is.
-static constexpr llvm::StringLiteral kAmxFormat = "amx_bf16x3";
-static constexpr llvm::StringLiteral kAmxPairedFormat = "amx_bf16";
 
 template <typename... Ts>
 static llvm::Error makeError(const char *fmt, Ts &&...vals) {
@@ -113,9 +102,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     EntryArgument arg;
     Type type = fn.getArgument(i).getType();
-    auto param = fn.getArgAttrOfType<StringAttr>(i, kParamAttr);
-    auto input = fn.getArgAttrOfType<StringAttr>(i, kInputAttr);
-    auto cache = fn.getArgAttrOfType<StringAttr>(i, kKVCacheAttr);
+    auto param = fn.getArgAttrOfType<StringAttr>(i, kParamAttrName);
+    auto input = fn.getArgAttrOfType<StringAttr>(i, kInputAttrName);
+    auto cache = fn.getArgAttrOfType<StringAttr>(i, kKVCacheAttrName);
     if (int(bool(param)) + int(bool(input)) + int(bool(cache)) > 1)
       return makeError("argument #{0} of @{1} has more than one of tfm.param, "
                        "tfm.input and tfm.kv_cache",
@@ -142,10 +131,10 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                    getTensorInfo(type, what, arg.dtype, arg.shape)) {
       return std::move(err);
     }
-    if (auto parts = fn.getArgAttrOfType<ArrayAttr>(i, kPartsAttr)) {
-      auto axis = fn.getArgAttrOfType<IntegerAttr>(i, kAxisAttr);
+    if (auto parts = fn.getArgAttrOfType<ArrayAttr>(i, kParamPartsAttrName)) {
+      auto axis = fn.getArgAttrOfType<IntegerAttr>(i, kParamConcatAxisAttrName);
       // A packed parameter concatenates its parts in the file's 2-D shape.
-      int64_t rank = fn.getArgAttr(i, kPackAttr) ? 2 : arg.shape.size();
+      int64_t rank = fn.getArgAttr(i, kParamPackAttrName) ? 2 : arg.shape.size();
       if (!param || !axis || axis.getInt() < 0 || axis.getInt() >= rank)
         return makeError("{0}: tfm.param_parts needs tfm.param and an in-range "
                          "tfm.param_concat_axis",
@@ -158,7 +147,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         arg.parts.push_back(name.getValue().str());
       }
     }
-    if (fn.getArgAttr(i, kRoundedAttr)) {
+    if (fn.getArgAttr(i, kParamRoundedAttrName)) {
       if (!param || (arg.dtype != DType::F32 && arg.dtype != DType::BF16 &&
                      arg.dtype != DType::F16))
         return makeError("{0}: tfm.param_rounded needs tfm.param and a float "
@@ -166,7 +155,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          what);
       arg.rounded = true;
     }
-    if (auto pack = fn.getArgAttrOfType<DictionaryAttr>(i, kPackAttr)) {
+    if (auto pack = fn.getArgAttrOfType<DictionaryAttr>(i, kParamPackAttrName)) {
       auto layout = pack.getAs<StringAttr>("layout");
       auto panel = pack.getAs<IntegerAttr>("panel");
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
@@ -175,19 +164,19 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
           panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 ||
-          (format && (!formatName || (formatName.getValue() != kAmxFormat &&
+          (format && (!formatName || (formatName.getValue() != kAmxSplitWeightFormat &&
                                       formatName.getValue() !=
-                                          kAmxPairedFormat))))
+                                          kAmxPairedWeightFormat))))
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
                          "\"{1}\" | \"{2}\"",
-                         what, kAmxFormat, kAmxPairedFormat);
+                         what, kAmxSplitWeightFormat, kAmxPairedWeightFormat);
       PackedLayout &packed = arg.packed.emplace();
       packed.outIn = layout.getValue() == "out_in";
       packed.panel = panel.getInt();
       packed.amxParts = !format                                 ? 0
-                        : formatName.getValue() == kAmxFormat ? 3
+                        : formatName.getValue() == kAmxSplitWeightFormat ? 3
                                                               : 1;
       packed.fileShape.assign(shape.asArrayRef().begin(),
                               shape.asArrayRef().end());
@@ -234,8 +223,8 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
   llvm::StringSet<> resultNames;
   for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
     EntryResult result;
-    auto output = fn.getResultAttrOfType<StringAttr>(i, kOutputAttr);
-    auto cache = fn.getResultAttrOfType<StringAttr>(i, kKVCacheAttr);
+    auto output = fn.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
+    auto cache = fn.getResultAttrOfType<StringAttr>(i, kKVCacheAttrName);
     result.name = output ? output.getValue().str()
                   : cache ? cache.getValue().str()
                           : "result" + std::to_string(i);

@@ -611,12 +611,12 @@ func::FuncOp EntryBuilder::build() {
   auto block = std::make_unique<Block>();
   body = block.get();
   ids = addArgument(0, RankedTensorType::get({batch, seqLen}, b.getI64Type()),
-                    "tfm.input", "input_ids");
+                    kInputAttrName, "input_ids");
   if (perSequencePositions)
     pos = addArgument(1, RankedTensorType::get({batch}, b.getI64Type()),
-                      "tfm.input", "positions");
+                      kInputAttrName, "positions");
   else if (entry != Entry::Forward)
-    pos = addArgument(1, b.getIndexType(), "tfm.input", "position");
+    pos = addArgument(1, b.getIndexType(), kInputAttrName, "position");
   paramEnd = body->getNumArguments();
 
   b.setInsertionPointToStart(body);
@@ -653,7 +653,7 @@ func::FuncOp EntryBuilder::build() {
                                logitsType.clone(b.getF32Type()), logits);
   SmallVector<Value> results{logits};
   SmallVector<Attribute> resultAttrs{b.getDictionaryAttr(
-      b.getNamedAttr("tfm.output", b.getStringAttr("logits")))};
+      b.getNamedAttr(kOutputAttrName, b.getStringAttr("logits")))};
   for (auto [cache, cacheName] : llvm::zip(cacheResults, cacheNames)) {
     results.push_back(cache);
     resultAttrs.push_back(b.getDictionaryAttr(

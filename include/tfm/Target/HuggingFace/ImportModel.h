@@ -40,10 +40,6 @@ namespace mlir {
 class MLIRContext;
 namespace tfm::hf {
 
-/// The argument attribute naming a KV cache tensor ("<layer>.key" /
-/// "<layer>.value"), also set as result attribute on the updated cache.
-inline constexpr llvm::StringLiteral kKVCacheAttrName = "tfm.kv_cache";
-
 struct ImportOptions {
   /// B.
   int64_t batch = 1;

@@ -1,0 +1,73 @@
+//===- TfmAttrNames.h - names of tfm's discardable attributes ---*- C++ -*-===//
+//
+// The attributes that carry a tfm model's interface from one component to
+// the next -- the importer and the frontend to the pipelines, the pipelines
+// to the runtime that binds weights and buffers -- spelled once. Only
+// llvm/ADT/StringRef.h: the runtime and tools include this without the
+// dialect's generated headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_DIALECT_TFM_IR_TFMATTRNAMES_H
+#define TFM_DIALECT_TFM_IR_TFMATTRNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::tfm {
+
+//===----------------------------------------------------------------------===//
+// Entry function arguments and results
+//===----------------------------------------------------------------------===//
+
+/// The argument attribute that names a parameter in the weight file.
+inline constexpr llvm::StringLiteral kParamAttrName = "tfm.param";
+/// The argument attribute naming a runtime input (`.npy` file, token ids).
+inline constexpr llvm::StringLiteral kInputAttrName = "tfm.input";
+/// The result attribute naming an output.
+inline constexpr llvm::StringLiteral kOutputAttrName = "tfm.output";
+/// The argument attribute naming a KV cache tensor ("<layer>.key" /
+/// "<layer>.value"), also set as result attribute on the updated cache.
+inline constexpr llvm::StringLiteral kKVCacheAttrName = "tfm.kv_cache";
+
+/// On a parameter built by concatenating weight-file tensors (e.g. by
+/// --tfm-fuse-qkv): the names of the parts, in order, and the axis.
+inline constexpr llvm::StringLiteral kParamPartsAttrName = "tfm.param_parts";
+inline constexpr llvm::StringLiteral kParamConcatAxisAttrName =
+    "tfm.param_concat_axis";
+/// On a parameter the CPU pipeline reads in the GEMM micro-kernel's panel
+/// layout (tfm-cpu-pack-weights): how to pack the weight-file tensor.
+inline constexpr llvm::StringLiteral kParamPackAttrName = "tfm.param_pack";
+/// The `format` of a tfm.param_pack whose weight is bound as the three bf16
+/// parts AMX tiles read (tfm-cpu-split-amx-weights); absent: f32 panels.
+inline constexpr llvm::StringLiteral kAmxSplitWeightFormat = "amx_bf16x3";
+/// The `format` of a bf16 weight bound in the order AMX tiles read B (K
+/// pairs interleaved), one part.
+inline constexpr llvm::StringLiteral kAmxPairedWeightFormat = "amx_bf16";
+/// On a parameter whose weight-file tensor has another element type than the
+/// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
+/// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
+inline constexpr llvm::StringLiteral kParamDTypeAttrName = "tfm.param_dtype";
+/// On a parameter argument of a narrower float type than the model's (the
+/// GPU pipeline reads matmul weights as f16, --tfm-gpu-contraction-dtype):
+/// whoever binds weights rounds the weight-file tensor to the argument's
+/// type once, whatever its type in the file.
+inline constexpr llvm::StringLiteral kParamRoundedAttrName =
+    "tfm.param_rounded";
+
+//===----------------------------------------------------------------------===//
+// Functions and ops
+//===----------------------------------------------------------------------===//
+
+/// The function attribute that marks a decoder block (input type == output
+/// type).
+inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
+/// On an entry function after tfm-plan-workspace: {bytes, buffers,
+/// unplanned}, the one workspace its temporaries share.
+inline constexpr llvm::StringLiteral kWorkspaceAttrName = "tfm.workspace";
+/// The CPU code generation plan: the target (on the module) and each
+/// contraction's tiling (on the op), from tfm-cpu-configure.
+inline constexpr llvm::StringLiteral kCpuTargetAttrName = "tfm.cpu_target";
+inline constexpr llvm::StringLiteral kCpuTilingAttrName = "tfm.cpu_tiling";
+
+} // namespace mlir::tfm
+
+#endif // TFM_DIALECT_TFM_IR_TFMATTRNAMES_H
