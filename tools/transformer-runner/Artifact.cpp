@@ -126,7 +126,8 @@ void runner::writeGpuArtifact(ModuleOp module,
   if (std::error_code error = llvm::sys::fs::create_directories(data))
     fail(llvm::formatv("--emit-artifact {0}: {1}", data, error.message()));
   const EntrySignature &sig = frame->getSignature();
-  for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
+  for (unsigned i = 0, e = sig.arguments.size(); i < e; ++i) {
+    const EntryArgument &arg = sig.arguments[i];
     if (!withTensors && arg.kind != EntryArgument::Kind::Index)
       continue;
     writeFile(data + "/" + std::to_string(i) + ".bin",

@@ -51,6 +51,8 @@
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
 
+#include "tfm/Dialect/Tfm/Transforms/FlashAttentionTiles.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include <functional>
@@ -71,11 +73,11 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
   typename Base::template Option<int64_t> flashQueryTile{
       *this, "flash-query-tile",
       llvm::cl::desc("Query rows per flash-attention tile"),
-      llvm::cl::init(64)};
+      llvm::cl::init(kDefaultFlashQueryTile)};
   typename Base::template Option<int64_t> flashKeyTile{
       *this, "flash-key-tile",
       llvm::cl::desc("Key/value rows per flash-attention tile"),
-      llvm::cl::init(64)};
+      llvm::cl::init(kDefaultFlashKeyTile)};
   typename Base::template Option<bool> planWorkspace{
       *this, "plan-workspace",
       llvm::cl::desc("Place each function's temporaries in one workspace "
@@ -229,8 +231,8 @@ struct TfmToLinalgStageOptions {
   bool verifyContracts = true;
   bool fuseQKV = true;
   bool flashAttention = true;
-  int64_t flashQueryTile = 64;
-  int64_t flashKeyTile = 64;
+  int64_t flashQueryTile = kDefaultFlashQueryTile;
+  int64_t flashKeyTile = kDefaultFlashKeyTile;
   bool flashCausalSkip = true;
   /// Target passes to run on tfm ops after Q/K/V fusion, before the flash
   /// form and the lowering to linalg (the GPU pipeline's attention kernel).

@@ -35,6 +35,8 @@ Value extToF32(OpBuilder &b, Location loc, Value scalar);
 Value truncFromF32(OpBuilder &b, Location loc, Value scalar, Type type);
 Value f32Const(OpBuilder &b, Location loc, double value);
 Value indexConst(OpBuilder &b, Location loc, int64_t value);
+/// silu(v) = v / (1 + exp(-v)), on an f32 scalar (SiLU, SwiGLU, MoE experts).
+Value siluF32(OpBuilder &b, Location loc, Value v);
 
 /// A tensor.empty / a linalg.fill of `value` of the given shape.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,

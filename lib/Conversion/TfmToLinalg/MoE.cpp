@@ -237,13 +237,8 @@ static Value buildSwiGLU(OpBuilder &b, Location loc, Value gate, Value up) {
   return buildElementwise(
       b, loc, tensorType(gate), {gate, up},
       [](OpBuilder &nb, Location nloc, ValueRange args) -> SmallVector<Value> {
-        // silu(g) = g / (1 + exp(-g))
-        Value g = args[0];
-        Value denom = arith::AddFOp::create(
-            nb, nloc, f32Const(nb, nloc, 1.0),
-            math::ExpOp::create(nb, nloc, arith::NegFOp::create(nb, nloc, g)));
-        Value silu = arith::DivFOp::create(nb, nloc, g, denom);
-        return {arith::MulFOp::create(nb, nloc, silu, args[1])};
+        return {arith::MulFOp::create(nb, nloc, siluF32(nb, nloc, args[0]),
+                                      args[1])};
       });
 }
 

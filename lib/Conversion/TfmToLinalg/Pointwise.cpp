@@ -23,13 +23,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
 
-/// silu(v) = v / (1 + exp(-v)), on an f32 scalar.
-static Value silu(OpBuilder &b, Location loc, Value v) {
-  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
-  Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), e);
-  return arith::DivFOp::create(b, loc, v, denom);
-}
-
 /// clamp(v, lo, hi) on index values (signed).
 static Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo,
                         int64_t hi) {
@@ -152,7 +145,7 @@ struct SiluLowering : OpConversionPattern<SiluOp> {
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, buildActivation(rewriter, op.getLoc(),
                                            tensorType(op.getResult()),
-                                           adaptor.getInput(), silu));
+                                           adaptor.getInput(), siluF32));
     return success();
   }
 };
@@ -165,7 +158,7 @@ struct SwiGLULowering : OpConversionPattern<SwiGLUOp> {
     rewriter.replaceOp(
         op, buildGatedActivation(rewriter, op.getLoc(),
                                  tensorType(op.getResult()), adaptor.getGate(),
-                                 adaptor.getUp(), silu));
+                                 adaptor.getUp(), siluF32));
     return success();
   }
 };

@@ -51,6 +51,12 @@ Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
+Value siluF32(OpBuilder &b, Location loc, Value v) {
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
+  Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), e);
+  return arith::DivFOp::create(b, loc, v, denom);
+}
+
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                   Type elementType) {
   return tensor::EmptyOp::create(b, loc, shape, elementType);

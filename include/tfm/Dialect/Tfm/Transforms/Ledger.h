@@ -9,6 +9,8 @@
 #ifndef TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H
 #define TFM_DIALECT_TFM_TRANSFORMS_LEDGER_H
 
+#include "tfm/Dialect/Tfm/Transforms/FlashAttentionTiles.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -55,7 +57,8 @@ struct AttentionScratch {
 
 /// Tile sizes the flash estimate assumes (the pass's and pipeline's defaults).
 struct LedgerOptions {
-  int64_t flashQueryTile = 64, flashKeyTile = 64;
+  int64_t flashQueryTile = kDefaultFlashQueryTile;
+  int64_t flashKeyTile = kDefaultFlashKeyTile;
 };
 
 AttentionScratch estimateAttentionScratch(Operation *attention,

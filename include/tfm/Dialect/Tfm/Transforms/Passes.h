@@ -2,6 +2,8 @@
 #ifndef TFM_DIALECT_TFM_TRANSFORMS_PASSES_H
 #define TFM_DIALECT_TFM_TRANSFORMS_PASSES_H
 
+#include "tfm/Dialect/Tfm/Transforms/FlashAttentionTiles.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

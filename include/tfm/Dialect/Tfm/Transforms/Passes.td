@@ -42,9 +42,11 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
   let options = [
     Option<"format", "format", "std::string", /*default=*/"\"text\"",
            "Output format: text or json">,
-    Option<"flashQueryTile", "flash-query-tile", "int64_t", /*default=*/"64",
+    Option<"flashQueryTile", "flash-query-tile", "int64_t",
+           /*default=*/"::mlir::tfm::kDefaultFlashQueryTile",
            "Query tile the flash-attention scratch estimate assumes">,
-    Option<"flashKeyTile", "flash-key-tile", "int64_t", /*default=*/"64",
+    Option<"flashKeyTile", "flash-key-tile", "int64_t",
+           /*default=*/"::mlir::tfm::kDefaultFlashKeyTile",
            "Key tile the flash-attention scratch estimate assumes">,
   ];
 }
@@ -100,9 +102,11 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
       cost more than the step).
   }];
   let options = [
-    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+    Option<"queryTile", "query-tile", "int64_t",
+           /*default=*/"::mlir::tfm::kDefaultFlashQueryTile",
            "Query rows per tile">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
+    Option<"keyTile", "key-tile", "int64_t",
+           /*default=*/"::mlir::tfm::kDefaultFlashKeyTile",
            "Key/value rows per tile">,
     Option<"causalSkip", "causal-skip", "bool", /*default=*/"true",
            "Skip key tiles wholly in a causal query tile's future, and under "
