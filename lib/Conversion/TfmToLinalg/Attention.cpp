@@ -70,9 +70,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                        ValueRange{q, k}, ValueRange{scoreInit})
                        .getResult(0);
 
-    // Scale and causal mask (with the sliding window if any). Masked scores get the lowest finite f32 rather
-    // than -inf, so a fully masked row (an offset before the cache start)
-    // yields a uniform row instead of NaNs; exp() of it is exactly 0 otherwise.
+    // Scale and causal mask (with the sliding window if any). Masked scores
+    // get the lowest finite f32 rather than -inf, so a fully masked row (an
+    // offset before the cache start) yields a uniform row instead of NaNs;
+    // exp() of it is exactly 0 otherwise.
     // Per-sequence offsets mask each sequence's keys past its own queries:
     // its padding and stale cache slots.
     Value offset = adaptor.getOffset();
@@ -96,13 +97,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
           Value pos = arith::AddIOp::create(
               nb, nloc, getSequencePosition(nb, nloc, offset, sequence),
               arith::RemUIOp::create(nb, nloc, r, indexConst(nb, nloc, seq)));
-          Value future = arith::CmpIOp::create(
-              nb, nloc, arith::CmpIPredicate::sgt, j, pos);
-          if (Value old = op.buildOutsideWindow(nb, nloc, pos, j))
-            future = arith::OrIOp::create(nb, nloc, future, old);
+          Value hidden = op.buildCausallyHidden(nb, nloc, pos, j);
           Value lowest =
               f32Const(nb, nloc, std::numeric_limits<float>::lowest());
-          return {arith::SelectOp::create(nb, nloc, future, lowest, s)};
+          return {arith::SelectOp::create(nb, nloc, hidden, lowest, s)};
         });
     Value probs = buildSoftmaxF32(b, loc, masked);
 

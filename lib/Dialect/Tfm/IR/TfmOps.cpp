@@ -439,14 +439,19 @@ LogicalResult AttentionOp::verify() {
                                    q.getElementType()));
 }
 
-Value AttentionOp::buildOutsideWindow(OpBuilder &b, Location loc,
-                                      Value queryPos, Value keyPos) {
+Value AttentionOp::buildCausallyHidden(OpBuilder &b, Location loc,
+                                       Value queryPos, Value keyPos) {
+  if (!getCausal())
+    return Value();
+  Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                       keyPos, queryPos);
   std::optional<uint64_t> window = getSlidingWindow();
   if (!window)
-    return Value();
+    return hidden;
   Value age = arith::SubIOp::create(b, loc, queryPos, keyPos);
   Value w = arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(*window));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, age, w);
+  Value old = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, age, w);
+  return arith::OrIOp::create(b, loc, hidden, old);
 }
 
 int64_t AttentionOp::getFlopCount() {

@@ -198,11 +198,8 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
         arith::ConstantIndexOp::create(nb, loc, validKeys));
     if (causal) {
       Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
-      Value future = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sgt,
-                                           key, query);
-      masked = arith::OrIOp::create(nb, loc, masked, future);
-      if (Value old = op.buildOutsideWindow(nb, loc, query, key))
-        masked = arith::OrIOp::create(nb, loc, masked, old);
+      masked = arith::OrIOp::create(
+          nb, loc, masked, op.buildCausallyHidden(nb, loc, query, key));
     }
     Value scaled = arith::MulFOp::create(
         nb, loc, s,

@@ -372,13 +372,14 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
     /// The softmax scale: the `scale` attribute or `1/sqrt(dh)`.
     double getScaleValue();
 
-    /// Builds (at `b`'s insertion point) the i1 "key `keyPos` is older than
-    /// the sliding window of the query at `queryPos`" (`queryPos - keyPos >=
-    /// W`), or returns null when the op has no window. Both index values.
-    /// The one definition of the window shared by the linalg lowering and
-    /// the flash form; the caller ORs it with its causal/padding mask.
-    Value buildOutsideWindow(OpBuilder &b, Location loc, Value queryPos,
-                             Value keyPos);
+    /// Builds (at `b`'s insertion point) the i1 "the causal mask hides key
+    /// position `keyPos` from the query at `queryPos`": the key comes after
+    /// the query, or is older than its sliding window (`queryPos - keyPos >=
+    /// W`). Null when the op is not causal. Both index values. The one
+    /// definition of the mask shared by the linalg lowering and the flash
+    /// form; each caller adds its own padding mask and masked value.
+    Value buildCausallyHidden(OpBuilder &b, Location loc, Value queryPos,
+                              Value keyPos);
   }];
 }
 
