@@ -19,10 +19,10 @@ Systems, each at every --threads count (default 1 and all cores):
   torch   Debian's PyTorch 1.13 running python/tfm/reference.py's modules
           (the PyTorch references the tests compare tfm against: the same
           math), threads set by torch.set_num_threads and
-          OMP/OPENBLAS/MKL_NUM_THREADS in the worker's environment; where
-          OpenBLAS misdetects the CPU and falls back to its SSE3 "Prescott"
-          kernel (VMs that hide the CPU model), OPENBLAS_CORETYPE picks the
-          kernel the CPU flags allow (--openblas-coretype)
+          OMP/OPENBLAS/MKL_NUM_THREADS in the worker's environment; with
+          OPENBLAS_CORETYPE set to the OpenBLAS kernel whose sgemm is
+          fastest here (its own choice or one the CPU flags allow; it
+          misdetects some CPUs; --openblas-coretype)
   ort     onnxruntime (bench/.venv, see setup-venv.sh) on the same PyTorch
           module exported by torch.onnx.export (opset 17), intra-op threads
           = the count, inter-op 1
@@ -109,10 +109,6 @@ def machine_info():
     return model, [f for f in wanted if f in flags], len(os.sched_getaffinity(0))
 
 
-# OpenBLAS cores with AVX2 / AVX-512 kernels (DYNAMIC_ARCH names).
-_OPENBLAS_FAST = {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"}
-
-
 def openblas_core(coretype=None):
     """The core OpenBLAS picks in Debian's python3 (its numpy and torch load
     the same libblas.so.3), optionally under OPENBLAS_CORETYPE."""
@@ -126,29 +122,69 @@ def openblas_core(coretype=None):
     return m[-1] if m else None
 
 
+def openblas_sgemm_gflops(coretype=None):
+    """One thread's f32 GEMM rate (GFLOP/s, best of 5) of Debian's OpenBLAS
+    under OPENBLAS_CORETYPE=coretype (None: its own detection), on the
+    bench's GEMM shape 512x768x3072 through numpy (the libblas.so.3 that
+    PyTorch loads too)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env.pop("OPENBLAS_CORETYPE", None)
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    code = ("import numpy as np, time\n"
+            "a = np.random.rand(512, 768).astype(np.float32)\n"
+            "b = np.random.rand(768, 3072).astype(np.float32)\n"
+            "a @ b\n"
+            "best = float('inf')\n"
+            "for _ in range(5):\n"
+            "    t = time.perf_counter(); a @ b\n"
+            "    best = min(best, time.perf_counter() - t)\n"
+            "print(2 * 512 * 768 * 3072 / best / 1e9)\n")
+    proc = subprocess.run([TORCH_PYTHON, "-c", code], env=env,
+                          capture_output=True, text=True)
+    try:
+        return float(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
 def choose_openblas_coretype(option, flags):
     """(OPENBLAS_CORETYPE to set or None, a line for the report).
 
-    On VMs whose CPUID hides the CPU model (/proc/cpuinfo "Intel Xeon
-    Processor") OpenBLAS's DYNAMIC_ARCH falls back to Prescott, an SSE3
-    kernel at about a quarter of the AVX-512 one's speed, which would make
-    PyTorch look far slower than it is. 'auto' then picks the kernel the
-    CPU flags allow (SkylakeX with avx512f, Haswell with avx2 + fma)."""
+    OpenBLAS 0.3.21's DYNAMIC_ARCH does not always pick its fastest kernel:
+    on VMs whose CPUID hides the CPU model (/proc/cpuinfo "Intel Xeon
+    Processor") it falls back to Prescott, an SSE3 kernel at about a quarter
+    of the AVX-512 one's speed; on an AMD Zen 5 VM (family 26) it said
+    Cooperlake in one process and Haswell (AVX2, half of SkylakeX's sgemm
+    rate there) in the next. Either would make PyTorch look slower than it
+    can be. 'auto' times one thread's sgemm
+    under its own choice and under each kernel the CPU flags allow
+    (SkylakeX with avx512f, Haswell with avx2 + fma) and keeps the fastest."""
     detected = openblas_core()
     if option == "none":
         return None, f"OpenBLAS core: {detected or '?'} (auto-detected, not overridden)"
     if option != "auto":
         return option, (f"OpenBLAS core: {openblas_core(option) or '?'} "
                         f"(OPENBLAS_CORETYPE={option}; it detects {detected or '?'})")
-    if detected is None or detected in _OPENBLAS_FAST:
-        return None, f"OpenBLAS core: {detected or '?'} (auto-detected)"
-    want = "SkylakeX" if "avx512f" in flags else \
-        "Haswell" if {"avx2", "fma"} <= set(flags) else None
-    if want is None:
-        return None, f"OpenBLAS core: {detected} (auto-detected; no AVX2 on this CPU)"
-    return want, (f"OpenBLAS core: {openblas_core(want) or '?'} (OPENBLAS_CORETYPE="
-                  f"{want}: it detects {detected} on this CPU, whose flags allow "
-                  f"{want}'s kernels)")
+    candidates = [None]
+    if "avx512f" in flags and detected != "SkylakeX":
+        candidates.append("SkylakeX")
+    if {"avx2", "fma"} <= set(flags) and detected != "Haswell":
+        candidates.append("Haswell")
+    rates = {c: openblas_sgemm_gflops(c) for c in candidates}
+    measured = {c: r for c, r in rates.items() if r is not None}
+    if not measured:
+        return None, f"OpenBLAS core: {detected or '?'} (auto-detected; sgemm not timed)"
+    best = max(measured, key=measured.get)
+    timed = ", ".join(f"{c or detected or '?'} {r:.0f}" for c, r in measured.items())
+    if best is None:
+        # Pinned all the same: the detection can differ between processes.
+        return detected, (f"OpenBLAS core: {detected or '?'} (auto-detected, then "
+                          f"pinned: the fastest one-thread sgemm here, GFLOP/s: "
+                          f"{timed})")
+    return best, (f"OpenBLAS core: {openblas_core(best) or best} (OPENBLAS_CORETYPE="
+                  f"{best}: the fastest one-thread sgemm here, GFLOP/s: {timed}; "
+                  f"it detects {detected or '?'})")
 
 
 def llvm_host_cpu():
@@ -538,10 +574,10 @@ def parse_args(argv):
     p.add_argument("--decode-layers", type=int, default=12,
                    help="layers of the decode model (fewer for a quick check)")
     p.add_argument("--openblas-coretype", default="auto",
-                   help="OPENBLAS_CORETYPE for PyTorch: 'auto' (override "
-                        "OpenBLAS's detection only when it falls back to a "
-                        "pre-AVX2 kernel on a CPU with AVX2/AVX-512), 'none', "
-                        "or a core name such as SkylakeX")
+                   help="OPENBLAS_CORETYPE for PyTorch: 'auto' (the "
+                        "kernel with the fastest one-thread sgemm among "
+                        "OpenBLAS's own choice and those the CPU flags "
+                        "allow), 'none', or a core name such as SkylakeX")
     p.add_argument("--no-check", action="store_true",
                    help="skip round 0's output comparison")
     p.add_argument("--keep", metavar="DIR",
