@@ -9,8 +9,8 @@
 #include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/Sublayer.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -59,21 +59,6 @@ static int64_t getWeightBytes(Value param, RankedTensorType type) {
 
 static bool isTfmOp(Operation *op) { return isa<TfmDialect>(op->getDialect()); }
 
-/// All ops `root` transitively depends on through operands (block arguments
-/// end the walk). Written out rather than using SliceAnalysis so that ops of
-/// any dialect, with or without regions, are followed the same way.
-static llvm::DenseSet<Operation *> backwardSlice(Value root) {
-  llvm::DenseSet<Operation *> slice;
-  SmallVector<Value> worklist{root};
-  while (!worklist.empty()) {
-    Operation *def = worklist.pop_back_val().getDefiningOp();
-    if (!def || !slice.insert(def).second)
-      continue;
-    llvm::append_range(worklist, def->getOperands());
-  }
-  return slice;
-}
-
 /// The category an op has wherever it appears, if any.
 static std::optional<LedgerCategory> getIntrinsicCategory(Operation *op) {
   if (isa<EmbeddingOp, PositionEmbeddingOp>(op))
@@ -92,20 +77,20 @@ mlir::tfm::classifyLedgerOps(Operation *function) {
   function->walk([&](ResidualAddOp op) { residuals.push_back(op); });
 
   for (ResidualAddOp add : residuals) {
-    llvm::DenseSet<Operation *> onStream = backwardSlice(add.getResidual());
-    SmallVector<Operation *> sublayer;
-    for (Operation *op : backwardSlice(add.getBranch()))
-      if (isTfmOp(op) && !onStream.contains(op))
-        sublayer.push_back(op);
-    LedgerCategory kind = LedgerCategory::MLP;
-    if (llvm::any_of(sublayer, [](Operation *op) { return isa<AttentionOp>(op); }))
-      kind = LedgerCategory::Attention;
-    else if (llvm::any_of(sublayer, [](Operation *op) { return isa<MoEOp>(op); }))
-      kind = LedgerCategory::MoE;
+    SmallVector<Operation *> sublayer = getSublayerOps(add);
+    SublayerKind sublayerKind = classifySublayer(sublayer);
+    // A residual branch with neither attention, MoE nor an activation is
+    // booked as MLP (e.g. a bare projection).
+    LedgerCategory kind = sublayerKind == SublayerKind::Attention
+                              ? LedgerCategory::Attention
+                          : sublayerKind == SublayerKind::MoE
+                              ? LedgerCategory::MoE
+                              : LedgerCategory::MLP;
     // An op reachable from two sublayers (unusual sharing) stays with the
     // first one in program order.
     for (Operation *op : sublayer)
-      categories.try_emplace(op, getIntrinsicCategory(op).value_or(kind));
+      if (isTfmOp(op))
+        categories.try_emplace(op, getIntrinsicCategory(op).value_or(kind));
   }
 
   function->walk([&](Operation *op) {

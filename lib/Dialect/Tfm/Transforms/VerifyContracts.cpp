@@ -11,10 +11,10 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Sublayer.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace mlir::tfm {
@@ -24,36 +24,6 @@ namespace mlir::tfm {
 
 using namespace mlir;
 using namespace mlir::tfm;
-
-/// Names the sublayer that computed `branch`, from the ops in its backward
-/// slice. The walk stops at the residual stream (the add's own residual
-/// operand and the results of other residual adds) and at block arguments,
-/// so that the previous sublayers of the block, which feed this one through
-/// the stream, are not mistaken for part of it.
-static StringRef classifySublayer(Value branch, Value residual) {
-  bool sawAttention = false, sawMoE = false, sawActivation = false;
-  llvm::DenseSet<Operation *> visited;
-  SmallVector<Value> worklist{branch};
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (value == residual)
-      continue;
-    Operation *op = value.getDefiningOp();
-    if (!op || isa<ResidualAddOp>(op) || !visited.insert(op).second)
-      continue;
-    sawAttention |= isa<AttentionOp>(op);
-    sawMoE |= isa<MoEOp>(op);
-    sawActivation |= isa<GeluOp, SiluOp, SwiGLUOp, ReluOp, GeGLUOp>(op);
-    llvm::append_range(worklist, op->getOperands());
-  }
-  if (sawAttention)
-    return "attention";
-  if (sawMoE)
-    return "MoE";
-  if (sawActivation)
-    return "MLP";
-  return "sublayer";
-}
 
 static std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text;
@@ -109,7 +79,8 @@ static LogicalResult checkResidualAdd(ResidualAddOp add) {
   if (residual == branch)
     return success();
 
-  StringRef sublayer = classifySublayer(add.getBranch(), add.getResidual());
+  StringRef sublayer =
+      stringifySublayerKind(classifySublayer(getSublayerOps(add)));
   InFlightDiagnostic diag = add.emitError()
                             << "residual add joins " << formatType(residual)
                             << " and " << formatType(branch) << ": the "

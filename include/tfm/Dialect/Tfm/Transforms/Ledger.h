@@ -29,8 +29,9 @@ inline constexpr unsigned kNumLedgerCategories = 7;
 llvm::StringRef stringifyLedgerCategory(LedgerCategory category);
 
 /// Assigns a category to every tfm op of `function` (non-tfm ops are absent).
-/// A sublayer is found structurally: for each `tfm.residual_add`, the ops in
-/// the backward slice of its branch operand but not of its residual operand.
+/// A sublayer is found structurally (Sublayer.h: for each `tfm.residual_add`,
+/// the ops in the backward slice of its branch operand but not of its
+/// residual operand) and booked under its kind, MLP when it has none.
 llvm::DenseMap<Operation *, LedgerCategory>
 classifyLedgerOps(Operation *function);
 
