@@ -86,6 +86,12 @@ private:
   Value f32Const(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(v));
   }
+  static Value negInf(OpBuilder &nb, Location loc) {
+    return arith::ConstantOp::create(
+        nb, loc,
+        nb.getFloatAttr(nb.getF32Type(),
+                        APFloat::getInf(APFloat::IEEEsingle(), true)));
+  }
   Value toF32(OpBuilder &nb, Location loc, Value v) {
     if (v.getType() == f32)
       return v;
@@ -155,6 +161,36 @@ private:
   SmallVector<Value> foldKeyTile(Value qTile, Value kTile, Value vTile,
                                  Value keyStart, Value queryPos0, Value m,
                                  Value l, Value acc);
+  /// The tile's raw scores s[j, i, t] = sum_d q[j, i, d] * k[t, d], in f32.
+  Value buildScores(Value qTile, Value kTile);
+  /// Inside a linalg body over [j, i, t]: the scaled score `s` of query row
+  /// i and key t of the tile starting at `keyStart`, or -inf where the key
+  /// is masked: a padding key or, under a causal mask, one the query may
+  /// not see.
+  Value scaleOrMask(OpBuilder &nb, Location loc, Value s, Value keyStart,
+                    Value queryPos0);
+  /// `mx`, or 0 where it is -inf under a sliding window (see foldKeyTile).
+  Value safeMax(OpBuilder &nb, Location loc, Value mx);
+  /// The correction exp(m - m_new) and the new running max m_new.
+  std::pair<Value, Value> updateRowMax(Value scores, Value keyStart,
+                                       Value queryPos0, Value m);
+  /// p[j, i, t] = exp(s - m_new).
+  Value buildProbabilities(Value scores, Value mNew, Value keyStart,
+                           Value queryPos0);
+  /// l * corr + rowsum(p) and acc * corr + p V.
+  std::pair<Value, Value> accumulate(Value probs, Value vTile, Value corr,
+                                     Value l, Value acc);
+  /// The key range [begin, end) a query tile whose first row is at absolute
+  /// position `queryPos0` must visit.
+  std::pair<Value, Value> keyRange(Value queryPos0);
+  /// out = acc / l, in the output's element type.
+  Value normalize(Value acc, Value l);
+  /// K^T: [B, Hkv, dh, S_kv], so that key tiles are column slices.
+  Value transposeKeys(Value k);
+  /// An scf.for over [lb, ub) by `step` carrying `iterArgs`, whose body
+  /// `body(iv, args)` builds at `b` and returns the values to yield.
+  ValueRange loop(Value lb, Value ub, Value step, ValueRange iterArgs,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
   ImplicitLocOpBuilder &b;
   AttentionOp op;
@@ -165,13 +201,9 @@ private:
   bool keysTransposed = false;
 };
 
-SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
-                                             Value vTile, Value keyStart,
-                                             Value queryPos0, Value m, Value l,
-                                             Value acc) {
-  // Scores s[j, i, t] = sum_d q[j, i, d] * k[t, d], in f32.
+Value FlashBuilder::buildScores(Value qTile, Value kTile) {
   auto scoreType = RankedTensorType::get({group, tq, tk}, f32);
-  Value scores = generic(
+  return generic(
       scoreType, {qTile, kTile}, filled({group, tq, tk}, f32Const(0.0)),
       {map(4, {0, 1, 3}), keysTransposed ? map(4, {3, 2}) : map(4, {2, 3}),
        map(4, {0, 1, 2})},
@@ -182,65 +214,54 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
                                 arith::AddFOp::create(nb, loc, a[2], prod)
                                     .getResult());
       });
+}
 
-  double scale = op.getScaleValue();
-  bool causal = op.getCausal();
-  int64_t validKeys = kvSeq;
-  // The scaled score of (i, t), or -inf where the key is masked: a padding key
-  // or, under a causal mask, a key after the query's position (or before its
-  // sliding window).
-  auto scaledOrMasked = [&](OpBuilder &nb, Location loc, Value s) -> Value {
-    Value i = linalg::IndexOp::create(nb, loc, 1);
-    Value t = linalg::IndexOp::create(nb, loc, 2);
-    Value key = arith::AddIOp::create(nb, loc, keyStart, t);
-    Value masked = arith::CmpIOp::create(
-        nb, loc, arith::CmpIPredicate::sge, key,
-        arith::ConstantIndexOp::create(nb, loc, validKeys));
-    if (causal) {
-      Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
-      masked = arith::OrIOp::create(
-          nb, loc, masked, op.buildCausallyHidden(nb, loc, query, key));
-    }
-    Value scaled = arith::MulFOp::create(
-        nb, loc, s,
-        arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(scale)));
-    Value negInf = arith::ConstantOp::create(
-        nb, loc,
-        nb.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
-    return arith::SelectOp::create(nb, loc, masked, negInf, scaled);
-  };
+Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
+                                Value keyStart, Value queryPos0) {
+  Value i = linalg::IndexOp::create(nb, loc, 1);
+  Value t = linalg::IndexOp::create(nb, loc, 2);
+  Value key = arith::AddIOp::create(nb, loc, keyStart, t);
+  Value masked =
+      arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sge, key,
+                            arith::ConstantIndexOp::create(nb, loc, kvSeq));
+  if (op.getCausal()) {
+    Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
+    masked = arith::OrIOp::create(nb, loc, masked,
+                                  op.buildCausallyHidden(nb, loc, query, key));
+  }
+  Value scaled = arith::MulFOp::create(
+      nb, loc, s,
+      arith::ConstantOp::create(nb, loc,
+                                nb.getF32FloatAttr(op.getScaleValue())));
+  return arith::SelectOp::create(nb, loc, masked, negInf(nb, loc), scaled);
+}
 
+Value FlashBuilder::safeMax(OpBuilder &nb, Location loc, Value mx) {
+  if (!op.getSlidingWindow())
+    return mx;
+  Value isNegInf = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OEQ,
+                                         mx, negInf(nb, loc));
+  return arith::SelectOp::create(
+      nb, loc, isNegInf,
+      arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0.0)), mx);
+}
+
+std::pair<Value, Value> FlashBuilder::updateRowMax(Value scores,
+                                                   Value keyStart,
+                                                   Value queryPos0, Value m) {
   // The tile's row maxima, then corr = exp(m - m_new) (how much the old
   // running values shrink), then m_new = max(m, tile max) written into m's
   // buffer only after corr has read m, so the loop updates m in place.
   auto rowType = RankedTensorType::get({group, tq}, f32);
-  Value negInf = arith::ConstantOp::create(
-      b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
   Value tileMax = generic(
-      rowType, {scores}, filled({group, tq}, negInf),
+      rowType, {scores}, filled({group, tq}, negInf(b, b.getLoc())),
       {map(3, {0, 1, 2}), map(3, {0, 1})}, {kPar, kPar, kRed},
       [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value s = scaledOrMasked(nb, loc, a[0]);
+        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0);
         linalg::YieldOp::create(
             nb, loc, arith::MaximumFOp::create(nb, loc, a[1], s).getResult());
       });
   auto rowMap = map(2, {0, 1});
-  // Under a sliding window a row may have seen only masked keys so far
-  // (m_new = -inf, l = acc = 0): subtracting 0 instead keeps corr and p at
-  // exp(-inf) = 0 rather than NaN. Without a window key 0 is always visible.
-  bool windowed = op.getSlidingWindow().has_value();
-  auto safeMax = [&](OpBuilder &nb, Location loc, Value mx) -> Value {
-    if (!windowed)
-      return mx;
-    Value isNegInf = arith::CmpFOp::create(
-        nb, loc, arith::CmpFPredicate::OEQ, mx,
-        arith::ConstantOp::create(
-            nb, loc,
-            nb.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true))));
-    return arith::SelectOp::create(
-        nb, loc, isNegInf,
-        arith::ConstantOp::create(nb, loc, nb.getF32FloatAttr(0.0)), mx);
-  };
   Value corr = generic(
       rowType, {m, tileMax}, tensor::EmptyOp::create(b, rowType.getShape(), f32),
       {rowMap, rowMap, rowMap}, {kPar, kPar},
@@ -260,27 +281,37 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
                              arith::MaximumFOp::create(nb, loc, a[1], a[0])
                                  .getResult());
                        });
+  return {corr, mNew};
+}
 
-  // p[j, i, t] = exp(s - m_new); masked keys give exp(-inf) = 0. Without a
-  // window m_new is finite: key 0 is visible to every query and lies in the
-  // first tile; with one, see safeMax.
-  Value probs = generic(
+Value FlashBuilder::buildProbabilities(Value scores, Value mNew,
+                                       Value keyStart, Value queryPos0) {
+  // Masked keys give exp(-inf) = 0. Without a window m_new is finite: key 0
+  // is visible to every query and lies in the first tile; with one, see
+  // safeMax.
+  auto scoreType = cast<RankedTensorType>(scores.getType());
+  return generic(
       scoreType, {scores, mNew},
       tensor::EmptyOp::create(b, scoreType.getShape(), f32),
       {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
       {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value s = scaledOrMasked(nb, loc, a[0]);
+        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0);
         Value e = math::ExpOp::create(
             nb, loc,
             arith::SubFOp::create(nb, loc, s, safeMax(nb, loc, a[1])));
         linalg::YieldOp::create(nb, loc, e);
       });
+}
 
+std::pair<Value, Value> FlashBuilder::accumulate(Value probs, Value vTile,
+                                                 Value corr, Value l,
+                                                 Value acc) {
   auto mulCorr = [&](OpBuilder &nb, Location loc, ValueRange a) {
     linalg::YieldOp::create(
         nb, loc, arith::MulFOp::create(nb, loc, a[1], a[0]).getResult());
   };
   // l_new = l * corr + sum_t p.
+  auto rowType = RankedTensorType::get({group, tq}, f32);
   Value lScaled = generic(rowType, {corr}, l, {map(2, {0, 1}), map(2, {0, 1})},
                           {kPar, kPar}, mulCorr);
   Value lNew = generic(rowType, {probs}, lScaled,
@@ -307,7 +338,80 @@ SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
                                 arith::AddFOp::create(nb, loc, a[2], prod)
                                     .getResult());
       });
+  return {lNew, accNew};
+}
+
+SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
+                                             Value vTile, Value keyStart,
+                                             Value queryPos0, Value m, Value l,
+                                             Value acc) {
+  // Under a sliding window a row may have seen only masked keys so far
+  // (m_new = -inf, l = acc = 0): safeMax subtracts 0 instead, which keeps
+  // corr and p at exp(-inf) = 0 rather than NaN. Without a window key 0 is
+  // always visible.
+  Value scores = buildScores(qTile, kTile);
+  auto [corr, mNew] = updateRowMax(scores, keyStart, queryPos0, m);
+  Value probs = buildProbabilities(scores, mNew, keyStart, queryPos0);
+  auto [lNew, accNew] = accumulate(probs, vTile, corr, l, acc);
   return {mNew, lNew, accNew};
+}
+
+std::pair<Value, Value> FlashBuilder::keyRange(Value queryPos0) {
+  // Keys [0, kvEnd) can matter to this query tile; under a causal mask
+  // later tiles are wholly in the future and the loop never visits them.
+  Value kvEnd = idx(kvSeq);
+  if (op.getCausal() && causalSkip)
+    kvEnd = arith::MinSIOp::create(
+        b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
+  // Under a sliding window of W, keys before queryPos0 - W + 1 are outside
+  // every row's window: start at the tile holding that key (tiles stay
+  // aligned to multiples of tk, so the last one ends within the padding).
+  Value kvBegin = idx(0);
+  if (std::optional<uint64_t> window = op.getSlidingWindow();
+      window && causalSkip) {
+    Value first = arith::MaxSIOp::create(
+        b, kvBegin,
+        arith::SubIOp::create(b, queryPos0,
+                              idx(static_cast<int64_t>(*window) - 1)));
+    kvBegin = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, first, idx(tk)), idx(tk));
+  }
+  return {kvBegin, kvEnd};
+}
+
+Value FlashBuilder::normalize(Value acc, Value l) {
+  auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
+  return generic(
+      tileType, {acc, l},
+      tensor::EmptyOp::create(b, tileType.getShape(), elemType),
+      {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
+      {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
+        Value r = arith::DivFOp::create(nb, loc, a[0], a[1]);
+        if (elemType != f32)
+          r = arith::TruncFOp::create(nb, loc, elemType, r);
+        linalg::YieldOp::create(nb, loc, r);
+      });
+}
+
+Value FlashBuilder::transposeKeys(Value k) {
+  auto kType = cast<RankedTensorType>(k.getType());
+  SmallVector<int64_t> shape{batch, kvHeads, headDim, kType.getDimSize(2)};
+  Value init = tensor::EmptyOp::create(b, shape, kType.getElementType());
+  return linalg::TransposeOp::create(b, k, init, ArrayRef<int64_t>{0, 1, 3, 2})
+      .getResult()[0];
+}
+
+ValueRange
+FlashBuilder::loop(Value lb, Value ub, Value step, ValueRange iterArgs,
+                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto forOp = scf::ForOp::create(
+      b, lb, ub, step, iterArgs,
+      [&](OpBuilder &nb, Location loc, Value iv, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, body(iv, args));
+      });
+  return forOp.getResults();
 }
 
 Value FlashBuilder::build() {
@@ -315,15 +419,8 @@ Value FlashBuilder::build() {
   int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
   Value q = padSequence(op.getQuery(), paddedSeq);
   Value k = padSequence(op.getKey(), paddedKvSeq);
-  if (keysTransposed) {
-    auto kType = cast<RankedTensorType>(k.getType());
-    SmallVector<int64_t> shape{batch, kvHeads, headDim, paddedKvSeq};
-    Value init =
-        tensor::EmptyOp::create(b, shape, kType.getElementType());
-    k = linalg::TransposeOp::create(b, k, init,
-                                    ArrayRef<int64_t>{0, 1, 3, 2})
-            .getResult()[0];
-  }
+  if (keysTransposed)
+    k = transposeKeys(k);
   Value v = padSequence(op.getValue(), paddedKvSeq);
 
   // Absolute position of query row 0 (of each sequence, when the offset is
@@ -334,20 +431,6 @@ Value FlashBuilder::build() {
       RankedTensorType::get({batch, kvHeads * group, paddedSeq, valueDim},
                             elemType);
   Value init = tensor::EmptyOp::create(b, outType.getShape(), elemType);
-  Value zero = idx(0);
-
-  auto loop = [&](Value lb, Value ub, Value step, ValueRange iterArgs,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(
-        b, lb, ub, step, iterArgs,
-        [&](OpBuilder &nb, Location loc, Value iv, ValueRange args) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          scf::YieldOp::create(b, body(iv, args));
-        });
-    return forOp.getResults();
-  };
-
   // Every (batch, kv head, query tile) is independent: one scf.forall over
   // the three, each iteration writing its own output tile, so targets can
   // run them in parallel (CPU threads, GPU blocks).
@@ -374,29 +457,8 @@ Value FlashBuilder::build() {
     Value queryPos0 = arith::AddIOp::create(
         b, getSequencePosition(b, b.getLoc(), offset, bi), qs);
 
-    // Keys [0, kvEnd) can matter to this query tile; under a causal mask
-    // later tiles are wholly in the future and the loop never visits them.
-    Value kvEnd = idx(kvSeq);
-    if (op.getCausal() && causalSkip)
-      kvEnd = arith::MinSIOp::create(
-          b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
-    // Under a sliding window of W, keys before queryPos0 - W + 1 are outside
-    // every row's window: start at the tile holding that key (tiles stay
-    // aligned to multiples of tk, so the last one ends within the padding).
-    Value kvBegin = zero;
-    if (std::optional<uint64_t> window = op.getSlidingWindow();
-        window && causalSkip) {
-      Value first = arith::MaxSIOp::create(
-          b, zero,
-          arith::SubIOp::create(
-              b, queryPos0, idx(static_cast<int64_t>(*window) - 1)));
-      kvBegin = arith::MulIOp::create(
-          b, arith::DivUIOp::create(b, first, idx(tk)), idx(tk));
-    }
-
-    Value negInf = arith::ConstantOp::create(
-        b, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), true)));
-    Value m0 = filled({group, tq}, negInf);
+    auto [kvBegin, kvEnd] = keyRange(queryPos0);
+    Value m0 = filled({group, tq}, negInf(b, b.getLoc()));
     Value l0 = filled({group, tq}, f32Const(0.0));
     Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
     ValueRange state =
@@ -408,19 +470,7 @@ Value FlashBuilder::build() {
           return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
                              s[2]);
         });
-
-    // out = acc / l, in the output's element type.
-    auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
-    Value outTile = generic(
-        tileType, {state[2], state[1]},
-        tensor::EmptyOp::create(b, tileType.getShape(), elemType),
-        {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
-        {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-          Value r = arith::DivFOp::create(nb, loc, a[0], a[1]);
-          if (elemType != f32)
-            r = arith::TruncFOp::create(nb, loc, elemType, r);
-          linalg::YieldOp::create(nb, loc, r);
-        });
+    Value outTile = normalize(state[2], state[1]);
     SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
                                     b.getIndexAttr(tq),
