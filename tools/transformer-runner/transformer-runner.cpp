@@ -471,34 +471,11 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   runHuggingFaceModel(context, options);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
-  // --help lists the runner's own options, not every LLVM backend flag.
-  // An LLVM library in the process registers a hidden, undocumented
-  // `-threads` of its own; the runner's --threads takes the name over.
-  if (cl::Option *other = cl::getRegisteredOptions().lookup("threads"))
-    other->removeArgument();
-  static cl::opt<unsigned> threadCount(
-      "threads", cl::init(0), cl::value_desc("N"),
-      cl::desc("Threads for the compiled code's parallel loops (default: "
-               "all cores, or OMP_NUM_THREADS when set)"),
-      cl::cat(runnerCategory));
-  cl::HideUnrelatedOptions(runnerCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv, "transformer-runner: JIT-run a tfm model on real weights\n");
-
-  // The OpenMP runtime reads its thread count when the compiled code first
-  // forks, which is after this.
-  if (threadCount.getNumOccurrences()) {
-    if (threadCount == 0)
-      fail("--threads: must be at least 1");
-    setenv("OMP_NUM_THREADS", std::to_string(threadCount).c_str(), 1);
-  }
+/// Checks what the command line names before any model is read: the device
+/// (and, for CUDA, the driver), the memory limit, the shared libraries and
+/// every input and output path. Returns the GPU chip to compile for, or ""
+/// for the CPU.
+static std::string checkCommandLine() {
   if (device != "cpu" && device != "cuda")
     fail(llvm::formatv("--device '{0}': expected cpu or cuda", device));
   if (device == "cpu" && chip.getNumOccurrences())
@@ -538,16 +515,11 @@ int main(int argc, char **argv) {
       outputs.push_back({"--output-tokens", outputTokensFile});
     checkOutputPaths(outputs, inputs);
   }
+  return gpuChip;
+}
 
-  DialectRegistry registry;
-  registerEngineDialects(registry);
-  MLIRContext context(registry);
-
-  if (llvm::StringRef(modelFile).ends_with(".json") ||
-      isModelDirectory(modelFile)) {
-    runConfig(context, gpuChip);
-    return 0;
-  }
+/// Refuses the options that apply only to config.json models.
+static void rejectConfigOnlyOptions() {
   if (!inputLengthsFile.empty())
     fail("--input-lengths applies to config.json models and model directories (the lengths of the "
          "sequences of --input-ids)");
@@ -566,7 +538,20 @@ int main(int argc, char **argv) {
     fail("--do-sample, --temperature, --top-k, --top-p, "
          "--repetition-penalty, --seed and --stop apply to config.json "
          "models");
+}
 
+/// A .mlir model's entry, lowered to the signature the pipeline compiles:
+/// the module after the signature passes, its signature, and the memory it
+/// plans for (weights, buffers and KV caches are added when bound).
+struct PreparedEntry {
+  OwningOpRef<ModuleOp> module;
+  EntrySignature sig;
+  MemoryBudget budget;
+  std::unique_ptr<CpuPipelineOptions> options;
+  std::unique_ptr<GpuPipelineOptions> gpuOptions;
+};
+
+static OwningOpRef<ModuleOp> parseModel(MLIRContext &context) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(readModelText(modelFile), llvm::SMLoc());
   OwningOpRef<ModuleOp> module;
@@ -576,7 +561,11 @@ int main(int argc, char **argv) {
   }
   if (!module)
     fail(llvm::formatv("cannot parse {0}", modelFile));
+  return module;
+}
 
+static PreparedEntry prepareEntry(OwningOpRef<ModuleOp> module,
+                                  llvm::StringRef gpuChip) {
   // Input ranges are read from the tfm ops, before passes lower them.
   EntrySignature tfmSig = check(getEntrySignature(*module, entryName));
   deriveInputRanges(*module, tfmSig);
@@ -591,7 +580,7 @@ int main(int argc, char **argv) {
     check(runSignaturePasses(*module, *options, modelFile));
   } else {
     gpuOptions = check(parseGpuPipelineOptions(pipelineOptions));
-    gpuOptions->chip = gpuChip;
+    gpuOptions->chip = gpuChip.str();
     check(runSignaturePasses(*module, *gpuOptions, modelFile));
   }
   EntrySignature sig = check(getEntrySignature(*module, entryName));
@@ -600,8 +589,20 @@ int main(int argc, char **argv) {
   if (auto function = tfmLevel->lookupSymbol<func::FuncOp>(tfmSig.function))
     budget.workspace = computeLedger(function).peakLiveActivationBytes;
   tfmLevel = nullptr;
+  return {std::move(module), std::move(sig), budget, std::move(options),
+          std::move(gpuOptions)};
+}
 
-  // Bind and check everything before the (slow) compilation.
+/// An entry's bound arguments, and the checkpoint whose mapping the weights
+/// used in place point into (it must outlive every call).
+struct BoundEntry {
+  std::unique_ptr<SafeTensorsCheckpoint> checkpoint;
+  std::unique_ptr<CallFrame> frame;
+};
+
+/// Binds every argument of `sig` (weights, inputs, KV caches) and checks
+/// them, all before the slow compilation; adds what they hold to `budget`.
+static BoundEntry bindEntry(const EntrySignature &sig, MemoryBudget &budget) {
   if (!weightsFiles.empty() && randomWeights.getNumOccurrences())
     fail("--weights and --random-weights are mutually exclusive");
   std::unique_ptr<SafeTensorsCheckpoint> weightsData;
@@ -618,64 +619,27 @@ int main(int argc, char **argv) {
   check(bindParameters(sig, weights, bound, sharedParams));
   bindInputs(sig, bound);
   checkInputRanges(sig, bound);
-  std::vector<OutputRequest> requests = parseOutputs(sig);
   budget.weights = getDistinctBytes(sharedParams);
   budget.buffers = getBufferBytes(sig);
   for (const EntryArgument &arg : sig.arguments)
     if (arg.kind == EntryArgument::Kind::KVCache)
       budget.kvCaches += *getNumBytes(arg.shape, getDTypeSize(arg.dtype));
-  std::unique_ptr<CallFrame> framePtr =
-      check(CallFrame::create(sig, std::move(bound)));
-  CallFrame &frame = *framePtr;
+  return {std::move(weightsData),
+          check(CallFrame::create(sig, std::move(bound)))};
+}
 
-  if (!emitArtifact.empty()) {
-    writeGpuArtifact(*module, {&sig}, *gpuOptions, emitArtifact, modelFile,
-                     &frame, emitArtifactData);
-    llvm::outs() << "artifact of @" << sig.function << " for " << gpuChip
-                 << ": " << emitArtifact << "\n";
-    return 0;
-  }
-
-  Clock::time_point compileStart = Clock::now();
-  std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
-  std::unique_ptr<JitModule> jit;
-  std::unique_ptr<ArtifactLibrary> library;
-  PackedFunction packed;
-  if (!artifact.empty()) {
-    library = std::make_unique<ArtifactLibrary>(
-        artifact, llvm::ArrayRef<const EntrySignature *>{&sig});
-    packed = library->lookup(sig.function);
-  } else {
-    jit = check(gpuOptions
-                    ? compileGpuModule(*module, {&sig}, *gpuOptions, libs,
-                                       modelFile,
-                                       /*loadKernels=*/!compileOnly)
-                    : compileModule(*module, {&sig}, *options, libs,
-                                    modelFile, getCacheOptions()));
-    packed = check(jit->lookup(sig.function));
-  }
-  double compileMs = millisecondsSince(compileStart);
-  // The JIT holds the compiled code: the IR can go, the heap the compiler
-  // freed back to the kernel, which glibc would otherwise keep, and the
-  // compiler's code pages out of the resident set.
-  module = nullptr;
-  releaseFreeHeapMemory();
-  releaseCompilerCodePages();
-  if (compileOnly) {
-    llvm::outs() << llvm::format("compiled @%s for %s: %.1f ms%s\n",
-                                 sig.function.c_str(),
-                                 gpuChip.empty() ? "the host CPU"
-                                                 : gpuChip.c_str(),
-                                 compileMs,
-                                 jit ? describeCache(*jit).c_str() : "");
-    return 0;
-  }
-
+/// Calls the entry once, then --repeat timed times, and prints its results,
+/// the timings and the memory it used.
+static void runEntry(PreparedEntry &entry, CallFrame &frame,
+                     llvm::ArrayRef<OutputRequest> requests,
+                     const PackedFunction &packed, JitModule *jit,
+                     double compileMs) {
+  const EntrySignature &sig = entry.sig;
   // On the GPU, arguments and results live in device memory; a call copies
   // the inputs there and the results back (DeviceFrame.h), KV caches stay.
   DevicePool pool;
   std::unique_ptr<DeviceFrame> deviceFrame;
-  if (gpuOptions)
+  if (entry.gpuOptions)
     deviceFrame = check(DeviceFrame::create(frame, pool));
   auto call = [&] {
     if (deviceFrame)
@@ -715,7 +679,100 @@ int main(int argc, char **argv) {
         "reused, %llu from the system\n",
         pool.peakLiveBytes / 1048576.0, pool.heldBytes / 1048576.0,
         (unsigned long long)pool.reused, (unsigned long long)pool.fresh);
-    printResidentMemory(budget);
+    printResidentMemory(entry.budget);
   }
+}
+
+/// The .mlir mode: parse, prepare, bind, compile (or load an artifact), run.
+static void runMlirModel(MLIRContext &context, const std::string &gpuChip) {
+  rejectConfigOnlyOptions();
+  PreparedEntry entry = prepareEntry(parseModel(context), gpuChip);
+  const EntrySignature &sig = entry.sig;
+  // Bind and check everything before the (slow) compilation.
+  BoundEntry bound = bindEntry(sig, entry.budget);
+  std::vector<OutputRequest> requests = parseOutputs(sig);
+  CallFrame &frame = *bound.frame;
+
+  if (!emitArtifact.empty()) {
+    writeGpuArtifact(*entry.module, {&sig}, *entry.gpuOptions, emitArtifact,
+                     modelFile, &frame, emitArtifactData);
+    llvm::outs() << "artifact of @" << sig.function << " for " << gpuChip
+                 << ": " << emitArtifact << "\n";
+    return;
+  }
+
+  Clock::time_point compileStart = Clock::now();
+  std::vector<std::string> libs(sharedLibs.begin(), sharedLibs.end());
+  std::unique_ptr<JitModule> jit;
+  std::unique_ptr<ArtifactLibrary> library;
+  PackedFunction packed;
+  if (!artifact.empty()) {
+    library = std::make_unique<ArtifactLibrary>(
+        artifact, llvm::ArrayRef<const EntrySignature *>{&sig});
+    packed = library->lookup(sig.function);
+  } else {
+    jit = check(entry.gpuOptions
+                    ? compileGpuModule(*entry.module, {&sig}, *entry.gpuOptions,
+                                       libs, modelFile,
+                                       /*loadKernels=*/!compileOnly)
+                    : compileModule(*entry.module, {&sig}, *entry.options, libs,
+                                    modelFile, getCacheOptions()));
+    packed = check(jit->lookup(sig.function));
+  }
+  double compileMs = millisecondsSince(compileStart);
+  // The JIT holds the compiled code: the IR can go, the heap the compiler
+  // freed back to the kernel, which glibc would otherwise keep, and the
+  // compiler's code pages out of the resident set.
+  entry.module = nullptr;
+  releaseFreeHeapMemory();
+  releaseCompilerCodePages();
+  if (compileOnly) {
+    llvm::outs() << llvm::format(
+        "compiled @%s for %s: %.1f ms%s\n", sig.function.c_str(),
+        gpuChip.empty() ? "the host CPU" : gpuChip.c_str(), compileMs,
+        jit ? describeCache(*jit).c_str() : "");
+    return;
+  }
+
+  runEntry(entry, frame, requests, packed, jit.get(), compileMs);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  // --help lists the runner's own options, not every LLVM backend flag.
+  // An LLVM library in the process registers a hidden, undocumented
+  // `-threads` of its own; the runner's --threads takes the name over.
+  if (cl::Option *other = cl::getRegisteredOptions().lookup("threads"))
+    other->removeArgument();
+  static cl::opt<unsigned> threadCount(
+      "threads", cl::init(0), cl::value_desc("N"),
+      cl::desc("Threads for the compiled code's parallel loops (default: "
+               "all cores, or OMP_NUM_THREADS when set)"),
+      cl::cat(runnerCategory));
+  cl::HideUnrelatedOptions(runnerCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv, "transformer-runner: JIT-run a tfm model on real weights\n");
+
+  // The OpenMP runtime reads its thread count when the compiled code first
+  // forks, which is after this.
+  if (threadCount.getNumOccurrences()) {
+    if (threadCount == 0)
+      fail("--threads: must be at least 1");
+    setenv("OMP_NUM_THREADS", std::to_string(threadCount).c_str(), 1);
+  }
+  std::string gpuChip = checkCommandLine();
+  DialectRegistry registry;
+  registerEngineDialects(registry);
+  MLIRContext context(registry);
+  if (llvm::StringRef(modelFile).ends_with(".json") ||
+      isModelDirectory(modelFile))
+    runConfig(context, gpuChip);
+  else
+    runMlirModel(context, gpuChip);
   return 0;
 }
