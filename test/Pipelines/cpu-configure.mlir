@@ -9,6 +9,7 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1" | FileCheck %s --check-prefix=AVX2
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 amx-block-cols=256 amx-block-depth=512" | FileCheck %s --check-prefix=AMXOVERRIDE
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1 amx-block-cols=256" | FileCheck %s --check-prefix=AVX2
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver5 amx=1" | FileCheck %s --check-prefix=ZEN5
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
@@ -39,6 +40,11 @@
 // AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 256, 512>, block = array<i64: 256, 1024, 128>
 // NOAMX: {tfm.cpu_target = {amx_bf16 = true, cpu = "sapphirerapids"
 // NOAMX-NOT: amx = array
+// AMD Zen 5 (EPYC Turin): AVX-512 and AVX512-BF16 but no AMX, so the
+// AVX-512 plan even with `amx` asked for.
+// ZEN5: {tfm.cpu_target = {amx_bf16 = false, cpu = "znver5", fma = true, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// ZEN5: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// ZEN5-NOT: amx = array
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows
 
 func.func @contractions(%a: tensor<12x40xf32>, %b: tensor<40x48xf32>, %c: tensor<12x48xf32>,
