@@ -35,7 +35,13 @@ if [ ! -f "$build/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DTFM_MAIN_BUILD_DIR="$main_build" >/dev/null
 fi
-ninja -C "$build" -j"${TFM_FUZZ_JOBS:-2}" $(printf 'fuzz-%s ' "${targets[@]}") >/dev/null
+# Quiet when it builds; when it does not, the error (not a silent exit).
+if ! ninja -C "$build" -j"${TFM_FUZZ_JOBS:-2}" $(printf 'fuzz-%s ' "${targets[@]}") \
+    >"$build/build.log" 2>&1; then
+  grep -E "error|FAILED" "$build/build.log" | head -20 >&2
+  echo "fuzz: the fuzz targets did not build (whole log: $build/build.log)" >&2
+  exit 1
+fi
 
 rm -rf "$build/seeds"
 /usr/bin/python3 "$root/fuzz/make-corpus.py" "$root" "$build/seeds"

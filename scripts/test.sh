@@ -35,6 +35,9 @@ bash "$root/scripts/fuzz.sh" smoke "${TFM_FUZZ_SECONDS:-8}"
 fuzz_status=$?
 set -e
 
+if [ "$fuzz_status" -ne 0 ]; then
+  echo "fuzz: failed (exit $fuzz_status; its error is above)"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ] ||
    [ "$fuzz_status" -ne 0 ]; then
