@@ -157,9 +157,9 @@ def choose_openblas_coretype(option, flags):
     of the AVX-512 one's speed; on an AMD Zen 5 VM (family 26) it said
     Cooperlake in one process and Haswell (AVX2, half of SkylakeX's sgemm
     rate there) in the next. Either would make PyTorch look slower than it
-    can be. 'auto' times one thread's sgemm
-    under its own choice and under each kernel the CPU flags allow
-    (SkylakeX with avx512f, Haswell with avx2 + fma) and keeps the fastest."""
+    can be. 'auto' times one thread's sgemm under its own choice and under
+    each kernel the CPU flags allow (SkylakeX with avx512f, Haswell with
+    avx2 + fma), keeps the fastest and pins it."""
     detected = openblas_core()
     if option == "none":
         return None, f"OpenBLAS core: {detected or '?'} (auto-detected, not overridden)"

@@ -630,7 +630,7 @@ static BoundEntry bindEntry(const EntrySignature &sig, MemoryBudget &budget) {
 
 /// Calls the entry once, then --repeat timed times, and prints its results,
 /// the timings and the memory it used.
-static void runEntry(PreparedEntry &entry, CallFrame &frame,
+static void runEntry(const PreparedEntry &entry, CallFrame &frame,
                      llvm::ArrayRef<OutputRequest> requests,
                      const PackedFunction &packed, JitModule *jit,
                      double compileMs) {
