@@ -1,8 +1,9 @@
 //===- Pointwise.cpp - activations, residual, embeddings, RoPE to linalg --===//
 //
-// One linalg.generic per op. Transcendental activations and RoPE compute in
-// f32 and round once; gathers (embedding rows, position rows, the RoPE
-// partner element) are tensor.extract inside the generic's body.
+// One linalg.generic per op (RoPE: its angle tables and one rotation).
+// Transcendental activations and RoPE compute in f32 and round once; gathers
+// (embedding rows, position rows) are tensor.extract inside the generic's
+// body.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -263,63 +264,71 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
 /// angle = float(offset[b] + s) * inv_freq, over the first r = rotary_dims
 /// elements of each head; the others are copied.
 ///
-/// The angles depend on the sequence (only when positions are per sequence),
-/// the position and the frequency, not on the head: their cosines and sines
-/// are computed once, into [B', S, r/2] tables (B' = B for per-sequence
-/// positions, else 1) that every head reads. Per element they cost a powf, a
-/// cos and a sin each (40x the calls for a Llama block's 16 + 4 heads).
+/// The inverse frequencies depend only on theta and r: they are a constant
+/// [r/2] table, computed here in f32 with the same operations (and the same
+/// libm powf) as the code used to run per call. The angles depend on the
+/// sequence (only when positions are per sequence), the position and the
+/// frequency, not on the head: their cosines and sines are computed once,
+/// into [B', S, r/2] tables (B' = B for per-sequence positions, else 1) that
+/// every head reads.
+///
+/// The rotation itself is one generic over [B, H, S, 2, r/2] reading the two
+/// halves x1 = x[..., :r/2] and x2 = x[..., r/2:r] as separate inputs:
+///   y[.., 0, i] = x1[i] cos[i] - x2[i] sin[i],
+///   y[.., 1, i] = x2[i] cos[i] + x1[i] sin[i].
+/// Every operand is read at its own index (no partner gather), so the op is
+/// an ordinary elementwise generic: vectorised along i and run on threads
+/// like the other elementwise ops, and fusable with the head split before it.
 struct RoPELowering : OpConversionPattern<RoPEOp> {
   using OpConversionPattern::OpConversionPattern;
 
-  /// cos and sin of every (sequence, position, frequency) angle.
+  /// 1 / theta^(2i / r) for i < r/2, in f32 as the per-call code computed it.
+  static SmallVector<float> inverseFrequencies(RoPEOp op, int64_t half) {
+    if (std::optional<ArrayRef<float>> given = op.getInvFreq())
+      return SmallVector<float>(given->begin(), given->end());
+    float theta = float(op.getTheta().convertToDouble());
+    float rotary = float(2 * half);
+    SmallVector<float> invFreq;
+    for (int64_t i = 0; i < half; ++i) {
+      float exponent = (2.0f * float(i)) / rotary;
+      invFreq.push_back(1.0f / ::powf(theta, exponent));
+    }
+    return invFreq;
+  }
+
+  /// cos and sin of every (sequence, position, frequency) angle, as
+  /// [sequences, positions, half] tables.
   static std::pair<Value, Value> buildAngleTables(OpBuilder &rewriter,
                                                   Location loc, RoPEOp op,
                                                   Value offset,
                                                   int64_t sequences,
                                                   int64_t positions,
                                                   int64_t half) {
-    double theta = op.getTheta().convertToDouble();
-    int64_t rotary = 2 * half;
     Type f32 = rewriter.getF32Type(), i64 = rewriter.getI64Type();
-    // Given frequencies (scaled RoPE) are a constant [r/2] table.
-    Value invFreqTable;
-    if (std::optional<ArrayRef<float>> invFreq = op.getInvFreq())
-      invFreqTable = arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(RankedTensorType::get({half}, f32), *invFreq));
+    Value invFreqTable = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(RankedTensorType::get({half}, f32),
+                               ArrayRef<float>(inverseFrequencies(op, half))));
     auto tableType = RankedTensorType::get({sequences, positions, half}, f32);
     Value cosInit = emptyTensor(rewriter, loc, tableType.getShape(), f32);
     Value sinInit = emptyTensor(rewriter, loc, tableType.getShape(), f32);
+    MLIRContext *ctx = rewriter.getContext();
     AffineMap id = rewriter.getMultiDimIdentityMap(3);
+    AffineMap frequency = AffineMap::get(3, 0, getAffineDimExpr(2, ctx));
     auto tables = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{tableType, tableType}, ValueRange{},
-        ValueRange{cosInit, sinInit}, ArrayRef<AffineMap>{id, id},
-        parallelIterators(3), [&](OpBuilder &b, Location l, ValueRange) {
+        rewriter, loc, TypeRange{tableType, tableType},
+        ValueRange{invFreqTable}, ValueRange{cosInit, sinInit},
+        ArrayRef<AffineMap>{frequency, id, id}, parallelIterators(3),
+        [&](OpBuilder &b, Location l, ValueRange args) {
           Value bi = linalg::IndexOp::create(b, l, 0);
           Value si = linalg::IndexOp::create(b, l, 1);
-          Value fi = linalg::IndexOp::create(b, l, 2);
-          auto toF32 = [&](Value idx) -> Value {
-            return arith::SIToFPOp::create(
-                b, l, f32, arith::IndexCastOp::create(b, l, i64, idx));
-          };
-          Value invFreq;
-          if (invFreqTable) {
-            invFreq = tensor::ExtractOp::create(b, l, invFreqTable,
-                                                ValueRange{fi});
-          } else {
-            Value exponent = arith::DivFOp::create(
-                b, l,
-                arith::MulFOp::create(b, l, f32Const(b, l, 2.0), toF32(fi)),
-                f32Const(b, l, double(rotary)));
-            invFreq = arith::DivFOp::create(
-                b, l, f32Const(b, l, 1.0),
-                math::PowFOp::create(b, l, f32Const(b, l, theta), exponent));
-          }
           Value pos = offset ? arith::AddIOp::create(
                                    b, l, getSequencePosition(b, l, offset, bi),
                                    si)
                              : si;
-          Value angle = arith::MulFOp::create(b, l, toF32(pos), invFreq);
+          Value posF32 = arith::SIToFPOp::create(
+              b, l, f32, arith::IndexCastOp::create(b, l, i64, pos));
+          Value angle = arith::MulFOp::create(b, l, posF32, args[0]);
           linalg::YieldOp::create(b, l,
                                   ValueRange{math::CosOp::create(b, l, angle),
                                              math::SinOp::create(b, l, angle)});
@@ -330,60 +339,88 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
   LogicalResult
   matchAndRewrite(RoPEOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     RankedTensorType type = tensorType(op.getResult());
+    Type elementType = type.getElementType();
     int64_t rotary = op.getRotaryDimsValue(), half = rotary / 2;
-    bool partial = rotary < type.getDimSize(3);
+    int64_t batch = type.getDimSize(0), heads = type.getDimSize(1),
+            seq = type.getDimSize(2), headDim = type.getDimSize(3);
     Value input = adaptor.getInput(), offset = adaptor.getOffset();
     bool perSequence = offset && isPerSequencePosition(offset);
-    Value cosTable, sinTable;
-    std::tie(cosTable, sinTable) = buildAngleTables(
-        rewriter, op.getLoc(), op, offset,
-        perSequence ? type.getDimSize(0) : 1, type.getDimSize(2), half);
-    rewriter.replaceOp(
-        op,
-        buildElementwise(
-            rewriter, op.getLoc(), type, input,
-            [&](OpBuilder &b, Location loc, ValueRange args)
-                -> SmallVector<Value> {
-              Value bi = linalg::IndexOp::create(b, loc, 0);
-              Value hi = linalg::IndexOp::create(b, loc, 1);
-              Value si = linalg::IndexOp::create(b, loc, 2);
-              Value i = linalg::IndexOp::create(b, loc, 3);
-              Value halfC = indexConst(b, loc, half);
-              Value firstHalf = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::ult, i, halfC);
-              // Frequency index i mod r/2 and the partner element.
-              Value fi = arith::RemUIOp::create(b, loc, i, halfC);
-              Value partnerIdx = arith::SelectOp::create(
-                  b, loc, firstHalf, arith::AddIOp::create(b, loc, i, halfC),
-                  arith::SubIOp::create(b, loc, i, halfC));
-              Value partner = extToF32(
-                  b, loc,
-                  tensor::ExtractOp::create(b, loc, input,
-                                            ValueRange{bi, hi, si, partnerIdx}));
-              Value seq = perSequence ? bi : indexConst(b, loc, 0);
-              Value cos = tensor::ExtractOp::create(b, loc, cosTable,
-                                                    ValueRange{seq, si, fi});
-              Value sin = tensor::ExtractOp::create(b, loc, sinTable,
-                                                    ValueRange{seq, si, fi});
-              // First half: x*cos - x[i+h]*sin; second: x*cos + x[i-h]*sin.
-              Value rotated = arith::SelectOp::create(
-                  b, loc, firstHalf, arith::NegFOp::create(b, loc, partner),
-                  partner);
-              Value x = extToF32(b, loc, args[0]);
-              Value y = arith::AddFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, x, cos),
-                  arith::MulFOp::create(b, loc, rotated, sin));
-              y = truncFromF32(b, loc, y, type.getElementType());
-              if (!partial)
-                return {y};
-              // Past the rotated part: the element itself (the partner read
-              // above, at i - r/2, is in bounds and unused).
-              Value rotates = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::ult, i,
-                  indexConst(b, loc, rotary));
-              return {arith::SelectOp::create(b, loc, rotates, y, args[0])};
-            }));
+    auto [cosTable, sinTable] = buildAngleTables(
+        rewriter, loc, op, offset, perSequence ? batch : 1, seq, half);
+
+    // The two rotated halves of every head, [B, H, S, r/2] each.
+    auto halfType = RankedTensorType::get({batch, heads, seq, half},
+                                          elementType);
+    auto halfOf = [&](int64_t start) -> Value {
+      return tensor::ExtractSliceOp::create(
+          rewriter, loc, halfType, input,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(start)},
+          getAsIndexOpFoldResult(rewriter.getContext(), halfType.getShape()),
+          SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    };
+    Value x1 = halfOf(0), x2 = halfOf(half);
+    // Loops (b, h, s, j, i): the halves at (b, h, s, i), the tables at
+    // (b or 0, s, i), the result at (b, h, s, j, i).
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr b = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
+               s = getAffineDimExpr(2, ctx), i = getAffineDimExpr(4, ctx);
+    AffineMap halves = AffineMap::get(5, 0, {b, h, s, i}, ctx);
+    // A [1, S, r/2] table read at a constant 0 would not be a projected
+    // permutation: drop its unit dimension instead.
+    AffineMap tableMap = perSequence ? AffineMap::get(5, 0, {b, s, i}, ctx)
+                                     : AffineMap::get(5, 0, {s, i}, ctx);
+    if (!perSequence) {
+      auto dropSequence = [&](Value table) -> Value {
+        return tensor::CollapseShapeOp::create(
+            rewriter, loc, table,
+            ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      };
+      cosTable = dropSequence(cosTable);
+      sinTable = dropSequence(sinTable);
+    }
+    auto rotatedType = RankedTensorType::get({batch, heads, seq, 2, half},
+                                             elementType);
+    Value init = emptyTensor(rewriter, loc, rotatedType.getShape(),
+                             elementType);
+    auto rotated = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{rotatedType},
+        ValueRange{x1, x2, cosTable, sinTable}, ValueRange{init},
+        ArrayRef<AffineMap>{halves, halves, tableMap, tableMap,
+                            rewriter.getMultiDimIdentityMap(5)},
+        parallelIterators(5), [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value first = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, linalg::IndexOp::create(nb, l, 3),
+              indexConst(nb, l, 0));
+          Value v1 = extToF32(nb, l, args[0]), v2 = extToF32(nb, l, args[1]);
+          // First half: x1 cos - x2 sin; second: x2 cos + x1 sin.
+          Value own = arith::SelectOp::create(nb, l, first, v1, v2);
+          Value partner = arith::SelectOp::create(
+              nb, l, first, arith::NegFOp::create(nb, l, v2), v1);
+          Value y = arith::AddFOp::create(
+              nb, l, arith::MulFOp::create(nb, l, own, args[2]),
+              arith::MulFOp::create(nb, l, partner, args[3]));
+          linalg::YieldOp::create(
+              nb, l, truncFromF32(nb, l, y, elementType));
+        });
+    auto rotaryType = RankedTensorType::get({batch, heads, seq, rotary},
+                                            elementType);
+    Value result = tensor::CollapseShapeOp::create(
+        rewriter, loc, rotaryType, rotated.getResult(0),
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+    // Partial rotary: the elements past r are the input's, unchanged.
+    if (rotary < headDim)
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, result, input,
+          ArrayRef<OpFoldResult>(
+              SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0))),
+          getAsIndexOpFoldResult(ctx, rotaryType.getShape()),
+          SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -55,7 +55,9 @@ func.func @attention(%q: tensor<3x4x1x8xf32>, %k: tensor<3x2x16x8xf32>, %v: tens
 // -----
 
 // RoPE angles and position-embedding rows from offset[b] + s: the angle
-// tables have a row of positions per sequence, read at [b, s, i mod dh/2].
+// tables have a row of positions per sequence, which the rotation (loops
+// b, h, s, half, i) reads at [b, s, i].
+// CHECK: #[[TAB:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>
 // CHECK-LABEL: func.func @rope
 // CHECK-SAME: %[[P:[^:]+]]: tensor<3xi64>)
 // CHECK: %[[T:.+]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<3x1x4xf32>, tensor<3x1x4xf32>)
@@ -65,10 +67,7 @@ func.func @attention(%q: tensor<3x4x1x8xf32>, %k: tensor<3x2x16x8xf32>, %v: tens
 // CHECK: %[[OFF:.+]] = arith.index_cast %[[E]] : i64 to index
 // CHECK: arith.addi %[[OFF]], %[[S]] : index
 // CHECK: math.cos
-// CHECK: linalg.generic
-// CHECK: %[[XB:.+]] = linalg.index 0 : index
-// CHECK: %[[XS:.+]] = linalg.index 2 : index
-// CHECK: tensor.extract %[[T]]#0[%[[XB]], %[[XS]], %{{.*}}] : tensor<3x1x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #[[TAB]], #[[TAB]], #{{.+}}], {{.*}} ins(%{{.+}}, %{{.+}}, %[[T]]#0, %[[T]]#1 : {{.*}}, tensor<3x1x4xf32>, tensor<3x1x4xf32>) outs(%{{.+}} : tensor<3x2x1x2x4xf32>)
 func.func @rope(%x: tensor<3x2x1x8xf32>, %pos: tensor<3xi64>) -> tensor<3x2x1x8xf32> {
   %y = tfm.rope %x, %pos : (tensor<3x2x1x8xf32>, tensor<3xi64>) -> tensor<3x2x1x8xf32>
   return %y : tensor<3x2x1x8xf32>
