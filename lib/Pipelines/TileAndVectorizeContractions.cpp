@@ -61,6 +61,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -445,8 +447,9 @@ static constexpr int64_t kMinPanelsToPackA = 8;
 /// is read by enough register tiles to repay the copy. A register tile then
 /// reads its `rows` A elements of each K step from one place instead of from
 /// `rows` rows K elements apart: one stream for the prefetcher and no
-/// A-side TLB pressure, measured 10-20% on a 512x2048x5632 GEMM. Returns
-/// null when A is not packed.
+/// A-side TLB pressure, measured 10-20% on a 512x2048x5632 GEMM. A pack of
+/// the same A that dominates `op` is reused. Returns null when A is not
+/// packed.
 static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
                          const ContractionPlan &plan, int64_t rows,
                          int64_t cols) {
@@ -468,12 +471,52 @@ static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
       outputs *= ranges[i];
   if (outputs / cols < kMinPanelsToPackA)
     return nullptr;
+  // Contractions of one A (a gate and an up projection, unfused Q/K/V)
+  // share the panels of the first.
+  auto expandedType =
+      RankedTensorType::get({m / rows, rows, k}, aType.getElementType());
+  DominanceInfo dominance;
+  // A is usually a [M, K] view of an activation that each projection took
+  // on its own: equal views of the same tensor are the same A.
+  SmallVector<Value> views = {aValue};
+  if (auto collapse = aValue.getDefiningOp<tensor::CollapseShapeOp>())
+    for (Operation *sibling : collapse.getSrc().getUsers())
+      if (auto other = dyn_cast<tensor::CollapseShapeOp>(sibling);
+          other && other != collapse && other.getType() == aType &&
+          other.getReassociationIndices() ==
+              collapse.getReassociationIndices())
+        views.push_back(other.getResult());
+  SmallVector<Operation *> users;
+  for (Value view : views)
+    llvm::append_range(users, view.getUsers());
+  for (Operation *user : users) {
+    auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+    if (!expand || expand.getResultType() != expandedType)
+      continue;
+    for (Operation *expandUser : expand->getUsers()) {
+      auto pack = dyn_cast<linalg::TransposeOp>(expandUser);
+      if (!pack || pack.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+        continue;
+      if (dominance.properlyDominates(pack.getOperation(), op))
+        return pack.getResult()[0];
+      // A pack made for a later contraction moves up to this one, with its
+      // fresh destination, when A is available there.
+      auto init = pack.getInit().getDefiningOp<tensor::EmptyOp>();
+      Value view = expand.getSrc();
+      if (!init || !init->hasOneUse() ||
+          !dominance.properlyDominates(view, op))
+        continue;
+      rewriter.moveOpBefore(expand, op);
+      rewriter.moveOpBefore(init, op);
+      rewriter.moveOpBefore(pack, op);
+      return pack.getResult()[0];
+    }
+  }
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value expanded = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({m / rows, rows, k}, aType.getElementType()),
-      aValue, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      rewriter, loc, expandedType, aValue,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   Value init = tensor::EmptyOp::create(rewriter, loc, {m / rows, k, rows},
                                        aType.getElementType());
   return linalg::TransposeOp::create(rewriter, loc, expanded, init,
@@ -769,6 +812,142 @@ static void addCanonicalizationPatterns(MLIRContext *ctx,
 }
 
 //===----------------------------------------------------------------------===//
+// Accumulators of the first K block
+//===----------------------------------------------------------------------===//
+
+/// The tensors that hold `accumulator`'s elements as they were before the
+/// register tiles wrote any: `accumulator` and the iteration arguments of
+/// the loops that start from one of those.
+static SmallVector<Value> unwrittenAccumulators(Value accumulator) {
+  SmallVector<Value> values = {accumulator};
+  for (unsigned i = 0; i < values.size(); ++i)
+    for (OpOperand &use : values[i].getUses())
+      if (auto inner = dyn_cast<scf::ForOp>(use.getOwner()))
+        if (BlockArgument arg = inner.getTiedLoopRegionIterArg(&use))
+          values.push_back(arg);
+  return values;
+}
+
+/// The register tiles' reads of the unwritten `accumulator`, or nothing when
+/// it is read any other way. Each must be written back at the same indices
+/// later in its block.
+static SmallVector<vector::TransferReadOp>
+registerTileReads(Value accumulator) {
+  SmallVector<vector::TransferReadOp> reads;
+  for (Value acc : unwrittenAccumulators(accumulator))
+    for (Operation *user : acc.getUsers()) {
+      // Passed on (nested loops, the K step loop's yield) or written.
+      if (isa<scf::ForOp, scf::YieldOp, vector::TransferWriteOp>(user))
+        continue;
+      auto read = dyn_cast<vector::TransferReadOp>(user);
+      if (!read || read.getBase() != acc)
+        return {};
+      bool writtenBack = llvm::any_of(
+          read->getBlock()->getOperations(), [&](Operation &op) {
+            auto write = dyn_cast<vector::TransferWriteOp>(&op);
+            return write && read->isBeforeInBlock(write) &&
+                   write.getVectorType() == read.getVectorType() &&
+                   write.getIndices() == read.getIndices();
+          });
+      if (!writtenBack)
+        return {};
+      reads.push_back(read);
+    }
+  return reads;
+}
+
+/// Whether `loop` carries its init operand `init` through unchanged (a K
+/// step loop whose accumulator lives in registers).
+static bool passesThrough(scf::ForOp loop, OpOperand &init) {
+  BlockArgument arg = loop.getTiedLoopRegionIterArg(&init);
+  if (!arg || !arg.hasOneUse())
+    return false;
+  auto yield = dyn_cast<scf::YieldOp>(*arg.getUsers().begin());
+  return yield && yield.getOperand(arg.getArgNumber() - 1) == arg;
+}
+
+/// Replaces the zero fill of a cache block's accumulator by starting the
+/// register tiles of the block's first K block from zero vectors.
+///
+/// A block is otherwise zeroed in a pass of its own right before its K loop
+/// (one store per element, 2% of a 512x2048x5632 GEMM), and the first K
+/// block's register tiles then load those zeros back. Each register tile
+/// reads its accumulator once per K block before writing it (the read and
+/// the write at the same indices, hoisted out of the K step loop), and the
+/// tiles partition the block, so in the first K block every read sees the
+/// fill's zeros: those reads become zero vectors -- under `iv == lower
+/// bound` of the K block loop when there is one -- and the fill goes.
+static void startFirstKBlockFromZero(RewriterBase &rewriter,
+                                     func::FuncOp func) {
+  SmallVector<linalg::FillOp> fills;
+  func.walk([&](linalg::FillOp fill) {
+    if (fill.hasPureTensorSemantics() && !fill->use_empty() &&
+        matchPattern(fill.getDpsInputOperand(0)->get(), m_PosZeroFloat()))
+      fills.push_back(fill);
+  });
+  for (linalg::FillOp fill : fills) {
+    // The block's K block loop or register tile loop carries the fill, or
+    // a single register tile (the block's own size) reads and writes it
+    // directly.
+    Value accumulator = fill.getResult(0);
+    scf::ForOp loop;
+    if (fill->hasOneUse()) {
+      OpOperand &use = *fill->getUses().begin();
+      if ((loop = dyn_cast<scf::ForOp>(use.getOwner()))) {
+        accumulator = loop.getTiedLoopRegionIterArg(&use);
+        if (!accumulator)
+          continue;
+      }
+    } else if (!llvm::all_of(fill->getUses(), [](OpOperand &use) {
+                 auto inner = dyn_cast<scf::ForOp>(use.getOwner());
+                 return !inner || passesThrough(inner, use);
+               })) {
+      continue;
+    }
+    SmallVector<vector::TransferReadOp> reads = registerTileReads(accumulator);
+    if (reads.empty())
+      continue;
+    // `loop` is the K block loop when its iterations revisit the same tiles
+    // (its induction variable indexes no accumulator read); otherwise every
+    // read is of the fill's zeros.
+    Value first;
+    if (loop && llvm::none_of(reads, [&](vector::TransferReadOp read) {
+          return llvm::is_contained(read.getIndices(),
+                                    loop.getInductionVar());
+        })) {
+      rewriter.setInsertionPointToStart(loop.getBody());
+      first = arith::CmpIOp::create(rewriter, loop.getLoc(),
+                                    arith::CmpIPredicate::eq,
+                                    loop.getInductionVar(),
+                                    loop.getLowerBound());
+    }
+    for (vector::TransferReadOp read : reads) {
+      rewriter.setInsertionPoint(read);
+      VectorType type = read.getVectorType();
+      auto zeros = [&](OpBuilder &b, Location l) -> Value {
+        return arith::ConstantOp::create(b, l, type, b.getZeroAttr(type));
+      };
+      if (!first) {
+        rewriter.replaceOp(read, zeros(rewriter, read.getLoc()));
+        continue;
+      }
+      auto firstOrRead = scf::IfOp::create(
+          rewriter, read.getLoc(), first,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, zeros(b, l));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l, b.clone(*read)->getResults());
+          });
+      rewriter.replaceOp(read, firstOrRead.getResults());
+    }
+    rewriter.replaceAllUsesWith(fill.getResult(0),
+                                fill.getDpsInitOperand(0)->get());
+    rewriter.eraseOp(fill);
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Passes
 //===----------------------------------------------------------------------===//
 
@@ -862,6 +1041,7 @@ struct TileAndVectorizeContractionsPass
     for (scf::ForOp loop : loops)
       hoistLoopInvariantSubsets(
           rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+    startFirstKBlockFromZero(rewriter, func);
     // The plan is spent; contractions left untiled (other element types)
     // keep no stale attribute. Those for AMX tiles keep theirs, for
     // tfm-cpu-amx-contractions after bufferization.

@@ -73,3 +73,38 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     return %r : tensor<24x128xf32>
   }
 }
+
+// -----
+
+// No zero fill of a cache block: K = 512 in blocks of 128, and the register
+// tiles of the first K block (iv == 0 of the K block loop) start from zero
+// vectors instead of reading the block; later K blocks read what the
+// previous one wrote.
+// CHECK-LABEL: func.func @first_k_block_from_zero
+// CHECK-DAG: %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<4x64xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall
+// CHECK:   %[[BLOCK:.*]] = tensor.extract_slice
+// CHECK:   scf.for %[[KB:.*]] = %c0 to %c512 step %c128 iter_args(%{{.*}} = %[[BLOCK]])
+// CHECK:     %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %c0 : index
+// CHECK:     scf.for %{{.*}} = %c0 to %c8 step %c4 iter_args(%[[ACC:.*]] = %{{.*}})
+// CHECK:       %[[START:.*]] = scf.if %[[FIRST]] -> (vector<4x64xf32>) {
+// CHECK:         scf.yield %[[Z]]
+// CHECK:       } else {
+// CHECK:         %[[OLD:.*]] = vector.transfer_read %[[ACC]]
+// CHECK:         scf.yield %[[OLD]]
+// CHECK:       }
+// CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %[[START]])
+// CHECK:         vector.contract
+// CHECK:       vector.transfer_write
+// CHECK-NOT: linalg.fill
+module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @first_k_block_from_zero(%a: tensor<64x512xf32>, %b: tensor<512x128xf32>) -> tensor<64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<64x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 32, 64, 128>, dot = array<i64: 4, 32>, register = array<i64: 4, 64>}}
+        ins(%a, %b : tensor<64x512xf32>, tensor<512x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+    return %r : tensor<64x128xf32>
+  }
+}

@@ -5,17 +5,19 @@
 // tfm-cpu-pack-weights leaves for `gelu(x W + b)` with W packed in panels of
 // 16 columns ([M, N/16, 16]), the bias add and the GELU behind the reshapes
 // back to [1, M, N]. Enough work for threads: the blocks are an scf.forall.
-// Each block zeroes the output block, accumulates over K in registers, then
+// Each block accumulates over K in registers in the output block (its
+// register tiles start from zero vectors: no fill of the block), then
 // applies the bias and the GELU to the block (reading it as the epilogue's
 // own output: the accumulator is the output block, no temporary), and only
 // then is the block inserted. Nothing is left over the whole output.
 // CHECK-LABEL: func.func @bias_gelu
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<4x1x16xf32>
 // CHECK: %[[BIAS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [8, 16] : tensor<128xf32> into tensor<8x16xf32>
 // CHECK: scf.forall (%[[I:.*]], %[[J:.*]]) = (0, 0) to (64, 8) step (32, 1) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<64x8x16xf32>)
 // CHECK:   %[[BLOCK:.*]] = tensor.extract_slice %[[OUT]][%[[I]], %[[J]], 0] [32, 1, 16]
-// CHECK:   %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[BLOCK]] : tensor<32x1x16xf32>)
-// CHECK:   %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]])
-// CHECK:     scf.for
+// CHECK-NOT: linalg.fill
+// CHECK:   %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[BLOCK]])
+// CHECK:     scf.for {{.*}} iter_args(%{{.*}} = %[[Z]])
 // CHECK:       vector.contract
 // CHECK:   %[[B:.*]] = tensor.extract_slice %[[BIAS]][%[[J]], 0] [1, 16]
 // CHECK:   %[[EPI:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<1x16xf32>) outs(%[[ACC]] : tensor<32x1x16xf32>)
@@ -86,19 +88,23 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 // the remainder row each run the epilogue inside their own block loop, and
 // the padding columns are sliced off only at the end.
 // CHECK-LABEL: func.func @odd_residual
+// CHECK-DAG: %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<6x1x16xf32>
+// CHECK-DAG: %[[Z1:.*]] = arith.constant dense<0.000000e+00> : vector<1x1x16xf32>
 // CHECK: %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 0] high[0, 11]
 // CHECK: %[[RES:.*]] = tensor.expand_shape %[[PAD]] {{\[}}[0], [1, 2]] output_shape [13, 3, 16]
 // CHECK: %[[BULK:.*]] = tensor.extract_slice %[[RES]][0, 0, 0] [12, 3, 16]
 // CHECK: scf.for %[[J:.*]] = %c0 to %c3 step %c1
 // CHECK:   %[[R:.*]] = tensor.extract_slice %[[BULK]][0, %[[J]], 0] [12, 1, 16]
-// CHECK:   linalg.fill {{.*}} -> tensor<12x1x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z]])
 // CHECK:   vector.contract
 // CHECK:   linalg.generic {{.*}} ins(%[[R]] : tensor<12x1x16xf32>) outs(%{{.*}} : tensor<12x1x16xf32>)
 // CHECK:     arith.addf
 // CHECK:   tensor.insert_slice
 // CHECK: tensor.extract_slice %[[RES]][12, 0, 0] [1, 3, 16]
 // CHECK: scf.for
-// CHECK:   linalg.fill {{.*}} -> tensor<1x1x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z1]])
 // CHECK:   vector.contract
 // CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xf32>)
 // CHECK:     arith.addf
@@ -149,7 +155,7 @@ module {
 // CHECK: %[[UP:.*]] = scf.for
 // CHECK:   vector.contract
 // CHECK: scf.for %[[J:.*]] = %c0 to %c3 step %c1
-// CHECK:   linalg.fill
+// CHECK-NOT: linalg.fill
 // CHECK:   %[[GATE:.*]] = scf.for
 // CHECK:     vector.contract
 // CHECK:   %[[U:.*]] = tensor.extract_slice %[[UP]][0, %[[J]], 0] [12, 1, 16]
@@ -210,13 +216,17 @@ module {
 // runs on each of them (one cache block each) right after its K loop, in
 // the accumulator.
 // CHECK-LABEL: func.func @unpacked_bias
-// CHECK: %[[Z0:.*]] = linalg.fill {{.*}} -> tensor<16x16xf32>
-// CHECK: %[[A0:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z0]])
+// CHECK-DAG: %[[Z1:.*]] = arith.constant dense<0.000000e+00> : vector<8x4xf32>
+// CHECK-DAG: %[[Z0:.*]] = arith.constant dense<0.000000e+00> : vector<8x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[A0:.*]] = scf.for
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z0]])
 // CHECK:   vector.contract
 // CHECK: linalg.generic {{.*}} outs(%[[A0]] : tensor<16x16xf32>)
 // CHECK:   arith.addf
-// CHECK: %[[Z1:.*]] = linalg.fill {{.*}} -> tensor<16x4xf32>
-// CHECK: %[[A1:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z1]])
+// CHECK-NOT: linalg.fill
+// CHECK: %[[A1:.*]] = scf.for
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %[[Z1]])
 // CHECK:   vector.contract
 // CHECK: linalg.generic {{.*}} outs(%[[A1]] : tensor<16x4xf32>)
 // CHECK:   arith.addf
