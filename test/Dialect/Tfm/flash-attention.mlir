@@ -16,9 +16,10 @@
 // CHECK: %[[LAST:.+]] = arith.addi %[[POS]], %[[C32]] : index
 // CHECK: %[[END:.+]] = arith.minsi %[[C128]], %[[LAST]] : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step %[[C16]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32x64xf32>)
-// Scores of one tile, the running max, exp(s - m), the rescaling factor.
+// Scores of one tile, the running max (maxnumf: a NaN score still reaches
+// the sum through exp), exp(s - m), the rescaling factor.
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x32x16xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.maxnumf
 // CHECK: math.exp
 // CHECK: math.exp
 // CHECK: scf.yield
