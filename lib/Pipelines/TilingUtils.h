@@ -1,7 +1,8 @@
 //===- TilingUtils.h - tiling and vectorising helpers of the CPU codegen -*- C++ -*-===//
 //
 // Shared by the contraction code generator (TileAndVectorizeContractions.cpp,
-// which defines them) and the elementwise/reduction vectoriser
+// which defines them, and FirstKBlock.cpp) and the elementwise/reduction
+// vectoriser
 // (VectorizeElementwise.cpp). All work on linalg ops with static shapes on
 // tensors.
 //
@@ -9,6 +10,7 @@
 #ifndef TFM_LIB_PIPELINES_TILINGUTILS_H
 #define TFM_LIB_PIPELINES_TILINGUTILS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -25,6 +27,11 @@ FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Vectorises `op` in place (static shapes: no masks); no-op on failure.
 void vectorizeInPlace(RewriterBase &rewriter, Operation *op);
+
+/// Replaces the zero fill of each cache block's accumulator in `func` by
+/// register tiles that start the block's first K block from zero vectors
+/// (FirstKBlock.cpp). Runs after the tiles' accumulator reads are hoisted.
+void startFirstKBlockFromZero(RewriterBase &rewriter, func::FuncOp func);
 
 /// Vectorises the reduction over loop `k` (the last loop) of `op` as partial
 /// sums `depth` wide (narrower for a remainder).
