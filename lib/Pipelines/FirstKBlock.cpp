@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -68,6 +69,21 @@ static bool passesThrough(scf::ForOp loop, OpOperand &init) {
   return yield && yield.getOperand(arg.getArgNumber() - 1) == arg;
 }
 
+/// Whether `value` is computed from `iv` (through ops of the same function).
+static bool dependsOn(Value value, Value iv) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == iv)
+      return true;
+    Operation *def = v.getDefiningOp();
+    if (def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
 /// Replaces the zero fill of a cache block's accumulator by starting the
 /// register tiles of the block's first K block from zero vectors.
 ///
@@ -109,14 +125,28 @@ void codegen::startFirstKBlockFromZero(RewriterBase &rewriter,
     SmallVector<vector::TransferReadOp> reads = registerTileReads(accumulator);
     if (reads.empty())
       continue;
-    // `loop` is the K block loop when its iterations revisit the same tiles
-    // (its induction variable indexes no accumulator read); otherwise every
-    // read is of the fill's zeros.
+    // A loop around a read whose induction variable does not feed the
+    // read's indices revisits the same tile: the K block loop. Only `loop`,
+    // the outermost, may be one (its first iteration reads zeros); any
+    // other would read the tile again after writing it.
+    bool revisits = false, valid = true;
+    for (vector::TransferReadOp read : reads)
+      for (Operation *parent = read->getParentOp();
+           parent && !parent->isAncestor(fill); parent = parent->getParentOp()) {
+        auto around = dyn_cast<scf::ForOp>(parent);
+        if (!around || llvm::any_of(read.getIndices(), [&](Value index) {
+              return dependsOn(index, around.getInductionVar());
+            }))
+          continue;
+        if (around == loop)
+          revisits = true;
+        else
+          valid = false;
+      }
+    if (!valid)
+      continue;
     Value first;
-    if (loop && llvm::none_of(reads, [&](vector::TransferReadOp read) {
-          return llvm::is_contained(read.getIndices(),
-                                    loop.getInductionVar());
-        })) {
+    if (revisits) {
       rewriter.setInsertionPointToStart(loop.getBody());
       first = arith::CmpIOp::create(rewriter, loop.getLoc(),
                                     arith::CmpIPredicate::eq,
