@@ -108,3 +108,20 @@ module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 4915
     return %r : tensor<64x128xf32>
   }
 }
+
+// -----
+
+// A zero fill that no register tile reads stays: this matmul has no plan
+// (no tfm.cpu_tiling), so it is not tiled and reads its whole accumulator.
+// CHECK-LABEL: func.func @unplanned_keeps_fill
+// CHECK: %[[F:.*]] = linalg.fill
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<8x16xf32>) outs(%[[F]] : tensor<8x16xf32>)
+module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @unplanned_keeps_fill(%a: tensor<8x8xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %r = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x16xf32>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+    return %r : tensor<8x16xf32>
+  }
+}
