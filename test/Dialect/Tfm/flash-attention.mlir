@@ -15,10 +15,22 @@
 // CHECK: %[[POS:.+]] = arith.addi %{{.+}}, %[[QS]] : index
 // CHECK: %[[LAST:.+]] = arith.addi %[[POS]], %[[C32]] : index
 // CHECK: %[[END:.+]] = arith.minsi %[[C128]], %[[LAST]] : index
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step %[[C16]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32x64xf32>)
+// The key tiles every row of the query tile sees whole (those ending at or
+// before its first row: (POS + 1) / 16 * 16) run first, without the mask;
+// then the tiles from there to END, masked.
+// CHECK: %[[NEXT:.+]] = arith.addi %[[POS]], %c1 : index
+// CHECK: %[[TILES:.+]] = arith.divui %[[NEXT]], %[[C16]] : index
+// CHECK: %[[SEEN:.+]] = arith.muli %[[TILES]], %[[C16]] : index
+// CHECK: %[[WHOLE:.+]] = arith.minsi %[[C128]], %[[SEEN]] : index
+// CHECK: %[[UNMASKED:.+]]:3 = scf.for %{{.+}} = %{{.+}} to %[[WHOLE]] step %[[C16]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x32xf32>, tensor<1x32xf32>, tensor<1x32x64xf32>)
+// CHECK-NOT: arith.cmpi
+// CHECK: arith.maxnumf
+// CHECK-NOT: arith.cmpi
+// CHECK: scf.for %{{.+}} = %[[WHOLE]] to %[[END]] step %[[C16]] iter_args(%{{.+}} = %[[UNMASKED]]#0, %{{.+}} = %[[UNMASKED]]#1, %{{.+}} = %[[UNMASKED]]#2)
 // Scores of one tile, the running max (maxnumf: a NaN score still reaches
 // the sum through exp), exp(s - m), the rescaling factor.
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x32x16xf32>)
+// CHECK: arith.cmpi
 // CHECK: arith.maxnumf
 // CHECK: math.exp
 // CHECK: math.exp
@@ -42,7 +54,8 @@ func.func @causal_mha(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>, %v
 // loop covers every tile. The query tile has 4 x 32 rows, so the keys are
 // transposed once, before the loops, and each key tile is a [dh x 16] slice
 // of K^T (no transpose per tile); with transpose-keys=false a [16 x dh]
-// slice of K.
+// slice of K. 48 keys fill three tiles, none of which any row sees only in
+// part: one key loop, without the mask.
 // CHECK-LABEL: func.func @gqa_not_causal
 // CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
@@ -54,6 +67,9 @@ func.func @causal_mha(%q: tensor<1x4x128x64xf32>, %k: tensor<1x4x128x64xf32>, %v
 // CHECK: tensor.extract_slice %[[KT]][%{{.+}}, %{{.+}}, 0, %[[KS]]] [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x16x48xf32> to tensor<16x16xf32>
 // CHECK: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<4x32x16xf32>)
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: scf.for
+// CHECK: scf.forall.in_parallel
 // NOKT-LABEL: func.func @gqa_not_causal
 // NOKT-NOT: linalg.transpose
 // NOKT: tensor.extract_slice %{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<2x2x48x16xf32> to tensor<16x16xf32>
@@ -160,7 +176,7 @@ func.func @sliding_window(%q: tensor<1x2x128x8xf32>, %k: tensor<1x2x128x8xf32>, 
 // RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 causal-skip=false" | FileCheck %s --check-prefix=NOSKIP
 // RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 transpose-keys=false" | FileCheck %s --check-prefix=NOKT
 // NOSKIP-LABEL: func.func @causal_mha
-// NOSKIP-NOT: arith.minsi
+// NOSKIP-NOT: arith.addi %{{.+}}, %c32 : index
 // NOSKIP: scf.for %{{.+}} = %{{.+}} to %c128 step %c16
 // NOSKIP: arith.cmpi sgt
 

@@ -183,6 +183,11 @@ private:
   /// The key range [begin, end) a query tile whose first row is at absolute
   /// position `queryPos0` must visit.
   std::pair<Value, Value> keyRange(Value queryPos0);
+  /// Where the key tiles from `begin` that every row of the query tile sees
+  /// whole end (no padding key, none in a row's future), within [begin,
+  /// end] (`end` itself when all are); null under a sliding window, whose
+  /// tiles all keep the mask.
+  Value unmaskedEnd(Value queryPos0, Value begin, Value end);
   /// out = acc / l, in the output's element type.
   Value normalize(Value acc, Value l);
   /// K^T: [B, Hkv, dh, S_kv], so that key tiles are column slices.
@@ -199,6 +204,9 @@ private:
   int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
   /// Key tiles are [dh x tk] slices of K^T instead of [tk x dh] slices of K.
   bool keysTransposed = false;
+  /// Whether the key loop being built masks its scores (scaleOrMask); off
+  /// for the tiles unmaskedEnd says every row sees whole.
+  bool maskKeys = true;
 };
 
 Value FlashBuilder::buildScores(Value qTile, Value kTile) {
@@ -218,6 +226,12 @@ Value FlashBuilder::buildScores(Value qTile, Value kTile) {
 
 Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
                                 Value keyStart, Value queryPos0) {
+  Value scaled = arith::MulFOp::create(
+      nb, loc, s,
+      arith::ConstantOp::create(nb, loc,
+                                nb.getF32FloatAttr(op.getScaleValue())));
+  if (!maskKeys)
+    return scaled;
   Value i = linalg::IndexOp::create(nb, loc, 1);
   Value t = linalg::IndexOp::create(nb, loc, 2);
   Value key = arith::AddIOp::create(nb, loc, keyStart, t);
@@ -229,10 +243,6 @@ Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
     masked = arith::OrIOp::create(nb, loc, masked,
                                   op.buildCausallyHidden(nb, loc, query, key));
   }
-  Value scaled = arith::MulFOp::create(
-      nb, loc, s,
-      arith::ConstantOp::create(nb, loc,
-                                nb.getF32FloatAttr(op.getScaleValue())));
   return arith::SelectOp::create(nb, loc, masked, negInf(nb, loc), scaled);
 }
 
@@ -383,6 +393,25 @@ std::pair<Value, Value> FlashBuilder::keyRange(Value queryPos0) {
   return {kvBegin, kvEnd};
 }
 
+Value FlashBuilder::unmaskedEnd(Value queryPos0, Value begin, Value end) {
+  if (op.getSlidingWindow())
+    return nullptr;
+  // A tile [ks, ks + tk) needs no mask when it holds no padding key (ks + tk
+  // <= kvSeq) and, under a causal mask, no key after the tile's first query
+  // row (ks + tk - 1 <= queryPos0). Such tiles start at `begin` (0 without a
+  // window) and end at a multiple of tk that is at most `end` (kvSeq, or
+  // queryPos0 + tq with the causal skip).
+  int64_t whole = kvSeq / tk * tk;
+  if (!op.getCausal())
+    return whole == kvSeq ? end : idx(whole);
+  Value seen = arith::MulIOp::create(
+      b,
+      arith::DivUIOp::create(b, arith::AddIOp::create(b, queryPos0, idx(1)),
+                             idx(tk)),
+      idx(tk));
+  return arith::MinSIOp::create(b, idx(whole), seen);
+}
+
 Value FlashBuilder::normalize(Value acc, Value l) {
   auto tileType = RankedTensorType::get({group, tq, valueDim}, elemType);
   return generic(
@@ -465,15 +494,27 @@ Value FlashBuilder::build() {
     Value m0 = filled({group, tq}, negInf(b, b.getLoc()));
     Value l0 = filled({group, tq}, f32Const(0.0));
     Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
-    ValueRange state =
-        loop(kvBegin, kvEnd, idx(tk), {m0, l0, acc0}, [&](Value ks, ValueRange s) {
-          Value kTile = keysTransposed
-                            ? sliceColumns(k, bi, g, ks, headDim, tk)
-                            : slice(k, bi, g, 1, ks, tk, headDim);
-          Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
-          return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
-                             s[2]);
-        });
+    auto keyLoop = [&](Value from, Value to, ValueRange init) {
+      return loop(from, to, idx(tk), init, [&](Value ks, ValueRange s) {
+        Value kTile = keysTransposed ? sliceColumns(k, bi, g, ks, headDim, tk)
+                                    : slice(k, bi, g, 1, ks, tk, headDim);
+        Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
+        return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
+                           s[2]);
+      });
+    };
+    // Tiles every row sees whole (all but the causal diagonal's and the
+    // padding's) skip the mask: a compare and select per score.
+    SmallVector<Value> state = {m0, l0, acc0};
+    Value kvMasked = kvBegin;
+    if (Value unmasked = unmaskedEnd(queryPos0, kvBegin, kvEnd)) {
+      maskKeys = false;
+      state = llvm::to_vector(keyLoop(kvBegin, unmasked, state));
+      maskKeys = true;
+      kvMasked = unmasked;
+    }
+    if (kvMasked != kvEnd)
+      state = llvm::to_vector(keyLoop(kvMasked, kvEnd, state));
     Value outTile = normalize(state[2], state[1]);
     SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
