@@ -8,12 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "TilingUtils.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -69,19 +69,17 @@ static bool passesThrough(scf::ForOp loop, OpOperand &init) {
   return yield && yield.getOperand(arg.getArgNumber() - 1) == arg;
 }
 
-/// Whether `value` is computed from `iv` (through ops of the same function).
+/// Whether `value` is `iv` or computed from it.
 static bool dependsOn(Value value, Value iv) {
-  SmallVector<Value> work = {value};
-  llvm::SmallPtrSet<Operation *, 8> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == iv)
-      return true;
-    Operation *def = v.getDefiningOp();
-    if (def && seen.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return false;
+  if (value == iv)
+    return true;
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.omitBlockArguments = true;
+  (void)getBackwardSlice(value, &slice, options);
+  return llvm::any_of(slice, [&](Operation *op) {
+    return llvm::is_contained(op->getOperands(), iv);
+  });
 }
 
 /// Replaces the zero fill of a cache block's accumulator by starting the

@@ -441,6 +441,46 @@ static void vectorizeAsDotProducts(RewriterBase &rewriter,
 /// before packing A pays: the pack is one pass over A.
 static constexpr int64_t kMinPanelsToPackA = 8;
 
+/// A pack of `aValue` into `expandedType` panels made for another
+/// contraction, usable at `op`: one that dominates it, or one whose fresh
+/// destination can move up to it with the pack. A is usually a [M, K] view
+/// of an activation that each projection took on its own: equal views of
+/// the same tensor are the same A. Null when there is none.
+static Value existingPackOfA(RewriterBase &rewriter, Operation *op,
+                             Value aValue, RankedTensorType expandedType) {
+  SmallVector<Value> views = {aValue};
+  if (auto collapse = aValue.getDefiningOp<tensor::CollapseShapeOp>())
+    for (Operation *sibling : collapse.getSrc().getUsers())
+      if (auto other = dyn_cast<tensor::CollapseShapeOp>(sibling);
+          other && other != collapse && other.getType() == aValue.getType() &&
+          other.getReassociationIndices() ==
+              collapse.getReassociationIndices())
+        views.push_back(other.getResult());
+  DominanceInfo dominance;
+  for (Value view : views)
+    for (Operation *user : view.getUsers()) {
+      auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
+      if (!expand || expand.getResultType() != expandedType)
+        continue;
+      for (Operation *expandUser : expand->getUsers()) {
+        auto pack = dyn_cast<linalg::TransposeOp>(expandUser);
+        if (!pack || pack.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
+          continue;
+        if (dominance.properlyDominates(pack.getOperation(), op))
+          return pack.getResult()[0];
+        auto init = pack.getInit().getDefiningOp<tensor::EmptyOp>();
+        if (!init || !init->hasOneUse() ||
+            !dominance.properlyDominates(view, op))
+          continue;
+        rewriter.moveOpBefore(expand, op);
+        rewriter.moveOpBefore(init, op);
+        rewriter.moveOpBefore(pack, op);
+        return pack.getResult()[0];
+      }
+    }
+  return nullptr;
+}
+
 /// Packs the rows of A, the contraction's [M, K] operand, into `rows`-row
 /// panels Ap[M / rows, K, rows] (Ap[p, k, i] = A[p * rows + i, k]) when A
 /// is read by enough register tiles to repay the copy. A register tile then
@@ -474,43 +514,8 @@ static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
   // share the panels of the first.
   auto expandedType =
       RankedTensorType::get({m / rows, rows, k}, aType.getElementType());
-  DominanceInfo dominance;
-  // A is usually a [M, K] view of an activation that each projection took
-  // on its own: equal views of the same tensor are the same A.
-  SmallVector<Value> views = {aValue};
-  if (auto collapse = aValue.getDefiningOp<tensor::CollapseShapeOp>())
-    for (Operation *sibling : collapse.getSrc().getUsers())
-      if (auto other = dyn_cast<tensor::CollapseShapeOp>(sibling);
-          other && other != collapse && other.getType() == aType &&
-          other.getReassociationIndices() ==
-              collapse.getReassociationIndices())
-        views.push_back(other.getResult());
-  SmallVector<Operation *> users;
-  for (Value view : views)
-    llvm::append_range(users, view.getUsers());
-  for (Operation *user : users) {
-    auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
-    if (!expand || expand.getResultType() != expandedType)
-      continue;
-    for (Operation *expandUser : expand->getUsers()) {
-      auto pack = dyn_cast<linalg::TransposeOp>(expandUser);
-      if (!pack || pack.getPermutation() != ArrayRef<int64_t>{0, 2, 1})
-        continue;
-      if (dominance.properlyDominates(pack.getOperation(), op))
-        return pack.getResult()[0];
-      // A pack made for a later contraction moves up to this one, with its
-      // fresh destination, when A is available there.
-      auto init = pack.getInit().getDefiningOp<tensor::EmptyOp>();
-      Value view = expand.getSrc();
-      if (!init || !init->hasOneUse() ||
-          !dominance.properlyDominates(view, op))
-        continue;
-      rewriter.moveOpBefore(expand, op);
-      rewriter.moveOpBefore(init, op);
-      rewriter.moveOpBefore(pack, op);
-      return pack.getResult()[0];
-    }
-  }
+  if (Value shared = existingPackOfA(rewriter, op, aValue, expandedType))
+    return shared;
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value expanded = tensor::ExpandShapeOp::create(

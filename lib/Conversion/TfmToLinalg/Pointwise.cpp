@@ -340,6 +340,7 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
   matchAndRewrite(RoPEOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
     RankedTensorType type = tensorType(op.getResult());
     Type elementType = type.getElementType();
     int64_t rotary = op.getRotaryDimsValue(), half = rotary / 2;
@@ -360,13 +361,12 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
                                  rewriter.getIndexAttr(0),
                                  rewriter.getIndexAttr(0),
                                  rewriter.getIndexAttr(start)},
-          getAsIndexOpFoldResult(rewriter.getContext(), halfType.getShape()),
+          getAsIndexOpFoldResult(ctx, halfType.getShape()),
           SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
     };
     Value x1 = halfOf(0), x2 = halfOf(half);
     // Loops (b, h, s, j, i): the halves at (b, h, s, i), the tables at
     // (b or 0, s, i), the result at (b, h, s, j, i).
-    MLIRContext *ctx = rewriter.getContext();
     AffineExpr b = getAffineDimExpr(0, ctx), h = getAffineDimExpr(1, ctx),
                s = getAffineDimExpr(2, ctx), i = getAffineDimExpr(4, ctx);
     AffineMap halves = AffineMap::get(5, 0, {b, h, s, i}, ctx);

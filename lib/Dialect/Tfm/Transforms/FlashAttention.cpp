@@ -159,35 +159,35 @@ private:
 
   /// One step of the key loop: folds a key/value tile into (m, l, acc).
   SmallVector<Value> foldKeyTile(Value qTile, Value kTile, Value vTile,
-                                 Value keyStart, Value queryPos0, Value m,
-                                 Value l, Value acc);
+                                 Value keyStart, Value queryPos0, bool masked,
+                                 Value m, Value l, Value acc);
   /// The tile's raw scores s[j, i, t] = sum_d q[j, i, d] * k[t, d], in f32.
   Value buildScores(Value qTile, Value kTile);
   /// Inside a linalg body over [j, i, t]: the scaled score `s` of query row
-  /// i and key t of the tile starting at `keyStart`, or -inf where the key
-  /// is masked: a padding key or, under a causal mask, one the query may
-  /// not see.
+  /// i and key t of the tile starting at `keyStart`, or, when the tile is
+  /// `masked`, -inf where the key is hidden: a padding key or, under a
+  /// causal mask, one the query may not see.
   Value scaleOrMask(OpBuilder &nb, Location loc, Value s, Value keyStart,
-                    Value queryPos0);
+                    Value queryPos0, bool masked);
   /// `mx`, or 0 where it is -inf under a sliding window (see foldKeyTile).
   Value safeMax(OpBuilder &nb, Location loc, Value mx);
   /// The correction exp(m - m_new) and the new running max m_new.
   std::pair<Value, Value> updateRowMax(Value scores, Value keyStart,
-                                       Value queryPos0, Value m);
+                                       Value queryPos0, bool masked, Value m);
   /// p[j, i, t] = exp(s - m_new).
   Value buildProbabilities(Value scores, Value mNew, Value keyStart,
-                           Value queryPos0);
+                           Value queryPos0, bool masked);
   /// l * corr + rowsum(p) and acc * corr + p V.
   std::pair<Value, Value> accumulate(Value probs, Value vTile, Value corr,
                                      Value l, Value acc);
   /// The key range [begin, end) a query tile whose first row is at absolute
   /// position `queryPos0` must visit.
   std::pair<Value, Value> keyRange(Value queryPos0);
-  /// Where the key tiles from `begin` that every row of the query tile sees
-  /// whole end (no padding key, none in a row's future), within [begin,
-  /// end] (`end` itself when all are); null under a sliding window, whose
-  /// tiles all keep the mask.
-  Value unmaskedEnd(Value queryPos0, Value begin, Value end);
+  /// Where the key tiles from 0 that every row of the query tile sees whole
+  /// end (no padding key, none in a row's future): at most `end`, the end
+  /// of the key range (`end` itself when all are); null under a sliding
+  /// window, whose tiles all keep the mask.
+  Value unmaskedEnd(Value queryPos0, Value end);
   /// out = acc / l, in the output's element type.
   Value normalize(Value acc, Value l);
   /// K^T: [B, Hkv, dh, S_kv], so that key tiles are column slices.
@@ -204,9 +204,6 @@ private:
   int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
   /// Key tiles are [dh x tk] slices of K^T instead of [tk x dh] slices of K.
   bool keysTransposed = false;
-  /// Whether the key loop being built masks its scores (scaleOrMask); off
-  /// for the tiles unmaskedEnd says every row sees whole.
-  bool maskKeys = true;
 };
 
 Value FlashBuilder::buildScores(Value qTile, Value kTile) {
@@ -225,25 +222,26 @@ Value FlashBuilder::buildScores(Value qTile, Value kTile) {
 }
 
 Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
-                                Value keyStart, Value queryPos0) {
+                                Value keyStart, Value queryPos0,
+                                bool masked) {
   Value scaled = arith::MulFOp::create(
       nb, loc, s,
       arith::ConstantOp::create(nb, loc,
                                 nb.getF32FloatAttr(op.getScaleValue())));
-  if (!maskKeys)
+  if (!masked)
     return scaled;
   Value i = linalg::IndexOp::create(nb, loc, 1);
   Value t = linalg::IndexOp::create(nb, loc, 2);
   Value key = arith::AddIOp::create(nb, loc, keyStart, t);
-  Value masked =
+  Value hidden =
       arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::sge, key,
                             arith::ConstantIndexOp::create(nb, loc, kvSeq));
   if (op.getCausal()) {
     Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
-    masked = arith::OrIOp::create(nb, loc, masked,
+    hidden = arith::OrIOp::create(nb, loc, hidden,
                                   op.buildCausallyHidden(nb, loc, query, key));
   }
-  return arith::SelectOp::create(nb, loc, masked, negInf(nb, loc), scaled);
+  return arith::SelectOp::create(nb, loc, hidden, negInf(nb, loc), scaled);
 }
 
 Value FlashBuilder::safeMax(OpBuilder &nb, Location loc, Value mx) {
@@ -258,7 +256,8 @@ Value FlashBuilder::safeMax(OpBuilder &nb, Location loc, Value mx) {
 
 std::pair<Value, Value> FlashBuilder::updateRowMax(Value scores,
                                                    Value keyStart,
-                                                   Value queryPos0, Value m) {
+                                                   Value queryPos0,
+                                                   bool masked, Value m) {
   // The tile's row maxima, then corr = exp(m - m_new) (how much the old
   // running values shrink), then m_new = max(m, tile max) written into m's
   // buffer only after corr has read m, so the loop updates m in place.
@@ -271,7 +270,7 @@ std::pair<Value, Value> FlashBuilder::updateRowMax(Value scores,
       rowType, {scores}, filled({group, tq}, negInf(b, b.getLoc())),
       {map(3, {0, 1, 2}), map(3, {0, 1})}, {kPar, kPar, kRed},
       [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0);
+        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0, masked);
         linalg::YieldOp::create(
             nb, loc, arith::MaxNumFOp::create(nb, loc, a[1], s).getResult());
       });
@@ -299,7 +298,8 @@ std::pair<Value, Value> FlashBuilder::updateRowMax(Value scores,
 }
 
 Value FlashBuilder::buildProbabilities(Value scores, Value mNew,
-                                       Value keyStart, Value queryPos0) {
+                                       Value keyStart, Value queryPos0,
+                                       bool masked) {
   // Masked keys give exp(-inf) = 0. Without a window m_new is finite: key 0
   // is visible to every query and lies in the first tile; with one, see
   // safeMax.
@@ -309,7 +309,7 @@ Value FlashBuilder::buildProbabilities(Value scores, Value mNew,
       tensor::EmptyOp::create(b, scoreType.getShape(), f32),
       {map(3, {0, 1, 2}), map(3, {0, 1}), map(3, {0, 1, 2})},
       {kPar, kPar, kPar}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0);
+        Value s = scaleOrMask(nb, loc, a[0], keyStart, queryPos0, masked);
         Value e = math::ExpOp::create(
             nb, loc,
             arith::SubFOp::create(nb, loc, s, safeMax(nb, loc, a[1])));
@@ -357,15 +357,15 @@ std::pair<Value, Value> FlashBuilder::accumulate(Value probs, Value vTile,
 
 SmallVector<Value> FlashBuilder::foldKeyTile(Value qTile, Value kTile,
                                              Value vTile, Value keyStart,
-                                             Value queryPos0, Value m, Value l,
-                                             Value acc) {
+                                             Value queryPos0, bool masked,
+                                             Value m, Value l, Value acc) {
   // Under a sliding window a row may have seen only masked keys so far
   // (m_new = -inf, l = acc = 0): safeMax subtracts 0 instead, which keeps
   // corr and p at exp(-inf) = 0 rather than NaN. Without a window key 0 is
   // always visible.
   Value scores = buildScores(qTile, kTile);
-  auto [corr, mNew] = updateRowMax(scores, keyStart, queryPos0, m);
-  Value probs = buildProbabilities(scores, mNew, keyStart, queryPos0);
+  auto [corr, mNew] = updateRowMax(scores, keyStart, queryPos0, masked, m);
+  Value probs = buildProbabilities(scores, mNew, keyStart, queryPos0, masked);
   auto [lNew, accNew] = accumulate(probs, vTile, corr, l, acc);
   return {mNew, lNew, accNew};
 }
@@ -393,14 +393,14 @@ std::pair<Value, Value> FlashBuilder::keyRange(Value queryPos0) {
   return {kvBegin, kvEnd};
 }
 
-Value FlashBuilder::unmaskedEnd(Value queryPos0, Value begin, Value end) {
+Value FlashBuilder::unmaskedEnd(Value queryPos0, Value end) {
   if (op.getSlidingWindow())
     return nullptr;
   // A tile [ks, ks + tk) needs no mask when it holds no padding key (ks + tk
   // <= kvSeq) and, under a causal mask, no key after the tile's first query
-  // row (ks + tk - 1 <= queryPos0). Such tiles start at `begin` (0 without a
-  // window) and end at a multiple of tk that is at most `end` (kvSeq, or
-  // queryPos0 + tq with the causal skip).
+  // row (ks + tk - 1 <= queryPos0). Such tiles start at 0 (no window) and
+  // end at a multiple of tk that is at most `end` (kvSeq, or queryPos0 + tq
+  // with the causal skip).
   int64_t whole = kvSeq / tk * tk;
   if (!op.getCausal())
     return whole == kvSeq ? end : idx(whole);
@@ -494,27 +494,26 @@ Value FlashBuilder::build() {
     Value m0 = filled({group, tq}, negInf(b, b.getLoc()));
     Value l0 = filled({group, tq}, f32Const(0.0));
     Value acc0 = filled({group, tq, valueDim}, f32Const(0.0));
-    auto keyLoop = [&](Value from, Value to, ValueRange init) {
+    auto keyLoop = [&](Value from, Value to, bool masked, ValueRange init) {
       return loop(from, to, idx(tk), init, [&](Value ks, ValueRange s) {
         Value kTile = keysTransposed ? sliceColumns(k, bi, g, ks, headDim, tk)
                                     : slice(k, bi, g, 1, ks, tk, headDim);
         Value vTile = slice(v, bi, g, 1, ks, tk, valueDim);
-        return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, s[0], s[1],
-                           s[2]);
+        return foldKeyTile(qTile, kTile, vTile, ks, queryPos0, masked, s[0],
+                           s[1], s[2]);
       });
     };
     // Tiles every row sees whole (all but the causal diagonal's and the
     // padding's) skip the mask: a compare and select per score.
     SmallVector<Value> state = {m0, l0, acc0};
     Value kvMasked = kvBegin;
-    if (Value unmasked = unmaskedEnd(queryPos0, kvBegin, kvEnd)) {
-      maskKeys = false;
-      state = llvm::to_vector(keyLoop(kvBegin, unmasked, state));
-      maskKeys = true;
+    if (Value unmasked = unmaskedEnd(queryPos0, kvEnd)) {
+      state = llvm::to_vector(
+          keyLoop(kvBegin, unmasked, /*masked=*/false, state));
       kvMasked = unmasked;
     }
     if (kvMasked != kvEnd)
-      state = llvm::to_vector(keyLoop(kvMasked, kvEnd, state));
+      state = llvm::to_vector(keyLoop(kvMasked, kvEnd, /*masked=*/true, state));
     Value outTile = normalize(state[2], state[1]);
     SmallVector<OpFoldResult> offsets{bi, head0, qs, b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(group),
