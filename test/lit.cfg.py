@@ -66,6 +66,15 @@ def _has_amx():
 if _has_amx():
     config.available_features.add("amx-bf16")
 
+# AVX512-BF16 pair dot products (vdpbf16ps) run here: the host plan of a
+# bf16 GEMM is then the K-pair form (bf16-pairs.test).
+try:
+    _flags = set(open("/proc/cpuinfo").read().split())
+except OSError:
+    _flags = set()
+if {"avx512_bf16", "avx512vl"} <= _flags:
+    config.available_features.add("avx512-bf16")
+
 # Tests that compare against PyTorch need Debian's python3-torch.
 import subprocess
 if subprocess.call([config.python_executable, "-c", "import torch, numpy"],

@@ -231,17 +231,26 @@ def make_cases(args, work):
     cases = []
     rng = np.random.default_rng(0)
 
+    half = args.dtype != "f32"
+    suffix = f"-{args.dtype}" if half else ""
+
     def add(name, kind, module, extra, flops, title):
+        name += suffix
+        if half:
+            title += f", {args.dtype}"
         f = module.functions[0]
         path = os.path.join(work, name)
         with open(path + ".mlir", "w") as fh:
             fh.write(module.to_mlir())
-        tfm_io.write_safetensors(path + ".safetensors",
-                                 random_weights(f.params, len(cases) + 1))
+        weights = random_weights(f.params, len(cases) + 1)
+        if half:
+            weights = {k: tfm_io.BF16(v) for k, v in weights.items()}
+        tfm_io.write_safetensors(path + ".safetensors", weights)
         (arg, shape), = [(a, v.type.shape) for v, a_attr, a in f._args
                          if a_attr == "tfm.input"]
         np.save(path + ".x.npy", rng.standard_normal(shape).astype(np.float32))
-        case = {"name": name, "kind": kind, "title": title, "mlir": path + ".mlir",
+        case = {"name": name, "kind": kind, "title": title, "dtype": args.dtype,
+                "mlir": path + ".mlir",
                 "weights": path + ".safetensors", "input": path + ".x.npy",
                 "input_name": arg, "output_name": f._results[0][2],
                 "onnx": path + ".onnx", "flops": flops}
@@ -252,7 +261,7 @@ def make_cases(args, work):
         c = models.parse_config(dict(GPT2_SMALL, n_positions=max(1024, *args.sizes)))
         d, m = c.hidden_size, c.intermediate_size
         for s in args.sizes:
-            module = models.build_block(c, 0, 1, s)
+            module = models.build_block(c, 0, 1, s, dtype=args.dtype)
             flops = 2 * s * (4 * d * d + 2 * d * m) + 2 * s * s * d  # causal half
             add(f"gpt2-S{s}", "gpt2_block", module,
                 {"heads": c.num_heads, "eps": c.norm_eps}, flops,
@@ -261,7 +270,7 @@ def make_cases(args, work):
         c = models.parse_config(LLAMA_GQA)
         s, d, m = args.llama_seq, c.hidden_size, c.intermediate_size
         kv = c.num_kv_heads * c.head_dim
-        module = models.build_block(c, 0, 1, s)
+        module = models.build_block(c, 0, 1, s, dtype=args.dtype)
         flops = 2 * s * (2 * d * d + 2 * d * kv + 3 * d * m) + 2 * s * s * d
         add(f"llama-S{s}", "llama_block", module,
             {"heads": c.num_heads, "kv_heads": c.num_kv_heads, "eps": c.norm_eps,
@@ -284,8 +293,11 @@ def make_cases(args, work):
             module = Module()
             f = module.function("linear")
             x = f.input("x", (1, mm, k))
-            w = f.param("w", (k, n) if layout == "in_out" else (n, k))
-            f.output("y", f.linear(x, w, layout=layout))
+            w = f.param("w", (k, n) if layout == "in_out" else (n, k), args.dtype)
+            if half:
+                x = f.convert(x, args.dtype)
+            y = f.linear(x, w, layout=layout)
+            f.output("y", f.convert(y, "f32") if half else y)
             add(f"gemm-{layout}", "gemm", module, {"layout": layout},
                 flops_gemm(mm, k, n), f"GEMM {mm}x{k}x{n}, layout {layout}")
     if "decode" in args.cases:
@@ -582,6 +594,10 @@ def parse_args(argv):
                    help="skip round 0's output comparison")
     p.add_argument("--keep", metavar="DIR",
                    help="work in DIR (modules, weights, .onnx) and keep it")
+    p.add_argument("--dtype", default="f32", choices=("f32", "bf16"),
+                   help="parameters and computation of the gpt2, llama and "
+                        "gemm cases (bf16: tfm and PyTorch only; inputs and "
+                        "outputs stay f32, converted in the case)")
     p.add_argument("--tfm-pipeline-options", default="", metavar="OPTIONS",
                    help="tfm's --pipeline-options, e.g. amx-choice=measured "
                         "(default: none, the pipeline's defaults)")
@@ -594,6 +610,11 @@ def parse_args(argv):
     if bad:
         p.error(f"--cases: unknown {', '.join(bad)} (known: {', '.join(ALL_CASES)})")
     args.cases = cases
+    if args.dtype != "f32":
+        other = [c for c in cases if c not in ("gpt2", "llama", "gemm")]
+        if other:
+            p.error(f"--dtype {args.dtype}: only the gpt2, llama and gemm "
+                    f"cases (not {', '.join(other)})")
     ncpu = len(os.sched_getaffinity(0))
     threads = []
     for t in args.threads.split(","):
@@ -644,7 +665,10 @@ def main(argv=None):
             workers[("torch-export", 1)] = exporter
         versions["torch"] = exporter.request(cmd="info")
 
-        if "ort" in args.systems:
+        if "ort" in args.systems and args.dtype != "f32":
+            notes.append(f"onnxruntime: not run in {args.dtype} (its CPU "
+                         f"kernels have no {args.dtype} MatMul)")
+        elif "ort" in args.systems:
             if not os.access(VENV_PYTHON, os.X_OK):
                 notes.append("onnxruntime: skipped (no bench/.venv; run "
                              "bench/peers/setup-venv.sh)")
@@ -707,6 +731,9 @@ def main(argv=None):
     print(f"- load average (1/5/15 min): before {load_before}, after {load_after}")
     if args.tfm_pipeline_options:
         print(f"- tfm pipeline options: {args.tfm_pipeline_options}")
+    if args.dtype != "f32":
+        print(f"- dtype: {args.dtype} (parameters and computation; f32 in "
+              f"and out)")
     print(f"- threads: {', '.join(map(str, args.threads))} (tfm: "
           f"{', '.join(map(str, tfm_threads))})")
     print(f"- PyTorch {tv.get('torch', '?')} ({'; '.join(tv.get('build', [])) or 'BLAS ?'}), "

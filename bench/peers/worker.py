@@ -110,10 +110,26 @@ class TorchCases:
         key = case["name"]
         if key in self.cache:
             return self.cache[key]
-        torch, R = self.torch, self.R
+        torch = self.torch
         w = self.weights(case)
         x = torch.from_numpy(np.load(case["input"])) if case.get("input") else None
         kind = case["kind"]
+        if case.get("dtype", "f32") == "bf16":
+            # The same bf16 weights (read widened, narrowed back exactly)
+            # and the computation in bf16; f32 in and out, as tfm's case.
+            w = {k: v.to(torch.bfloat16) for k, v in w.items()}
+            inner = self._function(kind, case, w)
+
+            def f(h):
+                return inner(h.to(torch.bfloat16)).float()
+            self.cache[key] = (f, (x,))
+            return self.cache[key]
+        self.cache[key] = (self._function(kind, case, w), (x,))
+        return self.cache[key]
+
+    def _function(self, kind, case, w):
+        """The case's computation on weights `w`."""
+        torch, R = self.torch, self.R
         if kind == "gpt2_block":
             def f(h):
                 return R.hf_gpt2_block(w, "h.0.", h, case["heads"], case["eps"], "tanh")
@@ -135,8 +151,7 @@ class TorchCases:
                     return h @ weight
         else:
             raise ValueError(f"unknown case kind {kind!r}")
-        self.cache[key] = (f, (x,))
-        return self.cache[key]
+        return f
 
     def time(self, case, repeat, save):
         f, inputs = self.function(case)

@@ -259,6 +259,28 @@ static void packWeight(const PackedLayout &layout, const char *source,
     }
 }
 
+/// Packs a row-major bf16 weight into panels with its K pairs interleaved
+/// (tfm.param_pack with format = "bf16_pairs"): P[j, k / 2, r, k % 2] =
+/// W(k, j * panel + r), zero bits past N.
+static void packWeightPairs(const PackedLayout &layout, const char *source,
+                            char *out) {
+  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
+  const uint16_t *w = reinterpret_cast<const uint16_t *>(source);
+  uint16_t *p = reinterpret_cast<uint16_t *>(out);
+  for (int64_t j = 0; j < panels; ++j)
+    for (int64_t kk = 0; kk < k; ++kk) {
+      uint16_t *pair = p + (j * k + kk / 2 * 2) * panel + kk % 2;
+      for (int64_t r = 0; r < panel; ++r) {
+        int64_t col = j * panel + r;
+        pair[2 * r] = col >= n        ? uint16_t(0)
+                      : layout.outIn ? w[col * k + kk]
+                                     : w[kk * n + col];
+      }
+    }
+}
+
 /// bf16(x) as AMX machines convert (vcvtneps2bf16): round to nearest even,
 /// subnormal inputs read as zero, so that parts split here equal those the
 /// generated code splits per call.
@@ -341,6 +363,8 @@ bindParameter(const EntrySignature &sig, size_t i,
     result.storage = std::move(*storage);
     if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
+    else if (arg.packed->kPairs)
+      packWeightPairs(*arg.packed, source, result.storage->get());
     else if (getDTypeSize(arg.dtype) == 2)
       packWeight<uint16_t>(*arg.packed, source, result.storage->get());
     else
@@ -462,6 +486,7 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
                            arg.packed->panel,
                            arg.packed->amxParts == 3   ? ",amx_bf16x3"
                            : arg.packed->amxParts == 1 ? ",amx_bf16"
+                           : arg.packed->kPairs        ? ",bf16_pairs"
                                                        : "")
                  .str();
     auto it = shared.find(key);

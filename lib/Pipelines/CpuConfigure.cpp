@@ -41,6 +41,7 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
                      b.getI64IntegerAttr(target.vectorRegisters)),
       b.getNamedAttr("fma", b.getBoolAttr(target.hasFMA)),
       b.getNamedAttr("amx_bf16", b.getBoolAttr(target.hasAmxBf16)),
+      b.getNamedAttr("avx512_bf16", b.getBoolAttr(target.hasAvx512Bf16)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });
@@ -59,6 +60,8 @@ DictionaryAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
   if (t.amxBlockCols > 0 && t.amxBlockDepth > 0)
     fields.push_back(b.getNamedAttr(
         "amx", b.getDenseI64ArrayAttr({t.amxBlockCols, t.amxBlockDepth})));
+  if (t.bf16Pairs)
+    fields.push_back(b.getNamedAttr("bf16_pairs", b.getUnitAttr()));
   return b.getDictionaryAttr(fields);
 }
 
@@ -86,6 +89,7 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
     t.amxBlockCols = amx[0];
     t.amxBlockDepth = amx[1];
   }
+  t.bf16Pairs = dict.get("bf16_pairs") ? 1 : 0;
   if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
       t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 || t.dotDepth < 1)
     return std::nullopt;
@@ -122,7 +126,7 @@ struct CpuConfigurePass
     overrides.amxBlockCols = amxBlockCols;
     overrides.amxBlockDepth = amxBlockDepth;
     ContractionTiling tiling =
-        withOverrides(deriveContractionTiling(*target, amx), overrides);
+        withOverrides(deriveContractionTiling(*target, amx, bf16Dot), overrides);
     MLIRContext *ctx = &getContext();
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
     DictionaryAttr tilingAttr = tilingToAttr(ctx, tiling);

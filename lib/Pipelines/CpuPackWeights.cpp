@@ -20,6 +20,16 @@
 // full panels write straight into C and the last panel's N mod nr columns
 // are a narrow matmul of their own, so C is never a slice of a padded buffer.
 //
+// With `bf16_pairs` planned (AVX512-BF16, tfm-cpu-configure) a bf16 weight
+// of even K is packed with its K pairs interleaved instead,
+//
+//   P[j, k / 2, r, k % 2] = W(k, j * nr + r)   (tensor<J x K/2 x nr x 2>)
+//
+// so that one 64-byte load holds, for 16 columns, the pair of K steps one
+// `vdpbf16ps` multiplies; A is read as [M, K/2, 2] and the matmul becomes a
+// generic over (m, j, r, q, t), k = 2 q + t. The parameter's tfm.param_pack
+// adds `format = "bf16_pairs"`.
+//
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
 //
@@ -61,6 +71,8 @@ struct PackCandidate {
   BlockArgument weight;
   bool outIn;
   int64_t panel;
+  /// K pairs interleaved (bf16_pairs planned, a bf16 weight of even K).
+  bool pairs;
 };
 } // namespace
 
@@ -93,12 +105,16 @@ static std::optional<bool> matchMatmul(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-/// The type of the weight `w` packed in panels of `panel` columns.
+/// The type of the weight `w` packed in panels of `panel` columns, with
+/// `pairs` its K pairs interleaved.
 static RankedTensorType packedType(RankedTensorType w, bool outIn,
-                                   int64_t panel) {
+                                   int64_t panel, bool pairs) {
   int64_t n = w.getDimSize(outIn ? 0 : 1), k = w.getDimSize(outIn ? 1 : 0);
-  return RankedTensorType::get({int64_t(llvm::divideCeil(n, panel)), k, panel},
-                               w.getElementType());
+  int64_t panels = llvm::divideCeil(n, panel);
+  if (pairs)
+    return RankedTensorType::get({panels, k / 2, panel, 2},
+                                 w.getElementType());
+  return RankedTensorType::get({panels, k, panel}, w.getElementType());
 }
 
 /// Whether `value` reaches an elementwise generic through reshapes and
@@ -131,22 +147,54 @@ static void buildMultiplyAccumulate(OpBuilder &b, Location l,
       b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
 }
 
-/// The matmul C[m, n] += A[m, k] * P[k, n] (P a [K, N] slice of the packed
-/// weight's last panel) as a generic, with `op`'s tile plan.
-static Value buildTailMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
-                             Value a, Value p, Value init) {
+/// The matmul C[m, .., r] += A[m, k] * P[.., k, r] as a generic reading the
+/// panels `p` (rank 3: [J, K, nr], C [M, J, nr]; rank 2: one panel [K, nr],
+/// C [M, nr]), or with the K pairs interleaved (rank 4 [J, K/2, nr, 2] or
+/// rank 3 [K/2, nr, 2]; A read as [M, K/2, 2]), with `op`'s tile plan.
+static Value buildPanelMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
+                              Value a, Value p, Value init, bool pairs) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  AffineExpr dm, dn, dk;
-  bindDims(ctx, dm, dn, dk);
-  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {dm, dk}, ctx),
-                              AffineMap::get(3, 0, {dk, dn}, ctx),
-                              AffineMap::get(3, 0, {dm, dn}, ctx)};
-  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
+  bool panels = cast<RankedTensorType>(init.getType()).getRank() == 3;
+  unsigned numLoops = (panels ? 3 : 2) + (pairs ? 2 : 1);
+  SmallVector<AffineExpr> d;
+  for (unsigned i = 0; i < numLoops; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
+  // Loops: m, [j,] r, then k, or q and t (k = 2 q + t).
+  AffineExpr m = d[0], r = d[panels ? 2 : 1];
+  unsigned firstK = panels ? 3 : 2;
+  SmallVector<AffineExpr> aExprs{m}, pExprs, cExprs{m};
+  if (panels) {
+    pExprs.push_back(d[1]);
+    cExprs.push_back(d[1]);
+  }
+  cExprs.push_back(r);
+  if (pairs) {
+    AffineExpr q = d[firstK], t = d[firstK + 1];
+    aExprs.append({q, t});
+    pExprs.append({q, r, t});
+    auto aType = cast<RankedTensorType>(a.getType());
+    int64_t k = aType.getDimSize(1);
+    a = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({aType.getDimSize(0), k / 2, 2},
+                              aType.getElementType()),
+        a, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  } else {
+    AffineExpr k = d[firstK];
+    aExprs.push_back(k);
+    pExprs.append({k, r});
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(numLoops, 0, aExprs, ctx),
+                              AffineMap::get(numLoops, 0, pExprs, ctx),
+                              AffineMap::get(numLoops, 0, cExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(firstK,
+                                             utils::IteratorType::parallel);
+  iterators.append(numLoops - firstK, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{init.getType()}, ValueRange{a, p},
       ValueRange{init}, maps, iterators, buildMultiplyAccumulate);
+  // The tile plan travels with the op.
   if (Attribute plan = op->getAttr(kCpuTilingAttrName))
     generic->setAttr(kCpuTilingAttrName, plan);
   return generic.getResult(0);
@@ -172,12 +220,11 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   // at V = 50257). The full panels write straight into C instead and the
   // last panel's N mod nr columns are a narrow matmul of their own.
   if (padded != n && !feedsElementwiseOp(op->getResult(0))) {
-    MLIRContext *ctx = rewriter.getContext();
     auto index = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
     };
     int64_t full = panels - 1, bulk = full * c.panel, rest = n - bulk;
-    int64_t k = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+    int64_t k = cast<RankedTensorType>(a.getType()).getDimSize(1);
     Type packedElementType =
         cast<RankedTensorType>(packed.getType()).getElementType();
     // A zero-filled init is filled per part (so each part's fill is fused
@@ -201,28 +248,23 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
       SmallVector<ReassociationIndices> split{{0}, {1, 2}};
       Value bulkPanels = tensor::ExpandShapeOp::create(rewriter, loc, panelType,
                                                        bulkInit, split);
+      // The full panels: [full, K, nr], or [full, K/2, nr, 2] (pairs).
+      auto packedType = cast<RankedTensorType>(packed.getType());
+      SmallVector<int64_t> fullShape(packedType.getShape());
+      fullShape[0] = full;
+      SmallVector<OpFoldResult> zeros(fullShape.size(), index(0)),
+          ones(fullShape.size(), index(1)), sizes;
+      for (int64_t size : fullShape)
+        sizes.push_back(index(size));
       Value fullPanels = tensor::ExtractSliceOp::create(
           rewriter, loc,
-          RankedTensorType::get({full, k, c.panel}, packedElementType),
-          packed, ArrayRef<OpFoldResult>{index(0), index(0), index(0)},
-          ArrayRef<OpFoldResult>{index(full), index(k), index(c.panel)},
-          ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
-      AffineExpr dm, dj, dr, dk;
-      bindDims(ctx, dm, dj, dr, dk);
-      SmallVector<AffineMap> maps{AffineMap::get(4, 0, {dm, dk}, ctx),
-                                  AffineMap::get(4, 0, {dj, dk, dr}, ctx),
-                                  AffineMap::get(4, 0, {dm, dj, dr}, ctx)};
-      SmallVector<utils::IteratorType> iterators(3,
-                                                 utils::IteratorType::parallel);
-      iterators.push_back(utils::IteratorType::reduction);
-      auto generic = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{panelType}, ValueRange{a, fullPanels},
-          ValueRange{bulkPanels}, maps, iterators, buildMultiplyAccumulate);
-      if (Attribute plan = op->getAttr(kCpuTilingAttrName))
-        generic->setAttr(kCpuTilingAttrName, plan);
+          RankedTensorType::get(fullShape, packedElementType), packed, zeros,
+          sizes, ones);
+      Value bulkProduct =
+          buildPanelMatmul(rewriter, op, a, fullPanels, bulkPanels, c.pairs);
       Value bulkResult = tensor::CollapseShapeOp::create(
           rewriter, loc, RankedTensorType::get({m, bulk}, f32),
-          generic.getResult(0), split);
+          bulkProduct, split);
       result = tensor::InsertSliceOp::create(
           rewriter, loc, bulkResult, result,
           ArrayRef<OpFoldResult>{index(0), index(0)},
@@ -230,14 +272,24 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
           ArrayRef<OpFoldResult>{index(1), index(1)});
     }
     Value tailInit = part(result, bulk, rest);
-    // The last panel's first `rest` columns, as [K, rest].
+    // The last panel's first `rest` columns, as [K, rest] (or [K/2, rest,
+    // 2] with pairs).
+    SmallVector<int64_t> lastShape{c.pairs ? k / 2 : k, rest};
+    if (c.pairs)
+      lastShape.push_back(2);
+    SmallVector<OpFoldResult> lastOffsets{index(full), index(0), index(0)},
+        lastSizes{index(1)}, lastStrides{index(1), index(1), index(1)};
+    for (int64_t size : lastShape)
+      lastSizes.push_back(index(size));
+    if (c.pairs) {
+      lastOffsets.push_back(index(0));
+      lastStrides.push_back(index(1));
+    }
     Value lastPanel = tensor::ExtractSliceOp::create(
-        rewriter, loc, RankedTensorType::get({k, rest}, packedElementType),
-        packed,
-        ArrayRef<OpFoldResult>{index(full), index(0), index(0)},
-        ArrayRef<OpFoldResult>{index(1), index(k), index(rest)},
-        ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
-    Value tail = buildTailMatmul(rewriter, op, a, lastPanel, tailInit);
+        rewriter, loc, RankedTensorType::get(lastShape, packedElementType),
+        packed, lastOffsets, lastSizes, lastStrides);
+    Value tail =
+        buildPanelMatmul(rewriter, op, a, lastPanel, tailInit, c.pairs);
     result = tensor::InsertSliceOp::create(
         rewriter, loc, tail, result,
         ArrayRef<OpFoldResult>{index(0), index(bulk)},
@@ -265,34 +317,12 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   Value initPanels =
       tensor::ExpandShapeOp::create(rewriter, loc, panelType, init, split);
 
-  // (m, j, r, k): A[m, k], P[j, k, r] -> C[m, j, r].
-  MLIRContext *ctx = rewriter.getContext();
-  AffineExpr dm, dj, dr, dk;
-  bindDims(ctx, dm, dj, dr, dk);
-  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {dm, dk}, ctx),
-                              AffineMap::get(4, 0, {dj, dk, dr}, ctx),
-                              AffineMap::get(4, 0, {dm, dj, dr}, ctx)};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{panelType}, ValueRange{a, packed},
-      ValueRange{initPanels}, maps, iterators,
-      [f32](OpBuilder &b, Location l, ValueRange args) {
-        auto extend = [&](Value v) -> Value {
-          return v.getType() == f32 ? v : arith::ExtFOp::create(b, l, f32, v);
-        };
-        Value product =
-            arith::MulFOp::create(b, l, extend(args[0]), extend(args[1]));
-        linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[2], product)});
-      });
-  // The tile plan travels with the op.
-  if (Attribute plan = op->getAttr(kCpuTilingAttrName))
-    generic->setAttr(kCpuTilingAttrName, plan);
+  // (m, j, r, k): A[m, k], P[j, k, r] -> C[m, j, r]; with pairs (m, j, r,
+  // q, t): A[m, q, t], P[j, q, r, t].
+  Value product = buildPanelMatmul(rewriter, op, a, packed, initPanels, c.pairs);
 
   Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, padded}, f32),
-      generic.getResult(0), split);
+      rewriter, loc, RankedTensorType::get({m, padded}, f32), product, split);
   if (padded != n)
     result = tensor::ExtractSliceOp::create(
         rewriter, loc, initType, result,
@@ -320,7 +350,10 @@ static LogicalResult packWeights(func::FuncOp func) {
     if (!weight || weight.getOwner() != &func.getBody().front() ||
         !func.getArgAttr(weight.getArgNumber(), kParamAttrName))
       return;
-    candidates.push_back({op, weight, *outIn, tiling->registerCols});
+    auto weightType = cast<RankedTensorType>(weight.getType());
+    bool pairs = tiling->bf16Pairs && weightType.getElementType().isBF16() &&
+                 weightType.getDimSize(*outIn ? 1 : 0) % 2 == 0;
+    candidates.push_back({op, weight, *outIn, tiling->registerCols, pairs});
   });
   if (candidates.empty())
     return success();
@@ -331,29 +364,32 @@ static LogicalResult packWeights(func::FuncOp func) {
   // One packed argument per (weight, layout, panel width), inserted right
   // after the weight so that, once the weight is erased, argument numbers
   // (which error messages quote) stay as the user wrote them.
-  llvm::DenseMap<std::tuple<Value, unsigned, int64_t>, BlockArgument>
+  llvm::DenseMap<std::tuple<Value, unsigned, int64_t, unsigned>, BlockArgument>
       packedArgs;
   for (const PackCandidate &c : candidates) {
     unsigned index = c.weight.getArgNumber();
-    auto key = std::make_tuple(Value(c.weight), unsigned(c.outIn), c.panel);
+    auto key = std::make_tuple(Value(c.weight), unsigned(c.outIn), c.panel,
+                               unsigned(c.pairs));
     BlockArgument &packed = packedArgs[key];
     if (!packed) {
       auto weightType = cast<RankedTensorType>(c.weight.getType());
       SmallVector<NamedAttribute> attrs(func.getArgAttrDict(index)
                                             ? func.getArgAttrDict(index).getValue()
                                             : ArrayRef<NamedAttribute>());
-      attrs.push_back(b.getNamedAttr(
-          kParamPackAttrName,
-          b.getDictionaryAttr({
-              b.getNamedAttr("layout",
-                             b.getStringAttr(c.outIn ? "out_in" : "in_out")),
-              b.getNamedAttr("panel", b.getI64IntegerAttr(c.panel)),
-              b.getNamedAttr("shape",
-                             b.getDenseI64ArrayAttr(weightType.getShape())),
-          })));
+      SmallVector<NamedAttribute> pack{
+          b.getNamedAttr("layout",
+                         b.getStringAttr(c.outIn ? "out_in" : "in_out")),
+          b.getNamedAttr("panel", b.getI64IntegerAttr(c.panel)),
+          b.getNamedAttr("shape",
+                         b.getDenseI64ArrayAttr(weightType.getShape()))};
+      if (c.pairs)
+        pack.push_back(b.getNamedAttr(
+            "format", b.getStringAttr(kBf16PairsWeightFormat)));
+      attrs.push_back(
+          b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
       unsigned at = index + 1;
       if (failed(func.insertArgument(
-              at, packedType(weightType, c.outIn, c.panel),
+              at, packedType(weightType, c.outIn, c.panel, c.pairs),
               b.getDictionaryAttr(attrs), c.weight.getLoc())))
         return failure();
       packed = func.getArgument(at);
@@ -362,7 +398,8 @@ static LogicalResult packWeights(func::FuncOp func) {
   }
   // A tied embedding's gathers read the packed copy too, so that the table
   // is held once: W[n, k] is P[n / nr, k, n % nr] (out_in), W[k, n] likewise
-  // with the roles swapped (in_out).
+  // with the roles swapped (in_out); P[n / nr, k / 2, n % nr, k % 2] with
+  // pairs.
   for (auto &[key, packed] : packedArgs) {
     auto original = cast<BlockArgument>(std::get<0>(key));
     if (original.use_empty() ||
@@ -371,6 +408,7 @@ static LogicalResult packWeights(func::FuncOp func) {
       continue;
     bool outIn = std::get<1>(key);
     int64_t panel = std::get<2>(key);
+    bool pairs = std::get<3>(key);
     for (Operation *user : llvm::make_early_inc_range(original.getUsers())) {
       auto extract = cast<tensor::ExtractOp>(user);
       Location loc = extract.getLoc();
@@ -380,8 +418,16 @@ static LogicalResult packWeights(func::FuncOp func) {
       Value width = arith::ConstantIndexOp::create(rewriter, loc, panel);
       Value j = arith::DivUIOp::create(rewriter, loc, n, width);
       Value r = arith::RemUIOp::create(rewriter, loc, n, width);
+      if (!pairs) {
+        rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, packed,
+                                                       ValueRange{j, k, r});
+        continue;
+      }
+      Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
+      Value q = arith::DivUIOp::create(rewriter, loc, k, two);
+      Value t = arith::RemUIOp::create(rewriter, loc, k, two);
       rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, packed,
-                                                     ValueRange{j, k, r});
+                                                     ValueRange{j, q, r, t});
     }
   }
   // Weights nothing reads any more are dropped from the signature.

@@ -48,6 +48,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   configure.amxBlockCols = options.amxBlockCols;
   configure.amxBlockDepth = options.amxBlockDepth;
   configure.amx = options.amx;
+  configure.bf16Dot = options.bf16Dot;
   pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).
   if (options.packWeights) {
@@ -117,6 +118,9 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
       vector::VectorTransposeLowering::Shuffle1D;
   // amx.tile_* to the tile intrinsics (code of tfm-cpu-amx-contractions).
   vectorToLLVM.amx = options.amx;
+  // x86vector.avx512.dot to vdpbf16ps (the bf16 pair dot products of
+  // tfm-tile-and-vectorize-contractions).
+  vectorToLLVM.x86Vector = true;
   // Inline, vectorisable tanh/erf/exp instead of libm calls.
   pm.addPass(createTfmApproximateMath());
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));

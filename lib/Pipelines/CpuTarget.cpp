@@ -34,6 +34,7 @@ static void applyFeatures(CpuTarget &target,
   // every AMX-BF16 CPU has.
   target.hasAmxBf16 =
       has("amx-tile") && has("amx-bf16") && has("avx512bf16");
+  target.hasAvx512Bf16 = has("avx512bf16") && has("avx512vl");
 }
 
 #if defined(__linux__) && defined(__x86_64__)
@@ -111,7 +112,8 @@ static int64_t floorPowerOfTwo(int64_t n) {
 }
 
 ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
-                                                     bool useAmx) {
+                                                     bool useAmx,
+                                                     bool useBf16Dot) {
   const int64_t lanes = target.lanes();
   const int64_t registers = target.vectorRegisters;
   // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
@@ -169,6 +171,11 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
         std::clamp<int64_t>(floorPowerOfTwo(std::max<int64_t>(amxDepth, 1)),
                             32, 256);
   }
+  // bf16 GEMMs on AMX tiles where those are planned; elsewhere, with
+  // AVX512-BF16, as pair dot products in the FMA path's register tiles.
+  if (useBf16Dot && target.hasAvx512Bf16 && target.vectorBits == 512 &&
+      tiling.amxBlockCols == 0)
+    tiling.bf16Pairs = 1;
   return tiling;
 }
 
@@ -190,5 +197,6 @@ ContractionTiling mlir::tfm::withOverrides(ContractionTiling tiling,
     pick(tiling.amxBlockCols, o.amxBlockCols);
     pick(tiling.amxBlockDepth, o.amxBlockDepth);
   }
+  // bf16Pairs is the target's and the bf16-dot option's, never overridden.
   return tiling;
 }

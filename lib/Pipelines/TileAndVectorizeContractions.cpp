@@ -31,6 +31,15 @@
 // tile; an extent whose divisors are all far below the planned block is split
 // the same way, into full blocks and one smaller block.
 //
+// A bf16 GEMM whose weight tfm-cpu-pack-weights packed with its K pairs
+// interleaved (`bf16_pairs`: AVX512-BF16) walks K two steps at a time: its
+// register tile's K step is a pair, A's pair of each row broadcast as one
+// 32-bit element, B's pairs of 16 columns loaded as one 64-byte vector, and
+// each accumulator vector updated by one x86vector.avx512.dot (`vdpbf16ps`:
+// acc += a0 b0 + a1 b1 per lane, the bf16 products exact in f32, inputs
+// below the smallest normal bf16 read as zero): twice the multiply-adds of
+// an f32 FMA per instruction.
+//
 // Fewer than 16 rows against a transposed B (a decode step's projections
 // against [out, in] weights) take a second form instead: no copy of B; each
 // output is a dot product of two unit-stride rows, accumulated as partial sums
@@ -58,9 +67,11 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -104,6 +115,10 @@ struct ContractionPlan {
   /// Few rows against a transposed B: dot products along K instead (see
   /// vectorizeAsDotProducts).
   bool dotProducts = false;
+  /// bf16 with K pairs interleaved (`bf16_pairs`): `k` walks the pairs and
+  /// `pair`, the innermost loop of A and B, the two steps of each.
+  bool pairs = false;
+  unsigned pair = 0;
 };
 } // namespace
 
@@ -119,7 +134,32 @@ static std::optional<unsigned> dimPosition(AffineExpr e) {
   return std::nullopt;
 }
 
-static FailureOr<ContractionPlan> planContraction(linalg::LinalgOp op) {
+/// Whether `op` is a bf16 GEMM in tfm-cpu-pack-weights' K-pair form: A and
+/// B bf16, both with the same reduction loop of extent 2 innermost, B's
+/// next-to-innermost the output's innermost (N). Returns that loop.
+static std::optional<unsigned> pairLoop(linalg::LinalgOp op,
+                                        ArrayRef<AffineMap> maps,
+                                        const linalg::ContractionDimensions &dims,
+                                        unsigned a, unsigned bInput,
+                                        unsigned n) {
+  auto isBf16 = [&](unsigned input) {
+    return getElementTypeOrSelf(op.getDpsInputOperand(input)->get().getType())
+        .isBF16();
+  };
+  AffineMap aMap = maps[a], bMap = maps[bInput];
+  if (!isBf16(a) || !isBf16(bInput) || dims.k.size() != 2 ||
+      aMap.getNumResults() < 2 || bMap.getNumResults() < 3)
+    return std::nullopt;
+  std::optional<unsigned> t = dimPosition(aMap.getResults().back());
+  if (!t || dimPosition(bMap.getResults().back()) != t ||
+      !llvm::is_contained(dims.k, *t) || op.getStaticLoopRanges()[*t] != 2 ||
+      dimPosition(bMap.getResult(bMap.getNumResults() - 2)) != n)
+    return std::nullopt;
+  return t;
+}
+
+static FailureOr<ContractionPlan>
+planContraction(linalg::LinalgOp op, const ContractionTiling &tiling) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.hasDynamicShape())
     return failure();
@@ -157,14 +197,23 @@ static FailureOr<ContractionPlan> planContraction(linalg::LinalgOp op) {
   unsigned a = 1 - plan.bInput;
   if (maps[a].isFunctionOfDim(plan.n) || !maps[plan.bInput].isFunctionOfDim(plan.n))
     return failure();
+  if (tiling.bf16Pairs)
+    if (std::optional<unsigned> t =
+            pairLoop(op, maps, *dims, a, plan.bInput, plan.n)) {
+      plan.pairs = true;
+      plan.pair = *t;
+    }
   std::optional<unsigned> k;
   for (AffineExpr e : maps[a].getResults())
-    if (auto d = dimPosition(e); d && llvm::is_contained(dims->k, *d))
+    if (auto d = dimPosition(e);
+        d && llvm::is_contained(dims->k, *d) && !(plan.pairs && *d == plan.pair))
       k = d;
   if (!k)
     return failure();
   plan.k = *k;
-  plan.transposeB = dimPosition(maps[plan.bInput].getResults().back()) != plan.n;
+  plan.transposeB =
+      !plan.pairs &&
+      dimPosition(maps[plan.bInput].getResults().back()) != plan.n;
   // Transposing B costs a strided pass over all of B; it pays back only over
   // enough rows. A decode step (one row against an [out, in] weight) keeps
   // the scalar loop, whose inner K loop already reads both operands with unit
@@ -583,6 +632,129 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
   });
 }
 
+/// The register tile `tile` of a K-pair GEMM (plan.pairs: one pair of K
+/// steps, `rows` x `cols` outputs) as AVX512-BF16 pair dot products: per row,
+/// A's bf16 pair read as one i32 and broadcast; per `width` columns, B's
+/// pairs read as one vector<2 width x bf16>; each accumulator vector
+/// updated by x86vector.avx512.dot. The accumulator is read and written
+/// whole, as the vectoriser's tiles are, so that the pair is hoisted out of
+/// the K loop alike. Fails (the tile is left as it is) on shapes it does not
+/// cover: columns not a multiple of 4, or other loops not of extent 1.
+static LogicalResult vectorizeAsPairDots(RewriterBase &rewriter,
+                                         linalg::GenericOp tile,
+                                         const ContractionPlan &plan) {
+  SmallVector<int64_t> ranges = tile.getStaticLoopRanges();
+  int64_t rows = ranges[plan.m], cols = ranges[plan.n];
+  for (auto [i, range] : llvm::enumerate(ranges))
+    if (i != plan.m && i != plan.n && i != plan.pair && range != 1)
+      return failure();
+  if (ranges[plan.pair] != 2)
+    return failure();
+  int64_t width = cols % 16 == 0 ? 16 : cols % 8 == 0 ? 8 : cols % 4 == 0 ? 4 : 0;
+  if (!width)
+    return failure();
+  unsigned a = 1 - plan.bInput;
+  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
+  Value aTile = tile.getDpsInputOperand(a)->get();
+  Value bTile = tile.getDpsInputOperand(plan.bInput)->get();
+  Value cTile = tile.getDpsInitOperand(0)->get();
+  auto aType = cast<RankedTensorType>(aTile.getType());
+  auto bType = cast<RankedTensorType>(bTile.getType());
+  auto cType = cast<RankedTensorType>(cTile.getType());
+  // C's results: M before N, the others of extent 1.
+  std::optional<unsigned> mPos, nPos;
+  for (auto [pos, e] : llvm::enumerate(maps[2].getResults())) {
+    if (dimPosition(e) == plan.m)
+      mPos = pos;
+    if (dimPosition(e) == plan.n)
+      nPos = pos;
+  }
+  if (!mPos || !nPos || *mPos > *nPos || !cType.hasStaticShape() ||
+      cType.getNumElements() != rows * cols ||
+      bType.getNumElements() != cols * 2)
+    return failure();
+
+  Location loc = tile.getLoc();
+  rewriter.setInsertionPoint(tile);
+  MLIRContext *ctx = rewriter.getContext();
+  Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
+  Type i32 = rewriter.getI32Type();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+
+  // The accumulators, as [rows, cols].
+  auto cVectorType = VectorType::get(cType.getShape(), f32);
+  SmallVector<Value> cZeros(cType.getRank(), zero);
+  Value acc = vector::TransferReadOp::create(
+      rewriter, loc, cVectorType, cTile, cZeros,
+      /*padding=*/std::nullopt,
+      SmallVector<bool>(cType.getRank(), true));
+  auto rowsType = VectorType::get({rows, cols}, f32);
+  acc = vector::ShapeCastOp::create(rewriter, loc, rowsType, acc);
+
+  // B's pairs, `width` columns a vector: the tile is contiguous.
+  Value bFlat = tensor::CollapseShapeOp::create(
+      rewriter, loc, bTile,
+      ArrayRef<ReassociationIndices>{llvm::to_vector(
+          llvm::seq<int64_t>(0, bType.getRank()))});
+  auto pairsType = VectorType::get({2 * width}, bf16);
+  SmallVector<Value> bVectors;
+  for (int64_t v = 0; v < cols / width; ++v)
+    bVectors.push_back(vector::TransferReadOp::create(
+        rewriter, loc, pairsType, bFlat, ValueRange{index(2 * width * v)},
+        /*padding=*/std::nullopt, ArrayRef<bool>{true}));
+
+  // A's pair of row i: its innermost dimension at [.., i, .., 0].
+  AffineMap aMap = maps[a];
+  unsigned aRank = aType.getRank();
+  AffineMap innermost =
+      AffineMap::get(aRank, 0, getAffineDimExpr(aRank - 1, ctx), ctx);
+  auto pairType = VectorType::get({2}, bf16);
+  auto accType = VectorType::get({width}, f32);
+  SmallVector<Value> newRows;
+  for (int64_t i = 0; i < rows; ++i) {
+    SmallVector<Value> aIndices;
+    for (AffineExpr e : aMap.getResults())
+      aIndices.push_back(dimPosition(e) == plan.m ? index(i) : zero);
+    Value pair = vector::TransferReadOp::create(
+        rewriter, loc, pairType, aTile, aIndices, /*padding=*/std::nullopt,
+        innermost, ArrayRef<bool>{true});
+    Value word = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({1}, i32), pair);
+    Value scalar = vector::ExtractOp::create(rewriter, loc, word,
+                                             ArrayRef<int64_t>{0});
+    Value words = vector::BroadcastOp::create(
+        rewriter, loc, VectorType::get({width}, i32), scalar);
+    Value aPairs = vector::BitCastOp::create(rewriter, loc, pairsType, words);
+    Value row = vector::ExtractOp::create(rewriter, loc, acc,
+                                          ArrayRef<int64_t>{i});
+    for (int64_t v = 0; v < cols / width; ++v) {
+      Value part = vector::ExtractStridedSliceOp::create(
+          rewriter, loc, row, ArrayRef<int64_t>{v * width},
+          ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1});
+      Value sum = x86vector::DotBF16Op::create(rewriter, loc, accType, part,
+                                               aPairs, bVectors[v]);
+      row = vector::InsertStridedSliceOp::create(
+          rewriter, loc, sum, row, ArrayRef<int64_t>{v * width},
+          ArrayRef<int64_t>{1});
+    }
+    newRows.push_back(row);
+  }
+  Value result = ub::PoisonOp::create(rewriter, loc, rowsType);
+  for (auto [i, row] : llvm::enumerate(newRows))
+    result = vector::InsertOp::create(rewriter, loc, row, result,
+                                      ArrayRef<int64_t>{int64_t(i)});
+  result = vector::ShapeCastOp::create(rewriter, loc, cVectorType, result);
+  Value written = vector::TransferWriteOp::create(
+                      rewriter, loc, result, cTile, cZeros,
+                      SmallVector<bool>(cType.getRank(), true))
+                      .getResult();
+  rewriter.replaceOp(tile, written);
+  return success();
+}
+
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
 /// cache blocks and `rows x cols` register tiles, and vectorises the latter.
 /// The cache blocks of an outermost contraction are iterations of one
@@ -605,11 +777,16 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   block[plan.m] = blockSize(ranges[plan.m], rows, tiling.blockRows);
   block[plan.n] = blockSize(ranges[plan.n], cols, tiling.blockCols);
   // A K without a usable divisor is not blocked at all: a tiny K block would
-  // reload the accumulators every few steps.
-  int64_t depth = largestDivisor(ranges[plan.k], tiling.blockDepth);
-  block[plan.k] = depth * 4 >= std::min(tiling.blockDepth, ranges[plan.k])
+  // reload the accumulators every few steps. With K pairs, `k` counts pairs
+  // (a K block of as many elements) and each pair stays whole.
+  int64_t blockDepth = plan.pairs ? std::max<int64_t>(tiling.blockDepth / 2, 1)
+                                  : tiling.blockDepth;
+  int64_t depth = largestDivisor(ranges[plan.k], blockDepth);
+  block[plan.k] = depth * 4 >= std::min(blockDepth, ranges[plan.k])
                       ? depth
                       : ranges[plan.k];
+  if (plan.pairs)
+    block[plan.pair] = ranges[plan.pair];
   // Enough parallel blocks to share among threads: halve the N block, then
   // the M block, until there are kMinParallelBlocks (or the register tile).
   bool parallel = worthThreads(op, kMinParallelMacs);
@@ -679,6 +856,10 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   if (packedA)
     if (auto generic = dyn_cast<linalg::GenericOp>(registerTile->getOperation()))
       readPackedA(rewriter, generic, plan, aValue, packedA, rows);
+  if (plan.pairs)
+    if (auto generic = dyn_cast<linalg::GenericOp>(registerTile->getOperation()))
+      if (succeeded(vectorizeAsPairDots(rewriter, generic, plan)))
+        return;
   vectorizeInPlace(rewriter, *registerTile);
 }
 
@@ -853,7 +1034,7 @@ struct TileAndVectorizeContractionsPass
       // GEMMs planned for AMX tiles are tfm-cpu-amx-contractions'.
       if (matchAmxContraction(op))
         return;
-      if (FailureOr<ContractionPlan> plan = planContraction(op);
+      if (FailureOr<ContractionPlan> plan = planContraction(op, *tiling);
           succeeded(plan))
         work.push_back({op, *plan, *tiling});
     });

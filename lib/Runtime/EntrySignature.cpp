@@ -161,23 +161,29 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
       Attribute format = pack.get("format");
       auto formatName = dyn_cast_or_null<StringAttr>(format);
+      bool knownFormat =
+          !format ||
+          (formatName && (formatName.getValue() == kAmxSplitWeightFormat ||
+                          formatName.getValue() == kAmxPairedWeightFormat ||
+                          formatName.getValue() == kBf16PairsWeightFormat));
       if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
-          panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 ||
-          (format && (!formatName || (formatName.getValue() != kAmxSplitWeightFormat &&
-                                      formatName.getValue() !=
-                                          kAmxPairedWeightFormat))))
+          panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 || !knownFormat)
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
-                         "\"{1}\" | \"{2}\"",
-                         what, kAmxSplitWeightFormat, kAmxPairedWeightFormat);
+                         "\"{1}\" | \"{2}\" | \"{3}\"",
+                         what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
+                         kBf16PairsWeightFormat);
       PackedLayout &packed = arg.packed.emplace();
       packed.outIn = layout.getValue() == "out_in";
       packed.panel = panel.getInt();
-      packed.amxParts = !format                                 ? 0
-                        : formatName.getValue() == kAmxSplitWeightFormat ? 3
-                                                              : 1;
+      llvm::StringRef formatValue =
+          format ? formatName.getValue() : llvm::StringRef();
+      packed.kPairs = formatValue == kBf16PairsWeightFormat;
+      packed.amxParts = formatValue == kAmxSplitWeightFormat    ? 3
+                        : formatValue == kAmxPairedWeightFormat ? 1
+                                                                : 0;
       packed.fileShape.assign(shape.asArrayRef().begin(),
                               shape.asArrayRef().end());
       int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
@@ -200,6 +206,17 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            formatName.getValue(), packed.panel,
                            panels * packed.panel / 16, k / 2,
                            packed.amxParts);
+      } else if (packed.kPairs) {
+        llvm::SmallVector<int64_t, 4> expected{panels, k / 2, packed.panel,
+                                               2};
+        if (arg.shape != expected || arg.dtype != DType::BF16 || k % 2 ||
+            !concatenable)
+          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                           "in panels of {4} needs an even K and a bf16 "
+                           "argument of shape {5}x{6}x{4}x2",
+                           what, packed.fileShape[0], packed.fileShape[1],
+                           kBf16PairsWeightFormat, packed.panel, panels,
+                           k / 2);
       } else {
         llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
         bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||

@@ -487,6 +487,16 @@ class Function:
         return self._emit(op, [cache, update, position], [cache.type],
                           name=name)
 
+    def convert(self, x, dtype, name=None):
+        """`x` in another float type (`tfm.convert`: rounds to nearest even
+        when narrowing, exact when widening)."""
+        op = "tfm.convert"
+        self._float(op, "input", x)
+        if dtype not in FLOAT_TYPES:
+            raise ValueError(f"{op}: dtype must be one of "
+                             f"{', '.join(FLOAT_TYPES)}, got {dtype}")
+        return self._emit(op, [x], [Type(x.shape, dtype)], name=name)
+
     # --- activations and the MLP --------------------------------------------
 
     def gelu(self, x, approximate="none", name=None):

@@ -265,16 +265,21 @@ def _as_config(config):
 class _Entry:
     """Builds one entry function; mirrors EntryBuilder in ImportModel.cpp."""
 
-    def __init__(self, fn, c, batch, seq_len, cache_len=0, pos=None):
+    def __init__(self, fn, c, batch, seq_len, cache_len=0, pos=None,
+                 dtype="f32"):
         self.f, self.c = fn, c
         self.batch, self.seq_len = batch, seq_len
         self.cache_len, self.pos = cache_len, pos
+        self.dtype = dtype  # of every parameter
         self.caches = []   # (name, written value)
+
+    def param(self, name, shape):
+        return self.f.param(name, shape, self.dtype)
 
     def linear(self, x, module, n_in, n_out, layout, bias):
         shape = (n_in, n_out) if layout == "in_out" else (n_out, n_in)
-        w = self.f.param(module + ".weight", shape)
-        b = self.f.param(module + ".bias", (n_out,)) if bias else None
+        w = self.param(module + ".weight", shape)
+        b = self.param(module + ".bias", (n_out,)) if bias else None
         return self.f.linear(x, w, b, layout=layout, name=module)
 
     def attend(self, layer, prefix, q, k, v, scale=None):
@@ -303,8 +308,8 @@ class _Entry:
         d, m = c.hidden_size, c.intermediate_size
 
         def layer_norm(x, name):
-            return f.layer_norm(x, f.param(p + name + ".weight", (d,)),
-                                f.param(p + name + ".bias", (d,)),
+            return f.layer_norm(x, self.param(p + name + ".weight", (d,)),
+                                self.param(p + name + ".bias", (d,)),
                                 eps=c.norm_eps, name=p + name)
 
         x = layer_norm(h, "ln_1")
@@ -330,18 +335,18 @@ class _Entry:
     def gpt2(self, ids):
         f, c = self.f, self.c
         d = c.hidden_size
-        wte = f.param("wte.weight", (c.vocab_size, d))
+        wte = self.param("wte.weight", (c.vocab_size, d))
         h = f.embedding(ids, wte, name="wte")
-        h = f.position_embedding(h, f.param("wpe.weight",
+        h = f.position_embedding(h, self.param("wpe.weight",
                                             (c.max_positions, d)),
                                  offset=self.pos, name="wpe")
         for i in range(c.num_layers):
             h = self.gpt2_block(i, h)
-        h = f.layer_norm(h, f.param("ln_f.weight", (d,)),
-                         f.param("ln_f.bias", (d,)), eps=c.norm_eps,
+        h = f.layer_norm(h, self.param("ln_f.weight", (d,)),
+                         self.param("ln_f.bias", (d,)), eps=c.norm_eps,
                          name="ln_f")
         head = wte if c.tie_word_embeddings else \
-            f.param("lm_head.weight", (c.vocab_size, d))
+            self.param("lm_head.weight", (c.vocab_size, d))
         return f.lm_head(h, head, name="lm_head")
 
     # Llama and Mixtral -----------------------------------------------------------
@@ -354,7 +359,7 @@ class _Entry:
         q_width, kv_width = c.num_heads * dh, c.num_kv_heads * dh
 
         def rms_norm(x, name):
-            return f.rms_norm(x, f.param(p + name + ".weight", (d,)),
+            return f.rms_norm(x, self.param(p + name + ".weight", (d,)),
                               eps=c.norm_eps, name=p + name)
 
         def rope(x, name):
@@ -379,13 +384,13 @@ class _Entry:
         x = rms_norm(h, "post_attention_layernorm")
         if c.model_type == "mixtral":
             moe = p + "block_sparse_moe"
-            router = f.param(moe + ".gate.weight", (c.num_experts, d))
+            router = self.param(moe + ".gate.weight", (c.num_experts, d))
             experts = []
             for e in range(c.num_experts):
                 q_ = f"{moe}.experts.{e}."
-                experts.append((f.param(q_ + "w1.weight", (m, d)),
-                                f.param(q_ + "w3.weight", (m, d)),
-                                f.param(q_ + "w2.weight", (d, m))))
+                experts.append((self.param(q_ + "w1.weight", (m, d)),
+                                self.param(q_ + "w3.weight", (m, d)),
+                                self.param(q_ + "w2.weight", (d, m))))
             x = f.moe(x, router, experts, c.num_experts_per_token, name=moe)
             return f.residual_add(h, x, name=moe + ".residual")
         mlp = p + "mlp"
@@ -398,14 +403,14 @@ class _Entry:
     def llama(self, ids):
         f, c = self.f, self.c
         d = c.hidden_size
-        embed = f.param("model.embed_tokens.weight", (c.vocab_size, d))
+        embed = self.param("model.embed_tokens.weight", (c.vocab_size, d))
         h = f.embedding(ids, embed, name="model.embed_tokens")
         for i in range(c.num_layers):
             h = self.llama_block(i, h)
-        h = f.rms_norm(h, f.param("model.norm.weight", (d,)), eps=c.norm_eps,
+        h = f.rms_norm(h, self.param("model.norm.weight", (d,)), eps=c.norm_eps,
                        name="model.norm")
         head = embed if c.tie_word_embeddings else \
-            f.param("lm_head.weight", (c.vocab_size, d))
+            self.param("lm_head.weight", (c.vocab_size, d))
         return f.lm_head(h, head, name="lm_head")
 
 
@@ -454,10 +459,13 @@ def build_model(config, batch=1, seq_len=None, kv_cache=0):
     return module
 
 
-def build_block(config, layer=0, batch=1, seq_len=None, name=None):
+def build_block(config, layer=0, batch=1, seq_len=None, name=None,
+                dtype="f32"):
     """One decoder block of layer `layer` as a `tfm.block` function
     ([B, S, d] "hidden" -> [B, S, d] "hidden"), parameters named as in the
-    checkpoint."""
+    checkpoint. With `dtype` bf16 or f16 the parameters and the block's
+    computation are in that type; "hidden" stays f32 in and out (converted
+    on entry and exit)."""
     c = _as_config(config)
     seq_len = default_seq_len(c) if seq_len is None else seq_len
     _check_sizes(c, batch, seq_len, 0)
@@ -467,8 +475,12 @@ def build_block(config, layer=0, batch=1, seq_len=None, name=None):
     module = Module()
     f = module.function(name or f"{c.model_type}_block_{layer}", block=True)
     x = f.input("hidden", (batch, seq_len, c.hidden_size))
-    e = _Entry(f, c, batch, seq_len)
+    if dtype != "f32":
+        x = f.convert(x, dtype)
+    e = _Entry(f, c, batch, seq_len, dtype=dtype)
     y = e.gpt2_block(layer, x) if c.model_type == "gpt2" else \
         e.llama_block(layer, x)
+    if dtype != "f32":
+        y = f.convert(y, "f32")
     f.output("hidden", y)
     return module

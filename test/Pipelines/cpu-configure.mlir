@@ -10,21 +10,26 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 amx-block-cols=256 amx-block-depth=512" | FileCheck %s --check-prefix=AMXOVERRIDE
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1 amx-block-cols=256" | FileCheck %s --check-prefix=AVX2
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver5 amx=1" | FileCheck %s --check-prefix=ZEN5
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver5 amx=1 bf16-dot=1" | FileCheck %s --check-prefix=PAIRS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids bf16-dot=1" | FileCheck %s --check-prefix=PAIRS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 bf16-dot=1" | FileCheck %s --check-prefix=AMX
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=skylake-avx512 bf16-dot=1" | FileCheck %s --check-prefix=NOPAIRS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 bf16-dot=1" | FileCheck %s --check-prefix=NOPAIRS
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
 // 32 zmm registers (AVX-512) a 6x64 one (24 + 4 + 1); 16 xmm registers
 // (baseline x86-64, SSE) a 6x8 one. Cache blocks follow the caches: the K
 // slice keeps the A and B micro-panels in L1, the B block half of L2.
-// AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 16>}}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
-// AVX512: {tfm.cpu_target = {amx_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
-// SSE: {tfm.cpu_target = {amx_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
+// SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 8>}}
-// HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, cpu = "{{.+}}"
+// HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
 // Options override single fields of the derived plan; the rest stays.
 // OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 64>, dot = array<i64: 8, 32>, register = array<i64: 4, 16>}}
@@ -33,18 +38,28 @@
 // at a time, K blocks whose converted B (3 x 256 x 128 bf16) fills a quarter
 // of the typical 1 MiB L2. Without `amx`, or on a CPU without AMX (znver3
 // above, with amx=1), nothing of it.
-// AMX: {tfm.cpu_target = {amx_bf16 = true, cpu = "sapphirerapids", fma = true
+// AMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, cpu = "sapphirerapids", fma = true
 // AMX: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 128, 256>, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
 // The AMX blocks can be overridden too, only where tiles are planned at all
 // (znver3 with amx-block-cols: the AVX2 plan, no `amx`).
 // AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 256, 512>, block = array<i64: 256, 1024, 128>
-// NOAMX: {tfm.cpu_target = {amx_bf16 = true, cpu = "sapphirerapids"
+// NOAMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, cpu = "sapphirerapids"
 // NOAMX-NOT: amx = array
 // AMD Zen 5 (EPYC Turin): AVX-512 and AVX512-BF16 but no AMX, so the
 // AVX-512 plan even with `amx` asked for.
-// ZEN5: {tfm.cpu_target = {amx_bf16 = false, cpu = "znver5", fma = true, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// ZEN5: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, cpu = "znver5", fma = true, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // ZEN5: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
 // ZEN5-NOT: amx = array
+// ZEN5-NOT: bf16_pairs
+// With `bf16-dot`, a 512-bit CPU with AVX512-BF16 on which no AMX tiles are
+// planned (Zen 4/5; Sapphire Rapids without `amx`) plans bf16 GEMMs as pair
+// dot products (tfm-cpu-pack-weights interleaves their weights' K pairs);
+// with AMX planned (AMX above: no bf16_pairs) bf16 GEMMs go to the tiles,
+// and Skylake (no AVX512-BF16) or an AVX2 CPU plan none.
+// PAIRS: tfm.cpu_target = {{{.*}}avx512_bf16 = true
+// PAIRS: linalg.matmul {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// NOPAIRS-NOT: bf16_pairs
+// AMX-NOT: bf16_pairs
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows
 
 func.func @contractions(%a: tensor<12x40xf32>, %b: tensor<40x48xf32>, %c: tensor<12x48xf32>,

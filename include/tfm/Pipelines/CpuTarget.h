@@ -33,6 +33,10 @@ struct CpuTarget {
   /// requestAmxTilePermission's: tfm-cpu-configure asks for the host only
   /// when it would plan tiles.
   bool hasAmxBf16 = false;
+  /// AVX512-BF16's pair dot product (`vdpbf16ps`: two bf16 products per f32
+  /// lane and instruction, twice an f32 FMA's rate): Cooper Lake, Zen 4 and
+  /// later, Sapphire Rapids and later.
+  bool hasAvx512Bf16 = false;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
@@ -58,6 +62,10 @@ struct ContractionTiling {
   // columns of B one thread converts and keeps at a time, and the K block.
   int64_t amxBlockCols = 0;
   int64_t amxBlockDepth = 0;
+  // bf16 GEMMs (a bf16 model's projections) as AVX512-BF16 pair dot
+  // products (0: not planned, 1: planned): the weight is packed with its K
+  // pairs interleaved and each K step of the register tile is two deep.
+  int64_t bf16Pairs = 0;
 };
 
 /// The tiling policy: register tiles that keep every accumulator, the B
@@ -66,8 +74,11 @@ struct ContractionTiling {
 /// B block stays in L2 and one K slice of A and B in L1.
 /// With `useAmx` and a target with AMX-BF16, the plan also sizes the AMX
 /// form of f32 GEMMs (amxBlockCols/amxBlockDepth; see CpuAmxContractions).
+/// With `useBf16Dot` and a 512-bit target with AVX512-BF16 on which no AMX
+/// is planned, bf16 GEMMs are planned as pair dot products (bf16Pairs).
 ContractionTiling deriveContractionTiling(const CpuTarget &target,
-                                          bool useAmx = false);
+                                          bool useAmx = false,
+                                          bool useBf16Dot = false);
 
 /// Asks Linux for this process's permission to use AMX tile data (needed
 /// once per process before any tile instruction; Linux 5.16+). Returns

@@ -18,6 +18,8 @@ namespace mlir::LLVM { class LLVMDialect; }
 namespace mlir::tensor { class TensorDialect; }
 namespace mlir::vector { class VectorDialect; }
 namespace mlir::scf { class SCFDialect; }
+namespace mlir::ub { class UBDialect; }
+namespace mlir::x86vector { class X86VectorDialect; }
 
 namespace mlir::tfm {
 

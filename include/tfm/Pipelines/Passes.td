@@ -120,6 +120,11 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
            "With amx: columns of B per block (0: from the target)">,
     Option<"amxBlockDepth", "amx-block-depth", "int64_t", /*default=*/"0",
            "With amx: K per block (0: from the target)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Plan bf16 GEMMs as AVX512-BF16 pair dot products where the "
+           "target has them, 512-bit vectors and no AMX plan (the "
+           "`bf16_pairs` field of tfm.cpu_tiling; see "
+           "tfm-cpu-pack-weights)">,
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
@@ -136,6 +141,14 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     of type `tensor<ceil(N / nr) x K x nr>`, nr being the register tile's
     columns (`tfm.cpu_tiling`). A register tile then reads B with unit
     stride, and no weight is ever transposed per call.
+
+    With `bf16_pairs` in the plan (`tfm-cpu-configure bf16-dot=1` on a CPU
+    with AVX512-BF16), a bf16 weight of even K is packed with its K pairs
+    interleaved instead, `P[j, k / 2, r, k % 2] = W(k, j * nr + r)` of type
+    `tensor<ceil(N / nr) x K/2 x nr x 2 x bf16>`: one 64-byte load holds the
+    pairs of 16 columns that one `vdpbf16ps` multiplies. A is read as
+    `[M, K/2, 2]` and the matmul becomes a generic over (m, j, r, q, t), k
+    = 2 q + t; `tfm.param_pack` adds `format = "bf16_pairs"`.
 
     The new argument keeps the parameter's `tfm.param` (and
     `tfm.param_parts`) and records the packing for whoever binds weights:
@@ -212,10 +225,16 @@ def TfmTileAndVectorizeContractions
     full tile, the remainder a tile of its own. Fewer than 16 rows against
     a transposed B (decode's projections) take a dot-product form instead:
     partial sums in a vector over K, reduced once at the end.
+
+    A bf16 GEMM in `tfm-cpu-pack-weights`' K-pair form (`bf16_pairs` in the
+    plan: AVX512-BF16) steps K a pair at a time, each accumulator vector
+    updated by one `x86vector.avx512.dot` (`vdpbf16ps`).
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",
-                           "tensor::TensorDialect", "vector::VectorDialect"];
+                           "tensor::TensorDialect", "ub::UBDialect",
+                           "vector::VectorDialect",
+                           "x86vector::X86VectorDialect"];
 }
 
 def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {

@@ -47,6 +47,13 @@
 // J*nr/16 x K/2 x 32 x bf16> with `format = "amx_bf16"`: the weight itself in
 // that order.
 //
+// With `bf16-dot` (the default) on a CPU with AVX512-BF16 and 512-bit
+// vectors where no AMX tiles are planned, a packed bf16 weight of even K is
+// instead an argument of type tensor<J x K/2 x nr x 2 x bf16> whose
+// tfm.param_pack adds `format = "bf16_pairs"`: P[j, k/2, r, k%2] = W(k,
+// j*nr + r), zero past N, the K pairs that one `vdpbf16ps` multiplies side
+// by side.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
@@ -188,6 +195,14 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "GEMMs read are bound as the bf16 parts the tiles load "
                      "(split once at bind time; changes the signature, see "
                      "above). Off: split per call"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("Run bf16 GEMMs (a bf16 model's projections) as "
+                     "AVX512-BF16 pair dot products where the target has "
+                     "them and no AMX tiles are planned: weights packed with "
+                     "K pairs interleaved (see above). Off: bf16 extended "
+                     "to f32 for f32 FMAs"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",

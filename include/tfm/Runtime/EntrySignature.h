@@ -34,10 +34,15 @@ namespace tfm::runtime {
 /// w0 + w1 + w2, w0 = bf16(w), w1 = bf16(w - w0), w2 = bf16(w - w0 - w1).
 /// With `amxParts` = 1 (`format = "amx_bf16"`) a bf16 weight is bound in
 /// that order as it is, [1, J * panel / 16, K / 2, 32].
+///
+/// With `kPairs` (`format = "bf16_pairs"`) a bf16 weight is bound in panels
+/// with its K pairs interleaved, [J, K / 2, panel, 2]: P[j, k / 2, r, k % 2]
+/// = W(k, j * panel + r), zero past N (AVX512-BF16's pair dot products).
 struct PackedLayout {
   bool outIn = false;
   int64_t panel = 1;
   int64_t amxParts = 0;
+  bool kPairs = false;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };

@@ -42,6 +42,10 @@ inline constexpr llvm::StringLiteral kAmxSplitWeightFormat = "amx_bf16x3";
 /// The `format` of a bf16 weight bound in the order AMX tiles read B (K
 /// pairs interleaved), one part.
 inline constexpr llvm::StringLiteral kAmxPairedWeightFormat = "amx_bf16";
+/// The `format` of a bf16 weight bound in panels with its K pairs
+/// interleaved, [J, K / 2, panel, 2], as AVX512-BF16's pair dot products
+/// read B (tfm-cpu-pack-weights with `bf16_pairs` planned).
+inline constexpr llvm::StringLiteral kBf16PairsWeightFormat = "bf16_pairs";
 /// On a parameter whose weight-file tensor has another element type than the
 /// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
 /// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
