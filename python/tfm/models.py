@@ -465,7 +465,7 @@ def build_block(config, layer=0, batch=1, seq_len=None, name=None,
     ([B, S, d] "hidden" -> [B, S, d] "hidden"), parameters named as in the
     checkpoint. With `dtype` bf16 or f16 the parameters and the block's
     computation are in that type; "hidden" stays f32 in and out (converted
-    on entry and exit)."""
+    on entry and exit), and the function is then not marked a block."""
     c = _as_config(config)
     seq_len = default_seq_len(c) if seq_len is None else seq_len
     _check_sizes(c, batch, seq_len, 0)
@@ -473,7 +473,10 @@ def build_block(config, layer=0, batch=1, seq_len=None, name=None,
         raise ConfigError(f"layer {layer} is out of range: the model has "
                           f"{c.num_layers} layers")
     module = Module()
-    f = module.function(name or f"{c.model_type}_block_{layer}", block=True)
+    # A tfm.block's residual stream is its argument's type: a half-precision
+    # block converting an f32 "hidden" is a plain function instead.
+    f = module.function(name or f"{c.model_type}_block_{layer}",
+                        block=dtype == "f32")
     x = f.input("hidden", (batch, seq_len, c.hidden_size))
     if dtype != "f32":
         x = f.convert(x, dtype)

@@ -1,0 +1,113 @@
+// RUN: transformer-opt %s --split-input-file --tfm-tile-and-vectorize-contractions --canonicalize | FileCheck %s
+
+// A bf16 GEMM in tfm-cpu-pack-weights' K-pair form (plan `bf16_pairs`):
+// A [M, K/2, 2], the panels P[j, K/2, r, 2], loops (m, j, r, q, t). The K
+// step is a pair: A is packed into [M/6, K/2, 6, 2] row panels (each row's
+// pair together); the 6x64 register tile keeps its accumulators in
+// registers across the K loop (vector iter_args, the first K block from
+// zero); per pair step, B's 64 columns are four 32-bf16 loads of one
+// contiguous row of pairs, each row's A pair is one i32 broadcast, and each
+// of the 6 x 4 accumulator vectors takes one x86vector.avx512.dot.
+// CHECK-LABEL: func.func @pair_dots
+// CHECK: %[[AP:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x6x64x2xbf16>) outs(%{{.*}} : tensor<2x64x6x2xbf16>) permutation = [0, 2, 1, 3]
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32
+// CHECK: scf.for %{{.*}} = %c0 to %c12 step %c6
+// CHECK: scf.if
+// CHECK: %[[K:.*]] = scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<6x1x64xf32>)
+// CHECK: %[[ROW:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : tensor<1x1x64x2xbf16> into tensor<128xbf16>
+// CHECK: %[[B0:.*]] = vector.transfer_read %[[ROW]][%c0], %{{.*}} {in_bounds = [true]} : tensor<128xbf16>, vector<32xbf16>
+// CHECK: %[[B1:.*]] = vector.transfer_read %[[ROW]][%c32]
+// CHECK: %[[B2:.*]] = vector.transfer_read %[[ROW]][%c64]
+// CHECK: %[[B3:.*]] = vector.transfer_read %[[ROW]][%c96]
+// CHECK: %[[PAIR:.*]] = vector.transfer_read %[[AP]][%{{.*}}, %{{.*}}, %c0, %c0], %{{.*}} {in_bounds = [true]} : tensor<2x64x6x2xbf16>, vector<2xbf16>
+// CHECK: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// CHECK: %[[SCALAR:.*]] = vector.extract %[[WORD]][0] : i32 from vector<1xi32>
+// CHECK: %[[WORDS:.*]] = vector.broadcast %[[SCALAR]] : i32 to vector<16xi32>
+// CHECK: %[[A0:.*]] = vector.bitcast %[[WORDS]] : vector<16xi32> to vector<32xbf16>
+// CHECK: vector.extract %[[ACC]][0, 0] : vector<64xf32> from vector<6x1x64xf32>
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[A0]], %[[B0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[A0]], %[[B1]]
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[A0]], %[[B2]]
+// CHECK: x86vector.avx512.dot %{{.*}}, %[[A0]], %[[B3]]
+// CHECK-COUNT-20: x86vector.avx512.dot
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: scf.yield %{{.*}} : vector<6x1x64xf32>
+// CHECK: vector.transfer_write %[[K]]
+// CHECK-NOT: arith.extf
+#a = affine_map<(m, j, r, q, t) -> (m, q, t)>
+#p = affine_map<(m, j, r, q, t) -> (j, q, r, t)>
+#c = affine_map<(m, j, r, q, t) -> (m, j, r)>
+func.func @pair_dots(%a: tensor<12x64x2xbf16>, %p: tensor<16x64x64x2xbf16>) -> tensor<12x16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x16x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<12x16x64xf32>) -> tensor<12x16x64xf32>
+  %y = linalg.generic {indexing_maps = [#a, #p, #c],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %p : tensor<12x64x2xbf16>, tensor<16x64x64x2xbf16>) outs(%init : tensor<12x16x64xf32>)
+      attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 12, 1024, 32>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %we = arith.extf %w : bf16 to f32
+    %prod = arith.mulf %xe, %we : f32
+    %sum = arith.addf %acc, %prod : f32
+    linalg.yield %sum : f32
+  } -> tensor<12x16x64xf32>
+  return %y : tensor<12x16x64xf32>
+}
+
+// -----
+
+// The same GEMM planned without `bf16_pairs` (a target without AVX512-BF16):
+// not the pair form, no dot products; the contraction keeps the f32 path.
+// CHECK-LABEL: func.func @not_planned
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: return
+#a = affine_map<(m, j, r, q, t) -> (m, q, t)>
+#p = affine_map<(m, j, r, q, t) -> (j, q, r, t)>
+#c = affine_map<(m, j, r, q, t) -> (m, j, r)>
+func.func @not_planned(%a: tensor<12x64x2xbf16>, %p: tensor<16x64x64x2xbf16>) -> tensor<12x16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x16x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<12x16x64xf32>) -> tensor<12x16x64xf32>
+  %y = linalg.generic {indexing_maps = [#a, #p, #c],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %p : tensor<12x64x2xbf16>, tensor<16x64x64x2xbf16>) outs(%init : tensor<12x16x64xf32>)
+      attrs = {tfm.cpu_tiling = {block = array<i64: 12, 1024, 32>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %we = arith.extf %w : bf16 to f32
+    %prod = arith.mulf %xe, %we : f32
+    %sum = arith.addf %acc, %prod : f32
+    linalg.yield %sum : f32
+  } -> tensor<12x16x64xf32>
+  return %y : tensor<12x16x64xf32>
+}
+
+// -----
+
+// A narrow strip (the last 8 columns of a weight, [K/2, 8, 2]): 256-bit dot
+// products, one per row.
+// CHECK-LABEL: func.func @narrow
+// CHECK-COUNT-5: x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<8xf32>
+// CHECK-NOT: x86vector.avx512.dot
+#ta = affine_map<(m, r, q, t) -> (m, q, t)>
+#tp = affine_map<(m, r, q, t) -> (q, r, t)>
+#tc = affine_map<(m, r, q, t) -> (m, r)>
+func.func @narrow(%a: tensor<5x20x2xbf16>, %p: tensor<20x8x2xbf16>) -> tensor<5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<5x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<5x8xf32>) -> tensor<5x8xf32>
+  %y = linalg.generic {indexing_maps = [#ta, #tp, #tc],
+                       iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %p : tensor<5x20x2xbf16>, tensor<20x8x2xbf16>) outs(%init : tensor<5x8xf32>)
+      attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %we = arith.extf %w : bf16 to f32
+    %prod = arith.mulf %xe, %we : f32
+    %sum = arith.addf %acc, %prod : f32
+    linalg.yield %sum : f32
+  } -> tensor<5x8xf32>
+  return %y : tensor<5x8xf32>
+}
