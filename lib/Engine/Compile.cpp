@@ -9,6 +9,7 @@
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/CodeCache.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -340,37 +341,50 @@ static llvm::Expected<std::unique_ptr<JitModule>>
 jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
            bool initialize);
 
-/// GEMMs planned for AMX tiles (`cpu=` naming a CPU that has them) cannot be
-/// compiled for, or run on, a host without them (LLVM would abort on the
-/// first tile intrinsic): an error saying so instead.
-static llvm::Error checkTilesRunHere(ModuleOp module, llvm::StringRef what) {
-  bool planned = false;
+/// Code planned for a CPU feature the host lacks (`cpu=` naming another CPU)
+/// cannot be compiled for, or run on, this machine: LLVM aborts on the
+/// first AMX tile intrinsic or AVX512-BF16 `vdpbf16ps` it cannot select.
+/// An error saying so instead. (Plain vector code of a wider target
+/// legalises for the host and needs no check.)
+static llvm::Error checkPlanRunsHere(ModuleOp module, llvm::StringRef what) {
+  bool tiles = false, pairDots = false;
   module.walk([&](Operation *op) {
     auto plan = op->getAttrOfType<DictionaryAttr>(kCpuTilingAttrName);
-    if (plan && plan.contains("amx")) {
-      planned = true;
-      return WalkResult::interrupt();
-    }
+    if (plan && plan.contains("amx"))
+      tiles = true;
+    // Weights packed as bf16 pairs are read by pair dot products only.
+    if (auto func = dyn_cast<func::FuncOp>(op))
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (auto pack = func.getArgAttrOfType<DictionaryAttr>(
+                i, kParamPackAttrName))
+          if (auto format = pack.getAs<StringAttr>("format");
+              format && format.getValue() == kBf16PairsWeightFormat)
+            pairDots = true;
     return WalkResult::advance();
   });
-  if (!planned)
-    return llvm::Error::success();
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("amx-tile") && features.lookup("amx-bf16") &&
-      requestAmxTilePermission())
-    return llvm::Error::success();
-  return makeError(llvm::formatv(
-      "{0}: its f32 GEMMs are planned for AMX tiles (the pipeline's cpu= "
-      "names a CPU with AMX-BF16), which this machine ({1}) cannot run; "
-      "compile with cpu=host, or amx=0",
-      what, llvm::sys::getHostCPUName()));
+  if (tiles && !(features.lookup("amx-tile") && features.lookup("amx-bf16") &&
+                 requestAmxTilePermission()))
+    return makeError(llvm::formatv(
+        "{0}: its f32 GEMMs are planned for AMX tiles (the pipeline's cpu= "
+        "names a CPU with AMX-BF16), which this machine ({1}) cannot run; "
+        "compile with cpu=host, or amx=0",
+        what, llvm::sys::getHostCPUName()));
+  if (pairDots &&
+      !(features.lookup("avx512bf16") && features.lookup("avx512vl")))
+    return makeError(llvm::formatv(
+        "{0}: its bf16 GEMMs are planned as AVX512-BF16 pair dot products "
+        "(the pipeline's cpu= names a CPU with AVX512-BF16), which this "
+        "machine ({1}) cannot run; compile with cpu=host, or bf16-dot=0",
+        what, llvm::sys::getHostCPUName()));
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
     ModuleOp module, llvm::ArrayRef<const EntrySignature *> entries,
     const CpuPipelineOptions &options, llvm::ArrayRef<std::string> sharedLibs,
     llvm::StringRef what, const CacheOptions &cache) {
-  if (llvm::Error err = checkTilesRunHere(module, what))
+  if (llvm::Error err = checkPlanRunsHere(module, what))
     return std::move(err);
   auto runtimeLibs =
       getRuntimeLibraries(sharedLibs, /*openmp=*/options.parallel);
