@@ -38,7 +38,10 @@
 // each accumulator vector updated by one x86vector.avx512.dot (`vdpbf16ps`:
 // acc += a0 b0 + a1 b1 per lane, the bf16 products exact in f32, inputs
 // below the smallest normal bf16 read as zero): twice the multiply-adds of
-// an f32 FMA per instruction.
+// an f32 FMA per instruction. A bf16 contraction in a loop whose B is a
+// [K, N] slice of a tensor made outside the loops (attention's Q K^T on key
+// tiles of K^T) takes the same form: that tensor is copied into K pairs
+// once, before the loops, and each tile reads its slice of the copy.
 //
 // Fewer than 16 rows against a transposed B (a decode step's projections
 // against [out, in] weights) take a second form instead: no copy of B; each
@@ -1017,9 +1020,148 @@ static void tileAndVectorizeAnySize(RewriterBase &rewriter,
   tileAndVectorizeExact(rewriter, op, plan, tiling, rows, cols, epilogue);
 }
 
+/// The innermost dimension of `value` split into [K/2, 2].
+static Value splitInnermost(RewriterBase &rewriter, Location loc,
+                            Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= 2;
+  shape.push_back(2);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0, e = type.getRank(); i < e; ++i)
+    groups.push_back({i});
+  groups.back().push_back(type.getRank());
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+      value, groups);
+}
+
+/// A bf16 contraction inside loops whose B is a [K, N] slice of a tensor T
+/// [.., K, N] made outside them (attention's Q K^T: each key tile a slice of
+/// K^T [B, H, dh, S], made by the head split), in the K-pair form: T copied
+/// once, where it is made, into [.., K/2, N, 2] (`pairCopies` holds the
+/// copies made so far), B read as the same slice of that copy, A's
+/// innermost (K) dimension read as [K/2, 2], and a new innermost reduction
+/// loop t of extent 2 (k = 2 q + t). The copy is one pass over T for all
+/// the tiles that read it. Returns the new op, or null where it does not
+/// apply.
+static linalg::GenericOp
+pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
+            const ContractionPlan &plan,
+            llvm::DenseMap<Value, Value> &pairCopies) {
+  unsigned a = 1 - plan.bInput;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Value aValue = op.getDpsInputOperand(a)->get();
+  Value bValue = op.getDpsInputOperand(plan.bInput)->get();
+  auto aType = cast<RankedTensorType>(aValue.getType());
+  auto bType = cast<RankedTensorType>(bValue.getType());
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  AffineMap bMap = maps[plan.bInput];
+  if (!aType.getElementType().isBF16() || !bType.getElementType().isBF16() ||
+      ranges[plan.k] % 2 != 0 || bType.getRank() != 2 ||
+      dimPosition(maps[a].getResults().back()) != plan.k ||
+      bMap.getNumResults() != 2 || dimPosition(bMap.getResult(0)) != plan.k ||
+      dimPosition(bMap.getResult(1)) != plan.n ||
+      llvm::count_if(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+        return t == utils::IteratorType::reduction;
+      }) != 1)
+    return nullptr;
+  // B = T[.., 0 : K, n0 : n0 + N], unit strides, every other size 1.
+  auto slice = bValue.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride())
+    return nullptr;
+  Value whole = slice.getSource();
+  auto wholeType = cast<RankedTensorType>(whole.getType());
+  int64_t rank = wholeType.getRank();
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func || whole.getParentRegion() != &func.getBody() ||
+      !wholeType.hasStaticShape() || rank < 2)
+    return nullptr;
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets(),
+                            sizes = slice.getMixedSizes();
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (getConstantIntValue(sizes[i]) != 1)
+      return nullptr;
+  int64_t k = ranges[plan.k];
+  if (getConstantIntValue(offsets[rank - 2]) != 0 ||
+      getConstantIntValue(sizes[rank - 2]) != k ||
+      wholeType.getDimSize(rank - 2) != k ||
+      getConstantIntValue(sizes[rank - 1]) != bType.getDimSize(1))
+    return nullptr;
+  Location loc = op.getLoc();
+  Value &pairs = pairCopies[whole];
+  if (!pairs) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (Operation *def = whole.getDefiningOp())
+      rewriter.setInsertionPointAfter(def);
+    else
+      rewriter.setInsertionPointToStart(&func.getBody().front());
+    // [.., K, N] -> [.., K/2, 2, N] -> [.., K/2, N, 2].
+    SmallVector<int64_t> shape(wholeType.getShape());
+    shape[rank - 2] = k / 2;
+    shape.insert(shape.begin() + rank - 1, 2);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < rank - 2; ++i)
+      groups.push_back({i});
+    groups.push_back({rank - 2, rank - 1});
+    groups.push_back({rank});
+    Value expanded = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(shape, wholeType.getElementType()), whole,
+        groups);
+    SmallVector<int64_t> permutation =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+    permutation.append({rank, rank - 1});
+    SmallVector<int64_t> pairShape;
+    for (int64_t p : permutation)
+      pairShape.push_back(shape[p]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, pairShape,
+                                         wholeType.getElementType());
+    pairs = linalg::TransposeOp::create(rewriter, loc, expanded, init,
+                                        permutation)
+                .getResult()[0];
+  }
+  rewriter.setInsertionPoint(op);
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> pairOffsets(offsets.begin(), offsets.end());
+  SmallVector<OpFoldResult> pairSizes(sizes.begin(), sizes.end());
+  pairSizes[rank - 2] = rewriter.getIndexAttr(k / 2);
+  pairOffsets.push_back(zero);
+  pairSizes.push_back(rewriter.getIndexAttr(2));
+  Value bPairs = tensor::ExtractSliceOp::create(
+      rewriter, loc,
+      RankedTensorType::get({k / 2, bType.getDimSize(1), 2},
+                            bType.getElementType()),
+      pairs, pairOffsets, pairSizes, SmallVector<OpFoldResult>(rank + 1, one));
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned numLoops = op.getNumLoops();
+  AffineExpr t = getAffineDimExpr(numLoops, ctx);
+  SmallVector<AffineExpr> aExprs(maps[a].getResults());
+  aExprs.push_back(t);
+  SmallVector<AffineMap> newMaps(3);
+  newMaps[a] = AffineMap::get(numLoops + 1, 0, aExprs, ctx);
+  newMaps[plan.bInput] = AffineMap::get(
+      numLoops + 1, 0, {bMap.getResult(0), bMap.getResult(1), t}, ctx);
+  newMaps[2] = AffineMap::get(numLoops + 1, 0, maps[2].getResults(), ctx);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.push_back(utils::IteratorType::reduction);
+  SmallVector<Value> inputs(2);
+  inputs[a] = splitInnermost(rewriter, loc, aValue);
+  inputs[plan.bInput] = bPairs;
+  auto paired = linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
+                                          inputs, op.getDpsInits(), newMaps,
+                                          iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), paired.getRegion(),
+                              paired.getRegion().begin());
+  paired->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.replaceOp(op, paired.getResults());
+  return paired;
+}
+
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
-                             const ContractionPlan &plan,
-                             const ContractionTiling &tiling) {
+                             ContractionPlan plan,
+                             const ContractionTiling &tiling,
+                             llvm::DenseMap<Value, Value> &pairCopies) {
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::GenericOp> generic =
       isa<linalg::GenericOp>(op) ? cast<linalg::GenericOp>(op)
@@ -1030,6 +1172,15 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     return vectorizeAsDotProducts(rewriter, *generic, plan, tiling);
   if (plan.transposeB)
     transposeB(rewriter, *generic, plan);
+  else if (tiling.bf16Pairs && !plan.pairs)
+    if (linalg::GenericOp paired =
+            pairSlicedB(rewriter, *generic, plan, pairCopies)) {
+      FailureOr<ContractionPlan> pairPlan = planContraction(paired, tiling);
+      if (failed(pairPlan) || !pairPlan->pairs)
+        return; // Left as a plain loop nest: not expected.
+      generic = paired;
+      plan = *pairPlan;
+    }
   auto contraction = cast<linalg::LinalgOp>(generic->getOperation());
   // Elementwise consumers run on each cache block (EpilogueFusion.cpp).
   linalg::GenericOp epilogue = formEpilogue(rewriter, contraction);
@@ -1089,8 +1240,10 @@ struct TileAndVectorizeContractionsPass
     if (work.empty())
       return;
     IRRewriter rewriter(ctx);
+    // Pair copies of tensors that bf16 contractions in loops read slices of.
+    llvm::DenseMap<Value, Value> pairCopies;
     for (Work &w : work)
-      tileAndVectorize(rewriter, w.op, w.plan, w.tiling);
+      tileAndVectorize(rewriter, w.op, w.plan, w.tiling, pairCopies);
 
     // The vectoriser emits broadcasting reads, a multiply and a
     // multi_reduction over the (unit) K step: fold them back into one

@@ -64,3 +64,17 @@ func.func @logits(%xf: tensor<6x40xf32> {tfm.input = "x"},
       outs(%c : tensor<6x72xf32>) -> tensor<6x72xf32>
   return %y : tensor<6x72xf32>
 }
+
+// Causal GQA attention in bf16 (S = 77: a partial last key tile): Q K^T
+// reads K's pairs (K^T's pair copy, made once before the flash loops).
+func.func @attention(%qf: tensor<1x4x77x64xf32> {tfm.input = "q"},
+                     %kf: tensor<1x2x77x64xf32> {tfm.input = "k"},
+                     %vf: tensor<1x2x77x64xf32> {tfm.input = "v"})
+    -> (tensor<1x4x77x64xf32> {tfm.output = "y"}) {
+  %q = tfm.convert %qf : (tensor<1x4x77x64xf32>) -> tensor<1x4x77x64xbf16>
+  %k = tfm.convert %kf : (tensor<1x2x77x64xf32>) -> tensor<1x2x77x64xbf16>
+  %v = tfm.convert %vf : (tensor<1x2x77x64xf32>) -> tensor<1x2x77x64xbf16>
+  %a = tfm.attention %q, %k, %v : (tensor<1x4x77x64xbf16>, tensor<1x2x77x64xbf16>, tensor<1x2x77x64xbf16>) -> tensor<1x4x77x64xbf16>
+  %y = tfm.convert %a : (tensor<1x4x77x64xbf16>) -> tensor<1x4x77x64xf32>
+  return %y : tensor<1x4x77x64xf32>
+}

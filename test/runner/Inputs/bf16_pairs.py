@@ -3,6 +3,7 @@
 usage: bf16_pairs.py write DIR
        bf16_pairs.py check DIR ENTRY GOT.npy
        bf16_pairs.py bound DIR LAYOUT GOT.npy
+       bf16_pairs.py attention DIR GOT.npy
 
 `write` makes DIR/w.safetensors (bf16 weights) and DIR/ENTRY.x.npy for each
 entry of Inputs/bf16-pairs.mlir. `check` compares an entry's output with a
@@ -13,6 +14,9 @@ order); an f32 result within 1e-5 |ref| + 1e-6 of the largest (the bf16
 products are exact in f32, only the sums round). Prints PASS or the worst
 element. `bound` checks a weight of Inputs/bf16-pairs-bound.mlir as bound
 (DIR/bound.safetensors, written by `write`) against numpy's packing.
+`attention` checks @attention's output (q, k, v in DIR/attention.{q,k,v}.npy)
+against float64 causal GQA attention on the same bf16 values, rounded once
+to bf16: within 2^-8 |ref| + 1e-3 of the largest |ref|.
 """
 import os
 import sys
@@ -75,6 +79,26 @@ def main():
         w = bound_weight()
         write_safetensors(os.path.join(out, "bound.safetensors"),
                           {"w": BF16(w), "wt": BF16(w.T)})
+        rng = np.random.default_rng(11)
+        for name, heads in (("q", 4), ("k", 2), ("v", 2)):
+            np.save(os.path.join(out, f"attention.{name}.npy"),
+                    rng.standard_normal((1, heads, 77, 64)).astype(np.float32))
+        return
+    if mode == "attention":
+        got = np.load(sys.argv[3])
+        q, k, v = (bf16(np.load(os.path.join(out, f"attention.{n}.npy")))
+                   .astype(np.float64) for n in "qkv")
+        k, v = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)
+        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+        s = scores.shape[-1]
+        scores[..., np.triu(np.ones((s, s), bool), 1)] = -np.inf
+        p = np.exp(scores - scores.max(-1, keepdims=True))
+        ref = (p / p.sum(-1, keepdims=True)) @ v
+        tol = 2.0 ** -8 * np.abs(ref) + 1e-3 * np.abs(ref).max()
+        err = np.abs(got - ref)
+        print(f"PASS: attention (max error {err.max():.3g})"
+              if got.shape == ref.shape and np.all(err <= tol)
+              else f"FAIL: attention, max error {err.max():.3g}")
         return
     if mode == "bound":
         layout, got = sys.argv[3], np.load(sys.argv[4])
