@@ -1043,8 +1043,8 @@ static Value splitInnermost(RewriterBase &rewriter, Location loc,
 /// copies made so far), B read as the same slice of that copy, A's
 /// innermost (K) dimension read as [K/2, 2], and a new innermost reduction
 /// loop t of extent 2 (k = 2 q + t). The copy is one pass over T for all
-/// the tiles that read it. Returns the new op, or null where it does not
-/// apply.
+/// the tiles that read it, made only where enough rows of A read T to repay
+/// it. Returns the new op, or null where it does not apply.
 static linalg::GenericOp
 pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
             const ContractionPlan &plan,
@@ -1087,6 +1087,23 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
       getConstantIntValue(sizes[rank - 2]) != k ||
       wholeType.getDimSize(rank - 2) != k ||
       getConstantIntValue(sizes[rank - 1]) != bType.getDimSize(1))
+    return nullptr;
+  // The copy is one pass over all of T: worth it only when T's columns are
+  // read by at least as many rows of A, over the parallel loops around (a
+  // prompt's query tiles against its own keys), not when few rows meet a
+  // long T (a decode step, or a prompt chunk, against a KV cache of
+  // thousands of positions).
+  int64_t rows = ranges[plan.m];
+  for (auto forall = op->getParentOfType<scf::ForallOp>(); forall;
+       forall = forall->getParentOfType<scf::ForallOp>()) {
+    for (auto [lb, ub, step] :
+         llvm::zip(forall.getStaticLowerBound(), forall.getStaticUpperBound(),
+                   forall.getStaticStep()))
+      if (!ShapedType::isDynamic(lb) && !ShapedType::isDynamic(ub) &&
+          !ShapedType::isDynamic(step) && step > 0 && ub > lb)
+        rows *= llvm::divideCeil(ub - lb, step);
+  }
+  if (rows < wholeType.getNumElements() / k)
     return nullptr;
   Location loc = op.getLoc();
   Value &pairs = pairCopies[whole];

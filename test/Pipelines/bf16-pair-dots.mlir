@@ -114,30 +114,27 @@ func.func @narrow(%a: tensor<5x20x2xbf16>, %p: tensor<20x8x2xbf16>) -> tensor<5x
 
 // -----
 
-// A bf16 contraction in a loop whose B is a [K, N] slice of a tensor made
-// outside it (flash attention's Q K^T: key tiles of K^T [H, dh, S]): K^T is
-// copied once, before the loop, into pairs [H, dh/2, S, 2], and each tile
+// A bf16 contraction in a parallel loop whose B is a [K, N] slice of a
+// tensor made outside it (flash attention's Q K^T: key tiles of K^T [H, dh,
+// S]), read by as many rows of A (2 x 128) as K^T has columns (2 x 128): K^T
+// is copied once, before the loop, into pairs [H, dh/2, S, 2], and each tile
 // reads its slice of the copy with pair dot products.
 // CHECK-LABEL: func.func @sliced_b
-// CHECK-SAME: (%{{.*}}: tensor<12x64xbf16>, %[[KT:.*]]: tensor<2x64x128xbf16>
+// CHECK-SAME: (%{{.*}}: tensor<128x64xbf16>, %[[KT:.*]]: tensor<2x64x128xbf16>
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[KT]] {{\[}}[0], [1, 2], [3]] output_shape [2, 32, 2, 128] : tensor<2x64x128xbf16> into tensor<2x32x2x128xbf16>
 // CHECK: %[[PAIRS:.*]] = linalg.transpose ins(%[[E]] : tensor<2x32x2x128xbf16>) outs(%{{.*}} : tensor<2x32x128x2xbf16>) permutation = [0, 1, 3, 2]
-// CHECK: scf.for
-// CHECK: tensor.extract_slice %[[PAIRS]][%{{.*}}, 0, 0, 0] [1, 32, 64, 2] [1, 1, 1, 1] : tensor<2x32x128x2xbf16> to tensor<32x64x2xbf16>
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[PAIRS]][%{{.*}}, 0, 0, 0] [1, 32, 128, 2] [1, 1, 1, 1] : tensor<2x32x128x2xbf16> to tensor<32x128x2xbf16>
 // CHECK: x86vector.avx512.dot
-// CHECK-NOT: linalg.transpose
-func.func @sliced_b(%q: tensor<12x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: tensor<2x12x64xf32>) -> tensor<2x12x64xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
+func.func @sliced_b(%q: tensor<128x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: tensor<2x128x128xf32>) -> tensor<2x128x128xf32> {
   %zero = arith.constant 0.0 : f32
-  %r = scf.for %h = %c0 to %c2 step %c1 iter_args(%acc = %out) -> (tensor<2x12x64xf32>) {
-    %b = tensor.extract_slice %kt[%h, 0, 0] [1, 64, 64] [1, 1, 1] : tensor<2x64x128xbf16> to tensor<64x64xbf16>
-    %e = tensor.empty() : tensor<12x64xf32>
-    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<12x64xf32>) -> tensor<12x64xf32>
+  %r = scf.forall (%h) in (2) shared_outs(%acc = %out) -> (tensor<2x128x128xf32>) {
+    %b = tensor.extract_slice %kt[%h, 0, 0] [1, 64, 128] [1, 1, 1] : tensor<2x64x128xbf16> to tensor<64x128xbf16>
+    %e = tensor.empty() : tensor<128x128xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<128x128xf32>) -> tensor<128x128xf32>
     %s = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                          iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%q, %b : tensor<12x64xbf16>, tensor<64x64xbf16>) outs(%c : tensor<12x64xf32>)
+        ins(%q, %b : tensor<128x64xbf16>, tensor<64x128xbf16>) outs(%c : tensor<128x128xf32>)
         attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
     ^bb0(%x: bf16, %w: bf16, %a: f32):
       %xe = arith.extf %x : bf16 to f32
@@ -145,9 +142,43 @@ func.func @sliced_b(%q: tensor<12x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: te
       %p = arith.mulf %xe, %we : f32
       %sum = arith.addf %a, %p : f32
       linalg.yield %sum : f32
-    } -> tensor<12x64xf32>
-    %ins = tensor.insert_slice %s into %acc[%h, 0, 0] [1, 12, 64] [1, 1, 1] : tensor<12x64xf32> into tensor<2x12x64xf32>
-    scf.yield %ins : tensor<2x12x64xf32>
+    } -> tensor<128x128xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %acc[%h, 0, 0] [1, 128, 128] [1, 1, 1] : tensor<128x128xf32> into tensor<2x128x128xf32>
+    }
   }
-  return %r : tensor<2x12x64xf32>
+  return %r : tensor<2x128x128xf32>
+}
+
+// -----
+
+// The same with 8 rows of A against 2 x 128 columns (a prompt chunk, or a
+// decode step, against a long KV cache): no copy of all of K^T for so few
+// rows; the tiles keep f32 FMAs on B extended as loaded.
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NOT: x2xbf16
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: return
+func.func @few_rows(%q: tensor<8x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: tensor<2x8x128xf32>) -> tensor<2x8x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%h) in (2) shared_outs(%acc = %out) -> (tensor<2x8x128xf32>) {
+    %b = tensor.extract_slice %kt[%h, 0, 0] [1, 64, 128] [1, 1, 1] : tensor<2x64x128xbf16> to tensor<64x128xbf16>
+    %e = tensor.empty() : tensor<8x128xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<8x128xf32>) -> tensor<8x128xf32>
+    %s = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%q, %b : tensor<8x64xbf16>, tensor<64x128xbf16>) outs(%c : tensor<8x128xf32>)
+        attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+    ^bb0(%x: bf16, %w: bf16, %a: f32):
+      %xe = arith.extf %x : bf16 to f32
+      %we = arith.extf %w : bf16 to f32
+      %p = arith.mulf %xe, %we : f32
+      %sum = arith.addf %a, %p : f32
+      linalg.yield %sum : f32
+    } -> tensor<8x128xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %acc[%h, 0, 0] [1, 8, 128] [1, 1, 1] : tensor<8x128xf32> into tensor<2x8x128xf32>
+    }
+  }
+  return %r : tensor<2x8x128xf32>
 }
