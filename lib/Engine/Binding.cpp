@@ -237,8 +237,10 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
 
 /// Packs a row-major weight of `fileShape` whose elements are the bit
 /// patterns `T` (uint32_t for f32, uint16_t for bf16/f16) into `layout`'s
-/// panels (tfm.param_pack; see tfm/Runtime/EntrySignature.h). Padding
-/// columns are zero bits, +0.0 in every float type.
+/// panels (tfm.param_pack; see tfm/Runtime/EntrySignature.h): P[j, k, r],
+/// or with `kPairs` (format = "bf16_pairs") P[j, k / 2, r, k % 2], =
+/// W(k, j * panel + r). Padding columns are zero bits, +0.0 in every float
+/// type.
 template <typename T>
 static void packWeight(const PackedLayout &layout, const char *source,
                        char *out) {
@@ -247,36 +249,17 @@ static void packWeight(const PackedLayout &layout, const char *source,
   int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
   const T *w = reinterpret_cast<const T *>(source);
   T *p = reinterpret_cast<T *>(out);
+  // Where K step kk of panel j starts, and how far apart its columns are.
+  int64_t stride = layout.kPairs ? 2 : 1;
   for (int64_t j = 0; j < panels; ++j)
     for (int64_t kk = 0; kk < k; ++kk) {
-      T *row = p + (j * k + kk) * panel;
+      T *row = layout.kPairs ? p + (j * k + kk / 2 * 2) * panel + kk % 2
+                             : p + (j * k + kk) * panel;
       for (int64_t r = 0; r < panel; ++r) {
         int64_t col = j * panel + r;
-        row[r] = col >= n        ? T(0)
-                 : layout.outIn ? w[col * k + kk]
-                                : w[kk * n + col];
-      }
-    }
-}
-
-/// Packs a row-major bf16 weight into panels with its K pairs interleaved
-/// (tfm.param_pack with format = "bf16_pairs"): P[j, k / 2, r, k % 2] =
-/// W(k, j * panel + r), zero bits past N.
-static void packWeightPairs(const PackedLayout &layout, const char *source,
-                            char *out) {
-  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
-  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
-  int64_t panel = layout.panel, panels = (n + panel - 1) / panel;
-  const uint16_t *w = reinterpret_cast<const uint16_t *>(source);
-  uint16_t *p = reinterpret_cast<uint16_t *>(out);
-  for (int64_t j = 0; j < panels; ++j)
-    for (int64_t kk = 0; kk < k; ++kk) {
-      uint16_t *pair = p + (j * k + kk / 2 * 2) * panel + kk % 2;
-      for (int64_t r = 0; r < panel; ++r) {
-        int64_t col = j * panel + r;
-        pair[2 * r] = col >= n        ? uint16_t(0)
-                      : layout.outIn ? w[col * k + kk]
-                                     : w[kk * n + col];
+        row[stride * r] = col >= n        ? T(0)
+                          : layout.outIn ? w[col * k + kk]
+                                         : w[kk * n + col];
       }
     }
 }
@@ -363,8 +346,6 @@ bindParameter(const EntrySignature &sig, size_t i,
     result.storage = std::move(*storage);
     if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
-    else if (arg.packed->kPairs)
-      packWeightPairs(*arg.packed, source, result.storage->get());
     else if (getDTypeSize(arg.dtype) == 2)
       packWeight<uint16_t>(*arg.packed, source, result.storage->get());
     else
