@@ -96,8 +96,8 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
     pm.addPass(createTfmSequentialSmallForalls());
     pm.addPass(createForallToParallelLoopPass());
     pm.addPass(createConvertSCFToOpenMPPass());
-    if (options.amx)
-      pm.addPass(createTfmScheduleTileLoops());
+    if (options.dynamicSchedule)
+      pm.addPass(createTfmScheduleBlockLoops());
     pm.addPass(createTfmInlineAllocaScopes());
   } else {
     pm.addPass(createForallToForLoopPass());

@@ -2,6 +2,7 @@
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids amx=0" --split-input-file | FileCheck %s --check-prefix=FMA
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" --split-input-file | FileCheck %s --check-prefix=FMA
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=sapphirerapids" --split-input-file | FileCheck %s --check-prefix=LOADS
+// RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3 dynamic-schedule=0" --split-input-file | FileCheck %s --check-prefix=STATIC
 
 // For a CPU with AMX-BF16 (named here, so that the test runs anywhere: the
 // code is only compiled, not run), the pipeline takes a GEMM whose M, N, K
@@ -34,15 +35,19 @@ func.func @mm(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> 
 // -----
 
 // With several column blocks (1024 columns: eight of 128) the blocks are an
-// OpenMP loop that hands them out one at a time (tfm-schedule-tile-loops: a
+// OpenMP loop that hands them out one at a time (tfm-schedule-block-loops: a
 // thread whose core's tiles are shared with another runs at half speed);
-// the split of A by rows keeps the static schedule.
+// the split of A by rows keeps the static schedule. The FMA path's cache
+// blocks are handed out dynamically too.
 // CHECK-LABEL: llvm.func internal @tfm_amx_gemm
 // CHECK: omp.wsloop {
 // CHECK: omp.wsloop schedule(dynamic) {
 // CHECK: llvm.x86.tdpbf16ps.internal
 // FMA-LABEL: llvm.func @wide(
-// FMA-NOT: schedule(dynamic)
+// FMA: omp.wsloop schedule(dynamic
+// STATIC-LABEL: llvm.func @wide(
+// STATIC-NOT: schedule(dynamic
+// STATIC: llvm.func @_mlir_ciface_wide(
 func.func @wide(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x1024xf32> {tfm.param = "w"}) -> tensor<1x64x1024xf32> {
   %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x1024xf32>) -> tensor<1x64x1024xf32>
   return %y : tensor<1x64x1024xf32>

@@ -314,20 +314,26 @@ def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
                            "scf::SCFDialect", "vector::VectorDialect"];
 }
 
-def TfmScheduleTileLoops : Pass<"tfm-schedule-tile-loops"> {
-  let summary = "Gives OpenMP loops whose iterations run AMX tiles a dynamic "
-                "schedule";
+def TfmScheduleBlockLoops : Pass<"tfm-schedule-block-loops"> {
+  let summary = "Gives OpenMP loops whose iterations run contraction "
+                "register tiles a dynamic schedule";
   let description = [{
-    After `convert-scf-to-openmp`: an `omp.wsloop` whose body multiplies AMX
-    tiles (`amx.tile_mulf`, the column blocks of
-    `tfm-cpu-amx-contractions`) gets `schedule(dynamic)`, so that threads
-    take blocks one at a time. A core's AMX unit is shared by its hardware
-    threads; a thread whose sibling also runs tiles has about half the tile
-    throughput, and with equal static shares the other threads wait for it.
-    Each block is computed whole by one thread in one order, so results do
-    not depend on the schedule. Other loops keep the static schedule.
+    After `convert-scf-to-openmp`: an `omp.wsloop` whose body multiplies
+    register tiles (`vector.contract`, `vector.fma`, `x86vector.avx512.dot`,
+    `amx.tile_mulf`: GEMM cache blocks, flash attention's query tiles,
+    decode's GEMV column groups, the column blocks of
+    `tfm-cpu-amx-contractions`) gets `schedule(dynamic)`, so that a thread
+    that is free takes the next block instead of each thread running an
+    equal static share. On a shared machine threads do not run at equal
+    speed (another tenant on the same core, a vCPU descheduled by the
+    hypervisor, a core's AMX unit shared with another tile user), and with
+    static shares every thread waits for the slowest. Loops of more than 32
+    iterations are handed out in 32 chunks (`schedule(dynamic, n)`), so that
+    small iterations cost few dispatches. Each block is computed whole by
+    one thread in one order, so results do not depend on the schedule.
+    Other loops (elementwise, reductions, copies) keep the static schedule.
   }];
-  let dependentDialects = ["omp::OpenMPDialect"];
+  let dependentDialects = ["arith::ArithDialect", "omp::OpenMPDialect"];
 }
 
 def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {

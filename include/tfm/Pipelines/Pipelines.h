@@ -217,6 +217,15 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "GEMV columns) on OpenMP threads; the code then calls "
                      "libomp (OMP_NUM_THREADS, or the runner's --threads)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> dynamicSchedule{
+      *this, "dynamic-schedule",
+      llvm::cl::desc("With parallel: threads take the blocks of loops that "
+                     "run register tiles (GEMM cache blocks, attention query "
+                     "tiles, GEMV columns) as they become free "
+                     "(--tfm-schedule-block-loops), so that a thread slowed "
+                     "by another tenant delays no other; off: equal static "
+                     "shares. The results are the same either way"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Outline each top-level loop nest of a function with "
