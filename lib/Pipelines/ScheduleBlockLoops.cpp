@@ -11,10 +11,10 @@
 // also uses, or that the hypervisor deschedules for a while, finishes its
 // share late, and every other thread waits for it at the loop's barrier.
 // Measured on a 2-vCPU VM with a busy loop pinned to one vCPU: the Llama
-// block (S=512, two threads) took 294 ms by median with static shares
-// against 233 ms dynamic (130 ms on the quiet machine either way); a core's
-// AMX unit shared with another tile user halved that thread's tile rate the
-// same way.
+// block (S=512, two threads) took 284-288 ms by median with static shares
+// against 220-231 ms dynamic (126-138 ms on the quiet machine either way);
+// a core's AMX unit shared with another tile user halved that thread's tile
+// rate the same way.
 //
 // Chunks: one block each up to kMaxChunks blocks; more iterations (decode's
 // GEMV column groups, a few microseconds each) are grouped into kMaxChunks
