@@ -80,7 +80,10 @@ def parse_config(text):
 
 def run_once(args, model, inputs, weights_args, config):
     cmd = [RUNNER, model, *weights_args, "--repeat", str(args.repeat),
-           "--print-values", "0", f"--threads={args.threads}"]
+           "--print-values", "0", f"--threads={args.threads}",
+           # Every process compiles: an environment variable can change the
+           # code without changing the cache's key. Compiling is not timed.
+           "--no-cache"]
     for item in inputs:
         cmd += ["--input", item]
     if config["options"]:
