@@ -2,6 +2,7 @@
 #include "tfm/Pipelines/CpuTarget.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -105,10 +106,7 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
 
 /// Largest power of two <= n (n >= 1).
 static int64_t floorPowerOfTwo(int64_t n) {
-  int64_t p = 1;
-  while (p * 2 <= n)
-    p *= 2;
-  return p;
+  return int64_t(llvm::bit_floor(uint64_t(n)));
 }
 
 ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,

@@ -50,7 +50,7 @@
 // with narrower vectors, the last few elements as scalars).
 //
 // The tiling and vectorising helpers shared with tfm-vectorize-elementwise
-// (TilingUtils.h) are defined here too.
+// are in TilingUtils.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Passes.h"
@@ -80,6 +80,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include "llvm/ADT/bit.h"
+
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMTILEANDVECTORIZECONTRACTIONS
 #include "tfm/Pipelines/Passes.h.inc"
@@ -99,13 +101,6 @@ static int64_t largestDivisor(int64_t n, int64_t cap) {
     if (n % t == 0)
       return t;
   return 1;
-}
-
-int64_t codegen::blockSize(int64_t n, int64_t inner, int64_t cap) {
-  for (int64_t t = std::max(cap, inner) / inner * inner; t > inner; t -= inner)
-    if (n % t == 0)
-      return t;
-  return inner;
 }
 
 namespace {
@@ -128,8 +123,6 @@ struct ContractionPlan {
 /// Fewest output rows for which a transposed B is worth a transposing copy.
 static constexpr int64_t kMinRowsToTransposeB = 16;
 
-/// Shallowest K for which the dot-product form is used at all.
-static constexpr int64_t kMinDotDepth = 4;
 
 static std::optional<unsigned> dimPosition(AffineExpr e) {
   if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -281,31 +274,6 @@ static void transposeB(RewriterBase &rewriter, linalg::GenericOp op,
   });
 }
 
-/// Tiles `op` with `sizes` (0: not tiled) and returns the tiled op; with
-/// `parallel`, the tile loop is one scf.forall (only parallel loops may be
-/// tiled then).
-FailureOr<linalg::LinalgOp> codegen::tile(RewriterBase &rewriter,
-                                          linalg::LinalgOp op,
-                                          ArrayRef<int64_t> sizes,
-                                          bool parallel) {
-  if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
-    return op;
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  if (parallel)
-    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  auto result = dyn_cast<linalg::LinalgOp>(tiled->tiledOps.front());
-  if (!result)
-    return failure();
-  return result;
-}
-
 /// tile() for the cache blocks of a contraction, with the zero fill of its
 /// accumulator fused into each block (upstream tile-and-fuse through the
 /// loop's destination): each block is zeroed right before its K loop instead
@@ -356,114 +324,6 @@ static constexpr int64_t kMinParallelMacs = int64_t(1) << 20;
 /// Fewest cache blocks an outermost contraction is split into, so that the
 /// threads get equal shares (with 2 to 8 threads, at most one block apart).
 static constexpr int64_t kMinParallelBlocks = 16;
-
-/// Whether `op` runs outside any loop, so that its outermost tile loop can
-/// be the parallel one (nested parallel loops would only add fork costs).
-bool codegen::worthThreads(linalg::LinalgOp op, int64_t minWork) {
-  int64_t work = 1;
-  for (int64_t range : op.getStaticLoopRanges())
-    work = range > 0 && work <= (int64_t(1) << 40) / range ? work * range
-                                                           : work;
-  return work >= minWork && isOutermost(op);
-}
-
-bool codegen::isF32Accumulation(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 ||
-      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()).isF32())
-    return false;
-  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *input) {
-    Type type = getElementTypeOrSelf(input->get().getType());
-    return type.isF32() || type.isBF16() || type.isF16();
-  });
-}
-
-bool codegen::isOutermost(Operation *op) {
-  return !op->getParentOfType<LoopLikeOpInterface>();
-}
-
-/// Vectorises `op` in place (static shapes: no masks).
-void codegen::vectorizeInPlace(RewriterBase &rewriter, Operation *op) {
-  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-  if (!linalgOp)
-    return;
-  rewriter.setInsertionPoint(op);
-  FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-      rewriter, op, /*inputVectorSizes=*/{},
-      /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-      /*flatten1DDepthwiseConv=*/false,
-      /*assumeDynamicDimsMatchVecSizes=*/false,
-      /*createNamedContraction=*/false);
-  if (succeeded(vectorized))
-    rewriter.replaceOp(op, vectorized->replacements);
-}
-
-/// The largest power of two at most `n` (n >= 1).
-static int64_t powerOfTwoFloor(int64_t n) {
-  int64_t t = 1;
-  while (t * 2 <= n)
-    t *= 2;
-  return t;
-}
-
-/// Vectorises the reduction over loop `k` (the last loop) of `op` as partial
-/// sums: a vector<width> accumulator per output that walks K `width` elements
-/// at a time (loaded with unit stride from both operands), then one
-/// reduction per output. A K that `width` does not divide is split: the
-/// remainder goes through the same scheme with a narrower width, and what is
-/// left under kMinDotDepth stays a scalar loop.
-/// Whether every result of `op` is reduced by one combiner with a neutral
-/// element (add, mul, max, ...): what partial sums start from. A body such as
-/// `acc - x * w` has none and keeps its scalar loop.
-static bool hasNeutralCombiners(linalg::LinalgOp op) {
-  for (unsigned i = 0, e = op.getNumDpsInits(); i < e; ++i) {
-    SmallVector<Operation *, 4> combiners;
-    if (!matchReduction(op.getRegionOutputArgs(), i, combiners) ||
-        combiners.size() != 1 || !arith::getNeutralElement(combiners.front()))
-      return false;
-  }
-  return true;
-}
-
-void codegen::vectorizeAsPartialSums(RewriterBase &rewriter,
-                                     linalg::LinalgOp op, unsigned k,
-                                     int64_t depth) {
-  if (!hasNeutralCombiners(op))
-    return;
-  int64_t extent = op.getStaticLoopRanges()[k];
-  int64_t width = powerOfTwoFloor(std::min(depth, extent));
-  if (width < kMinDotDepth)
-    return;
-  int64_t head = extent / width * width;
-  TilingInterface body = cast<TilingInterface>(op.getOperation()), tail;
-  if (head < extent) {
-    rewriter.setInsertionPoint(op);
-    std::tie(body, tail) = linalg::splitOp(rewriter, body, k,
-                                           rewriter.getIndexAttr(head));
-    if (!body)
-      return;
-  }
-  auto partial = dyn_cast<PartialReductionOpInterface>(body.getOperation());
-  if (!partial)
-    return;
-  SmallVector<OpFoldResult> sizes(op.getNumLoops(), rewriter.getIndexAttr(0));
-  sizes[k] = rewriter.getIndexAttr(width);
-  rewriter.setInsertionPoint(body);
-  FailureOr<scf::SCFTilingResult> tiled =
-      scf::tileReductionUsingScf(rewriter, partial, sizes);
-  if (failed(tiled))
-    return;
-  rewriter.replaceOp(body, tiled->replacements);
-  // The identity fill, the accumulating body and the final reduction are all
-  // vectorised, so the partial-sum tensor folds away into registers.
-  for (Value init : tiled->initialValues)
-    vectorizeInPlace(rewriter, init.getDefiningOp());
-  for (Operation *tiledOp : tiled->tiledOps)
-    vectorizeInPlace(rewriter, tiledOp);
-  for (Operation *merge : tiled->mergeOps)
-    vectorizeInPlace(rewriter, merge);
-  if (auto rest = dyn_cast_or_null<linalg::LinalgOp>(tail.getOperation()))
-    vectorizeAsPartialSums(rewriter, rest, k, extent - head);
-}
 
 /// Few rows against a transposed B ([N, K], nn.Linear weights): each output
 /// is a dot product of two unit-stride rows, so no transposing copy of B is
@@ -914,24 +774,6 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   vectorizeInPlace(rewriter, *registerTile);
 }
 
-/// Splits `op` along loop `dim` at the largest multiple of `tileSize` below
-/// its extent. Returns the bulk (extent a multiple of `tileSize`) and the
-/// remainder (null when `tileSize` divides the extent).
-std::pair<linalg::LinalgOp, linalg::LinalgOp>
-codegen::splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
-                  int64_t tileSize) {
-  int64_t extent = op.getStaticLoopRanges()[dim];
-  int64_t bulk = extent / tileSize * tileSize;
-  if (bulk == extent || bulk == 0)
-    return {op, nullptr};
-  rewriter.setInsertionPoint(op);
-  auto [head, tail] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
-                      rewriter.getIndexAttr(bulk));
-  return {dyn_cast_or_null<linalg::LinalgOp>(head.getOperation()),
-          dyn_cast_or_null<linalg::LinalgOp>(tail.getOperation())};
-}
-
 /// Rows of the register tile for M rows: the planned `rows` if they divide
 /// M, else a divisor of M down to two thirds of them (6 -> 5 or 4), else the
 /// planned rows with a remainder. A remainder is a second pass over every B
@@ -1005,7 +847,8 @@ static void tileAndVectorizeAnySize(RewriterBase &rewriter,
   int64_t rows = registerRowsFor(ranges[plan.m], tiling.registerRows);
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.m, rows))
     return;
-  int64_t cols = powerOfTwoFloor(std::min(tiling.registerCols, ranges[plan.n]));
+  int64_t cols = int64_t(
+      llvm::bit_floor(uint64_t(std::min(tiling.registerCols, ranges[plan.n]))));
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.n, cols))
     return;
   // Cache blocks must divide the extent; when its only divisors are far

@@ -1,9 +1,9 @@
 //===- TilingUtils.h - tiling and vectorising helpers of the CPU codegen -*- C++ -*-===//
 //
 // Shared by the contraction code generator (TileAndVectorizeContractions.cpp,
-// which defines them, and FirstKBlock.cpp) and the elementwise/reduction
-// vectoriser
-// (VectorizeElementwise.cpp). All work on linalg ops with static shapes on
+// FirstKBlock.cpp, EpilogueFusion.cpp), the elementwise/reduction vectoriser
+// (VectorizeElementwise.cpp) and the weight packer; defined in
+// TilingUtils.cpp unless noted. All work on linalg ops with static shapes on
 // tensors.
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +32,11 @@ void vectorizeInPlace(RewriterBase &rewriter, Operation *op);
 /// register tiles that start the block's first K block from zero vectors
 /// (FirstKBlock.cpp). Runs after the tiles' accumulator reads are hoisted.
 void startFirstKBlockFromZero(RewriterBase &rewriter, func::FuncOp func);
+
+/// Narrowest vector of partial sums along K: a shallower K (or the rest of
+/// one) stays a scalar loop, and a contraction this shallow does not take
+/// the dot-product form at all.
+inline constexpr int64_t kMinDotDepth = 4;
 
 /// Vectorises the reduction over loop `k` (the last loop) of `op` as partial
 /// sums `depth` wide (narrower for a remainder).
