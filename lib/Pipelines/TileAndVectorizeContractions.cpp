@@ -40,8 +40,9 @@
 // below the smallest normal bf16 read as zero): twice the multiply-adds of
 // an f32 FMA per instruction. A bf16 contraction in a loop whose B is a
 // [K, N] slice of a tensor made outside the loops (attention's Q K^T on key
-// tiles of K^T) takes the same form: that tensor is copied into K pairs
-// once, before the loops, and each tile reads its slice of the copy.
+// tiles of K^T, its P V on value tiles of V) takes the same form: that
+// tensor is copied into K pairs once, before the loops, and each tile reads
+// its slice of the copy.
 //
 // Fewer than 16 rows against a transposed B (a decode step's projections
 // against [out, in] weights) take a second form instead: no copy of B; each
@@ -879,15 +880,42 @@ static Value splitInnermost(RewriterBase &rewriter, Location loc,
       value, groups);
 }
 
+/// Whether the index `value` is provably a multiple of `divisor`: a constant,
+/// a product with such a factor, a sum, difference, min or max of such
+/// values, an unsigned quotient times such a factor, or the induction
+/// variable of an scf.for whose lower bound and step are. `depth` bounds the
+/// walk; anything else is not known.
+static bool isKnownMultipleOf(Value value, int64_t divisor, int depth = 8) {
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return *c % divisor == 0;
+  if (depth == 0)
+    return false;
+  auto known = [&](Value v) { return isKnownMultipleOf(v, divisor, depth - 1); };
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    return loop && arg == loop.getInductionVar() &&
+           known(loop.getLowerBound()) && known(loop.getStep());
+  }
+  Operation *def = value.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp>(def))
+    return known(def->getOperand(0)) || known(def->getOperand(1));
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp, arith::MinSIOp,
+                      arith::MaxSIOp, arith::MinUIOp, arith::MaxUIOp>(def))
+    return known(def->getOperand(0)) && known(def->getOperand(1));
+  return false;
+}
+
 /// A bf16 contraction inside loops whose B is a [K, N] slice of a tensor T
-/// [.., K, N] made outside them (attention's Q K^T: each key tile a slice of
-/// K^T [B, H, dh, S], made by the head split), in the K-pair form: T copied
-/// once, where it is made, into [.., K/2, N, 2] (`pairCopies` holds the
-/// copies made so far), B read as the same slice of that copy, A's
-/// innermost (K) dimension read as [K/2, 2], and a new innermost reduction
-/// loop t of extent 2 (k = 2 q + t). The copy is one pass over T for all
-/// the tiles that read it, made only where enough rows of A read T to repay
-/// it. Returns the new op, or null where it does not apply.
+/// [.., K', N] made outside them, in the K-pair form: T copied once, where it
+/// is made, into [.., K'/2, N, 2] (`pairCopies` holds the copies made so
+/// far), B read as the matching slice of that copy, A's innermost (K)
+/// dimension read as [K/2, 2], and a new innermost reduction loop t of extent
+/// 2 (k = 2 q + t). Attention's Q K^T (each key tile a slice of K^T [B, H,
+/// dh, S], K = K' = dh) and P V (each value tile rows [ks, ks + tk) of V [B,
+/// H, S, dv], its K offset ks a multiple of the key tile) take this form.
+/// The copy is one pass over T for all the tiles that read it, made only
+/// where enough rows of A read T to repay it. Returns the new op, or null
+/// where it does not apply.
 static linalg::GenericOp
 pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
             const ContractionPlan &plan,
@@ -925,10 +953,15 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   for (int64_t i = 0; i < rank - 2; ++i)
     if (getConstantIntValue(sizes[i]) != 1)
       return nullptr;
+  // B's K rows start at an even row of T (a pair boundary) and T has whole
+  // pairs.
   int64_t k = ranges[plan.k];
-  if (getConstantIntValue(offsets[rank - 2]) != 0 ||
-      getConstantIntValue(sizes[rank - 2]) != k ||
-      wholeType.getDimSize(rank - 2) != k ||
+  OpFoldResult kOffset = offsets[rank - 2];
+  bool evenOffset = isa<Attribute>(kOffset)
+                        ? getConstantIntValue(kOffset).value_or(1) % 2 == 0
+                        : isKnownMultipleOf(cast<Value>(kOffset), 2);
+  if (!evenOffset || getConstantIntValue(sizes[rank - 2]) != k ||
+      wholeType.getDimSize(rank - 2) % 2 != 0 ||
       getConstantIntValue(sizes[rank - 1]) != bType.getDimSize(1))
     return nullptr;
   // The copy is one pass over all of T: worth it only when T's columns are
@@ -936,7 +969,13 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   // prompt's query tiles against its own keys), not when few rows meet a
   // long T (a decode step, or a prompt chunk, against a KV cache of
   // thousands of positions).
-  int64_t rows = ranges[plan.m];
+  // Rows: every parallel loop of A that B does not have (M, and the query
+  // heads of a group), times the parallel loops around.
+  int64_t rows = 1;
+  for (auto [i, iter] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (iter == utils::IteratorType::parallel &&
+        maps[a].isFunctionOfDim(i) && !bMap.isFunctionOfDim(i))
+      rows *= ranges[i];
   for (auto forall = op->getParentOfType<scf::ForallOp>(); forall;
        forall = forall->getParentOfType<scf::ForallOp>()) {
     for (auto [lb, ub, step] :
@@ -956,9 +995,9 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
       rewriter.setInsertionPointAfter(def);
     else
       rewriter.setInsertionPointToStart(&func.getBody().front());
-    // [.., K, N] -> [.., K/2, 2, N] -> [.., K/2, N, 2].
+    // [.., K', N] -> [.., K'/2, 2, N] -> [.., K'/2, N, 2].
     SmallVector<int64_t> shape(wholeType.getShape());
-    shape[rank - 2] = k / 2;
+    shape[rank - 2] /= 2;
     shape.insert(shape.begin() + rank - 1, 2);
     SmallVector<ReassociationIndices> groups;
     for (int64_t i = 0; i < rank - 2; ++i)
@@ -985,6 +1024,9 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
   SmallVector<OpFoldResult> pairOffsets(offsets.begin(), offsets.end());
   SmallVector<OpFoldResult> pairSizes(sizes.begin(), sizes.end());
+  pairOffsets[rank - 2] = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, getAffineDimExpr(0, rewriter.getContext()).floorDiv(2),
+      {kOffset});
   pairSizes[rank - 2] = rewriter.getIndexAttr(k / 2);
   pairOffsets.push_back(zero);
   pairSizes.push_back(rewriter.getIndexAttr(2));

@@ -182,3 +182,88 @@ func.func @few_rows(%q: tensor<8x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: ten
   }
   return %r : tensor<2x8x128xf32>
 }
+
+// -----
+
+// Flash attention's P V: B is a [K, N] tile of V [H, S, dv] at rows [ks, ks
+// + 32) of a key loop, A the bf16 probabilities of a group of 4 query heads
+// x 64 rows (4 x 64 x 2 rows read V's 2 x 64 columns). The key offset is a
+// multiple of the tile, so even: V is copied once, before the loops, into
+// pairs [H, S/2, dv, 2], and each tile reads pairs [ks/2, ks/2 + 16).
+// CHECK: #[[HALF:.*]] = affine_map<(d0) -> (d0 floordiv 2)>
+// CHECK-LABEL: func.func @sliced_v
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<2x128x64xbf16>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[V]] {{\[}}[0], [1, 2], [3]] output_shape [2, 64, 2, 64] : tensor<2x128x64xbf16> into tensor<2x64x2x64xbf16>
+// CHECK: %[[PAIRS:.*]] = linalg.transpose ins(%[[E]] : tensor<2x64x2x64xbf16>) outs(%{{.*}} : tensor<2x64x64x2xbf16>) permutation = [0, 1, 3, 2]
+// CHECK: scf.forall (%[[H:.*]]) in (2)
+// CHECK: scf.for %[[KS:.*]] = %c0 to %c128 step %c32
+// CHECK: %[[Q:.*]] = affine.apply #[[HALF]](%[[KS]])
+// CHECK: tensor.extract_slice %[[PAIRS]][%[[H]], %[[Q]], 0, 0] [1, 16, 64, 2] [1, 1, 1, 1] : tensor<2x64x64x2xbf16> to tensor<16x64x2xbf16>
+// CHECK: x86vector.avx512.dot
+func.func @sliced_v(%p: tensor<4x64x32xbf16>, %v: tensor<2x128x64xbf16>, %out: tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%h) in (2) shared_outs(%acc = %out) -> (tensor<2x4x64x64xf32>) {
+    %e = tensor.empty() : tensor<4x64x64xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+    %s = scf.for %ks = %c0 to %c128 step %c32 iter_args(%o = %c) -> (tensor<4x64x64xf32>) {
+      %b = tensor.extract_slice %v[%h, %ks, 0] [1, 32, 64] [1, 1, 1] : tensor<2x128x64xbf16> to tensor<32x64xbf16>
+      %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
+                           iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+          ins(%p, %b : tensor<4x64x32xbf16>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
+          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      ^bb0(%x: bf16, %w: bf16, %a: f32):
+        %xe = arith.extf %x : bf16 to f32
+        %we = arith.extf %w : bf16 to f32
+        %m = arith.mulf %xe, %we : f32
+        %sum = arith.addf %a, %m : f32
+        linalg.yield %sum : f32
+      } -> tensor<4x64x64xf32>
+      scf.yield %t : tensor<4x64x64xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %acc[%h, 0, 0, 0] [1, 4, 64, 64] [1, 1, 1, 1] : tensor<4x64x64xf32> into tensor<2x4x64x64xf32>
+    }
+  }
+  return %r : tensor<2x4x64x64xf32>
+}
+
+// -----
+
+// The same with tiles starting at rows 1, 33, 65: not a pair boundary (and
+// nothing proves one), so no pairs; the tiles keep f32 FMAs.
+// CHECK-LABEL: func.func @odd_offset
+// CHECK-NOT: x2xbf16
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: return
+func.func @odd_offset(%p: tensor<4x64x32xbf16>, %v: tensor<2x128x64xbf16>, %out: tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xf32> {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c97 = arith.constant 97 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%h) in (2) shared_outs(%acc = %out) -> (tensor<2x4x64x64xf32>) {
+    %e = tensor.empty() : tensor<4x64x64xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+    %s = scf.for %ks = %c1 to %c97 step %c32 iter_args(%o = %c) -> (tensor<4x64x64xf32>) {
+      %b = tensor.extract_slice %v[%h, %ks, 0] [1, 32, 64] [1, 1, 1] : tensor<2x128x64xbf16> to tensor<32x64xbf16>
+      %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
+                           iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+          ins(%p, %b : tensor<4x64x32xbf16>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
+          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      ^bb0(%x: bf16, %w: bf16, %a: f32):
+        %xe = arith.extf %x : bf16 to f32
+        %we = arith.extf %w : bf16 to f32
+        %m = arith.mulf %xe, %we : f32
+        %sum = arith.addf %a, %m : f32
+        linalg.yield %sum : f32
+      } -> tensor<4x64x64xf32>
+      scf.yield %t : tensor<4x64x64xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %acc[%h, 0, 0, 0] [1, 4, 64, 64] [1, 1, 1, 1] : tensor<4x64x64xf32> into tensor<2x4x64x64xf32>
+    }
+  }
+  return %r : tensor<2x4x64x64xf32>
+}

@@ -230,8 +230,9 @@ def TfmTileAndVectorizeContractions
     plan: AVX512-BF16) steps K a pair at a time, each accumulator vector
     updated by one `x86vector.avx512.dot` (`vdpbf16ps`). A bf16 contraction
     in a loop whose B is a `[K, N]` slice of a tensor made outside the loops
-    (flash attention's Q K^T, key tiles of K^T) is brought into that form
-    too: the tensor is copied once, before the loops, into K pairs.
+    (flash attention's Q K^T, key tiles of K^T; its P V, value tiles of V at
+    a key offset that is provably even) is brought into that form too: the
+    tensor is copied once, before the loops, into K pairs.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",

@@ -9,7 +9,7 @@
 //   p      = exp(s - m_new)
 //   corr   = exp(m - m_new)
 //   l      = l * corr + rowsum(p)
-//   acc    = acc * corr + p V_tile
+//   acc    = acc * corr + p V_tile                 p in V's type if half
 //   out    = acc / l                               once, after the last tile
 //
 // Loop nest: batch b, key/value head g, query tile (all Hq/Hkv query heads of
@@ -337,17 +337,37 @@ std::pair<Value, Value> FlashBuilder::accumulate(Value probs, Value vTile,
                                  .getResult());
                        });
 
-  // acc_new = acc * corr + p V.
+  // acc_new = acc * corr + p V, with p rounded to a half-precision value
+  // type first (l above sums it unrounded): Hugging Face's eager attention
+  // rounds its probabilities to the value type before P V, and PyTorch's CPU
+  // flash kernel its exp values, so tfm matches both to the rounding; and a
+  // bf16 P V can run as pair dot products (tfm-tile-and-vectorize-
+  // contractions).
+  Value weights = probs;
+  Type valueType = cast<RankedTensorType>(vTile.getType()).getElementType();
+  if (valueType != f32) {
+    auto lowType = RankedTensorType::get({group, tq, tk}, valueType);
+    weights = generic(lowType, {probs},
+                      tensor::EmptyOp::create(b, lowType.getShape(), valueType),
+                      {map(3, {0, 1, 2}), map(3, {0, 1, 2})},
+                      {kPar, kPar, kPar},
+                      [&](OpBuilder &nb, Location loc, ValueRange a) {
+                        linalg::YieldOp::create(
+                            nb, loc,
+                            arith::TruncFOp::create(nb, loc, valueType, a[0])
+                                .getResult());
+                      });
+  }
   auto accType = RankedTensorType::get({group, tq, valueDim}, f32);
   Value accScaled =
       generic(accType, {corr}, acc, {map(3, {0, 1}), map(3, {0, 1, 2})},
               {kPar, kPar, kPar}, mulCorr);
   Value accNew = generic(
-      accType, {probs, vTile}, accScaled,
+      accType, {weights, vTile}, accScaled,
       {map(4, {0, 1, 3}), map(4, {3, 2}), map(4, {0, 1, 2})},
       {kPar, kPar, kPar, kRed}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value prod =
-            arith::MulFOp::create(nb, loc, a[0], toF32(nb, loc, a[1]));
+        Value prod = arith::MulFOp::create(nb, loc, toF32(nb, loc, a[0]),
+                                           toF32(nb, loc, a[1]));
         linalg::YieldOp::create(nb, loc,
                                 arith::AddFOp::create(nb, loc, a[2], prod)
                                     .getResult());

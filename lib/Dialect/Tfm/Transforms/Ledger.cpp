@@ -171,9 +171,12 @@ mlir::tfm::estimateAttentionScratch(Operation *op,
   int64_t tq = std::min(options.flashQueryTile, seq);
   int64_t tk = std::min(options.flashKeyTile, kvSeq);
   // Scores and probabilities of one tile; m, l, tile max and correction per
-  // row; the accumulator and the output tile.
+  // row; the accumulator and the output tile; with a half-precision value
+  // type, the probabilities rounded to it for P V too.
+  int64_t valueElem = v.getElementTypeBitWidth() / 8;
   int64_t tile = (2 * group * tq * tk + 4 * group * tq + 2 * group * tq * dv) *
-                 f32;
+                     f32 +
+                 (valueElem < f32 ? group * tq * tk * valueElem : 0);
   int64_t paddedSeq = llvm::divideCeil(seq, tq) * tq;
   int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
   int64_t padding = 0;

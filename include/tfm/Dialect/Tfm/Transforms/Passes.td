@@ -90,7 +90,9 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
     - Lengths that are not a multiple of the tile sizes are padded once up
       front (the padding keys are masked), so every tile has a static shape.
     - Scratch is `O(tile)`: no value of `S x S_kv` elements is created.
-    - f16/bf16 inputs accumulate in f32.
+    - f16/bf16 inputs accumulate in f32. The probabilities p are rounded to
+      the value type for `P V` (the row sum adds them unrounded), as Hugging
+      Face's eager attention rounds them before its `P V`.
     - An attention with one query row (a decode step) is left as it is: its
       scores are one row of `S_kv` values, and tiling would only add loop
       overhead.
