@@ -905,6 +905,29 @@ static bool isKnownMultipleOf(Value value, int64_t divisor, int depth = 8) {
   return false;
 }
 
+/// The f32 tensor that `value` rounds through bf16, where `value` is made by
+/// a generic that only rounds each element of its one input to bf16 and
+/// back (flash attention's probabilities, rounded for P V): its elements are
+/// exact in bf16, so reading them as bf16 changes nothing. Null otherwise.
+static Value roundedThroughBf16(Value value) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumResults() != 1 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return nullptr;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto ext = yield.getOperand(0).getDefiningOp<arith::ExtFOp>();
+  if (!ext || !ext.getIn().getType().isBF16() || !ext.getType().isF32())
+    return nullptr;
+  auto trunc = ext.getIn().getDefiningOp<arith::TruncFOp>();
+  if (!trunc || trunc.getIn() != body.getArgument(0) ||
+      !trunc.getIn().getType().isF32())
+    return nullptr;
+  return generic.getDpsInputOperand(0)->get();
+}
+
 /// A bf16 contraction inside loops whose B is a [K, N] slice of a tensor T
 /// [.., K', N] made outside them, in the K-pair form: T copied once, where it
 /// is made, into [.., K'/2, N, 2] (`pairCopies` holds the copies made so
@@ -914,8 +937,9 @@ static bool isKnownMultipleOf(Value value, int64_t divisor, int depth = 8) {
 /// dh, S], K = K' = dh) and P V (each value tile rows [ks, ks + tk) of V [B,
 /// H, S, dv], its K offset ks a multiple of the key tile) take this form.
 /// The copy is one pass over T for all the tiles that read it, made only
-/// where enough rows of A read T to repay it. Returns the new op, or null
-/// where it does not apply.
+/// where enough rows of A read T to repay it. An f32 A whose values were
+/// rounded through bf16 (roundedThroughBf16) is read as bf16. Returns the
+/// new op, or null where it does not apply.
 static linalg::GenericOp
 pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
             const ContractionPlan &plan,
@@ -928,7 +952,10 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   auto bType = cast<RankedTensorType>(bValue.getType());
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   AffineMap bMap = maps[plan.bInput];
-  if (!aType.getElementType().isBF16() || !bType.getElementType().isBF16() ||
+  Value roundedA =
+      aType.getElementType().isF32() ? roundedThroughBf16(aValue) : nullptr;
+  if ((!aType.getElementType().isBF16() && !roundedA) ||
+      !bType.getElementType().isBF16() ||
       ranges[plan.k] % 2 != 0 || bType.getRank() != 2 ||
       dimPosition(maps[a].getResults().back()) != plan.k ||
       bMap.getNumResults() != 2 || dimPosition(bMap.getResult(0)) != plan.k ||
@@ -1048,6 +1075,29 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.push_back(utils::IteratorType::reduction);
   SmallVector<Value> inputs(2);
+  if (roundedA) {
+    // The bf16 values the f32 A holds, rounded again from its source (the
+    // same values: rounding to bf16 is idempotent).
+    auto bf16Type = RankedTensorType::get(aType.getShape(),
+                                          rewriter.getBF16Type());
+    SmallVector<AffineMap> identity(
+        2, rewriter.getMultiDimIdentityMap(aType.getRank()));
+    aValue =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{bf16Type}, ValueRange{roundedA},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, aType.getShape(),
+                                               rewriter.getBF16Type())},
+            identity,
+            SmallVector<utils::IteratorType>(aType.getRank(),
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  b, l,
+                  arith::TruncFOp::create(b, l, b.getBF16Type(), args[0])
+                      .getResult());
+            })
+            .getResult(0);
+  }
   inputs[a] = splitInnermost(rewriter, loc, aValue);
   inputs[plan.bInput] = bPairs;
   auto paired = linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
@@ -1055,6 +1105,17 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
                                           iterators);
   rewriter.inlineRegionBefore(op.getRegion(), paired.getRegion(),
                               paired.getRegion().begin());
+  if (roundedA) {
+    // The body read A as f32: it now reads bf16 and extends it.
+    Block &body = paired.getRegion().front();
+    BlockArgument arg = body.getArgument(a);
+    arg.setType(rewriter.getBF16Type());
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&body);
+    auto extended =
+        arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), arg);
+    rewriter.replaceAllUsesExcept(arg, extended.getResult(), extended);
+  }
   paired->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   rewriter.replaceOp(op, paired.getResults());
   return paired;

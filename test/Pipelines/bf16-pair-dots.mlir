@@ -267,3 +267,55 @@ func.func @odd_offset(%p: tensor<4x64x32xbf16>, %v: tensor<2x128x64xbf16>, %out:
   }
   return %r : tensor<2x4x64x64xf32>
 }
+
+// -----
+
+// As flash attention builds it: the probabilities are f32 values rounded
+// through bf16 (a generic that truncates each to bf16 and extends it back,
+// so that a P V on f32 FMAs reads f32). Their values are exact in bf16: the
+// pair form reads them as bf16 (one rounding of the unrounded source, the
+// same values), its body extending A as it does B.
+// CHECK-LABEL: func.func @rounded_probabilities
+// CHECK: linalg.transpose {{.*}} outs(%{{.*}} : tensor<2x64x64x2xbf16>)
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x64x32xf32>) outs(%{{.*}} : tensor<4x64x32xbf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: x86vector.avx512.dot
+func.func @rounded_probabilities(%p: tensor<4x64x32xf32>, %v: tensor<2x128x64xbf16>, %out: tensor<2x4x64x64xf32>) -> tensor<2x4x64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c128 = arith.constant 128 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.forall (%h) in (2) shared_outs(%acc = %out) -> (tensor<2x4x64x64xf32>) {
+    %e = tensor.empty() : tensor<4x64x64xf32>
+    %c = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x64xf32>) -> tensor<4x64x64xf32>
+    %s = scf.for %ks = %c0 to %c128 step %c32 iter_args(%o = %c) -> (tensor<4x64x64xf32>) {
+      %re = tensor.empty() : tensor<4x64x32xf32>
+      %rounded = linalg.generic {indexing_maps = [affine_map<(g, m, k) -> (g, m, k)>, affine_map<(g, m, k) -> (g, m, k)>],
+                                 iterator_types = ["parallel", "parallel", "parallel"]}
+          ins(%p : tensor<4x64x32xf32>) outs(%re : tensor<4x64x32xf32>) {
+      ^bb0(%x: f32, %unused: f32):
+        %low = arith.truncf %x : f32 to bf16
+        %back = arith.extf %low : bf16 to f32
+        linalg.yield %back : f32
+      } -> tensor<4x64x32xf32>
+      %b = tensor.extract_slice %v[%h, %ks, 0] [1, 32, 64] [1, 1, 1] : tensor<2x128x64xbf16> to tensor<32x64xbf16>
+      %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
+                           iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+          ins(%rounded, %b : tensor<4x64x32xf32>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
+          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      ^bb0(%x: f32, %w: bf16, %a: f32):
+        %we = arith.extf %w : bf16 to f32
+        %m = arith.mulf %x, %we : f32
+        %sum = arith.addf %a, %m : f32
+        linalg.yield %sum : f32
+      } -> tensor<4x64x64xf32>
+      scf.yield %t : tensor<4x64x64xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %acc[%h, 0, 0, 0] [1, 4, 64, 64] [1, 1, 1, 1] : tensor<4x64x64xf32> into tensor<2x4x64x64xf32>
+    }
+  }
+  return %r : tensor<2x4x64x64xf32>
+}

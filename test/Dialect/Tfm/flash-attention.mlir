@@ -130,17 +130,18 @@ func.func @ragged(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x64x16xf32>, %v: tenso
 
 // f16 inputs: scores, running statistics and the accumulator are f32; the
 // probabilities p are rounded to f16 for P V (as Hugging Face rounds them to
-// the value type) while the row sum l adds them unrounded; the output tile
-// is truncated once.
+// the value type; held as f32, a round trip) while the row sum l adds them
+// unrounded; the output tile is truncated once.
 // CHECK-LABEL: func.func @half
 // CHECK: arith.extf %{{.+}} : f16 to f32
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16x16xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<1x16x16xf32>)
 // CHECK: math.exp
 // CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<1x16x16xf32>) outs(%{{.*}} : tensor<1x16xf32>)
-// CHECK: %[[P16:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x16x16xf32>) outs(%{{.*}} : tensor<1x16x16xf16>)
+// CHECK: %[[P16:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x16x16xf32>) outs(%{{.*}} : tensor<1x16x16xf32>)
 // CHECK-NEXT: ^bb0
-// CHECK-NEXT: arith.truncf %{{.+}} : f32 to f16
-// CHECK: linalg.generic {{.*}} ins(%[[P16]], %{{.*}} : tensor<1x16x16xf16>, tensor<16x8xf16>) outs(%{{.*}} : tensor<1x16x8xf32>)
+// CHECK-NEXT: %[[LOW:.*]] = arith.truncf %{{.+}} : f32 to f16
+// CHECK-NEXT: arith.extf %[[LOW]] : f16 to f32
+// CHECK: linalg.generic {{.*}} ins(%[[P16]], %{{.*}} : tensor<1x16x16xf32>, tensor<16x8xf16>) outs(%{{.*}} : tensor<1x16x8xf32>)
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 func.func @half(%q: tensor<1x1x16x8xf16>, %k: tensor<1x1x16x8xf16>, %v: tensor<1x1x16x8xf16>) -> tensor<1x1x16x8xf16> {
   %a = tfm.attention %q, %k, %v : (tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>, tensor<1x1x16x8xf16>) -> tensor<1x1x16x8xf16>

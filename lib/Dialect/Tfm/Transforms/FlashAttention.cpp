@@ -9,7 +9,7 @@
 //   p      = exp(s - m_new)
 //   corr   = exp(m - m_new)
 //   l      = l * corr + rowsum(p)
-//   acc    = acc * corr + p V_tile                 p in V's type if half
+//   acc    = acc * corr + p V_tile                 p rounded to V's type
 //   out    = acc / l                               once, after the last tile
 //
 // Loop nest: batch b, key/value head g, query tile (all Hq/Hkv query heads of
@@ -340,23 +340,23 @@ std::pair<Value, Value> FlashBuilder::accumulate(Value probs, Value vTile,
   // acc_new = acc * corr + p V, with p rounded to a half-precision value
   // type first (l above sums it unrounded): Hugging Face's eager attention
   // rounds its probabilities to the value type before P V, and PyTorch's CPU
-  // flash kernel its exp values, so tfm matches both to the rounding; and a
-  // bf16 P V can run as pair dot products (tfm-tile-and-vectorize-
-  // contractions).
+  // flash kernel its exp values, so tfm matches both to the rounding. The
+  // rounded p stays f32 (a round trip through the value type): a P V on f32
+  // FMAs then reads f32 as before, and tfm-tile-and-vectorize-contractions
+  // reads it back as bf16 where P V runs as pair dot products.
   Value weights = probs;
   Type valueType = cast<RankedTensorType>(vTile.getType()).getElementType();
   if (valueType != f32) {
-    auto lowType = RankedTensorType::get({group, tq, tk}, valueType);
-    weights = generic(lowType, {probs},
-                      tensor::EmptyOp::create(b, lowType.getShape(), valueType),
-                      {map(3, {0, 1, 2}), map(3, {0, 1, 2})},
-                      {kPar, kPar, kPar},
-                      [&](OpBuilder &nb, Location loc, ValueRange a) {
-                        linalg::YieldOp::create(
-                            nb, loc,
-                            arith::TruncFOp::create(nb, loc, valueType, a[0])
-                                .getResult());
-                      });
+    auto scoreType = cast<RankedTensorType>(probs.getType());
+    weights = generic(
+        scoreType, {probs},
+        tensor::EmptyOp::create(b, scoreType.getShape(), f32),
+        {map(3, {0, 1, 2}), map(3, {0, 1, 2})}, {kPar, kPar, kPar},
+        [&](OpBuilder &nb, Location loc, ValueRange a) {
+          Value low = arith::TruncFOp::create(nb, loc, valueType, a[0]);
+          linalg::YieldOp::create(
+              nb, loc, arith::ExtFOp::create(nb, loc, f32, low).getResult());
+        });
   }
   auto accType = RankedTensorType::get({group, tq, valueDim}, f32);
   Value accScaled =

@@ -172,11 +172,11 @@ mlir::tfm::estimateAttentionScratch(Operation *op,
   int64_t tk = std::min(options.flashKeyTile, kvSeq);
   // Scores and probabilities of one tile; m, l, tile max and correction per
   // row; the accumulator and the output tile; with a half-precision value
-  // type, the probabilities rounded to it for P V too.
-  int64_t valueElem = v.getElementTypeBitWidth() / 8;
-  int64_t tile = (2 * group * tq * tk + 4 * group * tq + 2 * group * tq * dv) *
-                     f32 +
-                 (valueElem < f32 ? group * tq * tk * valueElem : 0);
+  // type, the probabilities rounded to it for P V too (held as f32).
+  int64_t roundedTiles = v.getElementTypeBitWidth() < 32 ? 1 : 0;
+  int64_t tile = ((2 + roundedTiles) * group * tq * tk + 4 * group * tq +
+                  2 * group * tq * dv) *
+                 f32;
   int64_t paddedSeq = llvm::divideCeil(seq, tq) * tq;
   int64_t paddedKvSeq = llvm::divideCeil(kvSeq, tk) * tk;
   int64_t padding = 0;

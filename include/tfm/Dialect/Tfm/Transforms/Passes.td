@@ -92,7 +92,8 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
     - Scratch is `O(tile)`: no value of `S x S_kv` elements is created.
     - f16/bf16 inputs accumulate in f32. The probabilities p are rounded to
       the value type for `P V` (the row sum adds them unrounded), as Hugging
-      Face's eager attention rounds them before its `P V`.
+      Face's eager attention rounds them before its `P V`; the rounded tile
+      stays f32 (a round trip through the value type).
     - An attention with one query row (a decode step) is left as it is: its
       scores are one row of `S_kv` values, and tiling would only add loop
       overhead.
