@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("TFM_BUILD_DIR", os.path.join(ROOT, "build"))
 RUNNER = os.path.join(BUILD, "bin", "transformer-runner")
@@ -43,23 +45,6 @@ def gemm_module(m, k, n, layout):
   return %y : tensor<1x{m}x{n}xf32>
 }}
 """
-
-
-def write_npy_f32(path, shape, seed):
-    """A float32 .npy of uniform [0, 1) values (no numpy needed)."""
-    import random
-    import struct
-    rng = random.Random(seed)
-    count = 1
-    for d in shape:
-        count *= d
-    header = ("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }"
-              % "".join(f"{d}, " for d in shape))
-    header += " " * (63 - (10 + len(header)) % 64) + "\n"
-    with open(path, "wb") as fh:
-        fh.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
-        fh.write(header.encode("latin1"))
-        fh.write(struct.pack(f"<{count}f", *(rng.random() for _ in range(count))))
 
 
 def parse_config(text):
@@ -133,7 +118,7 @@ def main():
         with open(model, "w") as fh:
             fh.write(gemm_module(m, k, n, args.layout))
         x = os.path.join(work, "x.npy")
-        write_npy_f32(x, (1, m, k), 0)
+        np.save(x, np.random.default_rng(0).random((1, m, k), np.float32))
         inputs = [f"x={x}"]
         flops = flops or 2.0 * m * k * n
     weights_args = (["--weights", args.weights] if args.weights

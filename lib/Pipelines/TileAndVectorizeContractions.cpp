@@ -880,15 +880,16 @@ static Value splitInnermost(RewriterBase &rewriter, Location loc,
       value, groups);
 }
 
-/// Whether the index `value` is provably a multiple of `divisor`: a constant,
+/// Whether the index `index` is provably a multiple of `divisor`: a constant,
 /// a product with such a factor, a sum, difference, min or max of such
-/// values, an unsigned quotient times such a factor, or the induction
-/// variable of an scf.for whose lower bound and step are. `depth` bounds the
-/// walk; anything else is not known.
-static bool isKnownMultipleOf(Value value, int64_t divisor, int depth = 8) {
-  if (std::optional<int64_t> c = getConstantIntValue(value))
+/// values, or the induction variable of an scf.for whose lower bound and
+/// step are. `depth` bounds the walk; anything else is not known.
+static bool isKnownMultipleOf(OpFoldResult index, int64_t divisor,
+                              int depth = 8) {
+  if (std::optional<int64_t> c = getConstantIntValue(index))
     return *c % divisor == 0;
-  if (depth == 0)
+  auto value = dyn_cast<Value>(index);
+  if (!value || depth == 0)
     return false;
   auto known = [&](Value v) { return isKnownMultipleOf(v, divisor, depth - 1); };
   if (auto arg = dyn_cast<BlockArgument>(value)) {
@@ -984,10 +985,8 @@ pairSlicedB(RewriterBase &rewriter, linalg::GenericOp op,
   // pairs.
   int64_t k = ranges[plan.k];
   OpFoldResult kOffset = offsets[rank - 2];
-  bool evenOffset = isa<Attribute>(kOffset)
-                        ? getConstantIntValue(kOffset).value_or(1) % 2 == 0
-                        : isKnownMultipleOf(cast<Value>(kOffset), 2);
-  if (!evenOffset || getConstantIntValue(sizes[rank - 2]) != k ||
+  if (!isKnownMultipleOf(kOffset, 2) ||
+      getConstantIntValue(sizes[rank - 2]) != k ||
       wholeType.getDimSize(rank - 2) % 2 != 0 ||
       getConstantIntValue(sizes[rank - 1]) != bType.getDimSize(1))
     return nullptr;

@@ -366,8 +366,8 @@ std::pair<Value, Value> FlashBuilder::accumulate(Value probs, Value vTile,
       accType, {weights, vTile}, accScaled,
       {map(4, {0, 1, 3}), map(4, {3, 2}), map(4, {0, 1, 2})},
       {kPar, kPar, kPar, kRed}, [&](OpBuilder &nb, Location loc, ValueRange a) {
-        Value prod = arith::MulFOp::create(nb, loc, toF32(nb, loc, a[0]),
-                                           toF32(nb, loc, a[1]));
+        Value prod =
+            arith::MulFOp::create(nb, loc, a[0], toF32(nb, loc, a[1]));
         linalg::YieldOp::create(nb, loc,
                                 arith::AddFOp::create(nb, loc, a[2], prod)
                                     .getResult());
