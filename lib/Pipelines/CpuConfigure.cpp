@@ -8,7 +8,8 @@
 //   module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
 //                      vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
 //   linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
-//                  block = array<i64: M, N, K>, dot = array<i64: 4, 32>}}
+//                  min_rows = 5, block = array<i64: M, N, K>,
+//                  dot = array<i64: 4, 32>}}
 //
 // The mechanism (tfm-tile-and-vectorize-contractions) only reads these
 // attributes, so tests check the plan for any named CPU without running on it.
@@ -53,6 +54,7 @@ DictionaryAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
   SmallVector<NamedAttribute> fields = {
       b.getNamedAttr("register", b.getDenseI64ArrayAttr(
                                      {t.registerRows, t.registerCols})),
+      b.getNamedAttr("min_rows", b.getI64IntegerAttr(t.minRegisterRows)),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr(
                                   {t.blockRows, t.blockCols, t.blockDepth})),
       b.getNamedAttr("dot", b.getDenseI64ArrayAttr({t.dotCols, t.dotDepth})),
@@ -90,8 +92,14 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
     t.amxBlockDepth = amx[1];
   }
   t.bf16Pairs = dict.get("bf16_pairs") ? 1 : 0;
+  // Without `min_rows` (a hand-written plan), no shorter register tile.
+  t.minRegisterRows = t.registerRows;
+  if (auto minRows = dict.getAs<IntegerAttr>("min_rows"))
+    t.minRegisterRows = minRows.getInt();
   if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
-      t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 || t.dotDepth < 1)
+      t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 ||
+      t.dotDepth < 1 || t.minRegisterRows < 1 ||
+      t.minRegisterRows > t.registerRows)
     return std::nullopt;
   return t;
 }
@@ -118,6 +126,7 @@ struct CpuConfigurePass
     ContractionTiling overrides;
     overrides.registerRows = registerRows;
     overrides.registerCols = registerCols;
+    overrides.minRegisterRows = minRegisterRows;
     overrides.blockRows = blockRows;
     overrides.blockCols = blockCols;
     overrides.blockDepth = blockDepth;
@@ -126,7 +135,8 @@ struct CpuConfigurePass
     overrides.amxBlockCols = amxBlockCols;
     overrides.amxBlockDepth = amxBlockDepth;
     ContractionTiling tiling =
-        withOverrides(deriveContractionTiling(*target, amx, bf16Dot), overrides);
+        withOverrides(*target, deriveContractionTiling(*target, amx, bf16Dot),
+                      overrides);
     MLIRContext *ctx = &getContext();
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
     DictionaryAttr tilingAttr = tilingToAttr(ctx, tiling);

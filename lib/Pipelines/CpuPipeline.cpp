@@ -39,6 +39,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   TfmCpuConfigureOptions configure;
   configure.cpu = options.cpu;
   configure.registerRows = options.registerRows;
+  configure.minRegisterRows = options.minRegisterRows;
   configure.registerCols = options.registerCols;
   configure.blockRows = options.blockRows;
   configure.blockCols = options.blockCols;

@@ -776,14 +776,13 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Rows of the register tile for M rows: the planned `rows` if they divide
-/// M, else a divisor of M down to two thirds of them (6 -> 5 or 4), else the
-/// planned rows with a remainder. A remainder is a second pass over every B
-/// panel (for an LM head, the whole vocabulary's weights read again), which
-/// costs more than the slightly lower FMA density of a shorter tile.
-static int64_t registerRowsFor(int64_t m, int64_t rows) {
+/// M, else a divisor of M down to the plan's `minRows` (the policy's
+/// shortest tile that still hides the FMA latency: 6 -> 4 on AVX-512, 6 -> 5
+/// on AVX2), else the planned rows with a remainder tile.
+static int64_t registerRowsFor(int64_t m, int64_t rows, int64_t minRows) {
   if (m <= rows)
     return m;
-  for (int64_t r = rows; r * 3 >= rows * 2 && r > 1; --r)
+  for (int64_t r = rows; r >= minRows && r > 1; --r)
     if (m % r == 0)
       return r;
   return rows;
@@ -845,7 +844,8 @@ static void tileAndVectorizeAnySize(RewriterBase &rewriter,
                                     const ContractionTiling &tiling,
                                     linalg::GenericOp epilogue) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t rows = registerRowsFor(ranges[plan.m], tiling.registerRows);
+  int64_t rows = registerRowsFor(ranges[plan.m], tiling.registerRows,
+                                 tiling.minRegisterRows);
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.m, rows))
     return;
   int64_t cols = int64_t(

@@ -28,7 +28,8 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 // -----
 
 // A divisor close to the planned block is kept: M = 512 takes two blocks of
-// 256 (4-row tiles: 6 does not divide 512, 4 does), no split.
+// 256 (4-row tiles: 6 does not divide 512, 4 does and the plan's `min_rows`
+// allows them), no split.
 // CHECK-LABEL: func.func @rows_512
 // CHECK-NOT: tensor.extract_slice %{{.*}}[0, 0] [
 // CHECK: scf.for %{{.*}} = %c0 to %c512 step %c256
@@ -38,6 +39,41 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 // CHECK: return
 module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
   func.func @rows_512(%a: tensor<512x32xf32>, %b: tensor<32x16xf32>) -> tensor<512x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<512x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}}
+        ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
+    return %r : tensor<512x16xf32>
+  }
+}
+
+// -----
+
+// With AVX2's plan (min_rows = 5: a 4 x 16 tile has only 8 accumulators,
+// as many as the FMAs in flight) M = 512 keeps its 6-row tiles: 504 rows in
+// two blocks of 252, then a 6-row and a 2-row tile. A plan without
+// `min_rows` (hand-written) takes no shorter tile either.
+// CHECK-LABEL: func.func @rows_512_avx2
+// CHECK: scf.for %{{.*}} = %c0 to %c504 step %c252
+// CHECK:   scf.for %{{.*}} = %c0 to %c252 step %c6
+// CHECK:     vector.contract {{.*}} into vector<6x16xf32>
+// CHECK: vector.contract {{.*}} into vector<6x16xf32>
+// CHECK: vector.contract {{.*}} into vector<2x16xf32>
+// CHECK-NOT: vector<4x16xf32>
+// CHECK-LABEL: func.func @rows_512_unstated
+// CHECK-NOT: vector<4x16xf32>
+// CHECK: vector.contract {{.*}} into vector<2x16xf32>
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @rows_512_avx2(%a: tensor<512x32xf32>, %b: tensor<32x16xf32>) -> tensor<512x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<512x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, min_rows = 5 : i64, register = array<i64: 6, 16>}}
+        ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
+    return %r : tensor<512x16xf32>
+  }
+  func.func @rows_512_unstated(%a: tensor<512x32xf32>, %b: tensor<32x16xf32>) -> tensor<512x16xf32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<512x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>

@@ -4,6 +4,8 @@
 // RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
 // RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=4 block-depth=64 dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 min-register-rows=4" | FileCheck %s --check-prefix=MINROWS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1" | FileCheck %s --check-prefix=AMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids" | FileCheck %s --check-prefix=NOAMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1" | FileCheck %s --check-prefix=AVX2
@@ -21,25 +23,32 @@
 // 32 zmm registers (AVX-512) a 6x64 one (24 + 4 + 1); 16 xmm registers
 // (baseline x86-64, SSE) a 6x8 one. Cache blocks follow the caches: the K
 // slice keeps the A and B micro-panels in L1, the B block half of L2.
+// `min_rows`: where 6 does not divide M, a shorter tile is taken only with
+// more accumulators than the 8 FMAs in flight: 4 x 64 on AVX-512 (16), but
+// on AVX2 and SSE at least 5 rows of two vectors (4 x 16 has only 8).
 // AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
-// AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+// AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 5 : i64, register = array<i64: 6, 16>}}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 16>}}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
-// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 8>}}
+// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 5 : i64, register = array<i64: 6, 8>}}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
-// Options override single fields of the derived plan; the rest stays.
-// OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 64>, dot = array<i64: 8, 32>, register = array<i64: 4, 16>}}
+// Options override single fields of the derived plan; the rest stays
+// (`min_rows` derived again for an overridden register tile, and never
+// above its rows).
+// OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 64>, dot = array<i64: 8, 32>, min_rows = 4 : i64, register = array<i64: 4, 16>}}
+// MINROWS: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 16>}}
+// MINROWS8: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 6 : i64, register = array<i64: 6, 16>}}
 // With `amx`, a CPU with AMX-BF16 (Sapphire Rapids) also gets the AMX form
 // of f32 GEMMs planned (tfm-cpu-amx-contractions): B converted 128 columns
 // at a time, K blocks whose converted B (3 x 256 x 128 bf16) fills a quarter
 // of the typical 1 MiB L2. Without `amx`, or on a CPU without AMX (znver3
 // above, with amx=1), nothing of it.
 // AMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, cpu = "sapphirerapids", fma = true
-// AMX: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 128, 256>, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// AMX: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 128, 256>, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // The AMX blocks can be overridden too, only where tiles are planned at all
 // (znver3 with amx-block-cols: the AVX2 plan, no `amx`).
 // AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = {amx = array<i64: 256, 512>, block = array<i64: 256, 1024, 128>
@@ -48,7 +57,7 @@
 // AMD Zen 5 (EPYC Turin): AVX-512 and AVX512-BF16 but no AMX, so the
 // AVX-512 plan even with `amx` asked for.
 // ZEN5: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, cpu = "znver5", fma = true, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// ZEN5: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// ZEN5: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // ZEN5-NOT: amx = array
 // ZEN5-NOT: bf16_pairs
 // With `bf16-dot`, a 512-bit CPU with AVX512-BF16 on which no AMX tiles are
@@ -57,7 +66,7 @@
 // with AMX planned (AMX above: no bf16_pairs) bf16 GEMMs go to the tiles,
 // and Skylake (no AVX512-BF16) or an AVX2 CPU plan none.
 // PAIRS: tfm.cpu_target = {{{.*}}avx512_bf16 = true
-// PAIRS: linalg.matmul {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}}
+// PAIRS: linalg.matmul {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // NOPAIRS-NOT: bf16_pairs
 // AMX-NOT: bf16_pairs
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows

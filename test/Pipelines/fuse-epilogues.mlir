@@ -46,7 +46,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %fp = tensor.expand_shape %f [[0], [1, 2]] output_shape [64, 8, 16] : tensor<64x128xf32> into tensor<64x8x16xf32>
     %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<64x128xf32>, tensor<8x128x16xf32>) outs(%fp : tensor<64x8x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -126,7 +126,7 @@ module {
     %fp = tensor.expand_shape %fpad [[0], [1, 2]] output_shape [13, 3, 16] : tensor<13x48xf32> into tensor<13x3x16xf32>
     %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<13x24xf32>, tensor<3x24x16xf32>) outs(%fp : tensor<13x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -176,7 +176,7 @@ module {
     %fp = tensor.expand_shape %f [[0], [1, 2]] output_shape [12, 3, 16] : tensor<12x48xf32> into tensor<12x3x16xf32>
     %g = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %wg : tensor<12x32xf32>, tensor<3x32x16xf32>) outs(%fp : tensor<12x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -184,7 +184,7 @@ module {
     } -> tensor<12x3x16xf32>
     %u = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %wu : tensor<12x32xf32>, tensor<3x32x16xf32>) outs(%fp : tensor<12x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32

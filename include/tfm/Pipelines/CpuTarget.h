@@ -53,6 +53,10 @@ struct CpuTarget {
 struct ContractionTiling {
   int64_t registerRows = 0; // rows of the register tile (M)
   int64_t registerCols = 0; // columns of the register tile (N, the vectors)
+  // The fewest rows of a shorter register tile taken for an M that the
+  // planned rows do not divide, instead of the planned rows and a remainder
+  // tile (equal to registerRows, or 0: no shorter tile).
+  int64_t minRegisterRows = 0;
   int64_t blockRows = 0;    // cache block (M)
   int64_t blockCols = 0;    // cache block (N)
   int64_t blockDepth = 0;   // cache block (K)
@@ -85,8 +89,11 @@ ContractionTiling deriveContractionTiling(const CpuTarget &target,
 /// whether the process may use the tiles; false elsewhere.
 bool requestAmxTilePermission();
 
-/// `tiling` with each non-zero field of `overrides` replacing its value.
-ContractionTiling withOverrides(ContractionTiling tiling,
+/// `tiling` with each non-zero field of `overrides` replacing its value;
+/// minRegisterRows is derived again for the register tile that results
+/// unless it is overridden itself.
+ContractionTiling withOverrides(const CpuTarget &target,
+                                ContractionTiling tiling,
                                 const ContractionTiling &overrides);
 
 } // namespace mlir::tfm

@@ -85,8 +85,15 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
                        vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
     linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
-                   block = array<i64: M, N, K>, dot = array<i64: 4, 32>}}
+                   min_rows = 5, block = array<i64: M, N, K>,
+                   dot = array<i64: 4, 32>}}
     ```
+
+    `min_rows` is the fewest rows of a shorter register tile taken where
+    the planned rows do not divide M (512 rows in 4-row tiles rather than
+    6-row tiles and a 2-row remainder): at least two thirds of the planned
+    rows, and more accumulators than the 8 FMAs a core keeps in flight
+    (AVX2's 6 x 16 tile: 5; AVX-512's 6 x 64: 4).
 
     The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
     attributes, so tests check the plan for any named CPU without running
@@ -98,6 +105,11 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
            "LLVM CPU name, or 'host'">,
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
            "Rows (M) of the contraction register tile (0: from the target)">,
+    Option<"minRegisterRows", "min-register-rows", "int64_t",
+           /*default=*/"0",
+           "Fewest rows of a shorter register tile taken for an M the "
+           "planned rows do not divide, instead of the planned rows and a "
+           "remainder tile (the `min_rows` field; 0: from the target)">,
     Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
            "Columns (N, vector lanes) of the register tile, a power of two "
            "(0: from the target)">,

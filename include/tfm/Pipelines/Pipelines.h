@@ -134,6 +134,12 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Rows (M) of the contraction register tile (0: from "
                      "the target)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> minRegisterRows{
+      *this, "min-register-rows",
+      llvm::cl::desc("Fewest rows of a shorter register tile taken for an M "
+                     "the planned rows do not divide, instead of a remainder "
+                     "tile (0: from the target)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> registerCols{
       *this, "register-cols",
       llvm::cl::desc("Columns (N, vector lanes) of the contraction register "
