@@ -74,6 +74,9 @@ except OSError:
     _flags = set()
 if {"avx512_bf16", "avx512vl"} <= _flags:
     config.available_features.add("avx512-bf16")
+# AVX-512 here: the host's own code uses zmm registers (cpu-code-target.test).
+if "avx512f" in _flags:
+    config.available_features.add("avx512f")
 
 # Tests that compare against PyTorch need Debian's python3-torch.
 import subprocess

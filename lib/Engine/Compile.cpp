@@ -448,7 +448,7 @@ llvm::Expected<std::unique_ptr<JitModule>> engine::compileModule(
   if (llvm::Error err = prepareForTranslation(module))
     return std::move(err);
   // All cores: the code is compiled once and then cached.
-  auto objects = generateObjectCode(module, /*maxThreads=*/4);
+  auto objects = generateObjectCode(module, /*maxThreads=*/4, options.cpu);
   if (!objects)
     return objects.takeError();
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> buffers;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/Compile.h"
+#include "tfm/Pipelines/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -92,11 +93,27 @@ emitObject(llvm::Module &module, llvm::orc::JITTargetMachineBuilder builder) {
 }
 
 llvm::Expected<std::vector<std::string>>
-engine::generateObjectCode(ModuleOp module, unsigned maxThreads) {
+engine::generateObjectCode(ModuleOp module, unsigned maxThreads,
+                           llvm::StringRef cpu) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return makeError("cannot detect the host: " +
                      llvm::toString(builder.takeError()));
+  // The code is for the CPU the pipeline planned for (cpu=znver3 on an
+  // AVX-512 machine: AVX2 code in 16 registers, as planned), without the
+  // features this machine lacks, since it runs here (cpu=skylake-avx512 on
+  // an AVX2 machine: Skylake's tuning, AVX2 instructions; a VM that hides
+  // pku or rdpru from its guest).
+  if (!cpu.empty() && cpu != "host") {
+    auto lacking = featuresHostLacks(cpu);
+    if (!lacking)
+      return lacking.takeError();
+    llvm::SubtargetFeatures features;
+    for (const std::string &feature : *lacking)
+      features.AddFeature(feature, /*Enable=*/false);
+    builder->setCPU(cpu.str());
+    builder->setFeatures(features.getString());
+  }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto machine = builder->createTargetMachine();
   if (!machine)

@@ -8,7 +8,7 @@
 //   module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
 //                      vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
 //   linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
-//                  min_rows = 5, block = array<i64: M, N, K>,
+//                  min_rows = 4, block = array<i64: M, N, K>,
 //                  dot = array<i64: 4, 32>}}
 //
 // The mechanism (tfm-tile-and-vectorize-contractions) only reads these

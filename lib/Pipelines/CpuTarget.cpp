@@ -104,6 +104,40 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
   return target;
 }
 
+llvm::Expected<std::vector<std::string>>
+mlir::tfm::featuresHostLacks(llvm::StringRef cpu) {
+  if (cpu.empty() || cpu == "host")
+    return std::vector<std::string>{};
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}': no LLVM target for {1}: {2}", cpu,
+                      triple.str(), error));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(triple, cpu, ""));
+  if (!info || !info->isCPUStringValid(cpu))
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}' is not a CPU LLVM knows for {1}", cpu,
+                      triple.str()));
+  // The host map names the instruction-set features it checked (true or
+  // false); tuning features (fast-*, slow-*) are not in it and not needed.
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> lacking;
+  for (const llvm::SubtargetFeatureKV &feature :
+       info->getAllProcessorFeatures()) {
+    if (!info->getFeatureBits().test(feature.Value))
+      continue;
+    auto it = host.find(feature.Key);
+    if (it != host.end() && !it->second)
+      lacking.push_back(feature.Key);
+  }
+  return lacking;
+}
+
 /// Largest power of two <= n (n >= 1).
 static int64_t floorPowerOfTwo(int64_t n) {
   return int64_t(llvm::bit_floor(uint64_t(n)));
@@ -115,25 +149,27 @@ static int64_t floorPowerOfTwo(int64_t n) {
 static constexpr int64_t kFmaInFlight = 8;
 
 /// The fewest rows of a register tile worth taking, for an M the planned
-/// rows do not divide, instead of the planned rows and a remainder tile
-/// (a second pass over every B panel for a strip of a few rows). A shorter
-/// tile must keep:
+/// rows do not divide, instead of the planned rows and a remainder tile.
+/// A remainder is a second pass over every B panel (for an LM head, the
+/// whole vocabulary's weights read again), and inside a block it splits the
+/// fused epilogue and the cache-block loop in two. A shorter tile must keep:
 ///  - at least two thirds of the rows (6 -> 4): fewer raise the loads per
 ///    FMA too far;
-///  - more accumulators than FMAs in flight: with exactly as many, every
-///    B load and broadcast must issue in time to keep the pipes full, and
-///    they do not. On AVX2 (6 x 16, two vectors per row) a 4-row tile has
-///    8 accumulators: 512x2048x5632 ran at 108 GFLOP/s in 4-row tiles
-///    against 133 in 6-row tiles with a 2-row remainder, 131 in 5-row ones
-///    (one thread, AVX2 code on a Zen 5 core); on AVX-512 (6 x 64) a 4-row
-///    tile has 16 and ran 22% faster than 6 rows with the remainder.
+///  - at least as many accumulators as FMAs in flight, or the FMA latency
+///    shows.
+/// AVX-512's 6 x 64 tile gives 4 x 64 (16 accumulators), 22% faster on
+/// 512x2048x5632 than 6 rows and a 2-row remainder. AVX2's 6 x 16 gives
+/// 4 x 16 (8 accumulators, no slack): alone that GEMM ran 5-9% faster in
+/// 6-row tiles with the remainder (AVX2 code on a Zen 5 core, one and two
+/// threads), but the blocks lost: GPT-2 S=128/2048 4-5% and the Llama
+/// block 5% slower (one thread and two).
 static int64_t shortestRegisterRows(const CpuTarget &target,
                                     const ContractionTiling &tiling) {
   int64_t vectors =
       std::max<int64_t>(1, tiling.registerCols / std::max<int64_t>(
                                                      1, target.lanes()));
   int64_t rows = std::max((2 * tiling.registerRows + 2) / 3,
-                          kFmaInFlight / vectors + 1);
+                          (kFmaInFlight + vectors - 1) / vectors);
   return std::min(rows, tiling.registerRows);
 }
 

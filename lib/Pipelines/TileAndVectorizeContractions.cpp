@@ -777,8 +777,8 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Rows of the register tile for M rows: the planned `rows` if they divide
 /// M, else a divisor of M down to the plan's `minRows` (the policy's
-/// shortest tile that still hides the FMA latency: 6 -> 4 on AVX-512, 6 -> 5
-/// on AVX2), else the planned rows with a remainder tile.
+/// shortest tile that still covers the FMA latency, 6 -> 4), else the
+/// planned rows with a remainder tile.
 static int64_t registerRowsFor(int64_t m, int64_t rows, int64_t minRows) {
   if (m <= rows)
     return m;

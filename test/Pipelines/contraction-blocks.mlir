@@ -50,10 +50,10 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 
 // -----
 
-// With AVX2's plan (min_rows = 5: a 4 x 16 tile has only 8 accumulators,
-// as many as the FMAs in flight) M = 512 keeps its 6-row tiles: 504 rows in
-// two blocks of 252, then a 6-row and a 2-row tile. A plan without
-// `min_rows` (hand-written) takes no shorter tile either.
+// A plan whose `min_rows` is 5 (min-register-rows=5) keeps 6-row tiles
+// for M = 512: 504 rows in two blocks of 252, then a 6-row and a 2-row
+// tile. A plan without `min_rows` (hand-written) takes no shorter tile
+// either.
 // CHECK-LABEL: func.func @rows_512_avx2
 // CHECK: scf.for %{{.*}} = %c0 to %c504 step %c252
 // CHECK:   scf.for %{{.*}} = %c0 to %c252 step %c6

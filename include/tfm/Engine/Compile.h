@@ -105,13 +105,16 @@ llvm::Expected<std::unique_ptr<JitModule>> compileModule(
     llvm::StringRef what, const CacheOptions &cache = {});
 
 /// Object code for a lowered (LLVM dialect) module, prepared by
-/// prepareForTranslation: translated, optimised at O3 for the host, split
+/// prepareForTranslation: translated, optimised at O3 for `cpu` (as -mcpu:
+/// that CPU's instruction set and tuning) less the features this machine
+/// lacks, since the code runs here ("host": this machine), split
 /// into up to `maxThreads` parts (no more than the host's cores) whose
 /// machine code is generated concurrently; one object per part. Each
 /// C interface function `_mlir_ciface_F` gets its packed form
 /// `_mlir__mlir_ciface_F(void **)`, as mlir::ExecutionEngine makes it.
 llvm::Expected<std::vector<std::string>>
-generateObjectCode(ModuleOp module, unsigned maxThreads);
+generateObjectCode(ModuleOp module, unsigned maxThreads,
+                   llvm::StringRef cpu = "host");
 
 /// Prepares a lowered (LLVM dialect) module for its translation to LLVM IR:
 /// drops the tfm.* argument attributes, which the translation would warn

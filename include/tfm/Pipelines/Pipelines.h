@@ -126,7 +126,9 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       *this, "cpu",
       llvm::cl::desc("Target CPU (an LLVM CPU name such as znver3 or "
                      "skylake-avx512, or 'host'): tile sizes are derived from "
-                     "its vector width, register count and caches"),
+                     "its vector width, register count and caches, and the "
+                     "runner's machine code is generated for it, less the "
+                     "features this machine lacks"),
       llvm::cl::init("host")};
   // Overrides of the derived tiling (0: derived from the target).
   PassOptions::Option<int64_t> registerRows{
