@@ -74,9 +74,10 @@ except OSError:
     _flags = set()
 if {"avx512_bf16", "avx512vl"} <= _flags:
     config.available_features.add("avx512-bf16")
-# AVX-512 here: the host's own code uses zmm registers (cpu-code-target.test).
-if "avx512f" in _flags:
-    config.available_features.add("avx512f")
+# The host's own vector code: AVX2 with FMA, AVX-512 (cpu-code-target.test).
+for _flag in ("avx2", "fma", "avx512f"):
+    if _flag in _flags:
+        config.available_features.add(_flag)
 
 # Tests that compare against PyTorch need Debian's python3-torch.
 import subprocess

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -31,6 +32,19 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+
+/// Whether the CPU the enclosing module is planned for (tfm.cpu_target,
+/// from tfm-cpu-configure) has FMA; true without a plan (the host's code).
+static bool targetHasFma(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<DictionaryAttr>(tfm::kCpuTargetAttrName)
+             : DictionaryAttr();
+  auto fma = target ? target.getAs<BoolAttr>("fma") : BoolAttr();
+  return !fma || fma.getValue();
+}
 
 namespace {
 struct ApproximateMathPass
@@ -51,6 +65,12 @@ struct ApproximateMathPass
                math::Log2Op::getOperationName()},
               name);
         });
+    // The polynomials are written with math.fma. A target without FMA
+    // (cpu=x86-64, sandybridge) would get one libm `fmaf` call per lane
+    // for it (an exact fused multiply-add): there they are a multiply and
+    // an add instead, as the contractions' vector.fma become there.
+    if (!targetHasFma(getOperation()))
+      math::populateExpansionPatterns(patterns, {"fma"});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

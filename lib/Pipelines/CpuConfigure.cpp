@@ -94,8 +94,12 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
   t.bf16Pairs = dict.get("bf16_pairs") ? 1 : 0;
   // Without `min_rows` (a hand-written plan), no shorter register tile.
   t.minRegisterRows = t.registerRows;
-  if (auto minRows = dict.getAs<IntegerAttr>("min_rows"))
-    t.minRegisterRows = minRows.getInt();
+  if (Attribute minRows = dict.get("min_rows")) {
+    auto value = dyn_cast<IntegerAttr>(minRows);
+    if (!value)
+      return std::nullopt;
+    t.minRegisterRows = value.getInt();
+  }
   if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
       t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 ||
       t.dotDepth < 1 || t.minRegisterRows < 1 ||

@@ -64,6 +64,29 @@ static void applyTypicalCaches(CpuTarget &target) {
   }
 }
 
+/// LLVM's description of the CPU named `cpu` for this process's triple (the
+/// JIT's); an error naming the CPU where LLVM does not know it.
+static llvm::Expected<std::unique_ptr<llvm::MCSubtargetInfo>>
+getSubtargetInfo(llvm::StringRef cpu) {
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}': no LLVM target for {1}: {2}", cpu,
+                      triple.str(), error));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(triple, cpu, ""));
+  if (!info || !info->isCPUStringValid(cpu))
+    return llvm::createStringError(
+        llvm::formatv("cpu '{0}' is not a CPU LLVM knows for {1} (try "
+                      "`llc -mcpu=help`, or 'host')",
+                      cpu, triple.str()));
+  return info;
+}
+
 llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
   CpuTarget target;
   if (cpu.empty() || cpu == "host") {
@@ -80,25 +103,12 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
     return target;
   }
 
-  llvm::InitializeNativeTarget();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return llvm::createStringError(
-        llvm::formatv("cpu '{0}': no LLVM target for {1}: {2}", cpu,
-                      triple.str(), error));
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      llvmTarget->createMCSubtargetInfo(triple, cpu, ""));
-  if (!info || !info->isCPUStringValid(cpu))
-    return llvm::createStringError(
-        llvm::formatv("cpu '{0}' is not a CPU LLVM knows for {1} (try "
-                      "`llc -mcpu=help`, or 'host')",
-                      cpu, triple.str()));
+  auto info = getSubtargetInfo(cpu);
+  if (!info)
+    return info.takeError();
   target.cpu = cpu.str();
   applyFeatures(target, [&](llvm::StringRef f) {
-    return info->checkFeatures(("+" + f).str());
+    return (*info)->checkFeatures(("+" + f).str());
   });
   applyTypicalCaches(target);
   return target;
@@ -108,28 +118,21 @@ llvm::Expected<std::vector<std::string>>
 mlir::tfm::featuresHostLacks(llvm::StringRef cpu) {
   if (cpu.empty() || cpu == "host")
     return std::vector<std::string>{};
-  llvm::InitializeNativeTarget();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *llvmTarget =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!llvmTarget)
-    return llvm::createStringError(
-        llvm::formatv("cpu '{0}': no LLVM target for {1}: {2}", cpu,
-                      triple.str(), error));
-  std::unique_ptr<llvm::MCSubtargetInfo> info(
-      llvmTarget->createMCSubtargetInfo(triple, cpu, ""));
-  if (!info || !info->isCPUStringValid(cpu))
-    return llvm::createStringError(
-        llvm::formatv("cpu '{0}' is not a CPU LLVM knows for {1}", cpu,
-                      triple.str()));
+  auto info = getSubtargetInfo(cpu);
+  if (!info)
+    return info.takeError();
   // The host map names the instruction-set features it checked (true or
   // false); tuning features (fast-*, slow-*) are not in it and not needed.
   llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  if (host.empty())
+    return llvm::createStringError(llvm::formatv(
+        "cpu '{0}': this machine's CPU features cannot be read, so code for "
+        "another CPU might not run here (use cpu=host)",
+        cpu));
   std::vector<std::string> lacking;
   for (const llvm::SubtargetFeatureKV &feature :
-       info->getAllProcessorFeatures()) {
-    if (!info->getFeatureBits().test(feature.Value))
+       (*info)->getAllProcessorFeatures()) {
+    if (!(*info)->getFeatureBits().test(feature.Value))
       continue;
     auto it = host.find(feature.Key);
     if (it != host.end() && !it->second)

@@ -56,7 +56,8 @@ struct ContractionTiling {
   int64_t registerCols = 0; // columns of the register tile (N, the vectors)
   // The fewest rows of a shorter register tile taken for an M that the
   // planned rows do not divide, instead of the planned rows and a remainder
-  // tile (equal to registerRows, or 0: no shorter tile).
+  // tile (equal to registerRows: no shorter tile; 0 in withOverrides'
+  // overrides: derived).
   int64_t minRegisterRows = 0;
   int64_t blockRows = 0;    // cache block (M)
   int64_t blockCols = 0;    // cache block (N)
@@ -88,7 +89,7 @@ ContractionTiling deriveContractionTiling(const CpuTarget &target,
 /// The LLVM instruction-set features of the CPU named `cpu` that this
 /// machine lacks (none for "host" or empty): the code generator leaves them
 /// out of code for `cpu` that runs here. Fails when LLVM does not know the
-/// CPU.
+/// CPU or this machine's features cannot be read.
 llvm::Expected<std::vector<std::string>> featuresHostLacks(llvm::StringRef cpu);
 
 /// Asks Linux for this process's permission to use AMX tile data (needed
