@@ -11,7 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/Compile.h"
-#include "tfm/Pipelines/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -104,16 +103,21 @@ engine::generateObjectCode(ModuleOp module, unsigned maxThreads,
   // AVX-512 machine: AVX2 code in 16 registers, as planned), without the
   // features this machine lacks, since it runs here (cpu=skylake-avx512 on
   // an AVX2 machine: Skylake's tuning, AVX2 instructions; a VM that hides
-  // pku or rdpru from its guest).
+  // pku or rdpru from its guest). detectHost lists every instruction-set
+  // feature it probed, "-name" where this machine lacks it: those are kept.
   if (!cpu.empty() && cpu != "host") {
-    auto lacking = featuresHostLacks(cpu);
-    if (!lacking)
-      return lacking.takeError();
-    llvm::SubtargetFeatures features;
-    for (const std::string &feature : *lacking)
-      features.AddFeature(feature, /*Enable=*/false);
+    const std::vector<std::string> &host = builder->getFeatures().getFeatures();
+    if (host.empty())
+      return makeError(llvm::formatv(
+          "cpu '{0}': this machine's CPU features cannot be read, so code "
+          "for another CPU might not run here (use cpu=host)",
+          cpu));
+    llvm::SubtargetFeatures lacking;
+    for (const std::string &feature : host)
+      if (llvm::StringRef(feature).starts_with("-"))
+        lacking.AddFeature(feature);
     builder->setCPU(cpu.str());
-    builder->setFeatures(features.getString());
+    builder->setFeatures(lacking.getString());
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto machine = builder->createTargetMachine();

@@ -114,33 +114,6 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
   return target;
 }
 
-llvm::Expected<std::vector<std::string>>
-mlir::tfm::featuresHostLacks(llvm::StringRef cpu) {
-  if (cpu.empty() || cpu == "host")
-    return std::vector<std::string>{};
-  auto info = getSubtargetInfo(cpu);
-  if (!info)
-    return info.takeError();
-  // The host map names the instruction-set features it checked (true or
-  // false); tuning features (fast-*, slow-*) are not in it and not needed.
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-  if (host.empty())
-    return llvm::createStringError(llvm::formatv(
-        "cpu '{0}': this machine's CPU features cannot be read, so code for "
-        "another CPU might not run here (use cpu=host)",
-        cpu));
-  std::vector<std::string> lacking;
-  for (const llvm::SubtargetFeatureKV &feature :
-       (*info)->getAllProcessorFeatures()) {
-    if (!(*info)->getFeatureBits().test(feature.Value))
-      continue;
-    auto it = host.find(feature.Key);
-    if (it != host.end() && !it->second)
-      lacking.push_back(feature.Key);
-  }
-  return lacking;
-}
-
 /// Largest power of two <= n (n >= 1).
 static int64_t floorPowerOfTwo(int64_t n) {
   return int64_t(llvm::bit_floor(uint64_t(n)));

@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace mlir::tfm {
 
@@ -85,12 +84,6 @@ struct ContractionTiling {
 ContractionTiling deriveContractionTiling(const CpuTarget &target,
                                           bool useAmx = false,
                                           bool useBf16Dot = false);
-
-/// The LLVM instruction-set features of the CPU named `cpu` that this
-/// machine lacks (none for "host" or empty): the code generator leaves them
-/// out of code for `cpu` that runs here. Fails when LLVM does not know the
-/// CPU or this machine's features cannot be read.
-llvm::Expected<std::vector<std::string>> featuresHostLacks(llvm::StringRef cpu);
 
 /// Asks Linux for this process's permission to use AMX tile data (needed
 /// once per process before any tile instruction; Linux 5.16+). Returns
