@@ -134,11 +134,10 @@ static constexpr int64_t kFmaInFlight = 8;
 ///  - at least as many accumulators as FMAs in flight, or the FMA latency
 ///    shows.
 /// AVX-512's 6 x 64 tile gives 4 x 64 (16 accumulators), 22% faster on
-/// 512x2048x5632 than 6 rows and a 2-row remainder. AVX2's 6 x 16 gives
-/// 4 x 16 (8 accumulators, no slack): alone that GEMM ran 5-9% faster in
-/// 6-row tiles with the remainder (AVX2 code on a Zen 5 core, one and two
-/// threads), but the blocks lost: GPT-2 S=128/2048 4-5% and the Llama
-/// block 5% slower (one thread and two).
+/// 512x2048x5632 than 6 rows and a 2-row remainder. (A 6 x 16 AVX2 tile gave
+/// 4 x 16, 8 accumulators and no slack: alone that GEMM ran 5-9% faster in
+/// 6-row tiles with the remainder, but the blocks lost 1-11%; AVX2's 4 x 24
+/// now divides such an M and gives 3 x 24, 9 accumulators.)
 static int64_t shortestRegisterRows(const CpuTarget &target,
                                     const ContractionTiling &tiling) {
   int64_t vectors =
@@ -158,11 +157,14 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
   // `vectors` registers for the B row of one K step and one for the
   // broadcast A element must fit, or LLVM spills inside the K loop. Among the
   // tiles that fit, take the fewest loads per FMA: (rows + vectors) /
-  // (rows * vectors). Vectors per row are powers of two (other widths
-  // legalise badly), rows at most 8 (A is read as broadcasts).
+  // (rows * vectors); rows at most 8 (A is read as broadcasts). Three
+  // vectors per row are split into one register each before LLVM sees them
+  // (tfm-tile-and-vectorize-contractions): AVX2's 16 registers give 4 x 24,
+  // twelve accumulators in tiles that divide M = 512, where 6 x 16 needed a
+  // 4-row tile (eight accumulators, no slack over the FMA latency).
   int64_t bestRows = 1, bestVectors = 1;
   double bestCost = 1e9;
-  for (int64_t vectors : {1, 2, 4}) {
+  for (int64_t vectors : {1, 2, 3, 4}) {
     int64_t rows = std::min<int64_t>(8, (registers - vectors - 1) / vectors);
     if (rows < 1)
       continue;

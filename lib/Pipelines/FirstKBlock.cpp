@@ -76,6 +76,9 @@ static bool dependsOn(Value value, Value iv) {
   SetVector<Operation *> slice;
   BackwardSliceOptions options;
   options.omitBlockArguments = true;
+  // The op that computes `value` too (an offset row iv + 1 of a split
+  // register tile), not only what feeds it.
+  options.inclusive = true;
   (void)getBackwardSlice(value, &slice, options);
   return llvm::any_of(slice, [&](Operation *op) {
     return llvm::is_contained(op->getOperands(), iv);

@@ -78,6 +78,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
@@ -788,6 +789,24 @@ static int64_t registerRowsFor(int64_t m, int64_t rows, int64_t minRows) {
   return rows;
 }
 
+/// Columns of the register tile for N columns: the planned `cols` where they
+/// divide N (a packed weight's panel always); for planned columns of three
+/// vectors (AVX2's 24) that do not, two vectors if those divide N
+/// (attention's 64-key tiles: 16, not 24 and a strip of 16); else the
+/// planned columns and a remainder strip, and for N below them the largest
+/// power of two that fits.
+static int64_t registerColsFor(int64_t n, int64_t cols) {
+  if (n < cols)
+    return int64_t(llvm::bit_floor(uint64_t(n)));
+  if (n % cols == 0 || llvm::has_single_bit(uint64_t(cols)))
+    return cols;
+  int64_t vector = cols & -cols;
+  for (int64_t c = cols - vector; c >= 2 * vector; c -= vector)
+    if (n % c == 0)
+      return c;
+  return cols;
+}
+
 /// Any M and N at full register-tile size: the bulk of M (a multiple of the
 /// tile rows) and of N (a multiple of the full vector width) gets the full
 /// register tile; what is left over along M gets a tile of the remaining
@@ -848,8 +867,7 @@ static void tileAndVectorizeAnySize(RewriterBase &rewriter,
                                  tiling.minRegisterRows);
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.m, rows))
     return;
-  int64_t cols = int64_t(
-      llvm::bit_floor(uint64_t(std::min(tiling.registerCols, ranges[plan.n]))));
+  int64_t cols = registerColsFor(ranges[plan.n], tiling.registerCols);
   if (splitAndTile(rewriter, op, plan, tiling, epilogue, plan.n, cols))
     return;
   // Cache blocks must divide the extent; when its only divisors are far
@@ -1157,6 +1175,92 @@ static void addCanonicalizationPatterns(MLIRContext *ctx,
     op.getCanonicalizationPatterns(patterns, ctx);
 }
 
+/// The iteration dimension of `contract` that its result's innermost
+/// dimension walks (N of a register tile), where that extent is not a power
+/// of two.
+static std::optional<unsigned> nonPowerOfTwoN(vector::ContractionOp contract) {
+  AffineMap result = contract.getIndexingMapsArray().back();
+  if (result.getNumResults() == 0)
+    return std::nullopt;
+  std::optional<unsigned> n = dimPosition(result.getResults().back());
+  if (!n)
+    return std::nullopt;
+  SmallVector<int64_t> bounds;
+  contract.getIterationBounds(bounds);
+  int64_t extent = bounds[*n];
+  if (extent <= 1 || llvm::has_single_bit(uint64_t(extent)))
+    return std::nullopt;
+  return n;
+}
+
+/// A register tile whose N is not a power of two (AVX2's 4 x 24: three
+/// vectors per row) split into one contraction per row and per power-of-two
+/// piece of N (N's largest power-of-two divisor), with the reads of its B
+/// row and accumulator and the write of its accumulator split to match,
+/// before the accumulators are hoisted: the K loop then carries one value
+/// per register, <8 x f32> each. Left whole, LLVM legalises <24 x f32> by
+/// halving it into twelves and widening those (shuffles and half-register
+/// inserts in the K loop), and pieces per N alone (all rows of one piece
+/// first) keep every row's broadcast live at once: 17 registers for 16,
+/// spills. Row by row, a broadcast dies after its row's three FMAs. Only
+/// the operands indexed by N are split: A's column of rows stays whole.
+static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> pieces;
+  auto piecesOf = [](ArrayRef<int64_t> shape, unsigned dim) {
+    SmallVector<int64_t> piece(shape.size(), 1);
+    piece[dim] = shape[dim] & -shape[dim];
+    return piece;
+  };
+  func.walk([&](vector::ContractionOp contract) {
+    std::optional<unsigned> n = nonPowerOfTwoN(contract);
+    if (!n)
+      return;
+    SmallVector<int64_t> bounds;
+    contract.getIterationBounds(bounds);
+    pieces[contract] = piecesOf(bounds, *n);
+    SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+    // Operands (lhs, rhs, acc) whose innermost dimension is N, when read
+    // for this contraction alone.
+    for (unsigned i = 0; i < 3; ++i) {
+      std::optional<unsigned> last =
+          maps[i].getNumResults() ? dimPosition(maps[i].getResults().back())
+                                  : std::nullopt;
+      auto read = contract->getOperand(i).getDefiningOp<vector::TransferReadOp>();
+      if (last == n && read && read->hasOneUse())
+        pieces[read] = piecesOf(read.getVectorType().getShape(),
+                                read.getVectorType().getRank() - 1);
+    }
+    for (Operation *user : contract->getUsers())
+      if (auto write = dyn_cast<vector::TransferWriteOp>(user))
+        pieces[write] = piecesOf(write.getVectorType().getShape(),
+                                 write.getVectorType().getRank() - 1);
+  });
+  if (pieces.empty())
+    return success();
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  vector::populateVectorUnrollPatterns(
+      patterns,
+      vector::UnrollVectorOptions().setNativeShapeFn(
+          [&](Operation *op) -> std::optional<SmallVector<int64_t>> {
+            auto it = pieces.find(op);
+            if (it == pieces.end())
+              return std::nullopt;
+            return it->second;
+          }));
+  vector::ExtractStridedSliceOp::getCanonicalizationPatterns(patterns, ctx);
+  vector::InsertStridedSliceOp::getCanonicalizationPatterns(patterns, ctx);
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  // Each piece computes its row's and column's offsets anew: one value per
+  // offset, so that a read and the write at the same place share indices
+  // (the first K block's zero start matches them by value).
+  IRRewriter rewriter(ctx);
+  DominanceInfo dominance(func);
+  eliminateCommonSubExpressions(rewriter, dominance, func);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Passes
 //===----------------------------------------------------------------------===//
@@ -1239,6 +1343,8 @@ struct TileAndVectorizeContractionsPass
             ctx, reduction.getFastmath() | arith::FastMathFlags::reassoc));
       });
     }
+    if (failed(splitNonPowerOfTwoTiles(func)))
+      return signalPassFailure();
     // Read and write the accumulator straight from the loop-carried tensor,
     // so the pair is a loop-invariant subset of the K loop...
     RewritePatternSet patterns(ctx);
@@ -1250,9 +1356,14 @@ struct TileAndVectorizeContractionsPass
     // vector registers across the K loop.
     SmallVector<scf::ForOp> loops;
     func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      hoistLoopInvariantSubsets(
-          rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
+    // Index arithmetic first: a split register tile addresses its rows
+    // past the first through affine.apply ops inside the K loop, which the
+    // subset hoisting would otherwise take for loop-variant.
+    for (scf::ForOp loop : loops) {
+      auto loopLike = cast<LoopLikeOpInterface>(loop.getOperation());
+      moveLoopInvariantCode(loopLike);
+      hoistLoopInvariantSubsets(rewriter, loopLike);
+    }
     startFirstKBlockFromZero(rewriter, func);
     // The plan is spent; contractions left untiled (other element types)
     // keep no stale attribute. Those for AMX tiles keep theirs, for

@@ -88,13 +88,15 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 // A row of A read by 8 or more register tiles (here 128 / 16 columns) is
 // packed first, into 6-row panels Ap[M / 6, K, 6]: each register tile reads
 // the 6 A elements of a K step from one place (Ap[m / 6, k, 0:6]) instead of
-// from 6 rows K elements apart.
+// from 6 rows K elements apart. The panel's index is computed once per
+// register tile, outside its K loop.
 // CHECK-LABEL: func.func @packed_rows
 // CHECK-SAME: %[[A:[^:]*]]: tensor<24x32xf32>
 // CHECK: %[[EXP:.*]] = tensor.expand_shape %[[A]] {{\[}}[0, 1], [2]] output_shape [4, 6, 32]
 // CHECK: %[[AP:.*]] = linalg.transpose ins(%[[EXP]] : tensor<4x6x32xf32>) outs(%{{.*}} : tensor<4x32x6xf32>) permutation = [0, 2, 1]
 // CHECK: scf.for
 // CHECK:   %[[PANEL:.*]] = affine.apply #{{.*}}()[%{{.*}}, %{{.*}}]
+// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c1
 // CHECK:   %[[K:.*]] = affine.apply #{{.*}}()[%{{.*}}, %{{.*}}]
 // CHECK:   %[[ROW:.*]] = vector.transfer_read %[[AP]][%[[PANEL]], %[[K]], %c0], %{{.*}} : tensor<4x32x6xf32>, vector<1x6xf32>
 // CHECK:   vector.contract {{.*}} %[[ROW]], %{{.*}}, %{{.*}} : vector<1x6xf32>, vector<1x16xf32> into vector<6x16xf32>
@@ -159,5 +161,54 @@ module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 4915
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
     %r = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x16xf32>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
     return %r : tensor<8x16xf32>
+  }
+}
+
+// -----
+
+// AVX2's 4 x 24 register tile (three vectors per row) is split into one
+// contraction per row and per 8-lane piece before the accumulators are
+// hoisted: the K step loop carries twelve vector<1x8xf32> (one register
+// each), B's row is read as three 8-lane vectors, A's four rows once, and
+// no 24-wide vector is left for LLVM to legalise. The first K block (iv ==
+// 0) starts all twelve from zero: no fill.
+// CHECK-LABEL: func.func @three_vectors
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[KB:.*]] = %c0 to %c64 step %c32
+// CHECK:   %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %c0
+// CHECK:   scf.for %{{.*}} = %c0 to %c8 step %c4
+// CHECK:     scf.for %{{.*}} = %c0 to %c48 step %c24
+// CHECK:       %{{.*}}:12 = scf.if %[[FIRST]] -> (vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>)
+// CHECK:       %{{.*}}:12 = scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args({{.*}}) -> (vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>, vector<1x8xf32>)
+// CHECK:         vector.transfer_read %{{.*}} : tensor<8x64xf32>, vector<4x1xf32>
+// CHECK-COUNT-3:  vector.transfer_read %{{.*}} : tensor<64x48xf32>, vector<1x8xf32>
+// CHECK-COUNT-12: vector.contract {{.*}} : vector<1x1xf32>, vector<1x8xf32> into vector<1x8xf32>
+// CHECK:         scf.yield
+// CHECK-COUNT-12: vector.transfer_write %{{.*}} : vector<1x8xf32>, tensor<8x48xf32>
+// CHECK-NOT: x24xf32>
+// A B of 64 columns (attention's 64-key tiles, not packed) takes 4 x 16
+// tiles, the widest multiple of a vector within 24 that divides 64, rather
+// than 24-column tiles and a 16-column strip.
+// CHECK-LABEL: func.func @three_vectors_64_columns
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK:   vector.contract {{.*}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+// CHECK-NOT: vector.contract
+// CHECK: return
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @three_vectors(%a: tensor<8x64xf32>, %b: tensor<64x48xf32>) -> tensor<8x48xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x48xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x48xf32>) -> tensor<8x48xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 8, 48, 32>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+        ins(%a, %b : tensor<8x64xf32>, tensor<64x48xf32>) outs(%f : tensor<8x48xf32>) -> tensor<8x48xf32>
+    return %r : tensor<8x48xf32>
+  }
+  func.func @three_vectors_64_columns(%a: tensor<8x32xf32>, %b: tensor<32x64xf32>) -> tensor<8x64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x64xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 8, 64, 32>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+        ins(%a, %b : tensor<8x32xf32>, tensor<32x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
+    return %r : tensor<8x64xf32>
   }
 }

@@ -4,8 +4,8 @@
 // RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
 // RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=4 block-depth=64 dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 min-register-rows=5" | FileCheck %s --check-prefix=MINROWS
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16 min-register-rows=5" | FileCheck %s --check-prefix=MINROWS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16 min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1" | FileCheck %s --check-prefix=AMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids" | FileCheck %s --check-prefix=NOAMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1" | FileCheck %s --check-prefix=AVX2
@@ -19,28 +19,28 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 bf16-dot=1" | FileCheck %s --check-prefix=NOPAIRS
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
-// hold a 6x16 register tile (12 accumulators, 2 B vectors, 1 broadcast);
-// 32 zmm registers (AVX-512) a 6x64 one (24 + 4 + 1); 16 xmm registers
-// (baseline x86-64, SSE) a 6x8 one. Cache blocks follow the caches: the K
-// slice keeps the A and B micro-panels in L1, the B block half of L2.
-// `min_rows`: where 6 does not divide M, a shorter tile that does is taken
-// down to two thirds of the rows and at least as many accumulators as the 8
-// FMAs in flight: 4 rows on each of them (AVX-512's 4 x 64 has 16, AVX2's
-// 4 x 16 has 8).
+// hold a 4x24 register tile (12 accumulators, 3 B vectors, 1 broadcast:
+// fewer loads per FMA than 6x16's 12 + 2 + 1); 32 zmm registers (AVX-512) a
+// 6x64 one (24 + 4 + 1); 16 xmm registers (baseline x86-64, SSE) a 4x12
+// one. Cache blocks follow the caches: the K slice keeps the A and B
+// micro-panels in L1, the B block half of L2. `min_rows`: where the rows
+// do not divide M, a shorter tile that does is taken down to two thirds of
+// the rows and at least as many accumulators as the 8 FMAs in flight: 4 of
+// AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9).
 // AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
-// AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}}
-// AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 16>}}
+// AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 128>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+// AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 4, 24>}}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
-// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 8>}}
+// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 3 : i64, register = array<i64: 4, 12>}}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
 // Options override single fields of the derived plan; the rest stays
 // (`min_rows` derived again for an overridden register tile, and never
 // above its rows).
-// OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 64>, dot = array<i64: 8, 32>, min_rows = 4 : i64, register = array<i64: 4, 16>}}
+// OVERRIDE: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 64>, dot = array<i64: 8, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
 // MINROWS: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 5 : i64, register = array<i64: 6, 16>}}
 // MINROWS8: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 6 : i64, register = array<i64: 6, 16>}}
 // With `amx`, a CPU with AMX-BF16 (Sapphire Rapids) also gets the AMX form

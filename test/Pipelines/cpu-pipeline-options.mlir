@@ -40,8 +40,8 @@
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | FileCheck %s --check-prefix=PACK
 // RUN: transformer-opt %s --tfm-cpu-pipeline="pack-weights=false" | FileCheck %s --check-prefix=NOPACK
 // PACK: llvm.func @_mlir_ciface_attn(
-// PACK-SAME: {tfm.param = "o.weight", tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 32, 32>}}
-// PACK-SAME: tfm.param_pack = {layout = "out_in", panel = 16 : i64, shape = array<i64: 96, 32>}
+// PACK-SAME: {tfm.param = "o.weight", tfm.param_pack = {layout = "out_in", panel = 24 : i64, shape = array<i64: 32, 32>}}
+// PACK-SAME: tfm.param_pack = {layout = "out_in", panel = 24 : i64, shape = array<i64: 96, 32>}
 // NOPACK-NOT: tfm.param_pack
 //
 // parallel (default on): independent tiles run as OpenMP worksharing loops;

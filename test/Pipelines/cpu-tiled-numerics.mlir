@@ -1,6 +1,6 @@
 // REQUIRES: mlir-runner
 // RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
-// The tile plans of an AVX2 and an AVX-512 target (6x16 and 6x64 register
+// The tile plans of an AVX2 and an AVX-512 target (4x24 and 6x64 register
 // tiles; odd extents split into a bulk and remainder strips) on any host:
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=skylake-avx512" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s

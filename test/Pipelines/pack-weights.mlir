@@ -1,7 +1,8 @@
-// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=znver3 --tfm-cpu-pack-weights --split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16" --tfm-cpu-pack-weights --split-input-file | FileCheck %s
 // RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=skylake-avx512 --tfm-cpu-pack-weights --split-input-file | FileCheck %s --check-prefix=AVX512
 
-// An in_out weight [K, N] = [64, 96] with znver3's 16-column register tile:
+// An in_out weight [K, N] = [64, 96] with a 16-column register tile (AVX2's
+// 6 x 16, set by options; the plan's own is 4 x 24):
 // the argument becomes 6 panels of [64 x 16], in place of the original
 // (argument #1 stays #1), recording how to pack it; the matmul reads it over
 // (m, j, r, k) and writes C as [M, 6, 16].

@@ -36,7 +36,7 @@
 // CHECK: linalg.yield %[[R]] : f32
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<64x2x4x16xf32> into tensor<64x2x64xf32>
 // NOAMX-LABEL: func.func @mm(
-// NOAMX-SAME: tensor<8x96x16xf32> {tfm.param = "w", tfm.param_pack = {layout = "in_out", panel = 16 : i64, shape = array<i64: 96, 128>}})
+// NOAMX-SAME: tensor<6x96x24xf32> {tfm.param = "w", tfm.param_pack = {layout = "in_out", panel = 24 : i64, shape = array<i64: 96, 128>}})
 // NOAMX-NOT: xbf16
 func.func @mm(%x: tensor<1x64x96xf32> {tfm.input = "x"}, %w: tensor<96x128xf32> {tfm.param = "w"}) -> tensor<1x64x128xf32> {
   %y = tfm.linear %x, %w : (tensor<1x64x96xf32>, tensor<96x128xf32>) -> tensor<1x64x128xf32>

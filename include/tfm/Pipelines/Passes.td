@@ -84,8 +84,8 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     ```
     module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
                        vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
-    linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
-                   min_rows = 4, block = array<i64: M, N, K>,
+    linalg.matmul {tfm.cpu_tiling = {register = array<i64: 4, 24>,
+                   min_rows = 3, block = array<i64: M, N, K>,
                    dot = array<i64: 4, 32>}}
     ```
 
@@ -93,7 +93,7 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     the planned rows do not divide M (512 rows in 4-row tiles rather than
     6-row tiles and a 2-row remainder): at least two thirds of the planned
     rows, and at least as many accumulators as the 8 FMAs a core keeps in
-    flight (4 for AVX2's 6 x 16 tile and AVX-512's 6 x 64).
+    flight (4 for AVX-512's 6 x 64 tile, 3 for AVX2's 4 x 24).
 
     The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
     attributes, so tests check the plan for any named CPU without running
