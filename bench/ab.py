@@ -17,6 +17,9 @@ bench/README.md.
 
 A configuration is LABEL:PIPELINE_OPTIONS, optionally followed by
 :ENV=VALUE,ENV=VALUE (environment variables of that runner process only).
+TFM_BUILD_DIR among them runs that build's runner instead: two commits
+compared interleaved (a worktree of the older one built in its own
+directory), e.g. --config old::TFM_BUILD_DIR=/tmp/old/build --config new:
 With --gemm (M K N, f32, layout --layout) the module and input are made
 here, the weights random, and GFLOP/s are printed too.
 """
@@ -63,8 +66,13 @@ def parse_config(text):
     return {"label": parts[0], "options": parts[1], "env": env}
 
 
+def runner_of(config):
+    build = config["env"].get("TFM_BUILD_DIR")
+    return os.path.join(build, "bin", "transformer-runner") if build else RUNNER
+
+
 def run_once(args, model, inputs, weights_args, config):
-    cmd = [RUNNER, model, *weights_args, "--repeat", str(args.repeat),
+    cmd = [runner_of(config), model, *weights_args, "--repeat", str(args.repeat),
            "--print-values", "0", f"--threads={args.threads}",
            # Every process compiles: an environment variable can change the
            # code without changing the cache's key. Compiling is not timed.
@@ -104,9 +112,10 @@ def main():
     p.add_argument("--flops", type=float,
                    help="FLOPs of one call, to print GFLOP/s")
     args = p.parse_args()
-    if not os.access(RUNNER, os.X_OK):
-        sys.exit(f"ab.py: no runner at {RUNNER} (build first, or set "
-                 "TFM_BUILD_DIR)")
+    for config in args.config:
+        if not os.access(runner_of(config), os.X_OK):
+            sys.exit(f"ab.py: {config['label']}: no runner at "
+                     f"{runner_of(config)} (build first, or set TFM_BUILD_DIR)")
     if args.rounds < 1 or args.repeat < 1 or args.threads < 1:
         sys.exit("ab.py: --rounds, --repeat and --threads must be positive")
 

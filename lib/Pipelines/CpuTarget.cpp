@@ -152,7 +152,9 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
                                                      bool useAmx,
                                                      bool useBf16Dot) {
   const int64_t lanes = target.lanes();
-  const int64_t registers = target.vectorRegisters;
+  // Without FMA each multiply-add is a multiply into a scratch register
+  // and an add: one register fewer for the tile.
+  const int64_t registers = target.vectorRegisters - (target.hasFMA ? 0 : 1);
   // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
   // `vectors` registers for the B row of one K step and one for the
   // broadcast A element must fit, or LLVM spills inside the K loop. Among the

@@ -21,12 +21,13 @@
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 4x24 register tile (12 accumulators, 3 B vectors, 1 broadcast:
 // fewer loads per FMA than 6x16's 12 + 2 + 1); 32 zmm registers (AVX-512) a
-// 6x64 one (24 + 4 + 1); 16 xmm registers (baseline x86-64, SSE) a 4x12
-// one. Cache blocks follow the caches: the K slice keeps the A and B
+// 6x64 one (24 + 4 + 1); 16 xmm registers (baseline x86-64, SSE, no FMA:
+// one register holds each product before its add) a 6x8 one. Cache blocks follow the caches: the K slice keeps the A and B
 // micro-panels in L1, the B block half of L2. `min_rows`: where the rows
 // do not divide M, a shorter tile that does is taken down to two thirds of
 // the rows and at least as many accumulators as the 8 FMAs in flight: 4 of
-// AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9).
+// AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9), 4 of
+// SSE's 6.
 // AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 128>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 4, 24>}}
@@ -34,7 +35,7 @@
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
-// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 3 : i64, register = array<i64: 4, 12>}}
+// SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 8>}}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
 // Options override single fields of the derived plan; the rest stays
