@@ -138,15 +138,24 @@ struct CpuConfigurePass
     overrides.dotDepth = dotDepth;
     overrides.amxBlockCols = amxBlockCols;
     overrides.amxBlockDepth = amxBlockDepth;
-    ContractionTiling tiling =
-        withOverrides(*target, deriveContractionTiling(*target, amx, bf16Dot),
-                      overrides);
     MLIRContext *ctx = &getContext();
+    auto plan = [&](bool halfOperands) {
+      return tilingToAttr(
+          ctx, withOverrides(*target,
+                             deriveContractionTiling(*target, amx, bf16Dot,
+                                                     halfOperands),
+                             overrides));
+    };
+    DictionaryAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
-    DictionaryAttr tilingAttr = tilingToAttr(ctx, tiling);
     module.walk([&](linalg::LinalgOp op) {
-      if (op->getNumResults() == 1 && linalg::isaContractionOpInterface(op))
-        op->setAttr(kCpuTilingAttrName, tilingAttr);
+      if (op->getNumResults() != 1 || !linalg::isaContractionOpInterface(op))
+        return;
+      bool half = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
+        Type type = getElementTypeOrSelf(in->get().getType());
+        return type.isBF16() || type.isF16();
+      });
+      op->setAttr(kCpuTilingAttrName, half ? halfTilingAttr : tilingAttr);
     });
   }
 };

@@ -150,11 +150,16 @@ static int64_t shortestRegisterRows(const CpuTarget &target,
 
 ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
                                                      bool useAmx,
-                                                     bool useBf16Dot) {
+                                                     bool useBf16Dot,
+                                                     bool halfOperands) {
   const int64_t lanes = target.lanes();
-  // Without FMA each multiply-add is a multiply into a scratch register
-  // and an add: one register fewer for the tile.
-  const int64_t registers = target.vectorRegisters - (target.hasFMA ? 0 : 1);
+  // Registers besides the tile's: without FMA each multiply-add is a
+  // multiply into a scratch register and an add; bf16/f16 operands are
+  // extended in the K loop, A's column of rows into a register of its own
+  // before its elements are broadcast (on AVX2, 4 x 24 then spilled and ran
+  // a bf16 GEMM 20% slower than 6 x 16's 4-row form).
+  const int64_t registers = target.vectorRegisters - (target.hasFMA ? 0 : 1) -
+                            (halfOperands ? 1 : 0);
   // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
   // `vectors` registers for the B row of one K step and one for the
   // broadcast A element must fit, or LLVM spills inside the K loop. Among the

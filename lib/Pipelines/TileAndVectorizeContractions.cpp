@@ -1220,13 +1220,22 @@ static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
     pieces[contract] = piecesOf(bounds, *n);
     SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
     // Operands (lhs, rhs, acc) whose innermost dimension is N, when read
-    // for this contraction alone.
+    // for this contraction alone, through the extension of a bf16/f16 B.
     for (unsigned i = 0; i < 3; ++i) {
       std::optional<unsigned> last =
           maps[i].getNumResults() ? dimPosition(maps[i].getResults().back())
                                   : std::nullopt;
-      auto read = contract->getOperand(i).getDefiningOp<vector::TransferReadOp>();
-      if (last == n && read && read->hasOneUse())
+      if (last != n)
+        continue;
+      Value operand = contract->getOperand(i);
+      auto ext = operand.getDefiningOp<arith::ExtFOp>();
+      if (ext && ext->hasOneUse()) {
+        auto type = cast<VectorType>(ext.getType());
+        pieces[ext] = piecesOf(type.getShape(), type.getRank() - 1);
+        operand = ext.getIn();
+      }
+      auto read = operand.getDefiningOp<vector::TransferReadOp>();
+      if (read && read->hasOneUse())
         pieces[read] = piecesOf(read.getVectorType().getShape(),
                                 read.getVectorType().getRank() - 1);
     }

@@ -32,8 +32,14 @@
 // AVX2: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 128>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 4, 24>}}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
+// A contraction of bf16 (or f16) operands extends them in the K loop, A's
+// column of rows into a register of its own: one register fewer for its
+// tile, so AVX2 plans it 6x16 (12 + 2 + 1 + 1), not 4x24 (which spilled).
+// AVX-512's 6x64 has registers to spare.
+// AVX2: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 16>}} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
+// AVX512: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 64>}} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 8>}}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"
@@ -87,4 +93,9 @@ func.func @contractions(%a: tensor<12x40xf32>, %b: tensor<40x48xf32>, %c: tensor
     linalg.yield %s : f32
   } -> tensor<12x48xf32>
   return %0, %1, %2 : tensor<12x48xf32>, tensor<2x8x8xf32>, tensor<12x48xf32>
+}
+
+func.func @half_contraction(%a: tensor<12x40xbf16>, %b: tensor<40x48xbf16>, %c: tensor<12x48xf32>) -> tensor<12x48xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<12x40xbf16>, tensor<40x48xbf16>) outs(%c : tensor<12x48xf32>) -> tensor<12x48xf32>
+  return %0 : tensor<12x48xf32>
 }
