@@ -206,6 +206,19 @@ def loadavg():
         return "?"
 
 
+def cpu_steal_seconds():
+    """Time the hypervisor ran something else while this VM's vCPUs were
+    runnable (all CPUs, /proc/stat's steal column, in seconds), or None.
+    A 2-thread run during which one vCPU is taken away for a second runs at
+    one thread's speed: steal tells such rounds from the code's own."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 # --- cases -----------------------------------------------------------------------
 
 def random_weights(params, seed):
@@ -632,6 +645,7 @@ def main(argv=None):
         sys.exit(f"error: {RUNNER} not found (build first, or set TFM_BUILD_DIR)")
     model, flags, ncpu = machine_info()
     load_before = loadavg()
+    steal_before = cpu_steal_seconds()
     thread_flag = "tfm" in args.systems and runner_has_threads()
     coretype, blas_line = choose_openblas_coretype(args.openblas_coretype, flags)
     tfm_threads = args.threads if thread_flag else [1]
@@ -700,7 +714,7 @@ def main(argv=None):
                     save = None
                     if r == 0 and not args.no_check and key[1] == systems_first(systems, key[0]):
                         save = os.path.join(work, f"{case['name']}.{key[0]}.npy")
-                    t0 = time.time()
+                    t0, steal0 = time.time(), cpu_steal_seconds()
                     if key[0] == "tfm":
                         res = run_tfm(case, key[1], thread_flag, save, work)
                     else:
@@ -708,8 +722,11 @@ def main(argv=None):
                     results[case["name"]][key].append(res)
                     what = res.get("error") or (f"median {fmt(res['median'], 3)} ms, "
                                                 f"min {fmt(res['min'], 3)} ms")
+                    steal1 = cpu_steal_seconds()
+                    stolen = (f", {steal1 - steal0:.2f} s stolen"
+                              if steal0 is not None and steal1 is not None else "")
                     log(f"round {r + 1}/{args.rounds} {case['name']:>14} "
-                        f"{key[0]:>5}/{key[1]}: {what} ({time.time() - t0:.1f} s)")
+                        f"{key[0]:>5}/{key[1]}: {what} ({time.time() - t0:.1f} s{stolen})")
         checks = {}
         if not args.no_check:
             for case in cases:
@@ -722,6 +739,7 @@ def main(argv=None):
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     load_after = loadavg()
+    steal_after = cpu_steal_seconds()
 
     tv = versions.get("torch", {})
     ov = versions.get("ort", {})
@@ -729,6 +747,11 @@ def main(argv=None):
     print(f"- CPU: {model} (LLVM host CPU: {llvm_host_cpu() or '?'}), {ncpu} CPUs "
           f"usable; flags: {' '.join(flags) or 'none of avx2/fma/avx512f'}")
     print(f"- load average (1/5/15 min): before {load_before}, after {load_after}")
+    if steal_before is not None and steal_after is not None:
+        stolen = steal_after - steal_before
+        share = 100 * stolen / max(1e-9, (time.time() - started) * ncpu)
+        print(f"- CPU time stolen by the hypervisor during the run: {stolen:.1f} s "
+              f"({share:.1f}% of the vCPUs' time)")
     if args.tfm_pipeline_options:
         print(f"- tfm pipeline options: {args.tfm_pipeline_options}")
     if args.dtype != "f32":
