@@ -1205,11 +1205,17 @@ static std::optional<unsigned> nonPowerOfTwoN(vector::ContractionOp contract) {
 /// spills. Row by row, a broadcast dies after its row's three FMAs. Only
 /// the operands indexed by N are split: A's column of rows stays whole.
 static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
-  llvm::DenseMap<Operation *, SmallVector<int64_t>> pieces;
-  auto piecesOf = [](ArrayRef<int64_t> shape, unsigned dim) {
+  // The pieces each op is unrolled to ride on the op as a discardable
+  // attribute, not in a map of op pointers, which an op created while
+  // rewriting could reuse; the unrolled pieces carry their own shape.
+  constexpr llvm::StringLiteral kPieces = "tfm.register_pieces";
+  MLIRContext *ctx = func.getContext();
+  bool any = false;
+  auto mark = [&](Operation *op, ArrayRef<int64_t> shape, unsigned dim) {
     SmallVector<int64_t> piece(shape.size(), 1);
     piece[dim] = shape[dim] & -shape[dim];
-    return piece;
+    op->setAttr(kPieces, DenseI64ArrayAttr::get(ctx, piece));
+    any = true;
   };
   func.walk([&](vector::ContractionOp contract) {
     std::optional<unsigned> n = nonPowerOfTwoN(contract);
@@ -1217,7 +1223,7 @@ static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
       return;
     SmallVector<int64_t> bounds;
     contract.getIterationBounds(bounds);
-    pieces[contract] = piecesOf(bounds, *n);
+    mark(contract, bounds, *n);
     SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
     // Operands (lhs, rhs, acc) whose innermost dimension is N, when read
     // for this contraction alone, through the extension of a bf16/f16 B.
@@ -1231,35 +1237,36 @@ static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
       auto ext = operand.getDefiningOp<arith::ExtFOp>();
       if (ext && ext->hasOneUse()) {
         auto type = cast<VectorType>(ext.getType());
-        pieces[ext] = piecesOf(type.getShape(), type.getRank() - 1);
+        mark(ext, type.getShape(), type.getRank() - 1);
         operand = ext.getIn();
       }
       auto read = operand.getDefiningOp<vector::TransferReadOp>();
       if (read && read->hasOneUse())
-        pieces[read] = piecesOf(read.getVectorType().getShape(),
-                                read.getVectorType().getRank() - 1);
+        mark(read, read.getVectorType().getShape(),
+             read.getVectorType().getRank() - 1);
     }
     for (Operation *user : contract->getUsers())
       if (auto write = dyn_cast<vector::TransferWriteOp>(user))
-        pieces[write] = piecesOf(write.getVectorType().getShape(),
-                                 write.getVectorType().getRank() - 1);
+        mark(write, write.getVectorType().getShape(),
+             write.getVectorType().getRank() - 1);
   });
-  if (pieces.empty())
+  if (!any)
     return success();
-  MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   vector::populateVectorUnrollPatterns(
       patterns,
       vector::UnrollVectorOptions().setNativeShapeFn(
           [&](Operation *op) -> std::optional<SmallVector<int64_t>> {
-            auto it = pieces.find(op);
-            if (it == pieces.end())
+            auto piece = op->getAttrOfType<DenseI64ArrayAttr>(kPieces);
+            if (!piece)
               return std::nullopt;
-            return it->second;
+            return SmallVector<int64_t>(piece.asArrayRef());
           }));
   vector::ExtractStridedSliceOp::getCanonicalizationPatterns(patterns, ctx);
   vector::InsertStridedSliceOp::getCanonicalizationPatterns(patterns, ctx);
-  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+  LogicalResult unrolled = applyPatternsGreedily(func, std::move(patterns));
+  func.walk([&](Operation *op) { op->removeAttr(kPieces); });
+  if (failed(unrolled))
     return failure();
   // Each piece computes its row's and column's offsets anew: one value per
   // offset, so that a read and the write at the same place share indices
