@@ -1175,20 +1175,15 @@ static void addCanonicalizationPatterns(MLIRContext *ctx,
     op.getCanonicalizationPatterns(patterns, ctx);
 }
 
-/// The iteration dimension of `contract` that its result's innermost
-/// dimension walks (N of a register tile), where that extent is not a power
-/// of two.
-static std::optional<unsigned> nonPowerOfTwoN(vector::ContractionOp contract) {
-  AffineMap result = contract.getIndexingMapsArray().back();
+/// The iteration dimension of a contraction with iteration `bounds` and
+/// result map `result` that the result's innermost dimension walks (N of a
+/// register tile), where that extent is not a power of two.
+static std::optional<unsigned> nonPowerOfTwoN(AffineMap result,
+                                              ArrayRef<int64_t> bounds) {
   if (result.getNumResults() == 0)
     return std::nullopt;
   std::optional<unsigned> n = dimPosition(result.getResults().back());
-  if (!n)
-    return std::nullopt;
-  SmallVector<int64_t> bounds;
-  contract.getIterationBounds(bounds);
-  int64_t extent = bounds[*n];
-  if (extent <= 1 || llvm::has_single_bit(uint64_t(extent)))
+  if (!n || bounds[*n] <= 1 || llvm::has_single_bit(uint64_t(bounds[*n])))
     return std::nullopt;
   return n;
 }
@@ -1217,14 +1212,18 @@ static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
     op->setAttr(kPieces, DenseI64ArrayAttr::get(ctx, piece));
     any = true;
   };
+  // A transfer or extension: its vector's innermost dimension is N.
+  auto markVector = [&](Operation *op, VectorType type) {
+    mark(op, type.getShape(), type.getRank() - 1);
+  };
   func.walk([&](vector::ContractionOp contract) {
-    std::optional<unsigned> n = nonPowerOfTwoN(contract);
-    if (!n)
-      return;
     SmallVector<int64_t> bounds;
     contract.getIterationBounds(bounds);
-    mark(contract, bounds, *n);
     SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+    std::optional<unsigned> n = nonPowerOfTwoN(maps.back(), bounds);
+    if (!n)
+      return;
+    mark(contract, bounds, *n);
     // Operands (lhs, rhs, acc) whose innermost dimension is N, when read
     // for this contraction alone, through the extension of a bf16/f16 B.
     for (unsigned i = 0; i < 3; ++i) {
@@ -1236,19 +1235,16 @@ static LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func) {
       Value operand = contract->getOperand(i);
       auto ext = operand.getDefiningOp<arith::ExtFOp>();
       if (ext && ext->hasOneUse()) {
-        auto type = cast<VectorType>(ext.getType());
-        mark(ext, type.getShape(), type.getRank() - 1);
+        markVector(ext, cast<VectorType>(ext.getType()));
         operand = ext.getIn();
       }
       auto read = operand.getDefiningOp<vector::TransferReadOp>();
       if (read && read->hasOneUse())
-        mark(read, read.getVectorType().getShape(),
-             read.getVectorType().getRank() - 1);
+        markVector(read, read.getVectorType());
     }
     for (Operation *user : contract->getUsers())
       if (auto write = dyn_cast<vector::TransferWriteOp>(user))
-        mark(write, write.getVectorType().getShape(),
-             write.getVectorType().getRank() - 1);
+        markVector(write, write.getVectorType());
   });
   if (!any)
     return success();
