@@ -50,14 +50,50 @@ llvm_config.add_tool_substitutions(
 if lit_config.params.get("asan"):
     config.available_features.add("asan")
 
+# The host's CPU features, as tests that execute code see them. With
+# `--param cpu=NAME` (or TFM_CPU=NAME in the environment) every tool plans
+# and emits code for NAME instead of the host (TFM_CPU, resolveCpuName in
+# CpuTarget.h): the features are then those of NAME that the host also has,
+# so that tests expecting the host's own plan see NAME's (CI runs the
+# numerics with cpu=x86-64-v3 on AVX-512 hosts to execute the AVX2 code).
+try:
+    _flags = set(open("/proc/cpuinfo").read().split())
+except OSError:
+    _flags = set()
+_forced_cpu = lit_config.params.get("cpu") or os.environ.get("TFM_CPU", "")
+if _forced_cpu and _forced_cpu != "host":
+    import re
+    import subprocess
+    config.environment["TFM_CPU"] = _forced_cpu
+    _opt = os.path.join(config.tfm_tools_dir, "transformer-opt")
+    _plan = subprocess.run(
+        [_opt, "--tfm-cpu-configure=cpu=" + _forced_cpu, "-"],
+        input="module {}", capture_output=True, text=True)
+    if _plan.returncode != 0:
+        lit_config.fatal("cpu=%s: %s" % (_forced_cpu, _plan.stderr.strip()))
+    def _fact(name):
+        m = re.search(name + r" = (\w+)", _plan.stdout)
+        return m.group(1) if m else ""
+    _bits = int(_fact("vector_bits") or 128)
+    _target = set()
+    if _bits >= 256:
+        _target |= {"avx", "avx2"}
+    if _fact("fma") == "true":
+        _target.add("fma")
+    if _bits >= 512:
+        _target |= {"avx512f", "avx512vl"}
+    if _fact("avx512_bf16") == "true":
+        _target.add("avx512_bf16")
+    if _fact("amx_bf16") == "true":
+        _target |= {"amx_bf16", "amx_tile"}
+    _flags &= _target
+    config.available_features.add("forced-cpu")
+    lit_config.note("tests plan and run code for cpu=%s (TFM_CPU)" % _forced_cpu)
+
 # AMX tiles (tfm-cpu-amx-contractions' code runs): the CPU has AMX-BF16 and
 # AVX512-BF16, and Linux lets a process use the tile data.
 def _has_amx():
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return False
-    if not {"amx_bf16", "amx_tile", "avx512_bf16"} <= set(flags):
+    if not {"amx_bf16", "amx_tile", "avx512_bf16"} <= _flags:
         return False
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
@@ -68,10 +104,6 @@ if _has_amx():
 
 # AVX512-BF16 pair dot products (vdpbf16ps) run here: the host plan of a
 # bf16 GEMM is then the K-pair form (bf16-pairs.test).
-try:
-    _flags = set(open("/proc/cpuinfo").read().split())
-except OSError:
-    _flags = set()
 if {"avx512_bf16", "avx512vl"} <= _flags:
     config.available_features.add("avx512-bf16")
 # The host's own vector code: AVX2 with FMA, AVX-512 (cpu-code-target.test).

@@ -182,7 +182,8 @@ static CodeCacheKey getCacheKey(ModuleOp module,
   }
   if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost())
     host = builder->getTargetTriple().str() + " " + builder->getCPU() + " " +
-           builder->getFeatures().getString();
+           builder->getFeatures().getString() + " for " +
+           resolveCpuName(options.cpu);
   else
     llvm::consumeError(builder.takeError());
   libraries = llvm::join(libs, ";");

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/Compile.h"
+#include "tfm/Pipelines/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -94,7 +95,8 @@ emitObject(llvm::Module &module, llvm::orc::JITTargetMachineBuilder builder) {
 
 llvm::Expected<std::vector<std::string>>
 engine::generateObjectCode(ModuleOp module, unsigned maxThreads,
-                           llvm::StringRef cpu) {
+                           llvm::StringRef requestedCpu) {
+  std::string cpu = resolveCpuName(requestedCpu);
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return makeError("cannot detect the host: " +
@@ -105,7 +107,7 @@ engine::generateObjectCode(ModuleOp module, unsigned maxThreads,
   // an AVX2 machine: Skylake's tuning, AVX2 instructions; a VM that hides
   // pku or rdpru from its guest). detectHost lists every instruction-set
   // feature it probed, "-name" where this machine lacks it: those are kept.
-  if (!cpu.empty() && cpu != "host") {
+  if (cpu != "host") {
     const std::vector<std::string> &host = builder->getFeatures().getFeatures();
     if (host.empty())
       return makeError(llvm::formatv(
@@ -116,7 +118,7 @@ engine::generateObjectCode(ModuleOp module, unsigned maxThreads,
     for (const std::string &feature : host)
       if (llvm::StringRef(feature).starts_with("-"))
         lacking.AddFeature(feature);
-    builder->setCPU(cpu.str());
+    builder->setCPU(cpu);
     builder->setFeatures(lacking.getString());
   }
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);

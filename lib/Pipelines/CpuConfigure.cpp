@@ -124,7 +124,7 @@ struct CpuConfigurePass
     // Tiles for the host only where Linux lets this process use them (the
     // request is irreversible for the process: made only when planning
     // tiles).
-    if (amx && target->hasAmxBf16 && (cpu.empty() || cpu == "host") &&
+    if (amx && target->hasAmxBf16 && resolveCpuName(cpu) == "host" &&
         !requestAmxTilePermission())
       target->hasAmxBf16 = false;
     ContractionTiling overrides;

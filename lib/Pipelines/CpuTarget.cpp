@@ -11,6 +11,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <unistd.h>
 
@@ -87,9 +88,19 @@ getSubtargetInfo(llvm::StringRef cpu) {
   return info;
 }
 
-llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
+std::string mlir::tfm::resolveCpuName(llvm::StringRef cpu) {
+  if (!cpu.empty() && cpu != "host")
+    return cpu.str();
+  const char *forced = std::getenv(kCpuEnvironmentVariable);
+  if (forced && *forced && llvm::StringRef(forced) != "host")
+    return forced;
+  return "host";
+}
+
+llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef requested) {
   CpuTarget target;
-  if (cpu.empty() || cpu == "host") {
+  std::string cpu = resolveCpuName(requested);
+  if (cpu == "host") {
     target.cpu = llvm::sys::getHostCPUName().str();
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     applyFeatures(target,
@@ -106,7 +117,7 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef cpu) {
   auto info = getSubtargetInfo(cpu);
   if (!info)
     return info.takeError();
-  target.cpu = cpu.str();
+  target.cpu = cpu;
   applyFeatures(target, [&](llvm::StringRef f) {
     return (*info)->checkFeatures(("+" + f).str());
   });

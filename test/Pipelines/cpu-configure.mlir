@@ -17,6 +17,19 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 bf16-dot=1" | FileCheck %s --check-prefix=AMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=skylake-avx512 bf16-dot=1" | FileCheck %s --check-prefix=NOPAIRS
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 bf16-dot=1" | FileCheck %s --check-prefix=NOPAIRS
+// Every kind of x86 host's plan, checked on any machine: AVX2 (Haswell, the
+// x86-64-v3 level), AVX-512 (Zen 4, the x86-64-v4 level), AMX above.
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=haswell | FileCheck %s --check-prefix=HASWELL
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64-v3 | FileCheck %s --check-prefix=V3
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=znver4 | FileCheck %s --check-prefix=ZEN4
+// RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64-v4 | FileCheck %s --check-prefix=V4
+// TFM_CPU names the CPU that "host" (the default) stands for; an explicit
+// cpu= still wins.
+// RUN: env TFM_CPU=haswell transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HASWELL
+// RUN: env TFM_CPU=haswell transformer-opt %s --tfm-cpu-configure=cpu=host | FileCheck %s --check-prefix=HASWELL
+// RUN: env TFM_CPU=haswell transformer-opt %s --tfm-cpu-configure=cpu=znver3 | FileCheck %s --check-prefix=AVX2
+// RUN: env TFM_CPU=host transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
+// RUN: env TFM_CPU=no-such-cpu not transformer-opt %s --tfm-cpu-configure 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The tile plan follows the target's registers: 16 ymm registers (AVX2)
 // hold a 4x24 register tile (12 accumulators, 3 B vectors, 1 broadcast:
@@ -40,6 +53,14 @@
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "skylake-avx512", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = {{.*}}register = array<i64: 6, 64>}} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
+// HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "haswell", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// HASWELL: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 128>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+// V3: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64-v3", fma = true, {{.*}}vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// V3: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 504, 128>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+// ZEN4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, cpu = "znver4", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// ZEN4: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
+// V4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64-v4", fma = true, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// V4: linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 64>}}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, cpu = "x86-64", fma = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = {{.*}}min_rows = 4 : i64, register = array<i64: 6, 8>}}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, cpu = "{{.+}}"

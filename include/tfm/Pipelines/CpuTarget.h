@@ -44,10 +44,22 @@ struct CpuTarget {
   /// f32 lanes of one vector register.
   int64_t lanes() const { return vectorBits / 32; }
 
-  /// The target named `cpu` ("host" or empty: the machine this runs on).
-  /// Fails with a message naming the CPU when LLVM does not know it.
+  /// The target named `cpu` ("host" or empty: the machine this runs on, or
+  /// the CPU resolveCpuName gives it). Fails with a message naming the CPU
+  /// when LLVM does not know it.
   static llvm::Expected<CpuTarget> lookup(llvm::StringRef cpu);
 };
+
+/// The environment variable that names the CPU "host" stands for
+/// (`TFM_CPU=x86-64-v3` plans and emits AVX2 code on an AVX-512 machine).
+inline constexpr const char *kCpuEnvironmentVariable = "TFM_CPU";
+
+/// The CPU that `cpu` names: itself when it names one; for "host" or empty,
+/// the CPU named by $TFM_CPU when that is set and not "host", else "host"
+/// (this machine). Every consumer of the `cpu=` option (the plan, the
+/// machine code, the code cache's key) resolves it through here, so that
+/// one variable moves all of them together.
+std::string resolveCpuName(llvm::StringRef cpu);
 
 /// Tile sizes of the contraction code generator (all in elements).
 struct ContractionTiling {
