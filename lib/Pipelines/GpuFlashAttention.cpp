@@ -766,9 +766,9 @@ std::optional<AttentionShape> matchAttention(tfm::AttentionOp op) {
                    o = staticF32(op.getResult());
   if (!q || !k || !v || !o)
     return std::nullopt;
-  // Per-sequence offsets ([B] tensor) and sliding windows keep the generic
-  // path.
-  if (op.getSlidingWindow())
+  // Per-sequence offsets ([B] tensor), sliding windows and softcapped
+  // scores keep the generic path.
+  if (op.getSlidingWindow() || op.getLogitSoftcap())
     return std::nullopt;
   if (Value offset = op.getOffset(); offset && !offset.getType().isIndex())
     return std::nullopt;

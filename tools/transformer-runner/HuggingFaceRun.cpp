@@ -348,6 +348,10 @@ getGenerationConfig(const HuggingFaceRunOptions &options,
     s.seed = *options.seed;
   if (llvm::Error err = verifySamplingOptions(s))
     fail("decoding options: " + llvm::toString(std::move(err)));
+  if (options.ignoreEos) {
+    generation.eosTokenIds.clear();
+    generation.stopStrings.clear();
+  }
   llvm::erase_if(generation.eosTokenIds, [&](int64_t id) {
     if (id < config.vocabSize)
       return false;

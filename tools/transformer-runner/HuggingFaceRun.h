@@ -58,6 +58,9 @@ struct HuggingFaceRunOptions {
   std::optional<uint64_t> seed;
   /// Text that ends a sequence (byte-level models), with those of the model.
   std::vector<std::string> stopStrings;
+  /// --ignore-eos: neither the model's EOS ids nor its generation_config.json
+  /// stop_strings end a sequence (stopStrings above still do).
+  bool ignoreEos = false;
   /// Timed warm calls of @forward (or @prefill) after the first.
   unsigned repeat = 1;
   /// Where to write the prompt and the new tokens, [B, S + N] int64.

@@ -166,6 +166,13 @@ static cl::list<std::string> stopStrings(
     cl::desc("Byte-level models: end a sequence once its generated text "
              "contains this (repeatable; the text is kept)"),
     cl::cat(runnerCategory));
+static cl::opt<bool> ignoreEos(
+    "ignore-eos",
+    cl::desc("With --generate: generate exactly N tokens, past the model's "
+             "EOS ids and the stop_strings of its generation_config.json "
+             "(as llama.cpp's flag; --stop still ends a sequence, which "
+             "--output-tokens then pads with 0)"),
+    cl::cat(runnerCategory));
 static cl::opt<std::string> outputTokensFile(
     "output-tokens", cl::value_desc("tokens.npy"),
     cl::desc("With --generate: write the prompt and the new tokens, "
@@ -437,6 +444,8 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     options.prefillChunk = prefillChunk;
   if (maxSeqLen.getNumOccurrences() && maxSeqLen <= 0)
     fail(llvm::formatv("--max-seq-len {0}: must be positive", maxSeqLen));
+  if (ignoreEos && !generateCount.getNumOccurrences())
+    fail("--ignore-eos applies with --generate N");
   if (generateCount.getNumOccurrences() && generateCount <= 0)
     fail(llvm::formatv("--generate {0}: must be positive", generateCount));
   if (doSample.getNumOccurrences())
@@ -452,6 +461,7 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   if (samplingSeed.getNumOccurrences())
     options.seed = samplingSeed;
   options.stopStrings.assign(stopStrings.begin(), stopStrings.end());
+  options.ignoreEos = ignoreEos;
   if (repeat.getNumOccurrences()) {
     if (repeat == 0)
       fail("--repeat: must be at least 1");
@@ -534,10 +544,11 @@ static void rejectConfigOnlyOptions() {
   if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
       topK.getNumOccurrences() || topP.getNumOccurrences() ||
       repetitionPenalty.getNumOccurrences() ||
-      samplingSeed.getNumOccurrences() || !stopStrings.empty())
+      samplingSeed.getNumOccurrences() || !stopStrings.empty() ||
+      ignoreEos)
     fail("--do-sample, --temperature, --top-k, --top-p, "
-         "--repetition-penalty, --seed and --stop apply to config.json "
-         "models");
+         "--repetition-penalty, --seed, --stop and --ignore-eos apply to "
+         "config.json models");
 }
 
 /// A .mlir model's entry, lowered to the signature the pipeline compiles:

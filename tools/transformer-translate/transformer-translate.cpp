@@ -97,6 +97,11 @@ static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
   if (c.family == tfm::hf::ModelFamily::Mixtral)
     os << " x " << c.numExperts << " experts (top " << c.numExpertsPerToken
        << ")";
+  if (c.family == tfm::hf::ModelFamily::Qwen3MoE)
+    os << " (dense layers); " << c.numExperts << " experts of "
+       << c.expertIntermediateSize << " (top " << c.numExpertsPerToken
+       << (c.normalizeTopK ? ", renormalised" : "") << ") in "
+       << llvm::count(c.sparseLayers, true) << " layers";
   os << ", vocab " << c.vocabSize << ", "
      << (c.tieWordEmbeddings ? "tied" : "untied") << " LM head\n"
      << "// B=" << options.batch << ", S=" << getSeqLen(c, options);

@@ -79,14 +79,12 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
     Value offset = adaptor.getOffset();
     if (!offset)
       offset = indexConst(b, loc, skv - seq);
-    double scale = op.getScaleValue();
     bool causal = op.getCausal();
     Value masked = buildElementwise(
         b, loc, tensorType(scores), scores,
         [&](OpBuilder &nb, Location nloc, ValueRange args)
             -> SmallVector<Value> {
-          Value s = arith::MulFOp::create(nb, nloc, args[0],
-                                          f32Const(nb, nloc, scale));
+          Value s = op.buildScore(nb, nloc, args[0]);
           if (!causal)
             return {s};
           Value r = linalg::IndexOp::create(nb, nloc, 1);

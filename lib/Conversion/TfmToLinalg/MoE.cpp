@@ -5,7 +5,8 @@
 // Routing, per token, on whole tensors:
 //   p       = softmax(x R^T)                                  [n, E] f32
 //   rank    = #experts that beat e: p[t,e2] > p[t,e], or equal with e2 < e
-//   w[t,e]  = rank < top_k ? p[t,e] / sum_{selected} p[t,.] : 0
+//   w[t,e]  = rank < top_k ? p[t,e] (/ sum_{selected} p[t,.]) : 0, the
+//             division unless normalize_top_k is false (Qwen3-MoE)
 // Ties go to the lower expert index. This is our definition, not torch's:
 // torch.topk on CPU has no stable order for equal values (on torch 1.13 it
 // picks the higher indices of an all-equal row of 8 but the lower of a tie
@@ -98,10 +99,10 @@ static Value buildRoutingRank(OpBuilder &b, Location loc, Value probs) {
       .getResult(0);
 }
 
-/// Renormalised routing weights: p where rank < top_k, 0 elsewhere, divided
-/// by the row sum of the kept probabilities.
+/// Routing weights: p where rank < top_k, 0 elsewhere, divided by the row
+/// sum of the kept probabilities when `normalize`.
 static Value buildRoutingWeights(OpBuilder &b, Location loc, Value probs,
-                                 Value rank, int64_t topK) {
+                                 Value rank, int64_t topK, bool normalize) {
   RankedTensorType type = tensorType(probs);
   Value kept = buildElementwise(
       b, loc, type, {probs, rank},
@@ -112,6 +113,8 @@ static Value buildRoutingWeights(OpBuilder &b, Location loc, Value probs,
         return {arith::SelectOp::create(nb, nloc, selected, args[0],
                                         f32Const(nb, nloc, 0.0))};
       });
+  if (!normalize)
+    return kept;
   Value keptSum = reduceLastDimF32(
       b, loc, kept, {}, 0.0,
       [](OpBuilder &nb, Location nloc, ValueRange args) -> SmallVector<Value> {
@@ -364,7 +367,8 @@ struct MoELowering : OpConversionPattern<MoEOp> {
         b, loc,
         buildMatmulF32(b, loc, x, adaptor.getRouter(), /*weightIsOutIn=*/true));
     c.rank = buildRoutingRank(b, loc, probs);
-    c.routing = buildRoutingWeights(b, loc, probs, c.rank, c.topK);
+    c.routing = buildRoutingWeights(b, loc, probs, c.rank, c.topK,
+                                    op.getNormalizeTopK());
 
     Value acc0 = filledTensor(b, loc, {c.n, c.d}, b.getF32Type(), 0.0);
     Value zero = indexConst(b, loc, 0);

@@ -262,7 +262,8 @@ struct PositionEmbeddingLowering : OpConversionPattern<PositionEmbeddingOp> {
 /// Rotate-half RoPE, angles in f32 exactly as Hugging Face computes them:
 /// inv_freq[i] = 1 / theta^((2i) / r) (or the op's `inv_freq` table),
 /// angle = float(offset[b] + s) * inv_freq, over the first r = rotary_dims
-/// elements of each head; the others are copied.
+/// elements of each head (cos and sin times the `attention_factor`); the
+/// others are copied.
 ///
 /// The inverse frequencies depend only on theta and r: they are a constant
 /// [r/2] table, computed here in f32 with the same operations (and the same
@@ -329,9 +330,17 @@ struct RoPELowering : OpConversionPattern<RoPEOp> {
           Value posF32 = arith::SIToFPOp::create(
               b, l, f32, arith::IndexCastOp::create(b, l, i64, pos));
           Value angle = arith::MulFOp::create(b, l, posF32, args[0]);
-          linalg::YieldOp::create(b, l,
-                                  ValueRange{math::CosOp::create(b, l, angle),
-                                             math::SinOp::create(b, l, angle)});
+          Value cos = math::CosOp::create(b, l, angle);
+          Value sin = math::SinOp::create(b, l, angle);
+          // yarn/longrope: cos and sin times the attention factor, in f32
+          // as transformers multiplies its f32 tables.
+          if (FloatAttr factor = op.getAttentionFactorAttr()) {
+            Value f = arith::ConstantOp::create(
+                b, l, b.getF32FloatAttr(factor.getValue().convertToFloat()));
+            cos = arith::MulFOp::create(b, l, cos, f);
+            sin = arith::MulFOp::create(b, l, sin, f);
+          }
+          linalg::YieldOp::create(b, l, ValueRange{cos, sin});
         });
     return {tables.getResult(0), tables.getResult(1)};
   }

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -69,11 +70,29 @@ struct LMHeadLowering : OpConversionPattern<LMHeadOp> {
   LogicalResult
   matchAndRewrite(LMHeadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildProjection(rewriter, op.getLoc(), adaptor.getInput(),
-                            adaptor.getWeight(), /*bias=*/Value(),
-                            op.getLayout() == WeightLayout::out_in,
-                            tensorType(op.getResult())));
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorType(op.getResult());
+    Value logits = buildProjection(rewriter, loc, adaptor.getInput(),
+                                   adaptor.getWeight(), /*bias=*/Value(),
+                                   op.getLayout() == WeightLayout::out_in,
+                                   type);
+    // Gemma 2's final softcapping, c * tanh(logit / c) in f32: an
+    // elementwise epilogue of the head's GEMM.
+    if (FloatAttr cap = op.getLogitSoftcapAttr()) {
+      float c = cap.getValue().convertToFloat();
+      logits = buildElementwise(
+          rewriter, loc, type, logits,
+          [&](OpBuilder &b, Location l, ValueRange args) -> SmallVector<Value> {
+            Value x = extToF32(b, l, args[0]);
+            Value cv = f32Const(b, l, c);
+            Value y = arith::MulFOp::create(
+                b, l,
+                math::TanhOp::create(b, l, arith::DivFOp::create(b, l, x, cv)),
+                cv);
+            return {truncFromF32(b, l, y, type.getElementType())};
+          });
+    }
+    rewriter.replaceOp(op, logits);
     return success();
   }
 };

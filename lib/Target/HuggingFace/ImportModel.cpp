@@ -137,32 +137,45 @@ private:
     auto attention =
         AttentionOp::create(b, loc(prefix + ".attention"), q.getType(), q, k,
                             v, pos, b.getBoolAttr(true), scale);
-    if (IntegerAttr window = slidingWindow(k))
+    if (IntegerAttr window = slidingWindow(layer, k))
       attention.setSlidingWindowAttr(window);
+    if (c.attnLogitSoftcap > 0)
+      attention.setLogitSoftcapAttr(b.getF32FloatAttr(c.attnLogitSoftcap));
     return attention;
   }
 
-  /// The model's sliding window for attention over `keys`, or null where
-  /// there is none or it cannot mask anything (no query is W positions past
-  /// a key of the tensor).
-  IntegerAttr slidingWindow(Value keys) {
+  /// Layer `layer`'s sliding window for attention over `keys`, or null
+  /// where it has none or the window cannot mask anything (no query is W
+  /// positions past a key of the tensor).
+  IntegerAttr slidingWindow(int64_t layer, Value keys) {
     int64_t keyLength = cast<RankedTensorType>(keys.getType()).getDimSize(2);
-    if (c.slidingWindow <= 0 || c.slidingWindow >= keyLength)
+    int64_t window = c.getLayerWindow(layer);
+    if (window <= 0 || window >= keyLength)
       return {};
-    return b.getI64IntegerAttr(c.slidingWindow);
+    return b.getI64IntegerAttr(window);
   }
 
-  /// RoPE of heads `x`: the config's scaled frequencies when it has a
-  /// scaling, else plain RoPE from theta; only the first c.rotaryDims
-  /// elements of each head when set (partial rotary).
-  Value rope(Value x, const Twine &name) {
+  /// RoPE of heads `x` in layer `layer`: the config's scaled frequencies
+  /// when it has a scaling, else plain RoPE from theta; only the first
+  /// c.rotaryDims elements of each head when set (partial rotary). Gemma 3's
+  /// local layers rotate by their own base, unscaled.
+  Value rope(Value x, const Twine &name, int64_t layer) {
+    if (c.ropeLocalTheta > 0 && c.getLayerWindow(layer) > 0)
+      return RoPEOp::create(b, loc(name), x.getType(), x, pos,
+                            b.getF32FloatAttr(c.ropeLocalTheta));
     auto op = RoPEOp::create(b, loc(name), x.getType(), x, pos,
                              b.getF32FloatAttr(c.ropeTheta));
     if (c.ropeScaling != RoPEScaling::None) {
+      // The longest sequence this entry serves: its prompt, or the KV
+      // cache of generation (longrope's factors depend on it).
+      int64_t maxLength = entry == Entry::Forward ? seqLen : cacheLength;
       if (!ropeInvFreq)
-        ropeInvFreq = b.getDenseF32ArrayAttr(computeRoPEInverseFrequencies(c));
+        ropeInvFreq = b.getDenseF32ArrayAttr(
+            computeRoPEInverseFrequencies(c, maxLength));
       op.setInvFreqAttr(ropeInvFreq);
     }
+    if (c.ropeAttentionFactor != 1.0)
+      op.setAttentionFactorAttr(b.getF32FloatAttr(c.ropeAttentionFactor));
     if (c.rotaryDims && c.rotaryDims != c.headDim)
       op.setRotaryDimsAttr(b.getI64IntegerAttr(c.rotaryDims));
     return op;
@@ -200,6 +213,9 @@ private:
   /// The LM head `module` over [B, S, width]: the embedding when tied, else
   /// its own `module.weight` [V, width].
   Value lmHead(Value h, StringRef module, int64_t width);
+  /// Llama's gated SiLU MLP `module` (gate_proj, up_proj, down_proj) of
+  /// width `m`.
+  Value swigluMLP(Value x, const Twine &module, int64_t m);
 
   //===--- Families --------------------------------------------------------===//
 
@@ -209,6 +225,9 @@ private:
   Value llamaBlock(int64_t layer, Value h);
   Value buildGemma();
   Value gemmaBlock(int64_t layer, Value h);
+  Value gemma2Block(int64_t layer, Value h);
+  Value buildOlmo2();
+  Value olmo2Block(int64_t layer, Value h);
   Value buildPhi3();
   Value phi3Block(int64_t layer, Value h);
   Value buildGPTNeoX();
@@ -243,10 +262,10 @@ private:
 //===----------------------------------------------------------------------===//
 
 /// Splits q [B, S, H*dh] and k, v [B, S, Hkv*dh] into heads; with
-/// `NormedRotary` RMS-normalises each query and key head (Qwen3's q_norm /
-/// k_norm, weights [dh]), with `Rotary` or `NormedRotary` rotates them (the
-/// config's RoPE); attends (`scale`: null for 1/sqrt(dh)) and merges the
-/// heads back: [B, S, H*dh].
+/// `NormedRotary` RMS-normalises each query and key head (Qwen3's and
+/// Gemma 3's q_norm / k_norm, weights [dh]), with `Rotary` or
+/// `NormedRotary` rotates them (the config's RoPE); attends (`scale`: null
+/// for 1/sqrt(dh)) and merges the heads back: [B, S, H*dh].
 Value EntryBuilder::selfAttention(int64_t layer, StringRef attn, Value q,
                                   Value k, Value v, Positions positions,
                                   FloatAttr scale) {
@@ -254,12 +273,14 @@ Value EntryBuilder::selfAttention(int64_t layer, StringRef attn, Value q,
   k = splitHeads(k, c.numKVHeads, attn + ".split_heads_k");
   v = splitHeads(v, c.numKVHeads, attn + ".split_heads_v");
   if (positions == Positions::NormedRotary) {
-    q = rmsNorm(q, attn + ".q_norm", /*unitOffset=*/false, c.headDim);
-    k = rmsNorm(k, attn + ".k_norm", /*unitOffset=*/false, c.headDim);
+    // Gemma 3's norms scale by (1 + w), as all of Gemma's.
+    bool unitOffset = c.family == ModelFamily::Gemma3;
+    q = rmsNorm(q, attn + ".q_norm", unitOffset, c.headDim);
+    k = rmsNorm(k, attn + ".k_norm", unitOffset, c.headDim);
   }
   if (positions != Positions::None) {
-    q = rope(q, attn + ".rope_q");
-    k = rope(k, attn + ".rope_k");
+    q = rope(q, attn + ".rope_q", layer);
+    k = rope(k, attn + ".rope_k", layer);
   }
   Value a = attend(layer, attn, q, k, v, scale);
   return MergeHeadsOp::create(b, loc(attn + ".merge_heads"),
@@ -306,8 +327,23 @@ Value EntryBuilder::lmHead(Value h, StringRef module, int64_t width) {
   Value weight = c.tieWordEmbeddings
                      ? embedWeight
                      : param(module + ".weight", {c.vocabSize, width});
-  return LMHeadOp::create(b, loc(module), tensor({batch, seqLen, c.vocabSize}),
-                          h, weight, WeightLayout::out_in);
+  auto head =
+      LMHeadOp::create(b, loc(module), tensor({batch, seqLen, c.vocabSize}),
+                       h, weight, WeightLayout::out_in,
+                       c.finalLogitSoftcap > 0
+                           ? b.getF32FloatAttr(c.finalLogitSoftcap)
+                           : FloatAttr());
+  return head;
+}
+
+Value EntryBuilder::swigluMLP(Value x, const Twine &module, int64_t m) {
+  std::string mlp = module.str();
+  int64_t d = c.hiddenSize;
+  const WeightLayout outIn = WeightLayout::out_in;
+  Value gate = linear(x, mlp + ".gate_proj", d, m, outIn, c.mlpBias);
+  Value up = linear(x, mlp + ".up_proj", d, m, outIn, c.mlpBias);
+  x = SwiGLUOp::create(b, loc(mlp + ".act"), gate.getType(), gate, up);
+  return linear(x, mlp + ".down_proj", m, d, outIn, c.mlpBias);
 }
 
 /// The MLP activation of an ungated MLP (GPT-NeoX, OPT).
@@ -398,6 +434,24 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
   h = residual(h, a, attn + ".residual");
 
   x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/false);
+  if (c.family == ModelFamily::Qwen3MoE && c.sparseLayers[layer]) {
+    // Router [E, d] and per expert gate_proj, up_proj, down_proj (width
+    // moe_intermediate_size): tfm.moe's operand order.
+    std::string moe = p + "mlp";
+    int64_t me = c.expertIntermediateSize;
+    Value router = param(moe + ".gate.weight", {c.numExperts, d});
+    SmallVector<Value> experts;
+    for (int64_t e = 0; e < c.numExperts; ++e) {
+      std::string expert = llvm::formatv("{0}.experts.{1}.", moe, e).str();
+      experts.push_back(param(expert + "gate_proj.weight", {me, d}));
+      experts.push_back(param(expert + "up_proj.weight", {me, d}));
+      experts.push_back(param(expert + "down_proj.weight", {d, me}));
+    }
+    x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
+                      static_cast<uint64_t>(c.numExpertsPerToken),
+                      c.normalizeTopK);
+    return residual(h, x, moe + ".residual");
+  }
   if (c.family == ModelFamily::Mixtral) {
     // Router [E, d], then per expert w1 (gate), w3 (up), w2 (down): the
     // operand order of tfm.moe.
@@ -415,10 +469,41 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
     return residual(h, x, moe + ".residual");
   }
   std::string mlp = p + "mlp";
-  Value gate = linear(x, mlp + ".gate_proj", d, m, outIn, c.mlpBias);
-  Value up = linear(x, mlp + ".up_proj", d, m, outIn, c.mlpBias);
-  x = SwiGLUOp::create(b, loc(mlp + ".act"), gate.getType(), gate, up);
-  x = linear(x, mlp + ".down_proj", m, d, outIn, c.mlpBias);
+  x = swigluMLP(x, mlp, m);
+  return residual(h, x, mlp + ".residual");
+}
+
+/// OLMo 2: no norm before the sublayers; RMSNorms of the whole q and k
+/// projections ([H*dh] and [Hkv*dh] weights) before the heads are split,
+/// and of each sublayer's output before its residual add.
+Value EntryBuilder::buildOlmo2() {
+  int64_t d = c.hiddenSize;
+  Value h = embedTokens("model.embed_tokens", d);
+  h = decoderLayers(h, &EntryBuilder::olmo2Block);
+  h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
+  return lmHead(h, "lm_head", d);
+}
+
+Value EntryBuilder::olmo2Block(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn";
+  int64_t d = c.hiddenSize, dh = c.headDim;
+  int64_t qWidth = c.numHeads * dh, kvWidth = c.numKVHeads * dh;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  Value q = linear(h, attn + ".q_proj", d, qWidth, outIn, c.attentionBias);
+  Value k = linear(h, attn + ".k_proj", d, kvWidth, outIn, c.attentionBias);
+  Value v = linear(h, attn + ".v_proj", d, kvWidth, outIn, c.attentionBias);
+  q = rmsNorm(q, attn + ".q_norm", /*unitOffset=*/false, qWidth);
+  k = rmsNorm(k, attn + ".k_norm", /*unitOffset=*/false, kvWidth);
+  Value a = selfAttention(layer, attn, q, k, v, Positions::Rotary);
+  a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
+  a = rmsNorm(a, p + "post_attention_layernorm", /*unitOffset=*/false);
+  h = residual(h, a, attn + ".residual");
+
+  std::string mlp = p + "mlp";
+  Value x = swigluMLP(h, mlp, c.intermediateSize);
+  x = rmsNorm(x, p + "post_feedforward_layernorm", /*unitOffset=*/false);
   return residual(h, x, mlp + ".residual");
 }
 
@@ -433,7 +518,9 @@ Value EntryBuilder::buildGemma() {
   Value h = embedTokens(
       "model.embed_tokens", d,
       b.getF32FloatAttr(static_cast<float>(std::sqrt(double(d)))));
-  h = decoderLayers(h, &EntryBuilder::gemmaBlock);
+  h = decoderLayers(h, c.family == ModelFamily::Gemma
+                           ? &EntryBuilder::gemmaBlock
+                           : &EntryBuilder::gemma2Block);
   h = rmsNorm(h, "model.norm", /*unitOffset=*/true);
   return lmHead(h, "lm_head", d);
 }
@@ -461,6 +548,45 @@ Value EntryBuilder::gemmaBlock(int64_t layer, Value h) {
                           ? GeluApproximation::none
                           : GeluApproximation::tanh);
   x = linear(x, mlp + ".down_proj", m, d, outIn, false);
+  return residual(h, x, mlp + ".residual");
+}
+
+/// Gemma 2 and 3: Gemma's embedding and MLP with a (1 + w) RMSNorm after
+/// each sublayer as well as before it, softmax scale
+/// query_pre_attn_scalar^-1/2, softcapped scores and logits (Gemma 2), and
+/// per-head q/k norms (Gemma 3). Local layers differ only in their window
+/// and (Gemma 3) RoPE base: attend and rope read them per layer.
+Value EntryBuilder::gemma2Block(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn", mlp = p + "mlp";
+  int64_t d = c.hiddenSize, m = c.intermediateSize;
+  int64_t qWidth = c.numHeads * c.headDim, kvWidth = c.numKVHeads * c.headDim;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  Value x = rmsNorm(h, p + "input_layernorm", /*unitOffset=*/true);
+  Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, c.attentionBias);
+  Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, c.attentionBias);
+  Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, c.attentionBias);
+  FloatAttr scale = b.getF32FloatAttr(
+      static_cast<float>(1.0 / std::sqrt(c.queryPreAttnScalar)));
+  Value a = selfAttention(layer, attn, q, k, v,
+                          c.family == ModelFamily::Gemma3
+                              ? Positions::NormedRotary
+                              : Positions::Rotary,
+                          scale);
+  a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
+  a = rmsNorm(a, p + "post_attention_layernorm", /*unitOffset=*/true);
+  h = residual(h, a, attn + ".residual");
+
+  x = rmsNorm(h, p + "pre_feedforward_layernorm", /*unitOffset=*/true);
+  Value gate = linear(x, mlp + ".gate_proj", d, m, outIn, false);
+  Value up = linear(x, mlp + ".up_proj", d, m, outIn, false);
+  x = GeGLUOp::create(b, loc(mlp + ".act"), gate.getType(), gate, up,
+                      c.activation == Activation::GeluExact
+                          ? GeluApproximation::none
+                          : GeluApproximation::tanh);
+  x = linear(x, mlp + ".down_proj", m, d, outIn, false);
+  x = rmsNorm(x, p + "post_feedforward_layernorm", /*unitOffset=*/true);
   return residual(h, x, mlp + ".residual");
 }
 
@@ -630,10 +756,16 @@ func::FuncOp EntryBuilder::build() {
   case ModelFamily::Mistral:
   case ModelFamily::Qwen2:
   case ModelFamily::Qwen3:
+  case ModelFamily::Qwen3MoE:
     logits = buildLlama();
     break;
   case ModelFamily::Gemma:
+  case ModelFamily::Gemma2:
+  case ModelFamily::Gemma3:
     logits = buildGemma();
+    break;
+  case ModelFamily::Olmo2:
+    logits = buildOlmo2();
     break;
   case ModelFamily::Phi3:
     logits = buildPhi3();

@@ -50,6 +50,14 @@ llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
     return "gpt_neox";
   case ModelFamily::OPT:
     return "opt";
+  case ModelFamily::Gemma2:
+    return "gemma2";
+  case ModelFamily::Gemma3:
+    return "gemma3_text";
+  case ModelFamily::Qwen3MoE:
+    return "qwen3_moe";
+  case ModelFamily::Olmo2:
+    return "olmo2";
   }
   llvm_unreachable("unknown model family");
 }
@@ -98,8 +106,8 @@ static constexpr StringRef kMathFields[] = {
 
 /// The model types parseModelConfig accepts, for messages.
 static constexpr const char *kImportedTypes =
-    "gpt2, llama, mixtral, mistral, qwen2, qwen3, gemma, phi3, gpt_neox "
-    "and opt";
+    "gpt2, llama, mixtral, mistral, qwen2, qwen3, qwen3_moe, gemma, gemma2, "
+    "gemma3_text, phi3, gpt_neox, olmo2 and opt";
 
 /// Name patterns of neutral fields: dropout probabilities (`attn_pdrop`,
 /// `attention_dropout`), special token ids, and the `summary_*` settings of
@@ -404,9 +412,21 @@ public:
                                "\" and \"type\": \"" + *legacy +
                                "\" disagree; give one of them");
     StringRef kind = modern ? *modern : legacy ? *legacy : "";
-    if (withTheta)
+    // Phi3Config renames the names of its early long-context checkpoints.
+    if (c.family == ModelFamily::Phi3 && (kind == "su" || kind == "yarn"))
+      kind = "longrope";
+    if (withTheta) {
       if (std::optional<double> theta = positive("rope_theta", /*required=*/false))
         c.ropeTheta = *theta;
+      // transformers 5 moves partial_rotary_factor in here too; the family
+      // reader decides what it may be (readRoPE's caller).
+      partial = positive("partial_rotary_factor", /*required=*/false);
+      if (partial && *partial > 1.0)
+        fail("partial_rotary_factor",
+             llvm::formatv("{0} exceeds 1: it is the rotated fraction of "
+                           "each head",
+                           llvm::format("%g", *partial)));
+    }
     if (kind.empty() || kind == "default") {
       // {"rope_type": "default"} is transformers' spelling of "no scaling".
       c.ropeScaling = RoPEScaling::None;
@@ -432,11 +452,16 @@ public:
         return fail("high_freq_factor",
                     llvm::formatv("{0} must exceed low_freq_factor = {1}",
                                   c.ropeHighFreqFactor, c.ropeLowFreqFactor));
+    } else if (kind == "yarn") {
+      readYarn(c);
+    } else if (kind == "longrope") {
+      readLongRoPE(c);
     } else {
       return r.fail(field,
                     "'" + kind + "' RoPE scaling is not supported; tfm "
-                    "implements 'default', 'linear', 'llama3' and 'dynamic' "
-                    "(which equals 'default' within the context length)");
+                    "implements 'default', 'linear', 'llama3', 'yarn', "
+                    "'longrope' and 'dynamic' (which equals 'default' "
+                    "within the context length)");
     }
     for (const auto &entry : object)
       if (!seen.contains(entry.first))
@@ -445,9 +470,131 @@ public:
                               "'; tfm does not know how it changes RoPE");
   }
 
+  /// `partial_rotary_factor` of a rope_parameters object, if it gives one.
+  std::optional<double> getPartialRotaryFactor() const { return partial; }
+
 private:
   void fail(StringRef key, const Twine &what) {
     r.fail((field + "." + key).str(), what);
+  }
+
+  /// The context the scaling extends: the object's
+  /// `original_max_position_embeddings`, else the top-level field (Phi-3's
+  /// place for it; PhiConfig defaults it to 4096), else
+  /// max_position_embeddings, as transformers 5 fills it in.
+  int64_t originalContext(const ModelConfig &c) {
+    seen.insert("original_max_position_embeddings");
+    if (const json::Value *v = object.get("original_max_position_embeddings");
+        v && v->kind() != json::Value::Null)
+      return size("original_max_position_embeddings").value_or(1);
+    int64_t fallback = c.family == ModelFamily::Phi3 ? 4096 : c.maxPositions;
+    return r.sizeOr("original_max_position_embeddings", fallback);
+  }
+
+  /// transformers' get_mscale: 0.1 * m * ln(s) + 1 for s > 1.
+  static double yarnMscale(double scale, double m) {
+    return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0;
+  }
+
+  /// transformers 5's _compute_yarn_parameters: an explicit `factor` wins
+  /// (transformers 4.51 replaced it by max/original when the original was
+  /// given); the ramp's context is the original one.
+  void readYarn(ModelConfig &c) {
+    c.ropeScaling = RoPEScaling::Yarn;
+    c.ropeOriginalMaxPositions = originalContext(c);
+    std::optional<double> factor = positive("factor", /*required=*/false);
+    c.ropeFactor = factor ? *factor
+                          : double(c.maxPositions) /
+                                double(c.ropeOriginalMaxPositions);
+    // `or` in transformers: 0 or null take the defaults too.
+    c.ropeBetaFast = nonNegative("beta_fast").value_or(0);
+    if (c.ropeBetaFast == 0)
+      c.ropeBetaFast = 32;
+    c.ropeBetaSlow = nonNegative("beta_slow").value_or(0);
+    if (c.ropeBetaSlow == 0)
+      c.ropeBetaSlow = 1;
+    seen.insert("truncate");
+    if (const json::Value *v = object.get("truncate");
+        v && v->kind() != json::Value::Null) {
+      if (std::optional<bool> flag = v->getAsBoolean())
+        c.ropeTruncate = *flag;
+      else
+        fail("truncate", "expected true or false, got " + describe(*v));
+    }
+    double mscale = nonNegative("mscale").value_or(0);
+    double mscaleAllDim = nonNegative("mscale_all_dim").value_or(0);
+    if (std::optional<double> given =
+            positive("attention_factor", /*required=*/false))
+      c.ropeAttentionFactor = *given;
+    else if (mscale != 0 && mscaleAllDim != 0)
+      c.ropeAttentionFactor = yarnMscale(c.ropeFactor, mscale) /
+                              yarnMscale(c.ropeFactor, mscaleAllDim);
+    else
+      c.ropeAttentionFactor = yarnMscale(c.ropeFactor, 1.0);
+  }
+
+  /// transformers 5's _compute_longrope_parameters: factor = max/original
+  /// unless given; attention factor sqrt(1 + ln(factor)/ln(original)).
+  void readLongRoPE(ModelConfig &c) {
+    c.ropeScaling = RoPEScaling::LongRoPE;
+    c.ropeOriginalMaxPositions = originalContext(c);
+    std::optional<double> factor = positive("factor", /*required=*/false);
+    c.ropeFactor = factor ? *factor
+                          : double(c.maxPositions) /
+                                double(c.ropeOriginalMaxPositions);
+    c.ropeShortFactor = factors("short_factor");
+    c.ropeLongFactor = factors("long_factor");
+    if (std::optional<double> given =
+            positive("attention_factor", /*required=*/false))
+      c.ropeAttentionFactor = *given;
+    else if (c.ropeFactor <= 1.0 || c.ropeOriginalMaxPositions <= 1)
+      c.ropeAttentionFactor = 1.0;
+    else
+      c.ropeAttentionFactor =
+          std::sqrt(1.0 + std::log(c.ropeFactor) /
+                              std::log(double(c.ropeOriginalMaxPositions)));
+  }
+
+  /// A required array of finite positive numbers (longrope's divisors; its
+  /// length is checked against the head size once that is known).
+  std::vector<double> factors(StringRef key) {
+    seen.insert(key);
+    const json::Value *value = object.get(key);
+    if (!value || value->kind() == json::Value::Null) {
+      fail(key, "missing; this rope_type needs it");
+      return {};
+    }
+    const json::Array *array = value->getAsArray();
+    if (!array || array->empty() || array->size() > size_t(kMaxSize)) {
+      fail(key, "expected a non-empty array of numbers, got " +
+                    describe(*value));
+      return {};
+    }
+    std::vector<double> result;
+    for (auto [i, element] : llvm::enumerate(*array)) {
+      std::optional<double> number = element.getAsNumber();
+      if (!number || !std::isfinite(*number) || *number <= 0) {
+        fail(llvm::formatv("{0}[{1}]", key, i).str(),
+             "expected a finite positive number, got " + describe(element));
+        return {};
+      }
+      result.push_back(*number);
+    }
+    return result;
+  }
+
+  std::optional<double> nonNegative(StringRef key) {
+    seen.insert(key);
+    const json::Value *value = object.get(key);
+    if (!value || value->kind() == json::Value::Null)
+      return std::nullopt;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0) {
+      fail(key, "expected a finite non-negative number, got " +
+                    describe(*value));
+      return std::nullopt;
+    }
+    return number;
   }
 
   std::optional<double> positive(StringRef key, bool required) {
@@ -486,6 +633,7 @@ private:
   StringRef field;
   const json::Object &object;
   llvm::StringSet<> seen;
+  std::optional<double> partial;
 };
 } // namespace
 
@@ -493,6 +641,8 @@ private:
 /// 5.x groups them as `rope_parameters`. Both layouts read the same way;
 /// scalings tfm does not implement (yarn, longrope, ...) are errors rather
 /// than a silent mismatch.
+/// Families that rotate whole heads: a rope_parameters
+/// `partial_rotary_factor` must be 1 (transformers 5 writes Phi-3's so).
 static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
   c.ropeTheta = r.numberOr("rope_theta", defaultTheta, /*positive=*/true);
   for (StringRef field : {"rope_scaling", "rope_parameters"}) {
@@ -502,13 +652,37 @@ static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
     const json::Object *object = value->getAsObject();
     if (!object)
       return r.fail(field, "expected an object, got " + describe(*value));
-    RoPEObjectReader(r, field, *object)
-        .read(c, /*withTheta=*/field == "rope_parameters");
+    RoPEObjectReader reader(r, field, *object);
+    reader.read(c, /*withTheta=*/field == "rope_parameters");
+    std::optional<double> partial = reader.getPartialRotaryFactor();
+    if (!r.failed() && partial && *partial != 1.0)
+      r.fail("rope_parameters.partial_rotary_factor",
+             llvm::formatv("{0} is not supported for model_type '{1}': tfm "
+                           "rotates whole heads there; it must be 1",
+                           llvm::format("%g", *partial), c.modelType));
   }
 }
 
+/// longrope's divisors: one per rotated pair, checked once the family
+/// reader knows the head size.
+static void checkRoPEFactors(FieldReader &r, const ModelConfig &c) {
+  if (r.failed() || c.ropeScaling != RoPEScaling::LongRoPE)
+    return;
+  size_t pairs = size_t(c.rotaryDims ? c.rotaryDims : c.headDim) / 2;
+  for (auto [key, factors] :
+       {std::pair<StringRef, const std::vector<double> *>{
+            "short_factor", &c.ropeShortFactor},
+        {"long_factor", &c.ropeLongFactor}})
+    if (factors->size() != pairs)
+      return r.fail(("rope_scaling." + key).str(),
+                    llvm::formatv("{0} divisors for heads that rotate {1} "
+                                  "pairs (head_dim / 2); give one per pair",
+                                  factors->size(), pairs));
+}
+
 std::vector<float>
-mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c) {
+mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c,
+                                             int64_t maxLength) {
   // As torch computes them, in f32: 1 / base^(float(2i) / dh) with the base
   // rounded to f32, then the variant's adjustment with its Python-float
   // settings rounded to f32 where they meet the f32 tensor.
@@ -543,6 +717,53 @@ mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c) {
             (static_cast<float>(oldContext) / wavelen - low) / span;
         f = (1.0f - smooth) * f / factor + smooth * f;
       }
+    }
+    break;
+  }
+  case RoPEScaling::Yarn: {
+    // _compute_yarn_parameters: the dimension at which a wavelength makes
+    // `rotations` turns over the original context, in Python floats.
+    double base = c.ropeTheta, dim = double(dh);
+    double context = double(c.ropeOriginalMaxPositions);
+    auto correctionDim = [&](double rotations) {
+      return dim * std::log(context / (rotations * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    double low = correctionDim(c.ropeBetaFast);
+    double high = correctionDim(c.ropeBetaSlow);
+    if (c.ropeTruncate) {
+      low = std::floor(low);
+      high = std::ceil(high);
+    }
+    low = std::max(low, 0.0);
+    high = std::min(high, dim - 1);
+    if (low == high)
+      high += 0.001;
+    float lowF = float(low), spanF = float(high - low);
+    for (auto [i, f] : llvm::enumerate(invFreq)) {
+      // pos_freq = base^(2i/dh); interpolation multiplies it by factor
+      // first, in f32 as torch does.
+      float exponent = static_cast<float>(2 * i) / static_cast<float>(dh);
+      float posFreq = std::pow(static_cast<float>(c.ropeTheta), exponent);
+      float extrapolation = 1.0f / posFreq;
+      float interpolation = 1.0f / (factor * posFreq);
+      float ramp = std::clamp((float(i) - lowF) / spanF, 0.0f, 1.0f);
+      float extrapolationWeight = 1.0f - ramp;
+      f = interpolation * (1.0f - extrapolationWeight) +
+          extrapolation * extrapolationWeight;
+    }
+    break;
+  }
+  case RoPEScaling::LongRoPE: {
+    // 1 / (ext * base^(2i/dh)) in f32, ext the long factors past the
+    // original context.
+    const std::vector<double> &ext = maxLength > c.ropeOriginalMaxPositions
+                                         ? c.ropeLongFactor
+                                         : c.ropeShortFactor;
+    for (auto [i, f] : llvm::enumerate(invFreq)) {
+      float exponent = static_cast<float>(2 * i) / static_cast<float>(dh);
+      float power = std::pow(static_cast<float>(c.ropeTheta), exponent);
+      f = 1.0f / (static_cast<float>(i < ext.size() ? ext[i] : 1.0) * power);
     }
     break;
   }
@@ -583,29 +804,130 @@ static void readMistralExtras(FieldReader &r, ModelConfig &c) {
 }
 
 /// Qwen2 always has q/k/v biases and no o_proj bias; Qwen3 has per-head q/k
-/// RMSNorm and Llama's `attention_bias`. Both describe a sliding window that
-/// only `use_sliding_window: true` turns on (for the layers from
-/// `max_window_layers` on): tfm does not build per-layer windows, so that is
-/// an error, while the window settings are accepted when it is off.
-/// (transformers 4.46's eager/sdpa mask applies `sliding_window` even when
-/// it is off; published Qwen2/2.5 configs set it to at least
-/// max_position_embeddings, where it masks nothing.)
+/// RMSNorm and Llama's `attention_bias`. Both slide a window over the layers
+/// from `max_window_layers` on, when `use_sliding_window` turns it on (as
+/// transformers 5's Qwen2Config derives `layer_types`; a `layer_types` in
+/// the file overrides that rule in readLayerTypes). transformers 4.46's
+/// eager/sdpa mask applied `sliding_window` to every layer even when it was
+/// off, which is not the model its authors trained; published Qwen2/2.5
+/// configs set it to at least max_position_embeddings, where it masks
+/// nothing.
 static void readQwenExtras(FieldReader &r, ModelConfig &c) {
-  bool qwen3 = c.family == ModelFamily::Qwen3;
+  bool qwen3 =
+      c.family == ModelFamily::Qwen3 || c.family == ModelFamily::Qwen3MoE;
   if (qwen3) {
     c.qkNorm = true;
     c.attentionBias = r.boolOr("attention_bias", false);
   } else {
     c.qkvBias = true;
   }
-  r.sizeOr("sliding_window", 4096);
-  r.sizeOr("max_window_layers", 28);
+  bool useWindow = r.boolOr("use_sliding_window", false);
+  int64_t window =
+      r.isNull("sliding_window") ? 0 : r.sizeOr("sliding_window", 4096);
+  int64_t firstSlidingLayer = r.isNull("max_window_layers")
+                                  ? 28
+                                  : r.sizeOr("max_window_layers", 28);
   // Qwen2-VL's multimodal RoPE sections; Qwen2.5 configs say false.
   r.rejectTrue("use_mrope", "tfm implements 1-D RoPE (multimodal RoPE "
                             "sections are Qwen2-VL's); it must be false");
-  r.rejectTrue("use_sliding_window",
-               "tfm does not build Qwen's per-layer sliding windows "
-               "(layers from max_window_layers on); it must be false");
+  if (!useWindow)
+    return;
+  if (window == 0)
+    return r.fail("sliding_window", "null, but use_sliding_window is true; "
+                                    "give the window's size");
+  c.slidingWindow = window;
+  // Qwen3-MoE slides every layer (transformers 5 has no layer_types for it
+  // and ignores max_window_layers).
+  if (c.family == ModelFamily::Qwen3MoE)
+    firstSlidingLayer = 0;
+  c.slidingLayers.assign(c.numLayers, false);
+  for (int64_t i = firstSlidingLayer; i < c.numLayers; ++i)
+    c.slidingLayers[i] = true;
+}
+
+/// Qwen3MoeConfig: a layer is sparse unless `mlp_only_layers` lists it or
+/// (i + 1) is not a multiple of `decoder_sparse_step`; sparse layers have
+/// `num_experts` experts of width `moe_intermediate_size`, dense ones an
+/// MLP of `intermediate_size`. transformers 5 names the count
+/// `num_local_experts` (its attribute_map), 4.x `num_experts`.
+static void readQwen3MoEExtras(FieldReader &r, ModelConfig &c) {
+  StringRef type = "qwen3_moe";
+  bool modern = r.lookup("num_local_experts") != nullptr;
+  c.numExperts = r.requiredCount(modern ? "num_local_experts" : "num_experts",
+                                 type, kMaxExperts);
+  if (modern && r.lookup("num_experts"))
+    if (r.sizeOr("num_experts", c.numExperts) != c.numExperts)
+      r.fail("num_experts", llvm::formatv("disagrees with num_local_experts = "
+                                          "{0}",
+                                          c.numExperts));
+  c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", type);
+  c.expertIntermediateSize = r.requiredSize("moe_intermediate_size", type);
+  c.normalizeTopK = r.boolOr("norm_topk_prob", false);
+  int64_t step = r.sizeOr("decoder_sparse_step", 1);
+  c.sparseLayers.assign(c.numLayers, false);
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    c.sparseLayers[i] = (i + 1) % step == 0;
+  if (const json::Value *value = r.lookup("mlp_only_layers")) {
+    const json::Array *layers = value->getAsArray();
+    if (!layers)
+      return r.fail("mlp_only_layers",
+                    "expected an array of layer indices, got " +
+                        describe(*value));
+    for (auto [i, entry] : llvm::enumerate(*layers)) {
+      std::optional<int64_t> layer = entry.getAsInteger();
+      if (!layer || *layer < 0 || *layer >= c.numLayers)
+        return r.fail(llvm::formatv("mlp_only_layers[{0}]", i).str(),
+                      llvm::formatv("expected a layer index below "
+                                    "num_hidden_layers = {0}, got {1}",
+                                    c.numLayers, describe(entry)));
+      c.sparseLayers[*layer] = false;
+    }
+  }
+  (void)r.lookup("router_aux_loss_coef");
+}
+
+/// transformers 5's `layer_types`: one "full_attention" or
+/// "sliding_attention" per layer, which decides the layers that slide the
+/// family's window (any other kind, or a sliding layer in a model without a
+/// window, is an error naming the layer). Absent, the family's own rule
+/// stands; without one, every layer slides when the model has a window.
+static void readLayerTypes(FieldReader &r, ModelConfig &c) {
+  if (r.failed())
+    return;
+  const json::Value *value = r.lookup("layer_types");
+  if (!value) {
+    if (c.slidingLayers.empty())
+      c.slidingLayers.assign(c.numLayers, c.slidingWindow > 0);
+    return;
+  }
+  const json::Array *types = value->getAsArray();
+  if (!types)
+    return r.fail("layer_types", "expected an array of strings, got " +
+                                     describe(*value));
+  if (int64_t(types->size()) != c.numLayers)
+    return r.fail("layer_types",
+                  llvm::formatv("{0} entries for num_hidden_layers = {1}; "
+                                "give one per layer",
+                                types->size(), c.numLayers));
+  c.slidingLayers.assign(c.numLayers, false);
+  for (auto [i, type] : llvm::enumerate(*types)) {
+    std::string key = llvm::formatv("layer_types[{0}]", i).str();
+    std::optional<StringRef> kind = type.getAsString();
+    if (!kind)
+      return r.fail(key, "expected a string, got " + describe(type));
+    if (*kind == "full_attention")
+      continue;
+    if (*kind != "sliding_attention")
+      return r.fail(key, "'" + *kind +
+                             "' is not supported; tfm builds "
+                             "\"full_attention\" and \"sliding_attention\" "
+                             "layers");
+    if (c.slidingWindow <= 0)
+      return r.fail(key, "\"sliding_attention\" needs a sliding window, and "
+                         "this config has none (sliding_window is null or "
+                         "absent, or use_sliding_window is false)");
+    c.slidingLayers[i] = true;
+  }
 }
 
 /// RoPE rotates pairs of elements, so the head size must be even; `key` is
@@ -620,7 +942,8 @@ static void checkEvenRoPEHead(FieldReader &r, const ModelConfig &c,
 static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.family = family;
   bool mixtral = family == ModelFamily::Mixtral;
-  bool qwen = family == ModelFamily::Qwen2 || family == ModelFamily::Qwen3;
+  bool qwen3 = family == ModelFamily::Qwen3 || family == ModelFamily::Qwen3MoE;
+  bool qwen = family == ModelFamily::Qwen2 || qwen3;
   std::string type = getFamilyName(family).str();
   readDecoderSizes(r, c, type);
   // LlamaConfig: None -> MHA; Mixtral and Mistral default to 8, Qwen to 32.
@@ -636,7 +959,8 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.headDim = r.sizeOr("head_dim", family == ModelFamily::Qwen3
                                        ? 128
                                        : c.hiddenSize / c.numHeads);
-  c.normEps = r.numberOr("rms_norm_eps", mixtral ? 1e-5 : 1e-6,
+  bool eps5 = mixtral || family == ModelFamily::Olmo2;
+  c.normEps = r.numberOr("rms_norm_eps", eps5 ? 1e-5 : 1e-6,
                          /*positive=*/true, /*below=*/1.0);
 
   readActivation(r, c, "hidden_act", "silu",
@@ -658,10 +982,16 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
     break;
   case ModelFamily::Qwen2:
   case ModelFamily::Qwen3:
+  case ModelFamily::Qwen3MoE:
     readQwenExtras(r, c);
+    if (family == ModelFamily::Qwen3MoE)
+      readQwen3MoEExtras(r, c);
     break;
-  case ModelFamily::GPT2:
-    llvm_unreachable("GPT-2 is not Llama-like");
+  case ModelFamily::Olmo2:
+    c.attentionBias = r.boolOr("attention_bias", false);
+    break;
+  default:
+    llvm_unreachable("not a Llama-like family");
   }
   readCommonRejections(r);
 
@@ -680,10 +1010,13 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
   checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
   if (r.failed())
     return;
-  if (mixtral && c.numExpertsPerToken > c.numExperts)
+  if ((mixtral || family == ModelFamily::Qwen3MoE) &&
+      c.numExpertsPerToken > c.numExperts)
     return r.fail("num_experts_per_tok",
-                  llvm::formatv("{0} exceeds num_local_experts = {1}",
-                                c.numExpertsPerToken, c.numExperts));
+                  llvm::formatv("{0} exceeds {1} = {2}",
+                                c.numExpertsPerToken,
+                                mixtral ? "num_local_experts" : "num_experts",
+                                c.numExperts));
 }
 
 //===----------------------------------------------------------------------===//
@@ -761,6 +1094,126 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
   checkEvenRoPEHead(r, c, "head_dim");
 }
 
+/// Gemma 3's RoPE in transformers 5: `rope_parameters` nested by layer
+/// type, {"full_attention": {...}, "sliding_attention": {...}}; the local
+/// layers' object may only give a base. Returns false when the object is
+/// not nested (read as the flat layout by readRoPE).
+static bool readNestedGemma3RoPE(FieldReader &r, ModelConfig &c) {
+  const json::Value *value = r.lookup("rope_parameters");
+  const json::Object *object = value ? value->getAsObject() : nullptr;
+  if (!object || !(object->get("full_attention") ||
+                   object->get("sliding_attention")))
+    return false;
+  for (const auto &entry : *object) {
+    StringRef key = entry.first;
+    const json::Object *inner = entry.second.getAsObject();
+    std::string field = ("rope_parameters." + key).str();
+    if (key != "full_attention" && key != "sliding_attention") {
+      r.fail(field, "is not a layer type; gemma3_text nests "
+                    "\"full_attention\" and \"sliding_attention\"");
+      return true;
+    }
+    if (!inner) {
+      r.fail(field, "expected an object, got " + describe(entry.second));
+      return true;
+    }
+    if (key == "full_attention") {
+      RoPEObjectReader(r, field, *inner).read(c, /*withTheta=*/true);
+      continue;
+    }
+    // The local layers' RoPE: a base and no scaling.
+    ModelConfig local = c;
+    local.ropeTheta = c.ropeLocalTheta;
+    RoPEObjectReader(r, field, *inner).read(local, /*withTheta=*/true);
+    if (!r.failed() && local.ropeScaling != RoPEScaling::None)
+      r.fail(field, "a scaling of the local layers' RoPE is not supported; "
+                    "transformers scales only the global layers");
+    c.ropeLocalTheta = local.ropeTheta;
+  }
+  return true;
+}
+
+/// Gemma2Config and Gemma3TextConfig: Gemma's sizes with sandwich norms,
+/// softcapping and alternating local/global layers. Where transformers 4.x
+/// and 5.x default a field differently (Gemma 2's query_pre_attn_scalar:
+/// 224 and 256) the file must give it; published configs all do.
+static void readGemma2Or3(FieldReader &r, ModelConfig &c, ModelFamily family) {
+  c.family = family;
+  bool gemma3 = family == ModelFamily::Gemma3;
+  std::string type = getFamilyName(family).str();
+  readDecoderSizes(r, c, type);
+  c.numKVHeads = r.requiredSize("num_key_value_heads", type);
+  c.headDim = r.sizeOr("head_dim", 256);
+  c.normEps = r.numberOr("rms_norm_eps", 1e-6, /*positive=*/true,
+                         /*below=*/1.0);
+  (void)r.lookup("hidden_act");
+  readActivation(r, c, "hidden_activation", "gelu_pytorch_tanh",
+                 {{"gelu_pytorch_tanh", Activation::GeluTanh},
+                  {"gelu_new", Activation::GeluTanh},
+                  {"gelu_fast", Activation::GeluTanh},
+                  {"gelu", Activation::GeluExact}},
+                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for " + type);
+  if (gemma3) {
+    c.queryPreAttnScalar = r.numberOr("query_pre_attn_scalar", 256,
+                                      /*positive=*/true);
+  } else if (!r.lookup("query_pre_attn_scalar")) {
+    r.fail("query_pre_attn_scalar",
+           "missing; transformers 4.x and 5.x default it differently (224 "
+           "and 256), so a gemma2 config must give it");
+  } else {
+    c.queryPreAttnScalar =
+        r.numberOr("query_pre_attn_scalar", 256, /*positive=*/true);
+  }
+  // Null turns softcapping off; Gemma 2 caps by default, Gemma 3 does not.
+  auto softcap = [&](StringRef key, double gemma2Default) {
+    if (r.isNull(key))
+      return 0.0;
+    return r.numberOr(key, gemma3 ? 0.0 : gemma2Default, /*positive=*/true);
+  };
+  c.attnLogitSoftcap = softcap("attn_logit_softcapping", 50.0);
+  c.finalLogitSoftcap = softcap("final_logit_softcapping", 30.0);
+  // transformers' Gemma3Attention keeps attn_logit_softcapping but never
+  // applies it (4.57 and 5.17 alike): the checkpoints were trained and are
+  // run without it.
+  if (gemma3)
+    c.attnLogitSoftcap = 0;
+  c.slidingWindow =
+      r.isNull("sliding_window") ? 0 : r.sizeOr("sliding_window", 4096);
+  // The default layer types: Gemma 2 slides the even layers; Gemma 3 all but
+  // every sliding_window_pattern-th.
+  // (transformers 5 writes layer_types, and the pattern as
+  // `_sliding_window_pattern` beside it.)
+  int64_t pattern =
+      gemma3 ? r.sizeOr("sliding_window_pattern",
+                        r.sizeOr("_sliding_window_pattern", 6))
+             : 2;
+  if (c.slidingWindow > 0) {
+    c.slidingLayers.assign(c.numLayers, false);
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      c.slidingLayers[i] = (i + 1) % pattern != 0;
+  }
+  if (gemma3) {
+    c.ropeTheta = 1e6;
+    c.ropeLocalTheta =
+        r.numberOr("rope_local_base_freq", 10000.0, /*positive=*/true);
+    if (!readNestedGemma3RoPE(r, c))
+      readRoPE(r, c, 1e6);
+    r.rejectTrue("use_bidirectional_attention",
+                 "bidirectional attention is EmbeddingGemma's; tfm builds "
+                 "causal decoders");
+  } else {
+    readRoPE(r, c, 10000.0);
+  }
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
+  c.attentionBias = r.boolOr("attention_bias", false);
+  (void)r.lookup("cache_implementation");
+  readCommonRejections(r);
+  if (r.failed())
+    return;
+  checkHeads(r, c, /*explicitHeadDim=*/true);
+  checkEvenRoPEHead(r, c, "head_dim");
+}
+
 /// Phi3Config (transformers 4.46): the head size is always d / H, and its
 /// long-context RoPE variants (`su`, `longrope`) are not implemented.
 static void readPhi3(FieldReader &r, ModelConfig &c) {
@@ -773,20 +1226,10 @@ static void readPhi3(FieldReader &r, ModelConfig &c) {
   readActivation(r, c, "hidden_act", "silu",
                  {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
                  "silu for phi3");
-  if (const json::Value *scaling = r.lookup("rope_scaling"))
-    if (const json::Object *object = scaling->getAsObject()) {
-      std::optional<StringRef> kind = object->getString("type");
-      if (!kind)
-        kind = object->getString("rope_type");
-      if (kind && (*kind == "su" || *kind == "longrope" || *kind == "yarn"))
-        r.fail("rope_scaling", "'" + *kind +
-                                   "' RoPE scaling (Phi-3's long-context "
-                                   "variants) is not supported; tfm "
-                                   "implements unscaled RoPE for phi3");
-    }
-  rejectRoPEScaling(r, type);
+  // Phi-3's long-context checkpoints (128k) use longrope ("su" in the
+  // first ones); readRoPE reads every scaling transformers 5 gives Phi-3.
   readRoPE(r, c, 10000.0);
-  // Only the long-context scalings read it.
+  // Only the long-context scalings use it.
   (void)r.lookup("original_max_position_embeddings");
   double partial = r.numberOr("partial_rotary_factor", 1.0, /*positive=*/true);
   if (partial != 1.0)
@@ -823,30 +1266,77 @@ static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
                   {"relu", Activation::ReLU}},
                  "gelu, gelu_new, gelu_pytorch_tanh, gelu_fast and relu for "
                  "gpt_neox");
-  double pct = r.numberOr("rotary_pct", 0.25, /*positive=*/true);
+  // The rotated fraction and the base, each given up to three times:
+  // GPT-NeoX's own rotary_pct / rotary_emb_base, transformers 5's
+  // rope_parameters (which writes no rotary_* fields), and the generic
+  // partial_rotary_factor / rope_theta that 4.46 writes beside them. The
+  // first given is used, in that order; the others must agree.
+  std::optional<double> ropeFraction, ropeBase;
+  if (const json::Value *value = r.lookup("rope_parameters")) {
+    const json::Object *object = value->getAsObject();
+    if (!object)
+      return r.fail("rope_parameters",
+                    "expected an object, got " + describe(*value));
+    ModelConfig given = c;
+    given.ropeTheta = 0;
+    RoPEObjectReader reader(r, "rope_parameters", *object);
+    reader.read(given, /*withTheta=*/true);
+    if (r.failed())
+      return;
+    if (given.ropeScaling != RoPEScaling::None)
+      return r.fail("rope_parameters", "tfm implements unscaled RoPE for "
+                                       "gpt_neox (rope_type must be "
+                                       "'default')");
+    if (given.ropeTheta > 0)
+      ropeBase = given.ropeTheta;
+    ropeFraction = reader.getPartialRotaryFactor();
+  }
+  auto firstGiven = [&](std::initializer_list<std::pair<StringRef, std::optional<double>>> sources,
+                        double defaultValue) -> double {
+    std::optional<std::pair<StringRef, double>> chosen;
+    for (const auto &[key, value] : sources) {
+      if (!value)
+        continue;
+      if (!chosen)
+        chosen = {key, *value};
+      else if (*value != chosen->second)
+        r.fail(key, llvm::formatv("{0} disagrees with {1} = {2}",
+                                  llvm::format("%g", *value), chosen->first,
+                                  llvm::format("%g", chosen->second)));
+    }
+    return chosen ? chosen->second : defaultValue;
+  };
+  auto optionalNumber = [&](StringRef key) -> std::optional<double> {
+    if (!r.lookup(key))
+      return std::nullopt;
+    return r.numberOr(key, 1.0, /*positive=*/true);
+  };
+  // Without rope_parameters (transformers 4.x), the rotary_* defaults are
+  // what the model uses, whatever a generic field beside them says.
+  bool modern = ropeFraction || ropeBase;
+  auto orDefault = [&](std::optional<double> value, double defaultValue) {
+    return value || modern ? value : std::optional<double>(defaultValue);
+  };
+  double pct = firstGiven({{"rotary_pct",
+                            orDefault(optionalNumber("rotary_pct"), 0.25)},
+                           {"rope_parameters.partial_rotary_factor",
+                            ropeFraction},
+                           {"partial_rotary_factor",
+                            optionalNumber("partial_rotary_factor")}},
+                          0.25);
   if (pct > 1.0)
     r.fail("rotary_pct",
            llvm::formatv("{0} exceeds 1: it is the rotated fraction of each "
                          "head",
                          llvm::format("%g", pct)));
-  c.ropeTheta = r.numberOr("rotary_emb_base", 10000.0, /*positive=*/true);
-  double factor = r.numberOr("partial_rotary_factor", pct, /*positive=*/true);
-  if (factor != pct)
-    r.fail("partial_rotary_factor",
-           llvm::formatv("{0} disagrees with rotary_pct = {1}; transformers "
-                         "uses rotary_pct",
-                         llvm::format("%g", factor), llvm::format("%g", pct)));
-  double theta = r.numberOr("rope_theta", c.ropeTheta, /*positive=*/true);
-  if (theta != c.ropeTheta)
-    r.fail("rope_theta",
-           llvm::formatv("{0} disagrees with rotary_emb_base = {1}; "
-                         "transformers uses rotary_emb_base",
-                         llvm::format("%g", theta),
-                         llvm::format("%g", c.ropeTheta)));
+  c.ropeTheta = firstGiven(
+      {{"rotary_emb_base",
+        orDefault(optionalNumber("rotary_emb_base"), 10000.0)},
+       {"rope_parameters.rope_theta", ropeBase},
+       {"rope_theta", optionalNumber("rope_theta")}},
+      10000.0);
   r.rejectNonNull("rope_scaling", "tfm implements unscaled RoPE for gpt_neox "
                                   "(rope_scaling must be null)");
-  r.rejectNonNull("rope_parameters",
-                  "give rotary_emb_base and rotary_pct for gpt_neox");
   c.parallelResidual = r.boolOr("use_parallel_residual", true);
   c.attentionBias = r.boolOr("attention_bias", true);
   c.mlpBias = true;
@@ -959,9 +1449,19 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
     readGPTNeoX(r, c);
   else if (*type == "opt")
     readOPT(r, c);
+  else if (*type == "gemma2")
+    readGemma2Or3(r, c, ModelFamily::Gemma2);
+  else if (*type == "gemma3_text")
+    readGemma2Or3(r, c, ModelFamily::Gemma3);
+  else if (*type == "qwen3_moe")
+    readLlamaLike(r, c, ModelFamily::Qwen3MoE);
+  else if (*type == "olmo2")
+    readLlamaLike(r, c, ModelFamily::Olmo2);
   else
     return makeError("model_type: unsupported model type '" + *type +
                      "' (tfm imports " + kImportedTypes + ")");
+  readLayerTypes(r, c);
+  checkRoPEFactors(r, c);
   r.rejectUnreadMathFields(*type);
   if (r.failed())
     return makeError(r.getError());

@@ -77,3 +77,18 @@ func.func @rope_partial(%x: tensor<1x2x3x8xf32>, %off: index) -> tensor<1x2x3x8x
   %y = tfm.rope %x, %off {rotary_dims = 4} : (tensor<1x2x3x8xf32>, index) -> tensor<1x2x3x8xf32>
   return %y : tensor<1x2x3x8xf32>
 }
+
+// yarn/longrope's attention factor multiplies the f32 cosine and sine once,
+// in the angle tables (not per head and element).
+// CHECK-LABEL: func.func @rope_attention_factor
+// CHECK: linalg.generic
+// CHECK: %[[AC:.*]] = math.cos
+// CHECK: %[[AS:.*]] = math.sin
+// CHECK: %[[AF:.*]] = arith.constant 1.250000e+00 : f32
+// CHECK: %[[FC:.*]] = arith.mulf %[[AC]], %[[AF]] : f32
+// CHECK: %[[FS:.*]] = arith.mulf %[[AS]], %[[AF]] : f32
+// CHECK: linalg.yield %[[FC]], %[[FS]]
+func.func @rope_attention_factor(%x: tensor<1x2x3x4xf32>, %off: index) -> tensor<1x2x3x4xf32> {
+  %y = tfm.rope %x, %off {attention_factor = 1.25 : f32} : (tensor<1x2x3x4xf32>, index) -> tensor<1x2x3x4xf32>
+  return %y : tensor<1x2x3x4xf32>
+}

@@ -537,6 +537,22 @@ func.func @rope_inv_freq_inf(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
   return %0 : tensor<1x4x8x4xf32>
 }
 
+// -----
+
+func.func @rope_attention_factor_zero(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.rope' op attention_factor must be finite and positive, got 0}}
+  %0 = tfm.rope %x {attention_factor = 0.0 : f32} : (tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+func.func @rope_attention_factor_nan(%x: tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32> {
+  // expected-error @below {{'tfm.rope' op attention_factor must be finite and positive, got nan}}
+  %0 = tfm.rope %x {attention_factor = 0x7FC00000 : f32} : (tensor<1x4x8x4xf32>) -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // tfm.attention
 //===----------------------------------------------------------------------===//

@@ -163,6 +163,9 @@ func.func @scaled_rope_window(%q: tensor<1x2x4x4xf32>, %kc: tensor<1x2x32x4xf32>
     -> tensor<1x2x4x4xf32> {
   // CHECK: %[[QR:.+]] = tfm.rope %[[Q]], %[[POS]] {inv_freq = array<f32: 1.000000e+00, 1.250000e-03>, theta = 5.000000e+05 : f32} : (tensor<1x2x4x4xf32>, index) -> tensor<1x2x4x4xf32>
   %qr = tfm.rope %q, %pos {inv_freq = array<f32: 1.0, 0.00125>, theta = 500000.0 : f32} : (tensor<1x2x4x4xf32>, index) -> tensor<1x2x4x4xf32>
+  // The yarn/longrope attention factor round-trips.
+  // CHECK: tfm.rope %[[Q]], %[[POS]] {attention_factor = 1.250000e+00 : f32, inv_freq = array<f32: 1.000000e+00, 1.250000e-03>, theta = 5.000000e+05 : f32}
+  %qy = tfm.rope %q, %pos {attention_factor = 1.25 : f32, inv_freq = array<f32: 1.0, 0.00125>, theta = 500000.0 : f32} : (tensor<1x2x4x4xf32>, index) -> tensor<1x2x4x4xf32>
   // CHECK: tfm.attention %[[QR]], %[[KC]], %[[KC]], %[[POS]] {sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x32x4xf32>, tensor<1x2x32x4xf32>, index) -> tensor<1x2x4x4xf32>
   %a = tfm.attention %qr, %kc, %kc, %pos {sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x32x4xf32>, tensor<1x2x32x4xf32>, index) -> tensor<1x2x4x4xf32>
   return %a : tensor<1x2x4x4xf32>

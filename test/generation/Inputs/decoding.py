@@ -5,7 +5,8 @@ usage: decoding.py CHECK CONFIG DIR
   seed    sampling with a seed gives the same tokens every run, another
           seed other tokens
   eos     with generation_config.json's eos_token_id set to a token the
-          seeded sampling produces, generation stops right after it
+          seeded sampling produces, generation stops right after it, and
+          with --ignore-eos goes on to the end
   stop    --stop with bytes it produces stops right after them
   stream  the text of the first tokens arrives while the runner still runs
 """
@@ -80,6 +81,12 @@ def check_eos(config, out):
         sys.exit(f"eos {eos}: got {got}, expected {greedy[:first + 1]}")
     sys.stderr.buffer.write(result.stderr)
     print(f"eos stops after {len(got)} of 24 tokens")
+    # --ignore-eos: all 24 tokens, the same as without the EOS id (the
+    # sampler's stream does not depend on where sequences stop).
+    past, _ = run(stops, f"{out}/ignore-eos.npy", *SAMPLE, b"--ignore-eos")
+    if past != greedy:
+        sys.exit(f"--ignore-eos: got {past}, expected {greedy}")
+    print(f"--ignore-eos generates all {len(past)} tokens")
 
 
 def check_stop(config, out):

@@ -4,9 +4,9 @@
 // changes the math of a decoder-only model, after every field has been checked.
 //
 // Reading is strict where being lenient would build a different model than
-// PyTorch runs: a field whose value tfm cannot honour (yarn RoPE scaling,
-// Qwen's per-layer sliding windows, quantized weights, GPT-2's per-layer
-// attention scaling, ...) is an error naming the field, as is a missing size
+// PyTorch runs: a field whose value tfm cannot honour (an unknown RoPE
+// scaling or layer type, quantized weights, GPT-2's per-layer attention
+// scaling, ...) is an error naming the field, as is a missing size
 // or a value of the wrong JSON type, and so is a field that changes the math
 // in another family where this family does not read it (a Mistral
 // `sliding_window` in a llama config). Fields known not to change inference
@@ -55,6 +55,22 @@ enum class ModelFamily {
   /// OPTForCausalLM: learned positions offset by 2, ReLU MLP, pre- or
   /// post-LN blocks, optional project_in/project_out.
   OPT,
+  /// Gemma2ForCausalLM: Gemma with a norm after each sublayer too
+  /// (pre/post "sandwich" norms), local (sliding) and global layers
+  /// alternating, tanh softcapping of attention scores and final logits,
+  /// and a softmax scale from `query_pre_attn_scalar`.
+  Gemma2,
+  /// Gemma3ForCausalLM (`gemma3_text`): Gemma 2's layers with per-head
+  /// (1 + w) q/k RMSNorms, five local layers per global one, and a RoPE
+  /// base of their own on the local layers (`rope_local_base_freq`).
+  Gemma3,
+  /// Qwen3MoeForCausalLM: Qwen3's attention with sparse MoE layers (softmax
+  /// over all experts, top-k, renormalised only with `norm_topk_prob`) and
+  /// dense ones (`mlp_only_layers`, `decoder_sparse_step`).
+  Qwen3MoE,
+  /// Olmo2ForCausalLM: Llama with norms after the sublayers instead of
+  /// before them, and RMSNorms of the whole q and k projections.
+  Olmo2,
 };
 
 /// Hugging Face `rope_scaling` / `rope_parameters.rope_type`: how the RoPE
@@ -67,6 +83,15 @@ enum class RoPEScaling {
   /// "llama3": low frequencies divided by `factor`, high ones kept, a smooth
   /// blend between (Llama 3.1 / 3.2).
   Llama3,
+  /// "yarn" (Qwen2.5, DeepSeek-distilled models): frequencies blended
+  /// between interpolated and original by a ramp over the dimensions set by
+  /// `beta_fast`/`beta_slow`, cos and sin times an attention factor.
+  Yarn,
+  /// "longrope" (Phi-3/3.5 128k; Phi-3's "su"): per-dimension `short_factor`
+  /// or `long_factor` divisors, the long ones once a sequence is longer than
+  /// `original_max_position_embeddings`; cos and sin times an attention
+  /// factor.
+  LongRoPE,
 };
 
 /// The MLP activation (GPT-2's `activation_function`, Llama's `hidden_act`).
@@ -113,9 +138,25 @@ struct ModelConfig {
   double ropeLowFreqFactor = 1.0;
   double ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxPositions = 0;
-  /// Mistral and Phi-3 `sliding_window`: each query attends to its last W
-  /// positions (itself included); 0 for full causal attention.
+  /// yarn: the rotations that bound the blended dimensions, and whether the
+  /// bounds are rounded outwards to whole dimensions (`truncate`).
+  double ropeBetaFast = 32.0;
+  double ropeBetaSlow = 1.0;
+  bool ropeTruncate = true;
+  /// longrope: one divisor per rotated pair, for sequences up to
+  /// ropeOriginalMaxPositions (short) and beyond (long).
+  std::vector<double> ropeShortFactor, ropeLongFactor;
+  /// yarn and longrope: what cos and sin are multiplied by (1 otherwise).
+  double ropeAttentionFactor = 1.0;
+  /// The sliding window (Mistral and Phi-3 `sliding_window`, Qwen's with
+  /// `use_sliding_window`): a query of a sliding layer attends to its last W
+  /// positions (itself included); 0 for full causal attention everywhere.
   int64_t slidingWindow = 0;
+  /// Per layer (numLayers entries once parsed): whether the layer attends
+  /// through `slidingWindow` ("sliding_attention" in transformers 5's
+  /// `layer_types`; Qwen's layers from `max_window_layers` on; every layer
+  /// of a Mistral or Phi-3 with a window).
+  std::vector<bool> slidingLayers;
   /// Qwen2: biases on q/k/v_proj only (`attentionBias` puts them on o_proj
   /// too).
   bool qkvBias = false;
@@ -131,9 +172,25 @@ struct ModelConfig {
   /// GPT-2 `scale_attn_weights`: false means no 1/sqrt(dh) softmax scale.
   bool scaleAttnWeights = true;
 
-  /// Mixtral: experts per layer and experts run per token.
+  /// Mixtral, Qwen3-MoE: experts per layer and experts run per token.
   int64_t numExperts = 0;
   int64_t numExpertsPerToken = 0;
+  /// Qwen3-MoE: each expert's width (`moe_intermediate_size`;
+  /// intermediateSize is the dense layers'), whether the top-k weights are
+  /// renormalised, and which layers are sparse (numLayers entries).
+  int64_t expertIntermediateSize = 0;
+  bool normalizeTopK = true;
+  std::vector<bool> sparseLayers;
+
+  /// Gemma 2/3: tanh softcapping of the attention scores and of the final
+  /// logits (`c * tanh(x / c)`; 0: none), and the softmax scale
+  /// `query_pre_attn_scalar^-1/2` (0: 1/sqrt(dh)).
+  double attnLogitSoftcap = 0;
+  double finalLogitSoftcap = 0;
+  double queryPreAttnScalar = 0;
+  /// Gemma 3: the RoPE base of the local (sliding) layers, which take no
+  /// RoPE scaling; the global layers use ropeTheta and the scaling.
+  double ropeLocalTheta = 0;
 
   /// Rotated elements of each head (GPT-NeoX `rotary_pct`); 0: all of dh.
   int64_t rotaryDims = 0;
@@ -149,15 +206,29 @@ struct ModelConfig {
   /// Learned position rows skipped before position 0 (OPT: 2).
   int64_t positionOffset = 0;
 
+  /// The sliding window of layer `layer`, or 0 where it attends to every
+  /// earlier position.
+  int64_t getLayerWindow(int64_t layer) const {
+    return layer >= 0 && size_t(layer) < slidingLayers.size() &&
+                   slidingLayers[layer]
+               ? slidingWindow
+               : 0;
+  }
+
   /// Fields present in the file that the importer does not know; they were
   /// ignored, and the caller should say so.
   std::vector<std::string> unknownFields;
 };
 
 /// The `dh/2` RoPE inverse frequencies of `config`, in f32 and computed as
-/// transformers 4.46 does (`_compute_default_rope_parameters` and the scaled
-/// variants), for configs whose `ropeScaling` is not None.
-std::vector<float> computeRoPEInverseFrequencies(const ModelConfig &config);
+/// transformers does (`_compute_default_rope_parameters` and the scaled
+/// variants; yarn and longrope as in transformers 5), for configs whose
+/// `ropeScaling` is not None. `maxLength` is the longest sequence the
+/// frequencies serve: longrope takes its long factors beyond
+/// `original_max_position_embeddings`, as transformers does by the largest
+/// position of a forward pass.
+std::vector<float> computeRoPEInverseFrequencies(const ModelConfig &config,
+                                                 int64_t maxLength = 0);
 
 /// Parses and checks the text of a `config.json`. Errors read
 /// "<field>: <what is wrong>" (or "invalid JSON: ..."), for the caller to
@@ -165,7 +236,7 @@ std::vector<float> computeRoPEInverseFrequencies(const ModelConfig &config);
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef jsonText);
 
 /// "gpt2", "llama", "mixtral", "mistral", "qwen2", "qwen3", "gemma", "phi3",
-/// "gpt_neox", "opt".
+/// "gpt_neox", "opt", "gemma2", "gemma3_text", "qwen3_moe", "olmo2".
 llvm::StringRef getFamilyName(ModelFamily family);
 
 } // namespace mlir::tfm::hf

@@ -7,6 +7,7 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -235,6 +236,17 @@ int64_t LinearOp::getFlopCount() {
 // LMHeadOp
 //===----------------------------------------------------------------------===//
 
+/// A `logit_softcap` must be finite and positive: it divides the scores.
+static LogicalResult verifySoftcap(Operation *op, FloatAttr cap) {
+  if (!cap)
+    return success();
+  float c = cap.getValue().convertToFloat();
+  if (!std::isfinite(c) || !(c > 0.0f))
+    return op->emitOpError()
+           << "logit_softcap must be finite and positive, got " << c;
+  return success();
+}
+
 LogicalResult LMHeadOp::verify() {
   if (failed(checkRank(*this, getInput(), "input", 3)) ||
       failed(checkRank(*this, getWeight(), "weight", 2)) ||
@@ -249,6 +261,8 @@ LogicalResult LMHeadOp::verify() {
                          << stringifyWeightLayout(getLayout())
                          << ") expects hidden size " << d << ", input has "
                          << in.getDimSize(2);
+  if (failed(verifySoftcap(*this, getLogitSoftcapAttr())))
+    return failure();
   return checkResultType(
       *this, RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), vocab},
                                    in.getElementType()));
@@ -380,6 +394,13 @@ LogicalResult RoPEOp::verify() {
         return emitOpError() << "inv_freq[" << i
                              << "] must be finite and positive, got " << f;
   }
+  if (FloatAttr factor = getAttentionFactorAttr()) {
+    float f = factor.getValue().convertToFloat();
+    if (!std::isfinite(f) || !(f > 0.0f))
+      return emitOpError() << "attention_factor must be finite and positive, "
+                              "got "
+                           << f;
+  }
   return checkResultType(*this, in);
 }
 
@@ -429,6 +450,8 @@ LogicalResult AttentionOp::verify() {
   if (getSlidingWindow() && !getCausal())
     return emitOpError() << "sliding_window requires a causal mask: the "
                             "window is the last W positions up to the query";
+  if (failed(verifySoftcap(*this, getLogitSoftcapAttr())))
+    return failure();
   if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
     return emitOpError() << "query length " << q.getDimSize(2)
                          << " exceeds key length " << k.getDimSize(2)
@@ -452,6 +475,21 @@ Value AttentionOp::buildCausallyHidden(OpBuilder &b, Location loc,
   Value w = arith::ConstantIndexOp::create(b, loc, static_cast<int64_t>(*window));
   Value old = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, age, w);
   return arith::OrIOp::create(b, loc, hidden, old);
+}
+
+Value AttentionOp::buildScore(OpBuilder &b, Location loc, Value dot) {
+  Value score = arith::MulFOp::create(
+      b, loc, dot,
+      arith::ConstantOp::create(b, loc,
+                                b.getF32FloatAttr(float(getScaleValue()))));
+  FloatAttr cap = getLogitSoftcapAttr();
+  if (!cap)
+    return score;
+  Value c = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(cap.getValue().convertToFloat()));
+  Value bounded = math::TanhOp::create(
+      b, loc, arith::DivFOp::create(b, loc, score, c));
+  return arith::MulFOp::create(b, loc, bounded, c);
 }
 
 int64_t AttentionOp::getFlopCount() {

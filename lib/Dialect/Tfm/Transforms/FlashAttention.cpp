@@ -224,10 +224,7 @@ Value FlashBuilder::buildScores(Value qTile, Value kTile) {
 Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
                                 Value keyStart, Value queryPos0,
                                 bool masked) {
-  Value scaled = arith::MulFOp::create(
-      nb, loc, s,
-      arith::ConstantOp::create(nb, loc,
-                                nb.getF32FloatAttr(op.getScaleValue())));
+  Value scaled = op.buildScore(nb, loc, s);
   if (!masked)
     return scaled;
   Value i = linalg::IndexOp::create(nb, loc, 1);

@@ -167,13 +167,16 @@ def Tfm_LMHeadOp : Tfm_LedgerOp<"lm_head"> {
     (`in_out`). No bias.
 
     - `input`: `[B, S, d]`; result: `[B, S, V]`.
+    - `logit_softcap` (optional, `c > 0`): the logits pass through
+      `c * tanh(logit / c)` (Gemma 2's `final_logit_softcapping`).
 
     Parameters: `V*d` (shared with the embedding when tied; the ledger counts a
     shared tensor once in its totals). FLOPs: `2*B*S*d*V`.
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$weight,
                        DefaultValuedAttr<Tfm_WeightLayoutAttr,
-                                         "::mlir::tfm::WeightLayout::out_in">:$layout);
+                                         "::mlir::tfm::WeightLayout::out_in">:$layout,
+                       OptionalAttr<F32Attr>:$logit_softcap);
   let results = (outs Tfm_FloatTensor:$result);
 }
 
@@ -282,6 +285,10 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
       (frequencies `theta^(-2i/r)`, pairs `(i, i + r/2)`); the other
       `dh - r` pass through unchanged. Absent, `r = dh`. `r` must be even
       and in `[2, dh]`; so must `dh` when `r` is absent.
+    - `attention_factor` (optional, finite and positive): multiplies
+      `cos(angle)` and `sin(angle)`, so every rotated element, as the `yarn`
+      and `longrope` scalings of Hugging Face do (their "attention factor"
+      scales `q.k` by its square through the rotated q and k). Absent, 1.
 
     No parameters.
 
@@ -292,7 +299,8 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
   let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_Position>:$offset,
                        DefaultValuedAttr<F32Attr, "10000.0">:$theta,
                        OptionalAttr<DenseF32ArrayAttr>:$inv_freq,
-                       OptionalAttr<I64Attr>:$rotary_dims);
+                       OptionalAttr<I64Attr>:$rotary_dims,
+                       OptionalAttr<F32Attr>:$attention_factor);
   let extraClassDeclaration = [{
     /// The number of rotated elements of each head: `rotary_dims` or `dh`.
     int64_t getRotaryDimsValue();
@@ -303,7 +311,8 @@ def Tfm_RoPEOp : Tfm_LedgerOp<"rope"> {
     OpBuilder<(ins "Type":$result, "Value":$input, "Value":$offset,
                    "FloatAttr":$theta), [{
       build($_builder, $_state, result, input, offset, theta,
-            /*inv_freq=*/DenseF32ArrayAttr(), /*rotary_dims=*/IntegerAttr());
+            /*inv_freq=*/DenseF32ArrayAttr(), /*rotary_dims=*/IntegerAttr(),
+            /*attention_factor=*/FloatAttr());
     }]>
   ];
 }
@@ -342,6 +351,9 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
       masked, and `--tfm-flash-attention` skips key tiles wholly before the
       window.
     - `scale` (default `1/sqrt(dh)`).
+    - `logit_softcap` (optional, `c > 0`): the scaled scores pass through
+      `c * tanh(score / c)` before the mask (Gemma 2's
+      `attn_logit_softcapping`), bounding them to `(-c, c)`.
     - result: `[B, Hq, S, dv]`.
 
     FLOPs: `2*B*Hq*S*Skv*dh` for `Q K^T` plus `2*B*Hq*S*Skv*dv` for the
@@ -357,7 +369,8 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
                        DefaultValuedAttr<BoolAttr, "true">:$causal,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:
-                           $sliding_window);
+                           $sliding_window,
+                       OptionalAttr<F32Attr>:$logit_softcap);
   let results = (outs Tfm_FloatTensor:$result);
   // Attention without a sliding window, the common case.
   let builders = [
@@ -365,7 +378,8 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
                    "Value":$value, "Value":$offset, "BoolAttr":$causal,
                    "FloatAttr":$scale), [{
       build($_builder, $_state, result, query, key, value, offset, causal,
-            scale, /*sliding_window=*/IntegerAttr());
+            scale, /*sliding_window=*/IntegerAttr(),
+            /*logit_softcap=*/FloatAttr());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -380,6 +394,12 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
     /// form; each caller adds its own padding mask and masked value.
     Value buildCausallyHidden(OpBuilder &b, Location loc, Value queryPos,
                               Value keyPos);
+
+    /// Builds the score of f32 product `dot` (one query row times one key):
+    /// `dot * scale`, through `c * tanh(. / c)` with a `logit_softcap`. The
+    /// one definition shared by the linalg lowering and the flash form,
+    /// applied before either masks.
+    Value buildScore(OpBuilder &b, Location loc, Value dot);
   }];
 }
 
@@ -509,6 +529,10 @@ def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
     y        = sum_i w_i * down_e_i(silu(gate_e_i(x)) * up_e_i(x))
     ```
 
+    With `normalize_top_k = false` (Qwen3-MoE's `norm_topk_prob: false`)
+    the selected probabilities weigh the experts as they are, without the
+    renormalisation.
+
     `expert_weights` holds, for each of the `E` experts in order, its gate
     `[m, d]`, up `[m, d]` and down `[d, m]` weights in `nn.Linear` layout
     (Mixtral's `w1`, `w3`, `w2`), so `3*E` operands.
@@ -518,7 +542,8 @@ def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$router,
                        Variadic<Tfm_FloatTensor>:$expert_weights,
-                       I64Attr:$top_k);
+                       I64Attr:$top_k,
+                       DefaultValuedAttr<BoolAttr, "true">:$normalize_top_k);
   let results = (outs Tfm_FloatTensor:$result);
   let extraClassDeclaration = [{
     int64_t getNumExperts() { return getExpertWeights().size() / 3; }
