@@ -1371,10 +1371,23 @@ struct TileAndVectorizeContractionsPass
     // Index arithmetic first: a split register tile addresses its rows
     // past the first through affine.apply ops inside the K loop, which the
     // subset hoisting would otherwise take for loop-variant.
+    // Only loops that read or write one of their loop-carried tensors
+    // through vector transfers carry accumulators: proving the slices of
+    // the loops around them disjoint (ValueBounds, pairwise) found nothing
+    // to hoist and took seconds on a 12-layer model with AVX2's split
+    // 4 x 24 tiles.
+    auto transfersIterArg = [](scf::ForOp loop) {
+      return llvm::any_of(loop.getRegionIterArgs(), [&](BlockArgument arg) {
+        return llvm::any_of(arg.getUsers(), [](Operation *user) {
+          return isa<vector::TransferReadOp, vector::TransferWriteOp>(user);
+        });
+      });
+    };
     for (scf::ForOp loop : loops) {
       auto loopLike = cast<LoopLikeOpInterface>(loop.getOperation());
       moveLoopInvariantCode(loopLike);
-      hoistLoopInvariantSubsets(rewriter, loopLike);
+      if (transfersIterArg(loop))
+        hoistLoopInvariantSubsets(rewriter, loopLike);
     }
     startFirstKBlockFromZero(rewriter, func);
     // The plan is spent; contractions left untiled (other element types)
