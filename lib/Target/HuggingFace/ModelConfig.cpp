@@ -1179,6 +1179,13 @@ static void readGemma2Or3(FieldReader &r, ModelConfig &c, ModelFamily family) {
     c.attnLogitSoftcap = 0;
   c.slidingWindow =
       r.isNull("sliding_window") ? 0 : r.sizeOr("sliding_window", 4096);
+  // Early Gemma 2 configs (9B, 27B) repeat the window as
+  // `sliding_window_size`, which transformers does not read.
+  if (r.lookup("sliding_window_size") &&
+      r.sizeOr("sliding_window_size", c.slidingWindow) != c.slidingWindow)
+    r.fail("sliding_window_size",
+           llvm::formatv("disagrees with sliding_window = {0}",
+                         c.slidingWindow));
   // The default layer types: Gemma 2 slides the even layers; Gemma 3 all but
   // every sliding_window_pattern-th.
   // (transformers 5 writes layer_types, and the pattern as
