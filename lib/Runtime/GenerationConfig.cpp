@@ -1,5 +1,6 @@
 //===- GenerationConfig.cpp - generation defaults of a model --------------===//
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -137,14 +138,31 @@ private:
 };
 } // namespace
 
-llvm::Error runtime::parseGenerationConfig(llvm::StringRef text,
-                                           llvm::StringRef path,
-                                           GenerationConfig &config) {
+/// `text` parsed as JSON by the checks every JSON reader of tfm makes: a
+/// bounded nesting depth (llvm::json's parser recurses per level) and no key
+/// given twice.
+static llvm::Expected<json::Value> parseCheckedJson(llvm::StringRef text,
+                                                   llvm::StringRef path) {
+  std::string what = (path + ": invalid JSON").str();
+  if (llvm::Error err = checkTextNesting(text, TextSyntax::Json,
+                                         kMaxJsonDepth, what))
+    return std::move(err);
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         path + ": not valid JSON: " + llvm::toString(parsed.takeError()));
+  if (llvm::Error err = checkJsonKeys(text, *parsed, what))
+    return std::move(err);
+  return parsed;
+}
+
+llvm::Error runtime::parseGenerationConfig(llvm::StringRef text,
+                                           llvm::StringRef path,
+                                           GenerationConfig &config) {
+  llvm::Expected<json::Value> parsed = parseCheckedJson(text, path);
+  if (!parsed)
+    return parsed.takeError();
   const json::Object *object = parsed->getAsObject();
   if (!object)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -173,6 +191,16 @@ llvm::Error runtime::parseGenerationConfig(llvm::StringRef text,
     return err;
   if (llvm::Error err = r.readStrings("stop_strings", config.stopStrings))
     return err;
+  // Greedy decoding does not read the sampling settings, and transformers
+  // loads a greedy config whose temperature or top_p is 0 (with a warning):
+  // those mean "not set" here too, so sampling turned on from the command
+  // line starts from the defaults.
+  if (!s.doSample) {
+    if (s.temperature == 0)
+      s.temperature = SamplingOptions().temperature;
+    if (s.topP == 0)
+      s.topP = SamplingOptions().topP;
+  }
   if (llvm::Error err = verifySamplingOptions(s))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    path + ": " + llvm::toString(std::move(err)));
@@ -183,17 +211,18 @@ llvm::Error runtime::parseGenerationConfig(llvm::StringRef text,
   return llvm::Error::success();
 }
 
+/// A regular file of bounded size (a FIFO would block, /dev/zero never
+/// end), read whole.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readJsonFile(llvm::StringRef path) {
+  return readInputFile(path, kMaxTextFileBytes, /*isText=*/true);
+}
+
 static llvm::Expected<json::Value> readJson(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = readJsonFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   path + ": " + buffer.getError().message());
-  llvm::Expected<json::Value> value = json::parse((*buffer)->getBuffer());
-  if (!value)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        path + ": not valid JSON: " + llvm::toString(value.takeError()));
-  return value;
+    return buffer.takeError();
+  return parseCheckedJson((*buffer)->getBuffer(), path);
 }
 
 llvm::Expected<GenerationConfig>
@@ -211,10 +240,9 @@ runtime::readGenerationDefaults(llvm::StringRef configPath) {
   llvm::sys::path::append(path, "generation_config.json");
   if (!llvm::sys::fs::exists(path))
     return config;
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = readJsonFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   path + ": " + buffer.getError().message());
+    return buffer.takeError();
   if (llvm::Error err =
           parseGenerationConfig((*buffer)->getBuffer(), path, config))
     return std::move(err);
