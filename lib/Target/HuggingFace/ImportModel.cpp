@@ -226,7 +226,6 @@ private:
   Value buildGemma();
   Value gemmaBlock(int64_t layer, Value h);
   Value gemma2Block(int64_t layer, Value h);
-  Value buildOlmo2();
   Value olmo2Block(int64_t layer, Value h);
   Value buildPhi3();
   Value phi3Block(int64_t layer, Value h);
@@ -408,7 +407,9 @@ Value EntryBuilder::gpt2Block(int64_t layer, Value h) {
 Value EntryBuilder::buildLlama() {
   int64_t d = c.hiddenSize;
   Value h = embedTokens("model.embed_tokens", d);
-  h = decoderLayers(h, &EntryBuilder::llamaBlock);
+  h = decoderLayers(h, c.family == ModelFamily::Olmo2
+                           ? &EntryBuilder::olmo2Block
+                           : &EntryBuilder::llamaBlock);
   h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
   return lmHead(h, "lm_head", d);
 }
@@ -473,17 +474,10 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
   return residual(h, x, mlp + ".residual");
 }
 
-/// OLMo 2: no norm before the sublayers; RMSNorms of the whole q and k
-/// projections ([H*dh] and [Hkv*dh] weights) before the heads are split,
-/// and of each sublayer's output before its residual add.
-Value EntryBuilder::buildOlmo2() {
-  int64_t d = c.hiddenSize;
-  Value h = embedTokens("model.embed_tokens", d);
-  h = decoderLayers(h, &EntryBuilder::olmo2Block);
-  h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
-  return lmHead(h, "lm_head", d);
-}
-
+/// OLMo 2 (Llama's embedding, final norm and head): no norm before the
+/// sublayers; RMSNorms of the whole q and k projections ([H*dh] and
+/// [Hkv*dh] weights) before the heads are split, and of each sublayer's
+/// output before its residual add.
 Value EntryBuilder::olmo2Block(int64_t layer, Value h) {
   std::string p = llvm::formatv("model.layers.{0}.", layer).str();
   std::string attn = p + "self_attn";
@@ -757,15 +751,13 @@ func::FuncOp EntryBuilder::build() {
   case ModelFamily::Qwen2:
   case ModelFamily::Qwen3:
   case ModelFamily::Qwen3MoE:
+  case ModelFamily::Olmo2:
     logits = buildLlama();
     break;
   case ModelFamily::Gemma:
   case ModelFamily::Gemma2:
   case ModelFamily::Gemma3:
     logits = buildGemma();
-    break;
-  case ModelFamily::Olmo2:
-    logits = buildOlmo2();
     break;
   case ModelFamily::Phi3:
     logits = buildPhi3();

@@ -1065,9 +1065,8 @@ static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
 /// GemmaConfig: head_dim defaults to 256 whatever d is; the MLP activation
 /// is `hidden_activation`, and transformers ignores `hidden_act` (falling
 /// back to the tanh GELU) when that is absent.
-static void readGemma(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::Gemma;
-  StringRef type = "gemma";
+/// The sizes, norm and MLP activation every Gemma generation reads alike.
+static void readGemmaCommon(FieldReader &r, ModelConfig &c, StringRef type) {
   readDecoderSizes(r, c, type);
   // GemmaConfig's default (16) is not "one per query head": a config that
   // leaves it out means a different model than its heads suggest.
@@ -1082,7 +1081,13 @@ static void readGemma(FieldReader &r, ModelConfig &c) {
                   {"gelu_new", Activation::GeluTanh},
                   {"gelu_fast", Activation::GeluTanh},
                   {"gelu", Activation::GeluExact}},
-                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for gemma");
+                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for " + type);
+}
+
+static void readGemma(FieldReader &r, ModelConfig &c) {
+  c.family = ModelFamily::Gemma;
+  StringRef type = "gemma";
+  readGemmaCommon(r, c, type);
   rejectRoPEScaling(r, type);
   readRoPE(r, c, 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
@@ -1141,18 +1146,7 @@ static void readGemma2Or3(FieldReader &r, ModelConfig &c, ModelFamily family) {
   c.family = family;
   bool gemma3 = family == ModelFamily::Gemma3;
   std::string type = getFamilyName(family).str();
-  readDecoderSizes(r, c, type);
-  c.numKVHeads = r.requiredSize("num_key_value_heads", type);
-  c.headDim = r.sizeOr("head_dim", 256);
-  c.normEps = r.numberOr("rms_norm_eps", 1e-6, /*positive=*/true,
-                         /*below=*/1.0);
-  (void)r.lookup("hidden_act");
-  readActivation(r, c, "hidden_activation", "gelu_pytorch_tanh",
-                 {{"gelu_pytorch_tanh", Activation::GeluTanh},
-                  {"gelu_new", Activation::GeluTanh},
-                  {"gelu_fast", Activation::GeluTanh},
-                  {"gelu", Activation::GeluExact}},
-                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for " + type);
+  readGemmaCommon(r, c, type);
   if (gemma3) {
     c.queryPreAttnScalar = r.numberOr("query_pre_attn_scalar", 256,
                                       /*positive=*/true);
