@@ -974,3 +974,19 @@ func.func @convert_integer(%x: tensor<2x8xi64>) -> tensor<2x8xf32> {
   %y = tfm.convert %x : (tensor<2x8xi64>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+func.func @attention_softcap_zero(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  // expected-error @below {{'tfm.attention' op logit_softcap must be finite and positive, got 0}}
+  %0 = tfm.attention %q, %k, %k {logit_softcap = 0.0 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+func.func @lm_head_softcap_negative(%x: tensor<1x4x8xf32>, %w: tensor<16x8xf32>) -> tensor<1x4x16xf32> {
+  // expected-error @below {{'tfm.lm_head' op logit_softcap must be finite and positive, got -3}}
+  %0 = tfm.lm_head %x, %w {logit_softcap = -3.0 : f32} : (tensor<1x4x8xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
+  return %0 : tensor<1x4x16xf32>
+}
