@@ -21,10 +21,6 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::engine;
 using namespace mlir::tfm::runtime;
 
-llvm::Error engine::makeError(const llvm::Twine &message) {
-  return llvm::createStringError(message);
-}
-
 double engine::millisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();

@@ -1,5 +1,6 @@
 //===- Limits.cpp - bounds on what hostile input can make tfm do ----------===//
 #include "tfm/Runtime/Limits.h"
+#include "tfm/Runtime/Error.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -16,10 +17,6 @@ using namespace mlir::tfm::runtime;
 using llvm::Error;
 using llvm::StringRef;
 
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), message);
-}
 
 Error mlir::tfm::runtime::checkInputFile(StringRef path, uint64_t maxBytes) {
   llvm::sys::fs::file_status status;

@@ -1,5 +1,6 @@
 //===- ModelDirectory.cpp - the files of a saved model --------------------===//
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/Error.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -7,11 +8,6 @@
 #include "llvm/Support/Path.h"
 
 using namespace mlir::tfm::runtime;
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), message);
-}
 
 bool mlir::tfm::runtime::isModelDirectory(llvm::StringRef path) {
   return llvm::sys::fs::is_directory(path);

@@ -183,13 +183,11 @@ SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
       const llvm::json::Object *meta = value.getAsObject();
       if (!meta)
         return makeError(path, "\"__metadata__\" is not a JSON object");
-      for (const auto &[metaKey, metaValue] : *meta) {
-        std::optional<llvm::StringRef> s = metaValue.getAsString();
-        if (!s)
+      // Checked as the format requires; tfm reads nothing from it.
+      for (const auto &[metaKey, metaValue] : *meta)
+        if (!metaValue.getAsString())
           return makeError(path, "\"__metadata__\" entry '{0}' is not a string",
                            llvm::StringRef(metaKey));
-        file->metadata[metaKey] = s->str();
-      }
       continue;
     }
     Expected<TensorView> view = parseEntry(path, name, value);

@@ -9,6 +9,8 @@
 #ifndef TFM_LIB_TOKENIZER_COMPONENTS_H
 #define TFM_LIB_TOKENIZER_COMPONENTS_H
 
+#include "tfm/Runtime/Error.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -25,7 +27,7 @@ namespace mlir::tfm::tokenizer {
 // JSON helpers
 //===----------------------------------------------------------------------===//
 
-llvm::Error makeError(const llvm::Twine &message);
+using runtime::makeError;
 
 /// `value` as an object, or an error naming `path`.
 llvm::Expected<const llvm::json::Object *>

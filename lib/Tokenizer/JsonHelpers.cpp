@@ -6,10 +6,6 @@
 using namespace mlir::tfm::tokenizer;
 namespace json = llvm::json;
 
-llvm::Error mlir::tfm::tokenizer::makeError(const llvm::Twine &message) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), message);
-}
 
 llvm::Expected<const json::Object *>
 mlir::tfm::tokenizer::getObject(const json::Value &value,

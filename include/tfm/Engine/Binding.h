@@ -14,6 +14,7 @@
 #define TFM_ENGINE_BINDING_H
 
 #include "tfm/Runtime/EntrySignature.h"
+#include "tfm/Runtime/Error.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -33,8 +34,7 @@ class SafeTensorsCheckpoint;
 
 namespace mlir::tfm::engine {
 
-/// An error carrying `message`, the one line a tool prints after "error: ".
-llvm::Error makeError(const llvm::Twine &message);
+using runtime::makeError;
 
 /// Receives the engine's warnings (one line each, without a prefix).
 using WarningHandler = std::function<void(const llvm::Twine &)>;

@@ -53,7 +53,6 @@ public:
   const TensorView *lookup(llvm::StringRef name) const;
   /// Tensors in file order (ascending data offset).
   llvm::ArrayRef<TensorView> getTensors() const { return tensors; }
-  const llvm::StringMap<std::string> &getMetadata() const { return metadata; }
 
   /// Drops this process's copy of the pages that only `view` (a tensor of
   /// this file) occupies, once it has been copied out (packed, converted):
@@ -70,7 +69,6 @@ private:
   std::unique_ptr<llvm::MemoryBuffer> buffer;
   std::vector<TensorView> tensors;
   llvm::StringMap<size_t> index;
-  llvm::StringMap<std::string> metadata;
 };
 
 } // namespace mlir::tfm::runtime

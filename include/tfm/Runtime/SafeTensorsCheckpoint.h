@@ -55,10 +55,6 @@ public:
   std::vector<const TensorView *> getTensors() const;
   /// SafeTensorsFile::releasePages on the file holding `view`.
   void releasePages(const TensorView &view) const;
-  /// The files, in the order opened (shards of an index by name).
-  llvm::ArrayRef<std::unique_ptr<SafeTensorsFile>> getFiles() const {
-    return files;
-  }
 
 private:
   SafeTensorsCheckpoint() = default;

@@ -27,9 +27,6 @@ inline RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// f16/bf16 are computed in f32 (statistics, softmax, accumulation).
-inline bool needsF32(Type elementType) { return !elementType.isF32(); }
-
 /// Scalar conversions to and from f32 (no-ops for f32).
 Value extToF32(OpBuilder &b, Location loc, Value scalar);
 Value truncFromF32(OpBuilder &b, Location loc, Value scalar, Type type);

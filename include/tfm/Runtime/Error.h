@@ -1,0 +1,26 @@
+//===- Error.h - the one kind of error tfm reports --------------*- C++ -*-===//
+//
+// Every failure tfm reports is an llvm::Error whose text is the one line a
+// user sees after "error: " (docs/design.md, "The engine and its front
+// ends"); this is how every library makes one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_ERROR_H
+#define TFM_RUNTIME_ERROR_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <system_error>
+
+namespace mlir::tfm::runtime {
+
+/// An error carrying `message`.
+inline llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument), message);
+}
+
+} // namespace mlir::tfm::runtime
+
+#endif // TFM_RUNTIME_ERROR_H
