@@ -182,6 +182,31 @@ TFM_CAPI_EXPORTED char *tfmModelGetLedgerJson(TfmModel model, int64_t batch,
                                               int64_t seqLen);
 TFM_CAPI_EXPORTED void tfmStringDestroy(char *text);
 
+typedef struct TfmImportOptions {
+  /// B (transformer-translate --batch); default 1.
+  int64_t batch;
+  /// S of @forward and @prefill; 0: 128, or the context length if shorter.
+  int64_t seqLen;
+  /// S_max of the KV cache; 0: @forward only, else @prefill and @decode too.
+  int64_t kvCache;
+  /// -1: the whole model; else only that decoder layer, as a `tfm.block`
+  /// function from the hidden state to the hidden state (--block).
+  int64_t block;
+  /// "f32", "bf16" or "f16"; null: f32.
+  const char *dtype;
+} TfmImportOptions;
+
+/// The defaults: B = 1, S from the model, no cache, the whole model, f32.
+TFM_CAPI_EXPORTED void tfmImportOptionsInit(TfmImportOptions *options);
+
+/// The tfm module of a Hugging Face config.json, `config` (`length` bytes,
+/// not necessarily NUL-terminated), as MLIR text: what
+/// `transformer-translate --import-hf-config` prints, from the same
+/// importer. Free it with tfmStringDestroy. Null on failure, the message
+/// (tfmGetLastError) naming the field or option at fault.
+TFM_CAPI_EXPORTED char *tfmImportHFConfig(const char *config, size_t length,
+                                          const TfmImportOptions *options);
+
 /// Whether the model has a tokenizer.json next to its config.json.
 TFM_CAPI_EXPORTED int tfmModelHasTokenizer(TfmModel model);
 /// The text of `ids` (`count` of them): the tokenizer's decoding (as

@@ -10,6 +10,7 @@
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Target/HuggingFace/ImportModel.h"
 #include "tfm/Tokenizer/Tokenizer.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -463,3 +464,67 @@ char *tfmModelDecode(TfmModel handle, const int64_t *ids, int64_t count,
 }
 
 void tfmStringDestroy(char *text) { std::free(text); }
+
+void tfmImportOptionsInit(TfmImportOptions *options) {
+  *options = TfmImportOptions{};
+  options->batch = 1;
+  options->block = -1;
+}
+
+char *tfmImportHFConfig(const char *config, size_t length,
+                        const TfmImportOptions *options) {
+  TfmImportOptions defaults;
+  tfmImportOptionsInit(&defaults);
+  if (!options)
+    options = &defaults;
+  if (!config && length) {
+    report(nullptr, makeError("import: expected the config's text"));
+    return nullptr;
+  }
+  llvm::Expected<hf::ModelConfig> parsed =
+      hf::parseModelConfig(llvm::StringRef(config ? config : "", length));
+  if (!parsed) {
+    report(nullptr, parsed.takeError());
+    return nullptr;
+  }
+  hf::ImportOptions importOptions;
+  importOptions.batch = options->batch;
+  importOptions.seqLen = options->seqLen;
+  importOptions.kvCacheLength = options->kvCache;
+  if (options->block >= 0)
+    importOptions.block = options->block;
+  else if (options->block != -1) {
+    report(nullptr, makeError(llvm::formatv(
+                        "--block: layer {0} is out of range", options->block)));
+    return nullptr;
+  }
+  if (options->dtype) {
+    auto dtype = parseComputeDType(options->dtype, "dtype");
+    if (!dtype) {
+      report(nullptr, dtype.takeError());
+      return nullptr;
+    }
+    importOptions.computeType = *dtype;
+  }
+  DialectRegistry registry;
+  registerEngineDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  auto module = hf::importModel(context, *parsed, importOptions);
+  if (!module) {
+    report(nullptr, module.takeError());
+    return nullptr;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // As transformer-translate prints it: the name locations the ledger labels
+  // rows with, and values named after them.
+  (*module)->print(os, OpPrintingFlags()
+                           .enableDebugInfo(/*enable=*/true,
+                                            /*prettyForm=*/false)
+                           .useLocalScope()
+                           .printNameLocAsPrefix());
+  os << "\n";
+  succeed(nullptr);
+  return strdup(text.c_str());
+}

@@ -179,30 +179,6 @@ llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
   return needed;
 }
 
-/// Tensors a checkpoint may hold that are not parameters of the model, as
-/// Hugging Face's loaders ignore them: GPT-2's and GPT-NeoX's causal-mask
-/// buffers, the rotary frequencies of older Llama checkpoints, and a tied LM
-/// head saved anyway (GPT-NeoX calls it embed_out).
-static bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
-                            const hf::ModelConfig &config) {
-  if (config.tieWordEmbeddings &&
-      (name == "lm_head.weight" ||
-       (config.family == hf::ModelFamily::GPTNeoX &&
-        name == "embed_out.weight")))
-    return true;
-  if (config.family == hf::ModelFamily::GPT2)
-    return name.starts_with((prefix + "h.").str()) &&
-           (name.ends_with(".attn.bias") ||
-            name.ends_with(".attn.masked_bias"));
-  // GPT-NeoX checkpoints saved by older transformers keep the causal-mask
-  // buffers of every attention.
-  if (config.family == hf::ModelFamily::GPTNeoX &&
-      (name.ends_with(".attention.bias") ||
-       name.ends_with(".attention.masked_bias")))
-    return true;
-  return name.ends_with(".rotary_emb.inv_freq");
-}
-
 /// Warns about tensors of the file that no parameter reads, as Hugging Face's
 /// loaders do: usually a checkpoint of a slightly different model, and the
 /// names help tell a misnamed tensor from a missing one.
@@ -224,7 +200,7 @@ static void warnUnusedTensors(const WarningHandler &warn,
   std::vector<std::string> unused;
   for (const TensorView *tensor : file.getTensors())
     if (!used.contains(tensor->name) &&
-        !isIgnoredTensor(tensor->name, prefix, config))
+        !hf::isIgnoredTensor(tensor->name, prefix, config))
       unused.push_back(tensor->name);
   if (unused.empty())
     return;

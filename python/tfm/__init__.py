@@ -1,6 +1,7 @@
 """The tfm compiler from Python: run models through the engine (tfm.load,
-tfm.engine), build model definitions and emit tfm IR (tfm.builder,
-tfm.models), safetensors I/O and PyTorch references (tfm.io,
+tfm.engine), import Hugging Face configs as tfm IR
+(tfm.engine.import_hf_config, `python3 -m tfm emit`), build tfm IR by hand
+(tfm.builder), safetensors I/O and PyTorch references (tfm.io,
 tfm.reference)."""
 
 __all__ = ["load", "Model", "TfmError"]

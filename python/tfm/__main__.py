@@ -1,35 +1,35 @@
 """Command line of the tfm Python package.
 
   python3 -m tfm emit config.json [--batch B] [--seq-len S] [--kv-cache N]
-                                  [--block LAYER] [-o FILE]
+                                  [--block LAYER] [--dtype T] [-o FILE]
 
-prints the tfm module of a Hugging Face gpt2/llama/mixtral config.json:
+prints the tfm module of a Hugging Face config.json, built by the C++
+importer (libtfm_engine.so, as transformer-translate --import-hf-config):
 @forward (and @prefill/@decode with --kv-cache), or with --block one decoder
-block as a `tfm.block` function. Errors go to stderr with exit status 1.
+layer as a `tfm.block` function. Errors go to stderr with exit status 1.
 """
 import argparse
-import json
 import sys
 
-from . import models
+from .engine import TfmError, import_hf_config
 
 
 def _emit(args):
     try:
-        with open(args.config) as fh:
-            raw = json.load(fh)
+        with open(args.config, "rb") as fh:
+            config = fh.read()
     except OSError as e:
-        raise models.ConfigError(f"cannot read {args.config}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        raise models.ConfigError(f"{args.config}: invalid JSON: {e}")
-    config = models.parse_config(raw)
-    if args.block is not None:
-        module = models.build_block(config, args.block, args.batch,
-                                    args.seq_len)
-    else:
-        module = models.build_model(config, args.batch, args.seq_len,
-                                    args.kv_cache)
-    text = module.to_mlir()
+        raise TfmError(f"cannot read {args.config}: {e.strerror}")
+    try:
+        text = import_hf_config(config, batch=args.batch, seq_len=args.seq_len,
+                                kv_cache=args.kv_cache, block=args.block,
+                                dtype=args.dtype)
+    except TfmError as e:
+        # Config errors name the file, as transformer-translate's do; option
+        # errors ("--seq-len: ...") stand alone.
+        if str(e).startswith("--"):
+            raise
+        raise TfmError(f"{args.config}: {e}")
     if args.output == "-":
         sys.stdout.write(text)
     else:
@@ -51,11 +51,13 @@ def main(argv=None):
                       "this many positions")
     emit.add_argument("--block", type=int, default=None, metavar="LAYER",
                       help="emit only decoder block LAYER (a tfm.block)")
+    emit.add_argument("--dtype", default=None, choices=["f32", "bf16", "f16"],
+                      help="compute type (default f32)")
     emit.add_argument("-o", "--output", default="-")
     args = parser.parse_args(argv)
     try:
         _emit(args)
-    except ValueError as e:
+    except TfmError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -64,6 +64,14 @@ class _GenerateOptions(ctypes.Structure):
                 ("numStopStrings", ctypes.c_int64)]
 
 
+class _ImportOptions(ctypes.Structure):
+    _fields_ = [("batch", ctypes.c_int64),
+                ("seqLen", ctypes.c_int64),
+                ("kvCache", ctypes.c_int64),
+                ("block", ctypes.c_int64),
+                ("dtype", ctypes.c_char_p)]
+
+
 _TokenCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
                                   ctypes.POINTER(ctypes.c_int64), ctypes.c_int64)
 
@@ -122,6 +130,9 @@ def _library():
             "tfmStringDestroy": (None, [ctypes.c_void_p]),
             "tfmModelHasTokenizer": (ctypes.c_int, [model]),
             "tfmModelDecode": (ctypes.c_void_p, [model, i64p, i64, ctypes.c_int]),
+            "tfmImportOptionsInit": (None, [ctypes.POINTER(_ImportOptions)]),
+            "tfmImportHFConfig": (ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_size_t,
+                                                    ctypes.POINTER(_ImportOptions)]),
         }
         for name, (restype, argtypes) in signatures.items():
             function = getattr(lib, name)
@@ -129,6 +140,48 @@ def _library():
             function.argtypes = argtypes
         _lib = lib
         return lib
+
+
+def _int64(value, name, low):
+    """`value` as an int64 C argument: an integer >= `low`, else TfmError
+    naming the option (ctypes would wrap a too-large one silently)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TfmError(f"--{name}: expected an integer, got {value!r}")
+    if not low <= value < 2**63:
+        raise TfmError(f"--{name}: {value} is out of range")
+    return value
+
+
+def import_hf_config(config, batch=1, seq_len=None, kv_cache=0, block=None,
+                     dtype=None):
+    """The tfm module (MLIR text) of a Hugging Face config.json, built by the
+    importer transformer-translate uses: `config` is the file's text (str
+    or bytes) or a dict. @forward at [batch, seq_len] (None: 128, or the
+    context length if shorter), plus @prefill and @decode over a KV cache of
+    `kv_cache` positions; or with `block`, that decoder layer alone as a
+    `tfm.block` function. Errors raise TfmError naming the field or option."""
+    if isinstance(config, dict):
+        config = json.dumps(config)
+    if isinstance(config, str):
+        config = config.encode()
+    lib = _library()
+    options = _ImportOptions()
+    lib.tfmImportOptionsInit(ctypes.byref(options))
+    options.batch = _int64(batch, "batch", 1)
+    if seq_len is not None:
+        options.seqLen = _int64(seq_len, "seq-len", 1)
+    options.kvCache = _int64(kv_cache, "kv-cache", 0)
+    if block is not None:
+        options.block = _int64(block, "block", 0)
+    if dtype is not None:
+        options.dtype = str(dtype).encode()
+    text = lib.tfmImportHFConfig(config, len(config), ctypes.byref(options))
+    if not text:
+        raise TfmError(lib.tfmGetLastError().decode(errors="replace"))
+    try:
+        return ctypes.string_at(text).decode()
+    finally:
+        lib.tfmStringDestroy(text)
 
 
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,

@@ -160,8 +160,8 @@ def moe(w, p, h, n_experts, top_k):
 # --- Whole models from a Hugging Face config.json ------------------------------
 #
 # These read the config dict themselves, with transformers' defaults, rather
-# than tfm.models' parser, so that a test comparing the two checks the front
-# end's reading of the config as well as its ops.
+# than through tfm's importer, so that a test comparing the two checks the
+# importer's reading of the config as well as its ops.
 
 def _cfg(c, key, default):
     """`c[key]`, or `default` when the key is absent or null (transformers

@@ -42,8 +42,9 @@ static cl::OptionCategory category("transformer-translate options");
 
 static cl::opt<std::string> importHFConfig(
     "import-hf-config",
-    cl::desc("Import the Hugging Face config.json of a gpt2, llama, mixtral, "
-             "gemma, phi3, gpt_neox or opt model ('-' reads stdin)"),
+    cl::desc("Import a Hugging Face config.json of a model type tfm knows "
+             "(gpt2, llama, mistral, mixtral, qwen2/3, qwen3_moe, gemma 1-3, "
+             "phi3, gpt_neox, olmo2, opt; '-' reads stdin)"),
     cl::value_desc("config.json"), cl::cat(category));
 static cl::opt<std::string> importHF(
     "import-hf",
@@ -76,6 +77,12 @@ static cl::opt<std::string> computeDType(
              "bf16 or f16; half-precision models accumulate in f32 and return "
              "f32 logits"),
     cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(category));
+static cl::opt<int64_t> blockLayer(
+    "block",
+    cl::desc("Emit only decoder layer LAYER, as a tfm.block function from "
+             "the hidden state to the hidden state (for the ledger, or to "
+             "study one layer's code)"),
+    cl::value_desc("LAYER"), cl::init(-1), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("filename"),
                                        cl::init("-"), cl::cat(category));
@@ -94,10 +101,10 @@ static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
      << ", " << c.numHeads << " query / " << c.numKVHeads
      << " key-value heads of " << c.headDim << ", MLP width "
      << c.intermediateSize;
-  if (c.family == tfm::hf::ModelFamily::Mixtral)
+  if (c.numExperts && c.sparseLayers.empty())
     os << " x " << c.numExperts << " experts (top " << c.numExpertsPerToken
        << ")";
-  if (c.family == tfm::hf::ModelFamily::Qwen3MoE)
+  if (c.numExperts && !c.sparseLayers.empty())
     os << " (dense layers); " << c.numExperts << " experts of "
        << c.expertIntermediateSize << " (top " << c.numExpertsPerToken
        << (c.normalizeTopK ? ", renormalised" : "") << ") in "
@@ -112,6 +119,8 @@ static void printSummary(llvm::raw_ostream &os, llvm::StringRef fileName,
   if (options.computeType != tfm::runtime::DType::F32)
     os << ", computed in " << tfm::runtime::getDTypeName(options.computeType)
        << " (f32 logits)";
+  if (options.block)
+    os << ", decoder layer " << *options.block << " alone";
   os << "\n";
 }
 
@@ -174,6 +183,8 @@ int main(int argc, char **argv) {
   options.seqLen = seqLen;
   options.kvCacheLength = kvCache;
   options.perSequencePositions = perSequencePositions;
+  if (blockLayer.getNumOccurrences())
+    options.block = blockLayer;
   if (computeDType == "f32")
     options.computeType = tfm::runtime::DType::F32;
   else if (computeDType == "bf16")

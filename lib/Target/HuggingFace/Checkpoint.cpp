@@ -1,6 +1,8 @@
 //===- Checkpoint.cpp - Hugging Face checkpoints and imported models ------===//
 #include "tfm/Target/HuggingFace/Checkpoint.h"
 
+#include "Families/Families.h"
+
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
@@ -11,13 +13,26 @@
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::runtime;
+using namespace mlir::tfm::hf;
 
 std::string hf::getCheckpointNamePrefix(const ModelConfig &config,
                                         const SafeTensorsCheckpoint &file) {
-  if (config.family == ModelFamily::GPT2 && !file.lookup("wte.weight") &&
-      file.lookup("transformer.wte.weight"))
-    return "transformer.";
-  return "";
+  const FamilyInfo &family = getFamily(config.family);
+  if (family.wrapperPrefix.empty() || file.lookup(family.prefixProbe))
+    return "";
+  std::string wrapped = (family.wrapperPrefix + family.prefixProbe).str();
+  return file.lookup(wrapped) ? family.wrapperPrefix.str() : "";
+}
+
+bool hf::isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
+                         const ModelConfig &config) {
+  if (config.tieWordEmbeddings && name == "lm_head.weight")
+    return true;
+  if (name.ends_with(".rotary_emb.inv_freq"))
+    return true;
+  const FamilyInfo &family = getFamily(config.family);
+  return family.isIgnoredTensor &&
+         family.isIgnoredTensor(name, prefix, config);
 }
 
 /// The MLIR type of a float dtype; null for the others.

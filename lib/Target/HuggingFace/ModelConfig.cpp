@@ -1,13 +1,20 @@
 //===- ModelConfig.cpp - reading a Hugging Face config.json ---------------===//
 //
-// Mirrors the defaults of transformers' GPT2Config, LlamaConfig,
-// MixtralConfig, MistralConfig, Qwen2Config and Qwen3Config for optional
-// fields, but requires the sizes: a config.json
-// saved by transformers always has them, so a missing one means a broken or
-// foreign file rather than "use the class default".
+// The family-independent part: the JSON checks, FieldReader, the fields
+// several families read alike (sizes, activation, RoPE and its scalings,
+// layer types), and the dispatch on `model_type` through the table of
+// families (Families/Families.cpp). Family readers mirror the defaults of
+// their transformers config class for optional fields but require the
+// sizes: a config.json saved by transformers always has them, so a missing
+// one means a broken or foreign file rather than "use the class default".
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Target/HuggingFace/ModelConfig.h"
+
+#include "ConfigReader.h"
+#include "Families/Families.h"
+
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -29,48 +36,10 @@ using llvm::Twine;
 namespace json = llvm::json;
 
 llvm::StringRef mlir::tfm::hf::getFamilyName(ModelFamily family) {
-  switch (family) {
-  case ModelFamily::GPT2:
-    return "gpt2";
-  case ModelFamily::Llama:
-    return "llama";
-  case ModelFamily::Mixtral:
-    return "mixtral";
-  case ModelFamily::Mistral:
-    return "mistral";
-  case ModelFamily::Qwen2:
-    return "qwen2";
-  case ModelFamily::Qwen3:
-    return "qwen3";
-  case ModelFamily::Gemma:
-    return "gemma";
-  case ModelFamily::Phi3:
-    return "phi3";
-  case ModelFamily::GPTNeoX:
-    return "gpt_neox";
-  case ModelFamily::OPT:
-    return "opt";
-  case ModelFamily::Gemma2:
-    return "gemma2";
-  case ModelFamily::Gemma3:
-    return "gemma3_text";
-  case ModelFamily::Qwen3MoE:
-    return "qwen3_moe";
-  case ModelFamily::Olmo2:
-    return "olmo2";
-  }
-  llvm_unreachable("unknown model family");
+  return getFamily(family).modelType;
 }
 
-/// Sizes become tensor dimensions whose products (V*d, B*S*V, ...) must stay
-/// far from int64 overflow.
-static constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
-/// Layers and experts each become IR and compiled code: the largest
-/// published models have ~130 layers and 256 experts, and a hostile count
-/// (num_hidden_layers: 100000) would build IR for minutes before any other
-/// check.
-static constexpr int64_t kMaxLayers = 1024;
-static constexpr int64_t kMaxExperts = 1024;
+
 
 /// Fields that do not change the math of inference, in any of the families:
 /// training-only settings, token ids, generation defaults, bookkeeping.
@@ -104,10 +73,6 @@ static constexpr StringRef kMathFields[] = {
     "scale_embedding", "sliding_window", "use_parallel_residual",
     "use_qk_norm", "use_sliding_window"};
 
-/// The model types parseModelConfig accepts, for messages.
-static constexpr const char *kImportedTypes =
-    "gpt2, llama, mixtral, mistral, qwen2, qwen3, qwen3_moe, gemma, gemma2, "
-    "gemma3_text, phi3, gpt_neox, olmo2 and opt";
 
 /// Name patterns of neutral fields: dropout probabilities (`attn_pdrop`,
 /// `attention_dropout`), special token ids, and the `summary_*` settings of
@@ -120,7 +85,7 @@ static bool isNeutralByPattern(StringRef key) {
 
 /// "a string", "an array", ... for messages about composite values; scalars
 /// are quoted as written.
-static std::string describe(const json::Value &value) {
+std::string mlir::tfm::hf::describe(const json::Value &value) {
   switch (value.kind()) {
   case json::Value::Array:
     return "an array";
@@ -131,173 +96,36 @@ static std::string describe(const json::Value &value) {
   }
 }
 
-namespace {
-/// Reads fields of the top-level object, remembering which it understood and
-/// the first error. Reading goes on after an error (returning defaults) so
-/// that callers stay linear; only the first error is reported.
-class FieldReader {
-public:
-  explicit FieldReader(const json::Object &object) : object(object) {}
-
-  /// The value of `key`, or null when it is absent or JSON `null` (which
-  /// transformers reads as "use the default" as well).
-  const json::Value *lookup(StringRef key) {
-    understood.insert(key);
+void FieldReader::rejectUnreadMathFields(StringRef modelType) {
+  for (StringRef key : kMathFields) {
     const json::Value *value = object.get(key);
-    return value && value->kind() != json::Value::Null ? value : nullptr;
+    if (understood.contains(key) || !value ||
+        value->kind() == json::Value::Null ||
+        value->getAsBoolean() == std::optional<bool>(false))
+      continue;
+    return fail(key, describe(*value) +
+                         " is not supported for model_type '" + modelType +
+                         "': it changes the model's math in other "
+                         "families, and tfm would build the model as if "
+                         "it were absent");
   }
-
-  /// Whether `key` is present with the value JSON `null` (where absent and
-  /// null differ: a class default that null turns off).
-  bool isNull(StringRef key) {
-    understood.insert(key);
-    const json::Value *value = object.get(key);
-    return value && value->kind() == json::Value::Null;
+}
+std::vector<std::string> FieldReader::getUnknownFields() const {
+  std::vector<std::string> unknown;
+  for (const auto &entry : object) {
+    StringRef key = entry.first;
+    if (!understood.contains(key) && !llvm::is_contained(kNeutralFields, key) &&
+        !isNeutralByPattern(key))
+      unknown.push_back(key.str());
   }
+  std::sort(unknown.begin(), unknown.end());
+  return unknown;
+}
 
-  void fail(StringRef key, const Twine &what) {
-    if (error.empty())
-      error = (key + ": " + what).str();
-  }
-  bool failed() const { return !error.empty(); }
-  const std::string &getError() const { return error; }
-
-  /// A size: a positive integer; missing is an error.
-  int64_t requiredSize(StringRef key, StringRef modelType) {
-    const json::Value *value = lookup(key);
-    if (!value) {
-      fail(key, "missing; a " + modelType + " config must give it");
-      return 1;
-    }
-    return toSize(key, *value).value_or(1);
-  }
-
-  /// A size with a default, for fields transformers defaults too.
-  int64_t sizeOr(StringRef key, int64_t defaultValue) {
-    const json::Value *value = lookup(key);
-    return value ? toSize(key, *value).value_or(defaultValue) : defaultValue;
-  }
-
-  /// A finite number in [0, below) (epsilons: below 1, or every output is
-  /// the bias); `positive` excludes 0 (RoPE theta). JSON numbers beyond the
-  /// double range (1e400) parse as infinity.
-  double numberOr(StringRef key, double defaultValue, bool positive = false,
-                  double below = HUGE_VAL) {
-    const json::Value *value = lookup(key);
-    if (!value)
-      return defaultValue;
-    std::optional<double> number = value->getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < 0 ||
-        (positive && *number == 0) || *number >= below) {
-      std::string bound;
-      if (std::isfinite(below))
-        bound = llvm::formatv(" below {0}", llvm::format("%g", below)).str();
-      fail(key, Twine("expected a finite ") +
-                    (positive ? "positive" : "non-negative") + " number" +
-                    bound + ", got " + describe(*value));
-      return defaultValue;
-    }
-    return *number;
-  }
-
-  /// A size that also becomes a count of IR blocks: at most `limit`.
-  int64_t requiredCount(StringRef key, StringRef modelType, int64_t limit) {
-    int64_t n = requiredSize(key, modelType);
-    if (n > limit) {
-      fail(key, llvm::formatv("{0} exceeds tfm's limit of {1}", n, limit));
-      return 1;
-    }
-    return n;
-  }
-
-  bool boolOr(StringRef key, bool defaultValue) {
-    const json::Value *value = lookup(key);
-    if (!value)
-      return defaultValue;
-    std::optional<bool> flag = value->getAsBoolean();
-    if (!flag) {
-      fail(key, "expected true or false, got " + describe(*value));
-      return defaultValue;
-    }
-    return *flag;
-  }
-
-  std::string stringOr(StringRef key, StringRef defaultValue) {
-    const json::Value *value = lookup(key);
-    if (!value)
-      return defaultValue.str();
-    std::optional<StringRef> text = value->getAsString();
-    if (!text) {
-      fail(key, "expected a string, got " + describe(*value));
-      return defaultValue.str();
-    }
-    return text->str();
-  }
-
-  /// A flag tfm cannot honour when true: `true` is an error saying `why`.
-  void rejectTrue(StringRef key, const Twine &why) {
-    if (boolOr(key, false))
-      fail(key, "true is not supported: " + why);
-  }
-
-  /// A field tfm cannot honour unless it is absent or null.
-  void rejectNonNull(StringRef key, const Twine &why) {
-    if (const json::Value *value = lookup(key))
-      fail(key, describe(*value) + " is not supported: " + why);
-  }
-
-  /// Fails on the first (sorted) field of kMathFields that the family's
-  /// reader did not read and that is set to something other than null or
-  /// false.
-  void rejectUnreadMathFields(StringRef modelType) {
-    for (StringRef key : kMathFields) {
-      const json::Value *value = object.get(key);
-      if (understood.contains(key) || !value ||
-          value->kind() == json::Value::Null ||
-          value->getAsBoolean() == std::optional<bool>(false))
-        continue;
-      return fail(key, describe(*value) +
-                           " is not supported for model_type '" + modelType +
-                           "': it changes the model's math in other "
-                           "families, and tfm would build the model as if "
-                           "it were absent");
-    }
-  }
-
-  /// Fields present in the file that nothing read and that are not known to
-  /// be neutral, sorted (json::Object is unordered).
-  std::vector<std::string> getUnknownFields() const {
-    std::vector<std::string> unknown;
-    for (const auto &entry : object) {
-      StringRef key = entry.first;
-      if (!understood.contains(key) && !llvm::is_contained(kNeutralFields, key) &&
-          !isNeutralByPattern(key))
-        unknown.push_back(key.str());
-    }
-    std::sort(unknown.begin(), unknown.end());
-    return unknown;
-  }
-
-private:
-  std::optional<int64_t> toSize(StringRef key, const json::Value &value) {
-    std::optional<int64_t> size = value.getAsInteger();
-    if (!size || *size < 1 || *size > kMaxSize) {
-      fail(key, "expected a positive integer below 2^31, got " +
-                    describe(value));
-      return std::nullopt;
-    }
-    return size;
-  }
-
-  const json::Object &object;
-  llvm::StringSet<> understood;
-  std::string error;
-};
-} // namespace
 
 /// Quantized checkpoints store other tensors (int weights, scales) under the
 /// same names: importing them as f32 would silently mean the wrong weights.
-static void readCommonRejections(FieldReader &r) {
+void mlir::tfm::hf::readCommonRejections(FieldReader &r) {
   r.rejectNonNull("quantization_config",
                   "quantized checkpoints are not supported; tfm reads float "
                   "weights");
@@ -305,10 +133,10 @@ static void readCommonRejections(FieldReader &r) {
 
 /// A family's activation field: `known` maps each accepted name to tfm's
 /// activation; any other name is an error listing `supported`.
-static void readActivation(FieldReader &r, ModelConfig &c, StringRef key,
-                           StringRef defaultName,
-                           ArrayRef<std::pair<StringRef, Activation>> known,
-                           const Twine &supported) {
+void mlir::tfm::hf::readActivation(FieldReader &r, ModelConfig &c, StringRef key,
+                                   StringRef defaultName,
+                                   ArrayRef<std::pair<StringRef, Activation>> known,
+                                   const Twine &supported) {
   std::string act = r.stringOr(key, defaultName);
   for (const auto &[name, activation] : known) {
     if (act == name) {
@@ -322,8 +150,8 @@ static void readActivation(FieldReader &r, ModelConfig &c, StringRef key,
 
 /// The sizes every family but GPT-2 reads under the same names (OPT names
 /// its MLP width `ffn_dim`); missing ones are errors naming `type`.
-static void readDecoderSizes(FieldReader &r, ModelConfig &c, StringRef type,
-                             StringRef intermediateKey = "intermediate_size") {
+void mlir::tfm::hf::readDecoderSizes(FieldReader &r, ModelConfig &c, StringRef type,
+                                     StringRef intermediateKey) {
   c.vocabSize = r.requiredSize("vocab_size", type);
   c.hiddenSize = r.requiredSize("hidden_size", type);
   c.numLayers = r.requiredCount("num_hidden_layers", type, kMaxLayers);
@@ -333,54 +161,6 @@ static void readDecoderSizes(FieldReader &r, ModelConfig &c, StringRef type,
   c.maxPositions = r.requiredSize("max_position_embeddings", type);
 }
 
-static void readGPT2(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::GPT2;
-  c.vocabSize = r.requiredSize("vocab_size", "gpt2");
-  c.hiddenSize = r.requiredSize("n_embd", "gpt2");
-  c.numLayers = r.requiredCount("n_layer", "gpt2", kMaxLayers);
-  c.numHeads = r.requiredSize("n_head", "gpt2");
-  // transformers sizes wpe by n_positions; n_ctx is its legacy spelling,
-  // used only when n_positions is absent.
-  bool hasCtx = r.lookup("n_ctx") != nullptr;
-  if (r.lookup("n_positions") || !hasCtx) {
-    c.maxPositionsField = "n_positions";
-    c.maxPositions = r.requiredSize("n_positions", "gpt2");
-  } else {
-    c.maxPositionsField = "n_ctx";
-    c.maxPositions = r.requiredSize("n_ctx", "gpt2");
-  }
-  c.intermediateSize = r.sizeOr("n_inner", 4 * c.hiddenSize);
-  c.normEps = r.numberOr("layer_norm_epsilon", 1e-5, /*positive=*/true,
-                         /*below=*/1.0);
-
-  readActivation(r, c, "activation_function", "gelu_new",
-                 {{"gelu_new", Activation::GeluTanh},
-                  {"gelu_pytorch_tanh", Activation::GeluTanh},
-                  {"gelu_fast", Activation::GeluTanh},
-                  {"gelu", Activation::GeluExact}},
-                 "gelu_new, gelu_pytorch_tanh, gelu_fast and gelu");
-
-  // GPT2LMHeadModel ties lm_head to wte unless the config says otherwise.
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
-  c.scaleAttnWeights = r.boolOr("scale_attn_weights", true);
-  r.rejectTrue("scale_attn_by_inverse_layer_idx",
-               "it scales each layer's attention by 1/(layer+1), which "
-               "tfm.attention does not model");
-  r.rejectTrue("reorder_and_upcast_attn",
-               "tfm does not model the reordered, upcast attention");
-  r.rejectTrue("add_cross_attention",
-               "cross-attention needs an encoder; tfm builds decoder-only "
-               "models");
-  readCommonRejections(r);
-
-  if (r.failed())
-    return;
-  if (c.hiddenSize % c.numHeads != 0)
-    return r.fail("n_head", llvm::formatv("{0} heads do not divide n_embd = {1}",
-                                          c.numHeads, c.hiddenSize));
-  c.numKVHeads = c.numHeads;
-  c.headDim = c.hiddenSize / c.numHeads;
-}
 
 //===----------------------------------------------------------------------===//
 // RoPE
@@ -637,13 +417,22 @@ private:
 };
 } // namespace
 
+std::optional<double>
+mlir::tfm::hf::readRoPEObject(FieldReader &r, StringRef field,
+                              const json::Object &object, ModelConfig &c,
+                              bool withTheta) {
+  RoPEObjectReader reader(r, field, object);
+  reader.read(c, withTheta);
+  return reader.getPartialRotaryFactor();
+}
+
 /// RoPE settings. transformers 4.x writes `rope_theta` and `rope_scaling`;
 /// 5.x groups them as `rope_parameters`. Both layouts read the same way;
 /// scalings tfm does not implement (yarn, longrope, ...) are errors rather
 /// than a silent mismatch.
 /// Families that rotate whole heads: a rope_parameters
 /// `partial_rotary_factor` must be 1 (transformers 5 writes Phi-3's so).
-static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
+void mlir::tfm::hf::readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
   c.ropeTheta = r.numberOr("rope_theta", defaultTheta, /*positive=*/true);
   for (StringRef field : {"rope_scaling", "rope_parameters"}) {
     const json::Value *value = r.lookup(field);
@@ -652,9 +441,8 @@ static void readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta) {
     const json::Object *object = value->getAsObject();
     if (!object)
       return r.fail(field, "expected an object, got " + describe(*value));
-    RoPEObjectReader reader(r, field, *object);
-    reader.read(c, /*withTheta=*/field == "rope_parameters");
-    std::optional<double> partial = reader.getPartialRotaryFactor();
+    std::optional<double> partial = readRoPEObject(
+        r, field, *object, c, /*withTheta=*/field == "rope_parameters");
     if (!r.failed() && partial && *partial != 1.0)
       r.fail("rope_parameters.partial_rotary_factor",
              llvm::formatv("{0} is not supported for model_type '{1}': tfm "
@@ -775,116 +563,10 @@ mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c,
 // Llama-like families: what each adds to Llama's decoder
 //===----------------------------------------------------------------------===//
 
-static void readLlamaExtras(FieldReader &r, ModelConfig &c) {
-  c.attentionBias = r.boolOr("attention_bias", false);
-  c.mlpBias = r.boolOr("mlp_bias", false);
-  int64_t tp = r.sizeOr("pretraining_tp", 1);
-  if (tp > 1)
-    r.fail("pretraining_tp",
-           llvm::formatv("{0} is not supported: it splits the projections "
-                         "into slices whose sum only approximates the "
-                         "unsplit model; it must be 1",
-                         tp));
-}
 
-static void readMixtralExtras(FieldReader &r, ModelConfig &c) {
-  c.numExperts = r.requiredCount("num_local_experts", "mixtral", kMaxExperts);
-  c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", "mixtral");
-  r.rejectNonNull("sliding_window",
-                  "tfm implements full causal attention for mixtral "
-                  "(sliding_window must be null)");
-}
 
-/// MistralConfig defaults `sliding_window` to 4096; null means full causal
-/// attention.
-static void readMistralExtras(FieldReader &r, ModelConfig &c) {
-  c.slidingWindow = r.isNull("sliding_window")
-                        ? 0
-                        : r.sizeOr("sliding_window", 4096);
-}
 
-/// Qwen2 always has q/k/v biases and no o_proj bias; Qwen3 has per-head q/k
-/// RMSNorm and Llama's `attention_bias`. Both slide a window over the layers
-/// from `max_window_layers` on, when `use_sliding_window` turns it on (as
-/// transformers 5's Qwen2Config derives `layer_types`; a `layer_types` in
-/// the file overrides that rule in readLayerTypes). transformers 4.46's
-/// eager/sdpa mask applied `sliding_window` to every layer even when it was
-/// off, which is not the model its authors trained; published Qwen2/2.5
-/// configs set it to at least max_position_embeddings, where it masks
-/// nothing.
-static void readQwenExtras(FieldReader &r, ModelConfig &c) {
-  bool qwen3 =
-      c.family == ModelFamily::Qwen3 || c.family == ModelFamily::Qwen3MoE;
-  if (qwen3) {
-    c.qkNorm = true;
-    c.attentionBias = r.boolOr("attention_bias", false);
-  } else {
-    c.qkvBias = true;
-  }
-  bool useWindow = r.boolOr("use_sliding_window", false);
-  int64_t window =
-      r.isNull("sliding_window") ? 0 : r.sizeOr("sliding_window", 4096);
-  int64_t firstSlidingLayer = r.isNull("max_window_layers")
-                                  ? 28
-                                  : r.sizeOr("max_window_layers", 28);
-  // Qwen2-VL's multimodal RoPE sections; Qwen2.5 configs say false.
-  r.rejectTrue("use_mrope", "tfm implements 1-D RoPE (multimodal RoPE "
-                            "sections are Qwen2-VL's); it must be false");
-  if (!useWindow)
-    return;
-  if (window == 0)
-    return r.fail("sliding_window", "null, but use_sliding_window is true; "
-                                    "give the window's size");
-  c.slidingWindow = window;
-  // Qwen3-MoE slides every layer (transformers 5 has no layer_types for it
-  // and ignores max_window_layers).
-  if (c.family == ModelFamily::Qwen3MoE)
-    firstSlidingLayer = 0;
-  c.slidingLayers.assign(c.numLayers, false);
-  for (int64_t i = firstSlidingLayer; i < c.numLayers; ++i)
-    c.slidingLayers[i] = true;
-}
 
-/// Qwen3MoeConfig: a layer is sparse unless `mlp_only_layers` lists it or
-/// (i + 1) is not a multiple of `decoder_sparse_step`; sparse layers have
-/// `num_experts` experts of width `moe_intermediate_size`, dense ones an
-/// MLP of `intermediate_size`. transformers 5 names the count
-/// `num_local_experts` (its attribute_map), 4.x `num_experts`.
-static void readQwen3MoEExtras(FieldReader &r, ModelConfig &c) {
-  StringRef type = "qwen3_moe";
-  bool modern = r.lookup("num_local_experts") != nullptr;
-  c.numExperts = r.requiredCount(modern ? "num_local_experts" : "num_experts",
-                                 type, kMaxExperts);
-  if (modern && r.lookup("num_experts"))
-    if (r.sizeOr("num_experts", c.numExperts) != c.numExperts)
-      r.fail("num_experts", llvm::formatv("disagrees with num_local_experts = "
-                                          "{0}",
-                                          c.numExperts));
-  c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", type);
-  c.expertIntermediateSize = r.requiredSize("moe_intermediate_size", type);
-  c.normalizeTopK = r.boolOr("norm_topk_prob", false);
-  int64_t step = r.sizeOr("decoder_sparse_step", 1);
-  c.sparseLayers.assign(c.numLayers, false);
-  for (int64_t i = 0; i < c.numLayers; ++i)
-    c.sparseLayers[i] = (i + 1) % step == 0;
-  if (const json::Value *value = r.lookup("mlp_only_layers")) {
-    const json::Array *layers = value->getAsArray();
-    if (!layers)
-      return r.fail("mlp_only_layers",
-                    "expected an array of layer indices, got " +
-                        describe(*value));
-    for (auto [i, entry] : llvm::enumerate(*layers)) {
-      std::optional<int64_t> layer = entry.getAsInteger();
-      if (!layer || *layer < 0 || *layer >= c.numLayers)
-        return r.fail(llvm::formatv("mlp_only_layers[{0}]", i).str(),
-                      llvm::formatv("expected a layer index below "
-                                    "num_hidden_layers = {0}, got {1}",
-                                    c.numLayers, describe(entry)));
-      c.sparseLayers[*layer] = false;
-    }
-  }
-  (void)r.lookup("router_aux_loss_coef");
-}
 
 /// transformers 5's `layer_types`: one "full_attention" or
 /// "sliding_attention" per layer, which decides the layers that slide the
@@ -932,92 +614,13 @@ static void readLayerTypes(FieldReader &r, ModelConfig &c) {
 
 /// RoPE rotates pairs of elements, so the head size must be even; `key` is
 /// the field the head size comes from. Does nothing after an earlier error.
-static void checkEvenRoPEHead(FieldReader &r, const ModelConfig &c,
-                              StringRef key) {
+void mlir::tfm::hf::checkEvenRoPEHead(FieldReader &r, const ModelConfig &c,
+                                      StringRef key) {
   if (!r.failed() && c.headDim % 2 != 0)
     r.fail(key,
            llvm::formatv("RoPE needs an even head size, got {0}", c.headDim));
 }
 
-static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
-  c.family = family;
-  bool mixtral = family == ModelFamily::Mixtral;
-  bool qwen3 = family == ModelFamily::Qwen3 || family == ModelFamily::Qwen3MoE;
-  bool qwen = family == ModelFamily::Qwen2 || qwen3;
-  std::string type = getFamilyName(family).str();
-  readDecoderSizes(r, c, type);
-  // LlamaConfig: None -> MHA; Mixtral and Mistral default to 8, Qwen to 32.
-  int64_t defaultKVHeads = c.numHeads;
-  if (mixtral || family == ModelFamily::Mistral)
-    defaultKVHeads = 8;
-  else if (qwen)
-    defaultKVHeads = 32;
-  c.numKVHeads = r.sizeOr("num_key_value_heads", defaultKVHeads);
-  // Qwen3Config defaults head_dim to 128 rather than d / H.
-  bool explicitHeadDim = r.lookup("head_dim") != nullptr ||
-                         family == ModelFamily::Qwen3;
-  c.headDim = r.sizeOr("head_dim", family == ModelFamily::Qwen3
-                                       ? 128
-                                       : c.hiddenSize / c.numHeads);
-  bool eps5 = mixtral || family == ModelFamily::Olmo2;
-  c.normEps = r.numberOr("rms_norm_eps", eps5 ? 1e-5 : 1e-6,
-                         /*positive=*/true, /*below=*/1.0);
-
-  readActivation(r, c, "hidden_act", "silu",
-                 {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
-                 "silu for " + type);
-
-  readRoPE(r, c, mixtral ? 1e6 : 10000.0);
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
-
-  switch (family) {
-  case ModelFamily::Llama:
-    readLlamaExtras(r, c);
-    break;
-  case ModelFamily::Mixtral:
-    readMixtralExtras(r, c);
-    break;
-  case ModelFamily::Mistral:
-    readMistralExtras(r, c);
-    break;
-  case ModelFamily::Qwen2:
-  case ModelFamily::Qwen3:
-  case ModelFamily::Qwen3MoE:
-    readQwenExtras(r, c);
-    if (family == ModelFamily::Qwen3MoE)
-      readQwen3MoEExtras(r, c);
-    break;
-  case ModelFamily::Olmo2:
-    c.attentionBias = r.boolOr("attention_bias", false);
-    break;
-  default:
-    llvm_unreachable("not a Llama-like family");
-  }
-  readCommonRejections(r);
-
-  if (r.failed())
-    return;
-  if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
-    return r.fail("num_attention_heads",
-                  llvm::formatv("{0} heads do not divide hidden_size = {1} "
-                                "(and no head_dim is given)",
-                                c.numHeads, c.hiddenSize));
-  if (c.numHeads % c.numKVHeads != 0)
-    return r.fail("num_key_value_heads",
-                  llvm::formatv("{0} key/value heads do not divide "
-                                "num_attention_heads = {1}",
-                                c.numKVHeads, c.numHeads));
-  checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
-  if (r.failed())
-    return;
-  if ((mixtral || family == ModelFamily::Qwen3MoE) &&
-      c.numExpertsPerToken > c.numExperts)
-    return r.fail("num_experts_per_tok",
-                  llvm::formatv("{0} exceeds {1} = {2}",
-                                c.numExpertsPerToken,
-                                mixtral ? "num_local_experts" : "num_experts",
-                                c.numExperts));
-}
 
 //===----------------------------------------------------------------------===//
 // Gemma, Phi-3, GPT-NeoX and OPT
@@ -1025,7 +628,7 @@ static void readLlamaLike(FieldReader &r, ModelConfig &c, ModelFamily family) {
 
 /// Gemma and Phi-3 build tfm.rope with the base alone: any RoPE scaling is
 /// refused here, whatever readRoPE accepts for other families.
-static void rejectRoPEScaling(FieldReader &r, StringRef type) {
+void mlir::tfm::hf::rejectRoPEScaling(FieldReader &r, StringRef type) {
   auto kindOf = [](const json::Value &value) -> std::string {
     if (const json::Object *object = value.getAsObject()) {
       if (std::optional<StringRef> kind = object->getString("rope_type"))
@@ -1050,7 +653,7 @@ static void rejectRoPEScaling(FieldReader &r, StringRef type) {
 }
 
 /// The shared checks of a rotary model's head sizes.
-static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
+void mlir::tfm::hf::checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
   if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
     return r.fail("num_attention_heads",
                   llvm::formatv("{0} heads do not divide hidden_size = {1}",
@@ -1062,347 +665,16 @@ static void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
                                 c.numKVHeads, c.numHeads));
 }
 
-/// GemmaConfig: head_dim defaults to 256 whatever d is; the MLP activation
-/// is `hidden_activation`, and transformers ignores `hidden_act` (falling
-/// back to the tanh GELU) when that is absent.
-/// The sizes, norm and MLP activation every Gemma generation reads alike.
-static void readGemmaCommon(FieldReader &r, ModelConfig &c, StringRef type) {
-  readDecoderSizes(r, c, type);
-  // GemmaConfig's default (16) is not "one per query head": a config that
-  // leaves it out means a different model than its heads suggest.
-  c.numKVHeads = r.requiredSize("num_key_value_heads", type);
-  c.headDim = r.sizeOr("head_dim", 256);
-  c.normEps = r.numberOr("rms_norm_eps", 1e-6, /*positive=*/true,
-                         /*below=*/1.0);
-  // Read for the record only: GemmaMLP does not look at it.
-  (void)r.lookup("hidden_act");
-  readActivation(r, c, "hidden_activation", "gelu_pytorch_tanh",
-                 {{"gelu_pytorch_tanh", Activation::GeluTanh},
-                  {"gelu_new", Activation::GeluTanh},
-                  {"gelu_fast", Activation::GeluTanh},
-                  {"gelu", Activation::GeluExact}},
-                 "gelu_pytorch_tanh, gelu_new, gelu_fast and gelu for " + type);
-}
 
-static void readGemma(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::Gemma;
-  StringRef type = "gemma";
-  readGemmaCommon(r, c, type);
-  rejectRoPEScaling(r, type);
-  readRoPE(r, c, 10000.0);
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
-  c.attentionBias = r.boolOr("attention_bias", false);
-  readCommonRejections(r);
-  if (r.failed())
-    return;
-  checkHeads(r, c, /*explicitHeadDim=*/true);
-  checkEvenRoPEHead(r, c, "head_dim");
-}
 
-/// Gemma 3's RoPE in transformers 5: `rope_parameters` nested by layer
-/// type, {"full_attention": {...}, "sliding_attention": {...}}; the local
-/// layers' object may only give a base. Returns false when the object is
-/// not nested (read as the flat layout by readRoPE).
-static bool readNestedGemma3RoPE(FieldReader &r, ModelConfig &c) {
-  const json::Value *value = r.lookup("rope_parameters");
-  const json::Object *object = value ? value->getAsObject() : nullptr;
-  if (!object || !(object->get("full_attention") ||
-                   object->get("sliding_attention")))
-    return false;
-  for (const auto &entry : *object) {
-    StringRef key = entry.first;
-    const json::Object *inner = entry.second.getAsObject();
-    std::string field = ("rope_parameters." + key).str();
-    if (key != "full_attention" && key != "sliding_attention") {
-      r.fail(field, "is not a layer type; gemma3_text nests "
-                    "\"full_attention\" and \"sliding_attention\"");
-      return true;
-    }
-    if (!inner) {
-      r.fail(field, "expected an object, got " + describe(entry.second));
-      return true;
-    }
-    if (key == "full_attention") {
-      RoPEObjectReader(r, field, *inner).read(c, /*withTheta=*/true);
-      continue;
-    }
-    // The local layers' RoPE: a base and no scaling.
-    ModelConfig local = c;
-    local.ropeTheta = c.ropeLocalTheta;
-    RoPEObjectReader(r, field, *inner).read(local, /*withTheta=*/true);
-    if (!r.failed() && local.ropeScaling != RoPEScaling::None)
-      r.fail(field, "a scaling of the local layers' RoPE is not supported; "
-                    "transformers scales only the global layers");
-    c.ropeLocalTheta = local.ropeTheta;
-  }
-  return true;
-}
 
-/// Gemma2Config and Gemma3TextConfig: Gemma's sizes with sandwich norms,
-/// softcapping and alternating local/global layers. Where transformers 4.x
-/// and 5.x default a field differently (Gemma 2's query_pre_attn_scalar:
-/// 224 and 256) the file must give it; published configs all do.
-static void readGemma2Or3(FieldReader &r, ModelConfig &c, ModelFamily family) {
-  c.family = family;
-  bool gemma3 = family == ModelFamily::Gemma3;
-  std::string type = getFamilyName(family).str();
-  readGemmaCommon(r, c, type);
-  if (gemma3) {
-    c.queryPreAttnScalar = r.numberOr("query_pre_attn_scalar", 256,
-                                      /*positive=*/true);
-  } else if (!r.lookup("query_pre_attn_scalar")) {
-    r.fail("query_pre_attn_scalar",
-           "missing; transformers 4.x and 5.x default it differently (224 "
-           "and 256), so a gemma2 config must give it");
-  } else {
-    c.queryPreAttnScalar =
-        r.numberOr("query_pre_attn_scalar", 256, /*positive=*/true);
-  }
-  // Null turns softcapping off; Gemma 2 caps by default, Gemma 3 does not.
-  auto softcap = [&](StringRef key, double gemma2Default) {
-    if (r.isNull(key))
-      return 0.0;
-    return r.numberOr(key, gemma3 ? 0.0 : gemma2Default, /*positive=*/true);
-  };
-  c.attnLogitSoftcap = softcap("attn_logit_softcapping", 50.0);
-  c.finalLogitSoftcap = softcap("final_logit_softcapping", 30.0);
-  // transformers' Gemma3Attention keeps attn_logit_softcapping but never
-  // applies it (4.57 and 5.17 alike): the checkpoints were trained and are
-  // run without it.
-  if (gemma3)
-    c.attnLogitSoftcap = 0;
-  c.slidingWindow =
-      r.isNull("sliding_window") ? 0 : r.sizeOr("sliding_window", 4096);
-  // Early Gemma 2 configs (9B, 27B) repeat the window as
-  // `sliding_window_size`, which transformers does not read.
-  if (r.lookup("sliding_window_size") &&
-      r.sizeOr("sliding_window_size", c.slidingWindow) != c.slidingWindow)
-    r.fail("sliding_window_size",
-           llvm::formatv("disagrees with sliding_window = {0}",
-                         c.slidingWindow));
-  // The default layer types: Gemma 2 slides the even layers; Gemma 3 all but
-  // every sliding_window_pattern-th.
-  // (transformers 5 writes layer_types, and the pattern as
-  // `_sliding_window_pattern` beside it.)
-  int64_t pattern =
-      gemma3 ? r.sizeOr("sliding_window_pattern",
-                        r.sizeOr("_sliding_window_pattern", 6))
-             : 2;
-  if (c.slidingWindow > 0) {
-    c.slidingLayers.assign(c.numLayers, false);
-    for (int64_t i = 0; i < c.numLayers; ++i)
-      c.slidingLayers[i] = (i + 1) % pattern != 0;
-  }
-  if (gemma3) {
-    c.ropeTheta = 1e6;
-    c.ropeLocalTheta =
-        r.numberOr("rope_local_base_freq", 10000.0, /*positive=*/true);
-    if (!readNestedGemma3RoPE(r, c))
-      readRoPE(r, c, 1e6);
-    r.rejectTrue("use_bidirectional_attention",
-                 "bidirectional attention is EmbeddingGemma's; tfm builds "
-                 "causal decoders");
-  } else {
-    readRoPE(r, c, 10000.0);
-  }
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
-  c.attentionBias = r.boolOr("attention_bias", false);
-  (void)r.lookup("cache_implementation");
-  readCommonRejections(r);
-  if (r.failed())
-    return;
-  checkHeads(r, c, /*explicitHeadDim=*/true);
-  checkEvenRoPEHead(r, c, "head_dim");
-}
 
-/// Phi3Config (transformers 4.46): the head size is always d / H, and its
-/// long-context RoPE variants (`su`, `longrope`) are not implemented.
-static void readPhi3(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::Phi3;
-  StringRef type = "phi3";
-  readDecoderSizes(r, c, type);
-  c.numKVHeads = r.sizeOr("num_key_value_heads", c.numHeads);
-  c.normEps = r.numberOr("rms_norm_eps", 1e-5, /*positive=*/true,
-                         /*below=*/1.0);
-  readActivation(r, c, "hidden_act", "silu",
-                 {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
-                 "silu for phi3");
-  // Phi-3's long-context checkpoints (128k) use longrope ("su" in the
-  // first ones); readRoPE reads every scaling transformers 5 gives Phi-3.
-  readRoPE(r, c, 10000.0);
-  // Only the long-context scalings use it.
-  (void)r.lookup("original_max_position_embeddings");
-  double partial = r.numberOr("partial_rotary_factor", 1.0, /*positive=*/true);
-  if (partial != 1.0)
-    r.fail("partial_rotary_factor",
-           llvm::formatv("{0} is not supported for phi3: transformers 4.46 "
-                         "rotates whole heads; it must be 1",
-                         llvm::format("%g", partial)));
-  r.rejectTrue("attention_bias",
-               "Phi-3's qkv_proj and o_proj have no biases");
-  c.slidingWindow = r.sizeOr("sliding_window", 0);
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
-  readCommonRejections(r);
-  if (r.failed())
-    return;
-  checkHeads(r, c, /*explicitHeadDim=*/false);
-  c.headDim = c.hiddenSize / c.numHeads;
-  checkEvenRoPEHead(r, c, "num_attention_heads");
-}
 
-/// GPTNeoXConfig: `rotary_pct` and `rotary_emb_base` are the settings;
-/// transformers 4.46 also writes them as `partial_rotary_factor` and
-/// `rope_theta`, which must then agree.
-static void readGPTNeoX(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::GPTNeoX;
-  StringRef type = "gpt_neox";
-  readDecoderSizes(r, c, type);
-  c.normEps = r.numberOr("layer_norm_eps", 1e-5, /*positive=*/true,
-                         /*below=*/1.0);
-  readActivation(r, c, "hidden_act", "gelu",
-                 {{"gelu", Activation::GeluExact},
-                  {"gelu_new", Activation::GeluTanh},
-                  {"gelu_pytorch_tanh", Activation::GeluTanh},
-                  {"gelu_fast", Activation::GeluTanh},
-                  {"relu", Activation::ReLU}},
-                 "gelu, gelu_new, gelu_pytorch_tanh, gelu_fast and relu for "
-                 "gpt_neox");
-  // The rotated fraction and the base, each given up to three times:
-  // GPT-NeoX's own rotary_pct / rotary_emb_base, transformers 5's
-  // rope_parameters (which writes no rotary_* fields), and the generic
-  // partial_rotary_factor / rope_theta that 4.46 writes beside them. The
-  // first given is used, in that order; the others must agree.
-  std::optional<double> ropeFraction, ropeBase;
-  if (const json::Value *value = r.lookup("rope_parameters")) {
-    const json::Object *object = value->getAsObject();
-    if (!object)
-      return r.fail("rope_parameters",
-                    "expected an object, got " + describe(*value));
-    ModelConfig given = c;
-    given.ropeTheta = 0;
-    RoPEObjectReader reader(r, "rope_parameters", *object);
-    reader.read(given, /*withTheta=*/true);
-    if (r.failed())
-      return;
-    if (given.ropeScaling != RoPEScaling::None)
-      return r.fail("rope_parameters", "tfm implements unscaled RoPE for "
-                                       "gpt_neox (rope_type must be "
-                                       "'default')");
-    if (given.ropeTheta > 0)
-      ropeBase = given.ropeTheta;
-    ropeFraction = reader.getPartialRotaryFactor();
-  }
-  auto firstGiven = [&](std::initializer_list<std::pair<StringRef, std::optional<double>>> sources,
-                        double defaultValue) -> double {
-    std::optional<std::pair<StringRef, double>> chosen;
-    for (const auto &[key, value] : sources) {
-      if (!value)
-        continue;
-      if (!chosen)
-        chosen = {key, *value};
-      else if (*value != chosen->second)
-        r.fail(key, llvm::formatv("{0} disagrees with {1} = {2}",
-                                  llvm::format("%g", *value), chosen->first,
-                                  llvm::format("%g", chosen->second)));
-    }
-    return chosen ? chosen->second : defaultValue;
-  };
-  auto optionalNumber = [&](StringRef key) -> std::optional<double> {
-    if (!r.lookup(key))
-      return std::nullopt;
-    return r.numberOr(key, 1.0, /*positive=*/true);
-  };
-  // Without rope_parameters (transformers 4.x), the rotary_* defaults are
-  // what the model uses, whatever a generic field beside them says.
-  bool modern = ropeFraction || ropeBase;
-  auto orDefault = [&](std::optional<double> value, double defaultValue) {
-    return value || modern ? value : std::optional<double>(defaultValue);
-  };
-  double pct = firstGiven({{"rotary_pct",
-                            orDefault(optionalNumber("rotary_pct"), 0.25)},
-                           {"rope_parameters.partial_rotary_factor",
-                            ropeFraction},
-                           {"partial_rotary_factor",
-                            optionalNumber("partial_rotary_factor")}},
-                          0.25);
-  if (pct > 1.0)
-    r.fail("rotary_pct",
-           llvm::formatv("{0} exceeds 1: it is the rotated fraction of each "
-                         "head",
-                         llvm::format("%g", pct)));
-  c.ropeTheta = firstGiven(
-      {{"rotary_emb_base",
-        orDefault(optionalNumber("rotary_emb_base"), 10000.0)},
-       {"rope_parameters.rope_theta", ropeBase},
-       {"rope_theta", optionalNumber("rope_theta")}},
-      10000.0);
-  r.rejectNonNull("rope_scaling", "tfm implements unscaled RoPE for gpt_neox "
-                                  "(rope_scaling must be null)");
-  c.parallelResidual = r.boolOr("use_parallel_residual", true);
-  c.attentionBias = r.boolOr("attention_bias", true);
-  c.mlpBias = true;
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
-  readCommonRejections(r);
-  if (r.failed())
-    return;
-  c.numKVHeads = c.numHeads;
-  checkHeads(r, c, /*explicitHeadDim=*/false);
-  if (r.failed())
-    return;
-  c.headDim = c.hiddenSize / c.numHeads;
-  // int(head_size * rotary_pct), as GPTNeoXAttention.rotary_ndims.
-  c.rotaryDims = static_cast<int64_t>(double(c.headDim) * pct);
-  if (c.rotaryDims < 2 || c.rotaryDims % 2 != 0)
-    r.fail("rotary_pct",
-           llvm::formatv("{0} of a head size of {1} rotates {2} elements; "
-                         "RoPE needs an even number of at least 2",
-                         llvm::format("%g", pct), c.headDim, c.rotaryDims));
-}
 
-/// OPTConfig. The learned position table has max_position_embeddings + 2
-/// rows: OPT's positions start at row 2.
-static void readOPT(FieldReader &r, ModelConfig &c) {
-  c.family = ModelFamily::OPT;
-  StringRef type = "opt";
-  readDecoderSizes(r, c, type, "ffn_dim");
-  c.wordEmbedProjDim = r.sizeOr("word_embed_proj_dim", c.hiddenSize);
-  c.positionOffset = 2;
-  // nn.LayerNorm's default: OPTConfig has no epsilon field.
-  c.normEps = 1e-5;
-  readActivation(r, c, "activation_function", "relu",
-                 {{"relu", Activation::ReLU},
-                  {"gelu", Activation::GeluExact},
-                  {"gelu_new", Activation::GeluTanh},
-                  {"gelu_pytorch_tanh", Activation::GeluTanh},
-                  {"gelu_fast", Activation::GeluTanh}},
-                 "relu, gelu, gelu_new, gelu_pytorch_tanh and gelu_fast for "
-                 "opt");
-  c.normBeforeBlock = r.boolOr("do_layer_norm_before", true);
-  // OPTDecoder builds the final LayerNorm only for pre-LN models.
-  bool removeFinalNorm = r.boolOr("_remove_final_layer_norm", false);
-  c.finalNorm = c.normBeforeBlock && !removeFinalNorm;
-  c.attentionBias = c.mlpBias = r.boolOr("enable_bias", true);
-  if (!r.boolOr("layer_norm_elementwise_affine", true))
-    r.fail("layer_norm_elementwise_affine",
-           "false is not supported: tfm's LayerNorm has a scale and a bias");
-  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
-  // Training-time layer dropping, off at inference.
-  (void)r.lookup("layerdrop");
-  (void)r.lookup("init_std");
-  readCommonRejections(r);
-  if (r.failed())
-    return;
-  c.numKVHeads = c.numHeads;
-  checkHeads(r, c, /*explicitHeadDim=*/false);
-  c.headDim = c.hiddenSize / c.numHeads;
-}
 
 llvm::Expected<ModelConfig>
 mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
-  auto makeError = [](const Twine &message) {
-    return llvm::createStringError(
-        std::make_error_code(std::errc::invalid_argument), message);
-  };
+  using runtime::makeError;
   // llvm::json's parser recurses per level: bound the depth first.
   if (llvm::Error err = runtime::checkTextNesting(
           jsonText, runtime::TextSyntax::Json, runtime::kMaxJsonDepth,
@@ -1423,44 +695,19 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
   ModelConfig c;
   const json::Value *typeValue = r.lookup("model_type");
   if (!typeValue)
-    return makeError(Twine("model_type: missing; tfm imports ") +
-                     kImportedTypes);
+    return makeError("model_type: missing; tfm imports " +
+                     getImportedModelTypes());
   std::optional<StringRef> type = typeValue->getAsString();
   if (!type)
     return makeError("model_type: expected a string, got " +
                      describe(*typeValue));
   c.modelType = type->str();
-  if (*type == "gpt2")
-    readGPT2(r, c);
-  else if (*type == "llama")
-    readLlamaLike(r, c, ModelFamily::Llama);
-  else if (*type == "mixtral")
-    readLlamaLike(r, c, ModelFamily::Mixtral);
-  else if (*type == "mistral")
-    readLlamaLike(r, c, ModelFamily::Mistral);
-  else if (*type == "qwen2")
-    readLlamaLike(r, c, ModelFamily::Qwen2);
-  else if (*type == "qwen3")
-    readLlamaLike(r, c, ModelFamily::Qwen3);
-  else if (*type == "gemma")
-    readGemma(r, c);
-  else if (*type == "phi3")
-    readPhi3(r, c);
-  else if (*type == "gpt_neox")
-    readGPTNeoX(r, c);
-  else if (*type == "opt")
-    readOPT(r, c);
-  else if (*type == "gemma2")
-    readGemma2Or3(r, c, ModelFamily::Gemma2);
-  else if (*type == "gemma3_text")
-    readGemma2Or3(r, c, ModelFamily::Gemma3);
-  else if (*type == "qwen3_moe")
-    readLlamaLike(r, c, ModelFamily::Qwen3MoE);
-  else if (*type == "olmo2")
-    readLlamaLike(r, c, ModelFamily::Olmo2);
-  else
+  const FamilyInfo *family = lookupFamily(*type);
+  if (!family)
     return makeError("model_type: unsupported model type '" + *type +
-                     "' (tfm imports " + kImportedTypes + ")");
+                     "' (tfm imports " + getImportedModelTypes() + ")");
+  c.family = family->family;
+  family->readConfig(r, c);
   readLayerTypes(r, c);
   checkRoPEFactors(r, c);
   r.rejectUnreadMathFields(*type);

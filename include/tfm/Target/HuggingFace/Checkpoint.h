@@ -26,6 +26,13 @@ namespace hf {
 std::string getCheckpointNamePrefix(const ModelConfig &config,
                                     const runtime::SafeTensorsCheckpoint &file);
 
+/// Whether checkpoint tensor `name` is not a parameter of the model, as
+/// Hugging Face's loaders ignore it: a tied LM head saved anyway, the rotary
+/// frequencies of older checkpoints, and what the family adds (GPT-2's and
+/// GPT-NeoX's causal-mask buffers). `prefix` is getCheckpointNamePrefix's.
+bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
+                     const ModelConfig &config);
+
 /// Sets `tfm.param_dtype` on every parameter of `module` whose tensor in
 /// `checkpoint` has another float type than the argument (a bf16 checkpoint
 /// of an f32 model), so that the ledger counts the checkpoint's bytes.

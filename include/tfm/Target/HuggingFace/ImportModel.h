@@ -6,7 +6,7 @@
 // Hugging Face checkpoint (GPT-2 without the `transformer.` prefix), so a
 // runner can bind a .safetensors file by name.
 //
-// Entry points:
+// Entry points (or one decoder layer: ImportOptions::block):
 //   @forward(input_ids [B,S], params...) -> logits [B,S,V]
 // and, when a KV cache length S_max is given, the generation entries
 //   @prefill(input_ids [B,S], %pos, params..., caches...) -> logits, caches...
@@ -36,6 +36,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
+
 namespace mlir {
 class MLIRContext;
 namespace tfm::hf {
@@ -55,6 +57,11 @@ struct ImportOptions {
   /// LM head's output rounded to the compute type as Hugging Face's is,
   /// then widened (tfm.convert).
   runtime::DType computeType = runtime::DType::F32;
+  /// When set, only decoder layer `block` is built instead of the entries:
+  /// `@<model_type>_block_<layer>(hidden [B,S,d], params...) -> hidden`, a
+  /// `tfm.block` function (no KV cache) for the ledger and for studying one
+  /// layer's code.
+  std::optional<int64_t> block;
 };
 
 /// The sequence length `options` resolve to for `config`.

@@ -1,0 +1,188 @@
+//===- Llama.cpp - Llama, Mistral and Mixtral -----------------------------===//
+//
+// LlamaForCausalLM, MistralForCausalLM and MixtralForCausalLM, and the
+// Llama-like reader and decoder block the Qwen and OLMo 2 families build on:
+// RMSNorms, separate q/k/v projections with GQA, RoPE, and a SwiGLU MLP or
+// (Mixtral) a mixture of SwiGLU experts.
+//
+//===----------------------------------------------------------------------===//
+#include "Families.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::hf;
+
+//===----------------------------------------------------------------------===//
+// config.json
+//===----------------------------------------------------------------------===//
+
+static void readLlamaExtras(FieldReader &r, ModelConfig &c) {
+  c.attentionBias = r.boolOr("attention_bias", false);
+  c.mlpBias = r.boolOr("mlp_bias", false);
+  int64_t tp = r.sizeOr("pretraining_tp", 1);
+  if (tp > 1)
+    r.fail("pretraining_tp",
+           llvm::formatv("{0} is not supported: it splits the projections "
+                         "into slices whose sum only approximates the "
+                         "unsplit model; it must be 1",
+                         tp));
+}
+
+static void readMixtralExtras(FieldReader &r, ModelConfig &c) {
+  c.numExperts = r.requiredCount("num_local_experts", "mixtral", kMaxExperts);
+  c.numExpertsPerToken = r.requiredSize("num_experts_per_tok", "mixtral");
+  r.rejectNonNull("sliding_window",
+                  "tfm implements full causal attention for mixtral "
+                  "(sliding_window must be null)");
+}
+
+/// MistralConfig defaults `sliding_window` to 4096; null means full causal
+/// attention.
+static void readMistralExtras(FieldReader &r, ModelConfig &c) {
+  c.slidingWindow = r.isNull("sliding_window")
+                        ? 0
+                        : r.sizeOr("sliding_window", 4096);
+}
+
+void mlir::tfm::hf::readLlamaLike(FieldReader &r, ModelConfig &c,
+                                  const LlamaLikeDefaults &defaults,
+                                  void (*readExtras)(FieldReader &,
+                                                     ModelConfig &)) {
+  StringRef type = c.modelType;
+  readDecoderSizes(r, c, type);
+  c.numKVHeads = r.sizeOr("num_key_value_heads",
+                          defaults.kvHeads ? defaults.kvHeads : c.numHeads);
+  bool explicitHeadDim =
+      r.lookup("head_dim") != nullptr || defaults.headDim != 0;
+  c.headDim = r.sizeOr("head_dim", defaults.headDim
+                                       ? defaults.headDim
+                                       : c.hiddenSize / c.numHeads);
+  c.normEps = r.numberOr("rms_norm_eps", defaults.normEps,
+                         /*positive=*/true, /*below=*/1.0);
+
+  readActivation(r, c, "hidden_act", "silu",
+                 {{"silu", Activation::SiLU}, {"swish", Activation::SiLU}},
+                 "silu for " + type);
+
+  readRoPE(r, c, defaults.ropeTheta);
+  c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
+  readExtras(r, c);
+  readCommonRejections(r);
+
+  if (r.failed())
+    return;
+  if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
+    return r.fail("num_attention_heads",
+                  llvm::formatv("{0} heads do not divide hidden_size = {1} "
+                                "(and no head_dim is given)",
+                                c.numHeads, c.hiddenSize));
+  if (c.numHeads % c.numKVHeads != 0)
+    return r.fail("num_key_value_heads",
+                  llvm::formatv("{0} key/value heads do not divide "
+                                "num_attention_heads = {1}",
+                                c.numKVHeads, c.numHeads));
+  checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
+  if (r.failed())
+    return;
+  if (!defaults.expertsKey.empty() && c.numExpertsPerToken > c.numExperts)
+    return r.fail("num_experts_per_tok",
+                  llvm::formatv("{0} exceeds {1} = {2}", c.numExpertsPerToken,
+                                defaults.expertsKey, c.numExperts));
+}
+
+// LlamaConfig: num_key_value_heads None -> MHA.
+void mlir::tfm::hf::readLlamaConfig(FieldReader &r, ModelConfig &c) {
+  readLlamaLike(r, c, LlamaLikeDefaults{}, readLlamaExtras);
+}
+
+void mlir::tfm::hf::readMistralConfig(FieldReader &r, ModelConfig &c) {
+  LlamaLikeDefaults defaults;
+  defaults.kvHeads = 8;
+  readLlamaLike(r, c, defaults, readMistralExtras);
+}
+
+void mlir::tfm::hf::readMixtralConfig(FieldReader &r, ModelConfig &c) {
+  LlamaLikeDefaults defaults;
+  defaults.kvHeads = 8;
+  defaults.normEps = 1e-5;
+  defaults.ropeTheta = 1e6;
+  defaults.expertsKey = "num_local_experts";
+  readLlamaLike(r, c, defaults, readMixtralExtras);
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+/// Llama, Mistral, Mixtral, Qwen 2 and 3, Qwen3-MoE (the block below, its
+/// MLP a mixture of experts in Mixtral and Qwen3-MoE's sparse layers) and
+/// OLMo 2 (its own block).
+Value EntryBuilder::buildLlama() {
+  int64_t d = c.hiddenSize;
+  Value h = embedTokens("model.embed_tokens", d);
+  h = decoderLayers(h);
+  h = rmsNorm(h, "model.norm", /*unitOffset=*/false);
+  return lmHead(h, "lm_head", d);
+}
+
+Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
+  std::string p = llvm::formatv("model.layers.{0}.", layer).str();
+  std::string attn = p + "self_attn";
+  int64_t d = c.hiddenSize, m = c.intermediateSize, dh = c.headDim;
+  int64_t qWidth = c.numHeads * dh, kvWidth = c.numKVHeads * dh;
+  const WeightLayout outIn = WeightLayout::out_in;
+
+  // Attention: separate q/k/v projections; k and v have Hkv heads (GQA/MQA)
+  // and the head size need not be d / H. Qwen2 has biases on q/k/v only.
+  bool qkvBias = c.attentionBias || c.qkvBias;
+  Value x = rmsNorm(h, p + "input_layernorm", /*unitOffset=*/false);
+  Value q = linear(x, attn + ".q_proj", d, qWidth, outIn, qkvBias);
+  Value k = linear(x, attn + ".k_proj", d, kvWidth, outIn, qkvBias);
+  Value v = linear(x, attn + ".v_proj", d, kvWidth, outIn, qkvBias);
+  Value a = selfAttention(layer, attn, q, k, v,
+                          c.qkNorm ? Positions::NormedRotary
+                                   : Positions::Rotary);
+  a = linear(a, attn + ".o_proj", qWidth, d, outIn, c.attentionBias);
+  h = residual(h, a, attn + ".residual");
+
+  x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/false);
+  if (c.family == ModelFamily::Qwen3MoE && c.sparseLayers[layer]) {
+    // Router [E, d] and per expert gate_proj, up_proj, down_proj (width
+    // moe_intermediate_size): tfm.moe's operand order.
+    std::string moe = p + "mlp";
+    int64_t me = c.expertIntermediateSize;
+    Value router = param(moe + ".gate.weight", {c.numExperts, d});
+    SmallVector<Value> experts;
+    for (int64_t e = 0; e < c.numExperts; ++e) {
+      std::string expert = llvm::formatv("{0}.experts.{1}.", moe, e).str();
+      experts.push_back(param(expert + "gate_proj.weight", {me, d}));
+      experts.push_back(param(expert + "up_proj.weight", {me, d}));
+      experts.push_back(param(expert + "down_proj.weight", {d, me}));
+    }
+    x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
+                      static_cast<uint64_t>(c.numExpertsPerToken),
+                      c.normalizeTopK);
+    return residual(h, x, moe + ".residual");
+  }
+  if (c.family == ModelFamily::Mixtral) {
+    // Router [E, d], then per expert w1 (gate), w3 (up), w2 (down): the
+    // operand order of tfm.moe.
+    std::string moe = p + "block_sparse_moe";
+    Value router = param(moe + ".gate.weight", {c.numExperts, d});
+    SmallVector<Value> experts;
+    for (int64_t e = 0; e < c.numExperts; ++e) {
+      std::string expert = llvm::formatv("{0}.experts.{1}.", moe, e).str();
+      experts.push_back(param(expert + "w1.weight", {m, d}));
+      experts.push_back(param(expert + "w3.weight", {m, d}));
+      experts.push_back(param(expert + "w2.weight", {d, m}));
+    }
+    x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
+                      static_cast<uint64_t>(c.numExpertsPerToken));
+    return residual(h, x, moe + ".residual");
+  }
+  std::string mlp = p + "mlp";
+  x = swigluMLP(x, mlp, m);
+  return residual(h, x, mlp + ".residual");
+}
