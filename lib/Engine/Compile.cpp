@@ -2,10 +2,11 @@
 #include "tfm/Engine/Compile.h"
 #include "tfm/Engine/Binding.h"
 
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
-#include "tfm/Pipelines/CpuTarget.h"
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/CpuTarget.h"
+#include "tfm/Codegen/Common/Passes.h"
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/CodeCache.h"
 
@@ -350,8 +351,8 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
 static llvm::Error checkPlanRunsHere(ModuleOp module, llvm::StringRef what) {
   bool tiles = false, pairDots = false;
   module.walk([&](Operation *op) {
-    auto plan = op->getAttrOfType<DictionaryAttr>(kCpuTilingAttrName);
-    if (plan && plan.contains("amx"))
+    auto plan = op->getAttrOfType<CpuTilingAttr>(kCpuTilingAttrName);
+    if (plan && plan.getAmxBlockCols() > 0)
       tiles = true;
     // Weights packed as bf16 pairs are read by pair dot products only.
     if (auto func = dyn_cast<func::FuncOp>(op))

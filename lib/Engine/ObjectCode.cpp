@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/Compile.h"
-#include "tfm/Pipelines/CpuTarget.h"
+#include "tfm/Runtime/Error.h"
+#include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -34,10 +35,7 @@
 
 using namespace mlir;
 using namespace mlir::tfm;
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+using runtime::makeError;
 
 /// Adds `_mlir__mlir_ciface_F(void **args)` for every C interface function:
 /// it calls `_mlir_ciface_F(*args[0], *args[1], ...)`. This is the packed

@@ -8,11 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Pipelines.h"
 
-#include "PipelinePasses.h"
-
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -50,7 +48,7 @@ void mlir::tfm::buildCallingConventionStage(
     llvm::function_ref<void(OpPassManager &)> onBuffers) {
   // Bufferize: identity layouts at function boundaries, results as trailing
   // out-parameters the caller allocates.
-  pm.addPass(createTfmPrepareCpuAbi());
+  pm.addPass(createTfmPrepareAbi());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

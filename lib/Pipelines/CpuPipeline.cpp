@@ -9,11 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Pipelines/Pipelines.h"
 
-#include "PipelinePasses.h"
-
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -146,15 +145,4 @@ void mlir::tfm::buildTfmCpuPipeline(OpPassManager &pm,
                                     const CpuPipelineOptions &options) {
   buildTfmCpuSignatureStage(pm, options);
   buildTfmCpuCodegenStage(pm, options);
-}
-
-void mlir::tfm::registerTfmPipelines() {
-  // Every pass of tfm/Pipelines/Passes.td, CPU and GPU.
-  registerTfmPipelinesPasses();
-  PassPipelineRegistration<CpuPipelineOptions>(
-      "tfm-cpu-pipeline",
-      "Lowers a tfm module to the LLVM dialect for the host CPU (C interface, "
-      "results as out-parameters)",
-      buildTfmCpuPipeline);
-  registerGpuPipeline();
 }

@@ -9,7 +9,7 @@
 // tfm/Pipelines/Pipelines.h.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -74,22 +74,23 @@ void mlir::tfm::buildTfmGpuCodegenStage(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTfmGpuDeviceBuffers(deviceBuffers));
   if (options.flashKernel && options.dtype == "f16")
     pm.addPass(createTfmGpuFlashAttentionKernels());
-  // sm_90a: TMA + wgmma kernels first; what they do not take (shapes) is
-  // left for the mma.sync kernels.
-  if (options.tensorCores && options.warpgroupMma && options.chip == "sm_90a") {
-    TfmGpuWarpgroupMatmulOptions wgmma;
-    wgmma.overlap = options.warpgroupMmaOverlap;
-    pm.addPass(createTfmGpuWarpgroupMatmul(wgmma));
-  }
-  if (options.tensorCores)
-    pm.addPass(createTfmGpuTensorCoreMatmul());
-  // Decode's matmuls of one row per sequence: split-K kernels that read the
-  // weight once, coalesced.
-  if (options.matvec) {
-    TfmGpuMatvecOptions matvec;
-    matvec.async = options.asyncLaunches;
-    pm.addPass(createTfmGpuMatvec(matvec));
-  }
+  // Each f16 matmul's kernel, chosen once from the chip and its shape
+  // (#tfm.gpu_kernel): sm_90a's TMA + wgmma, else mma.sync, else for
+  // decode's matmuls of one row per sequence split-K kernels that read the
+  // weight once, coalesced. The kernel passes build what was chosen.
+  TfmGpuConfigureOptions configure;
+  configure.chip = options.chip;
+  configure.tensorCores = options.tensorCores;
+  configure.warpgroupMma = options.warpgroupMma;
+  configure.matvec = options.matvec;
+  pm.addPass(createTfmGpuConfigure(configure));
+  TfmGpuWarpgroupMatmulOptions wgmma;
+  wgmma.overlap = options.warpgroupMmaOverlap;
+  pm.addPass(createTfmGpuWarpgroupMatmul(wgmma));
+  pm.addPass(createTfmGpuTensorCoreMatmul());
+  TfmGpuMatvecOptions matvec;
+  matvec.async = options.asyncLaunches;
+  pm.addPass(createTfmGpuMatvec(matvec));
   if (options.rowReductions)
     pm.addNestedPass<func::FuncOp>(createTfmGpuRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

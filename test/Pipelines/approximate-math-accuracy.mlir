@@ -6,7 +6,7 @@
 // libm (tanh for GELU's tanh form, erf for its exact form, exp for softmax
 // and SiLU) against libm itself, called directly, on a dense grid of
 // 200,001 points. @sweep prints the number of points whose error exceeds
-// the bound documented in lib/Pipelines/ApproximateMath.cpp, and the largest
+// the bound documented in lib/Codegen/CPU/ApproximateMath.cpp, and the largest
 // error seen (for the record):
 //   tanh on [-10, 10]: absolute error <= 1e-6
 //   erf on [-6, 6]: absolute error <= 1e-6

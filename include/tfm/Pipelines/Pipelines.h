@@ -419,7 +419,7 @@ void buildTfmGpuCodegenStage(OpPassManager &pm,
 /// registerTfmPipelines).
 void registerGpuPipeline();
 
-/// Registers the passes of tfm/Pipelines/Passes.td, `--tfm-cpu-pipeline` and
+/// Registers every codegen pass (tfm/Codegen/*/Passes.td), `--tfm-cpu-pipeline` and
 /// `--tfm-gpu-pipeline` with the pass registry.
 void registerTfmPipelines();
 

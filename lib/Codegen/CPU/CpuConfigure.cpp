@@ -1,25 +1,15 @@
 //===- CpuConfigure.cpp - choose CPU tile sizes from the target ------------===//
 //
-// tfm-cpu-configure: the policy half of CPU code generation (as IREE's
-// LLVMCPU KernelDispatch): looks up the target CPU (`cpu=` option, default
-// the host), derives contraction tile sizes from its vector width, register
-// count and caches (deriveContractionTiling), and records both in the IR:
-//
-//   module attributes {tfm.cpu_target = {cpu = "znver3", vector_bits = 256,
-//                      vector_registers = 16, l1_bytes = .., l2_bytes = ..}}
-//   linalg.matmul {tfm.cpu_tiling = {register = array<i64: 6, 16>,
-//                  min_rows = 4, block = array<i64: M, N, K>,
-//                  dot = array<i64: 4, 32>}}
-//
-// The mechanism (tfm-tile-and-vectorize-contractions) only reads these
-// attributes, so tests check the plan for any named CPU without running on it.
+// tfm-cpu-configure, the policy half of CPU code generation: see its
+// description in tfm/Codegen/CPU/Passes.td (what it records) and
+// deriveContractionTiling in CpuTarget.h (how the sizes follow the target).
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 
-#include "tfm/Pipelines/CpuTarget.h"
+#include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,7 +17,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUCONFIGURE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -48,63 +38,35 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
   });
 }
 
-DictionaryAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
-                                       const ContractionTiling &t) {
-  Builder b(ctx);
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("register", b.getDenseI64ArrayAttr(
-                                     {t.registerRows, t.registerCols})),
-      b.getNamedAttr("min_rows", b.getI64IntegerAttr(t.minRegisterRows)),
-      b.getNamedAttr("block", b.getDenseI64ArrayAttr(
-                                  {t.blockRows, t.blockCols, t.blockDepth})),
-      b.getNamedAttr("dot", b.getDenseI64ArrayAttr({t.dotCols, t.dotDepth})),
-  };
-  if (t.amxBlockCols > 0 && t.amxBlockDepth > 0)
-    fields.push_back(b.getNamedAttr(
-        "amx", b.getDenseI64ArrayAttr({t.amxBlockCols, t.amxBlockDepth})));
-  if (t.bf16Pairs)
-    fields.push_back(b.getNamedAttr("bf16_pairs", b.getUnitAttr()));
-  return b.getDictionaryAttr(fields);
+CpuTilingAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
+                                      const ContractionTiling &t) {
+  // min_rows 0 in the attribute: no shorter register tile.
+  int64_t minRows =
+      t.minRegisterRows == t.registerRows ? 0 : t.minRegisterRows;
+  bool amx = t.amxBlockCols > 0 && t.amxBlockDepth > 0;
+  return CpuTilingAttr::get(ctx, t.registerRows, t.registerCols, minRows,
+                            t.blockRows, t.blockCols, t.blockDepth, t.dotCols,
+                            t.dotDepth, amx ? t.amxBlockCols : 0,
+                            amx ? t.amxBlockDepth : 0, t.bf16Pairs != 0);
 }
 
 std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
-  auto dict = op->getAttrOfType<DictionaryAttr>(kCpuTilingAttrName);
-  if (!dict)
-    return std::nullopt;
-  auto reg = dict.getAs<DenseI64ArrayAttr>("register");
-  auto block = dict.getAs<DenseI64ArrayAttr>("block");
-  auto dot = dict.getAs<DenseI64ArrayAttr>("dot");
-  if (!reg || reg.size() != 2 || !block || block.size() != 3 || !dot ||
-      dot.size() != 2)
+  // The attribute verified its fields when it was built or parsed.
+  auto attr = op->getAttrOfType<CpuTilingAttr>(kCpuTilingAttrName);
+  if (!attr)
     return std::nullopt;
   ContractionTiling t;
-  t.registerRows = reg[0];
-  t.registerCols = reg[1];
-  t.blockRows = block[0];
-  t.blockCols = block[1];
-  t.blockDepth = block[2];
-  t.dotCols = dot[0];
-  t.dotDepth = dot[1];
-  if (auto amx = dict.getAs<DenseI64ArrayAttr>("amx")) {
-    if (amx.size() != 2 || amx[0] < 1 || amx[1] < 1)
-      return std::nullopt;
-    t.amxBlockCols = amx[0];
-    t.amxBlockDepth = amx[1];
-  }
-  t.bf16Pairs = dict.get("bf16_pairs") ? 1 : 0;
-  // Without `min_rows` (a hand-written plan), no shorter register tile.
-  t.minRegisterRows = t.registerRows;
-  if (Attribute minRows = dict.get("min_rows")) {
-    auto value = dyn_cast<IntegerAttr>(minRows);
-    if (!value)
-      return std::nullopt;
-    t.minRegisterRows = value.getInt();
-  }
-  if (t.registerRows < 1 || t.registerCols < 1 || t.blockRows < 1 ||
-      t.blockCols < 1 || t.blockDepth < 1 || t.dotCols < 1 ||
-      t.dotDepth < 1 || t.minRegisterRows < 1 ||
-      t.minRegisterRows > t.registerRows)
-    return std::nullopt;
+  t.registerRows = attr.getRegisterRows();
+  t.registerCols = attr.getRegisterCols();
+  t.minRegisterRows = attr.getMinRows() ? attr.getMinRows() : t.registerRows;
+  t.blockRows = attr.getBlockRows();
+  t.blockCols = attr.getBlockCols();
+  t.blockDepth = attr.getBlockDepth();
+  t.dotCols = attr.getDotCols();
+  t.dotDepth = attr.getDotDepth();
+  t.amxBlockCols = attr.getAmxBlockCols();
+  t.amxBlockDepth = attr.getAmxBlockDepth();
+  t.bf16Pairs = attr.getBf16Pairs() ? 1 : 0;
   return t;
 }
 
@@ -146,7 +108,7 @@ struct CpuConfigurePass
                                                      halfOperands),
                              overrides));
     };
-    DictionaryAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
+    CpuTilingAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
     module.walk([&](linalg::LinalgOp op) {
       if (op->getNumResults() != 1 || !linalg::isaContractionOpInterface(op))

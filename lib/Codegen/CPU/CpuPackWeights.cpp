@@ -42,9 +42,9 @@
 // copy first, so the table is bound and held once.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 #include "TilingUtils.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -58,7 +58,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUPACKWEIGHTS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

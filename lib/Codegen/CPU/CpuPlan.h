@@ -1,15 +1,16 @@
-//===- PipelinePasses.h - helpers shared by the tfm pipelines ---*- C++ -*-===//
+//===- CpuPlan.h - the CPU code generation plan and AMX matching -*- C++ -*-===//
 //
 // What the passes of the CPU pipeline share beyond their declarations in
-// tfm/Pipelines/Passes.td: the names of the attributes that carry the code
+// tfm/Codegen/CPU/Passes.td: the names of the attributes that carry the code
 // generation plan and the plan's encoding.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_LIB_PIPELINES_PIPELINEPASSES_H
-#define TFM_LIB_PIPELINES_PIPELINEPASSES_H
+#ifndef TFM_LIB_CODEGEN_CPU_CPUPLAN_H
+#define TFM_LIB_CODEGEN_CPU_CPUPLAN_H
 
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
-#include "tfm/Pipelines/CpuTarget.h"
+#include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -21,9 +22,9 @@
 
 namespace mlir::tfm {
 
-/// The `tfm.cpu_tiling` dictionary of `tiling`, and back (std::nullopt when
-/// `op` has none or it is malformed).
-DictionaryAttr tilingToAttr(MLIRContext *ctx, const ContractionTiling &tiling);
+/// The `tfm.cpu_tiling` attribute of `tiling`, and back (std::nullopt when
+/// `op` has none).
+CpuTilingAttr tilingToAttr(MLIRContext *ctx, const ContractionTiling &tiling);
 std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 
 /// An f32 GEMM that tfm-cpu-amx-contractions runs on AMX tiles: the packed
@@ -70,4 +71,4 @@ inline constexpr llvm::StringLiteral kOutlinedLoopNestAttr =
 
 } // namespace mlir::tfm
 
-#endif // TFM_LIB_PIPELINES_PIPELINEPASSES_H
+#endif // TFM_LIB_CODEGEN_CPU_CPUPLAN_H

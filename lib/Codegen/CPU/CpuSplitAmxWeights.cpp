@@ -34,9 +34,9 @@
 // split per call, rather than being held both ways.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
@@ -51,7 +51,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUSPLITAMXWEIGHTS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -1,5 +1,5 @@
 //===- CpuTarget.cpp - CPU facts and the tiling policy built on them ------===//
-#include "tfm/Pipelines/CpuTarget.h"
+#include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"

@@ -3,9 +3,9 @@
 // --tfm-deduplicate-outlined-functions: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMDEDUPLICATEOUTLINEDFUNCTIONS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -17,7 +17,7 @@
 //     consumers already moved there. The result is one generic whose
 //     iteration space is exactly the contraction's parallel loops and which
 //     reads the contraction's result through the identity map.
-//  2. The tiling in TileAndVectorizeContractions.cpp then tiles that
+//  2. The tiling in RegisterTiles.cpp then tiles that
 //     epilogue as the root -- remainder splits and the (parallel)
 //     cache-block loop -- and fuses the contraction and its zero fill into
 //     each tile as producers

@@ -5,9 +5,9 @@
 // nest, which bounds LLVM's compile time (see OutlineLoopNestsPass).
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -19,7 +19,7 @@
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMOUTLINELOOPNESTS
 #define GEN_PASS_DEF_TFMFINALIZEOUTLINEDLOOPS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -23,7 +23,7 @@
 // do not depend on the schedule or the thread count.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,7 +34,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMSCHEDULEBLOCKLOOPS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -9,9 +9,9 @@
 // tile loop cannot (its key loop's length is dynamic).
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMSEQUENTIALSMALLFORALLS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

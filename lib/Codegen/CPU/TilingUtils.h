@@ -1,6 +1,7 @@
 //===- TilingUtils.h - tiling and vectorising helpers of the CPU codegen -*- C++ -*-===//
 //
 // Shared by the contraction code generator (TileAndVectorizeContractions.cpp,
+// ContractionPlanning.cpp, RegisterTiles.cpp, Bf16PairForm.cpp,
 // FirstKBlock.cpp, EpilogueFusion.cpp), the elementwise/reduction vectoriser
 // (VectorizeElementwise.cpp) and the weight packer; defined in
 // TilingUtils.cpp unless noted. All work on linalg ops with static shapes on

@@ -32,9 +32,9 @@
 // the vectoriser rejects stay scalar loops.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/CPU/Passes.h"
 
-#include "PipelinePasses.h"
+#include "CpuPlan.h"
 #include "TilingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,7 +46,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMVECTORIZEELEMENTWISE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-//===- CpuAbi.cpp - the calling convention of --tfm-cpu-pipeline ----------===//
+//===- Abi.cpp - the calling convention around bufferization -------------===//
 //
 // The two passes that fix the ABI around one-shot bufferization (see the
 // convention in tfm/Pipelines/Pipelines.h):
@@ -9,9 +9,9 @@
 //     cache argument) is dropped, so no out-parameter is made for it.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
-#include "PipelinePasses.h"
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,9 +26,9 @@
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_TFMPREPARECPUABI
+#define GEN_PASS_DEF_TFMPREPAREABI
 #define GEN_PASS_DEF_TFMDROPKVCACHERESULTS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/Common/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -67,8 +67,8 @@ static FailureOr<llvm::StringMap<unsigned>> cacheArguments(func::FuncOp func) {
 }
 
 namespace {
-struct PrepareCpuAbiPass
-    : public tfm::impl::TfmPrepareCpuAbiBase<PrepareCpuAbiPass> {
+struct PrepareAbiPass
+    : public tfm::impl::TfmPrepareAbiBase<PrepareAbiPass> {
   using Base::Base;
   void runOnOperation() override {
     OpBuilder b(&getContext());

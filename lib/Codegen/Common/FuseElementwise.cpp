@@ -11,9 +11,9 @@
 // operand's indexing map is a permutation of the consumer's loops.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
-#include "PipelinePasses.h"
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -24,7 +24,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMFUSEELEMENTWISE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/Common/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

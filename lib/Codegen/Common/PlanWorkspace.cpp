@@ -7,7 +7,7 @@
 // whole lifetime.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMPLANWORKSPACE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/Common/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -6,9 +6,9 @@
 // buffer, reshaped, instead of being copied into it at the end.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
-#include "PipelinePasses.h"
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMRESULTSINPLACE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/Common/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

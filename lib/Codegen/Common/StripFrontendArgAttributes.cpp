@@ -3,14 +3,14 @@
 // --tfm-strip-frontend-arg-attributes: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMSTRIPFRONTENDARGATTRIBUTES
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/Common/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

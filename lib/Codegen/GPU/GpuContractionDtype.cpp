@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
@@ -16,7 +16,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUCONTRACTIONDTYPE
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

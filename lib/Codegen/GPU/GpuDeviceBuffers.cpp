@@ -3,7 +3,7 @@
 // --tfm-gpu-device-buffers: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUDEVICEBUFFERS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

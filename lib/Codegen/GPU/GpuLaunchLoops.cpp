@@ -5,7 +5,7 @@
 // iteration of its parallel dimensions, reductions sequential per thread.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPULAUNCHLOOPS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -3,7 +3,7 @@
 // --tfm-gpu-lower-contractions: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Conversion/VectorToGPU/VectorToGPU.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPULOWERCONTRACTIONS
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -2,6 +2,7 @@
 #include "GpuMatmulKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"
@@ -112,4 +113,28 @@ void gpu_kernels::replaceWithKernelCall(linalg::MatmulOp matmul,
                                   matmul.getDpsInputs()[1],
                                   matmul.getDpsInits()[0]});
   matmul.erase();
+}
+
+FailureOr<SmallVector<gpu_kernels::PlannedMatmul>>
+gpu_kernels::collectPlannedMatmuls(ModuleOp module, GpuKernelKind kind) {
+  SmallVector<PlannedMatmul> planned;
+  WalkResult walk = module.walk([&](linalg::MatmulOp matmul) {
+    auto plan = matmul->getAttrOfType<GpuKernelAttr>(kGpuKernelAttrName);
+    if (!plan || plan.getKind() != kind ||
+        matmul->getParentOfType<gpu::LaunchOp>())
+      return WalkResult::advance();
+    std::optional<F16Matmul> shape = matchF16Matmul(matmul);
+    if (!shape) {
+      matmul.emitOpError("is planned for a ")
+          << stringifyGpuKernelKind(kind)
+          << " kernel, but no kernel takes it: the kernels take f16 A and B "
+             "and an f32 C, static, with identity layouts";
+      return WalkResult::interrupt();
+    }
+    planned.push_back({matmul, *shape, plan});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return planned;
 }

@@ -6,12 +6,15 @@
 // the affine.apply text their kernel sources use for index arithmetic
 // (convert-vector-to-gpu{use-nvgpu} rejects scalar arith.muli/addi next to
 // the contractions), and the f16 rounding of the f32 tensors that f16
-// tensor-core code reads (--tfm-gpu-contraction-dtype, flash attention).
-// Private to lib/Pipelines.
+// tensor-core code reads (--tfm-gpu-contraction-dtype, flash attention);
+// and what each matmul kernel can take, for tfm-gpu-configure to choose.
+// Private to lib/Codegen/GPU.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
-#define TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
+#ifndef TFM_LIB_CODEGEN_GPU_GPUMATMULKERNELS_H
+#define TFM_LIB_CODEGEN_GPU_GPUMATMULKERNELS_H
+
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,6 +37,42 @@ struct F16Matmul {
 /// layouts; each kernel then checks its own tile divisibility.
 std::optional<F16Matmul> matchF16Matmul(linalg::MatmulOp matmul);
 
+/// The plan of one kernel for one matmul, as #tfm.gpu_kernel records it.
+struct KernelPlan {
+  GpuKernelKind kind;
+  int64_t tileM, tileN, tileK, warps, stages;
+  GpuKernelAttr toAttr(MLIRContext *ctx) const {
+    return GpuKernelAttr::get(ctx, kind, tileM, tileN, tileK, warps, stages);
+  }
+  bool operator==(GpuKernelAttr attr) const {
+    return attr.getKind() == kind && attr.getTileM() == tileM &&
+           attr.getTileN() == tileN && attr.getTileK() == tileK &&
+           attr.getWarps() == warps && attr.getStages() == stages;
+  }
+};
+
+/// What each kernel takes, defined beside it: its plan for `f16`, or nullopt
+/// when the shape does not suit it. tfm-gpu-configure tries them in the
+/// order it prefers; each kernel pass checks the plan it is given against
+/// the same function.
+std::optional<KernelPlan> planWarpgroupMatmul(const F16Matmul &f16,
+                                              int64_t stages);
+std::optional<KernelPlan> planTensorCoreMatmul(const F16Matmul &f16);
+std::optional<KernelPlan> planMatvec(const F16Matmul &f16);
+
+/// A matmul tfm-gpu-configure planned for a kernel.
+struct PlannedMatmul {
+  linalg::MatmulOp op;
+  F16Matmul shape;
+  GpuKernelAttr plan;
+};
+
+/// The matmuls of `module` (outside any kernel) planned for `kind`. A plan
+/// on a matmul no kernel takes (not f16 x f16 -> f32, static, identity
+/// layouts) is an error on that op.
+FailureOr<SmallVector<PlannedMatmul>> collectPlannedMatmuls(ModuleOp module,
+                                                            GpuKernelKind kind);
+
 /// The kernel function `name` in `symbols`, or else the first function of
 /// the module `buildSource` returns, parsed and inserted: matmuls of one
 /// shape share one kernel. Null after an error on `matmul` (naming the
@@ -54,4 +93,4 @@ Value truncateToF16(OpBuilder &b, Location loc, Value value);
 
 } // namespace mlir::tfm::gpu_kernels
 
-#endif // TFM_LIB_PIPELINES_GPUMATMULKERNELS_H
+#endif // TFM_LIB_CODEGEN_GPU_GPUMATMULKERNELS_H

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
 
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,7 +32,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUMATVEC
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -230,12 +230,14 @@ std::pair<int64_t, int64_t> splitK(const gpu_kernels::F16Matmul &s) {
 /// Splitting K gives a matrix of few columns enough blocks (768 columns: 3
 /// column groups x 88 splits) to keep memory busy. P is allocated and freed
 /// around the kernels: a token-less `gpu.alloc` that gpu-async-region
-/// threads into the stream order (`chained`), or a synchronous one.
+/// threads into the stream order (`chained`), or a synchronous one. `rows`:
+/// the K rows of one split (the plan's tile_k, from splitK).
 std::string buildDirectSource(llvm::StringRef name,
-                              const gpu_kernels::F16Matmul &s, bool chained) {
+                              const gpu_kernels::F16Matmul &s, int64_t rows,
+                              bool chained) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  auto [splits, rows] = splitK(s);
+  int64_t splits = (s.k + rows - 1) / rows;
   std::string aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
   std::string bType = llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n);
   std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
@@ -410,23 +412,26 @@ struct GpuMatvecPass : public tfm::impl::TfmGpuMatvecBase<GpuMatvecPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<linalg::MatmulOp, gpu_kernels::F16Matmul>> matmuls;
-    module.walk([&](linalg::MatmulOp matmul) {
-      if (matmul->getParentOfType<gpu::LaunchOp>())
-        return;
-      std::optional<gpu_kernels::F16Matmul> shape =
-          gpu_kernels::matchF16Matmul(matmul);
-      if (shape && isMatvec(*shape))
-        matmuls.push_back({matmul, *shape});
-    });
-    for (auto [matmul, shape] : matmuls) {
+    auto matmuls =
+        gpu_kernels::collectPlannedMatmuls(module, tfm::GpuKernelKind::matvec);
+    if (failed(matmuls))
+      return signalPassFailure();
+    for (auto [matmul, shape, plan] : *matmuls) {
+      std::optional<gpu_kernels::KernelPlan> fits =
+          gpu_kernels::planMatvec(shape);
+      if (!fits || !(*fits == plan)) {
+        matmul.emitOpError("has a matvec plan the kernel cannot run: ")
+            << plan;
+        return signalPassFailure();
+      }
       std::string name =
           llvm::formatv("tfm_matvec_{0}x{1}x{2}_{3}", shape.m, shape.n,
                         shape.k, shape.transposedB ? "nt" : "nn");
       func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
-          symbols, name, matmul, "matvec", [&, s = shape] {
+          symbols, name, matmul, "matvec",
+          [&, s = shape, rows = plan.getTileK()] {
             return s.transposedB ? buildTransposedSource(name, s)
-                                 : buildDirectSource(name, s, async);
+                                 : buildDirectSource(name, s, rows, async);
           });
       if (!kernel)
         return signalPassFailure();
@@ -435,3 +440,15 @@ struct GpuMatvecPass : public tfm::impl::TfmGpuMatvecBase<GpuMatvecPass> {
   }
 };
 } // namespace
+
+std::optional<gpu_kernels::KernelPlan>
+gpu_kernels::planMatvec(const F16Matmul &f16) {
+  if (!::isMatvec(f16))
+    return std::nullopt;
+  // [N, K]: a warp per output column, the whole K; [K, N]: 256 columns a
+  // block over the K rows of one split.
+  if (f16.transposedB)
+    return KernelPlan{tfm::GpuKernelKind::matvec, f16.m, kWarps, f16.k, kWarps, 1};
+  return KernelPlan{tfm::GpuKernelKind::matvec, f16.m, kBlockColumns,
+                    ::splitK(f16).second, kWarps, 1};
+}

@@ -3,7 +3,7 @@
 // --tfm-gpu-merge-kernel-modules: see Passes.td.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -11,7 +11,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUMERGEKERNELMODULES
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

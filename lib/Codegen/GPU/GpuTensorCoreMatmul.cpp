@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
 
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,7 +28,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUTENSORCOREMATMUL
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -355,6 +355,8 @@ void splitAndCall(linalg::MatmulOp matmul, const gpu_kernels::F16Matmul &f16,
   Operation *rest = b.clone(*matmul);
   rest->setOperand(1, wRest);
   rest->setOperand(2, cRest);
+  // The remaining columns are another kernel's, planned by nobody yet.
+  rest->removeAttr(tfm::kGpuKernelAttrName);
   matmul.erase();
 }
 
@@ -363,21 +365,22 @@ struct GpuTensorCoreMatmulPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<linalg::MatmulOp, gpu_kernels::F16Matmul>> matmuls;
-    module.walk([&](linalg::MatmulOp matmul) {
-      if (matmul->getParentOfType<gpu::LaunchOp>())
-        return;
-      if (std::optional<gpu_kernels::F16Matmul> f16 =
-              gpu_kernels::matchF16Matmul(matmul))
-        matmuls.push_back({matmul, *f16});
-    });
-    for (auto [matmul, f16] : matmuls) {
+    auto matmuls =
+        gpu_kernels::collectPlannedMatmuls(module, tfm::GpuKernelKind::mma_sync);
+    if (failed(matmuls))
+      return signalPassFailure();
+    for (auto [matmul, f16, plan] : *matmuls) {
+      std::optional<gpu_kernels::KernelPlan> fits =
+          gpu_kernels::planTensorCoreMatmul(f16);
+      if (!fits || !(*fits == plan)) {
+        matmul.emitOpError("has an mma_sync plan the kernel cannot run: ")
+            << plan;
+        return signalPassFailure();
+      }
       std::optional<MatmulShape> shape = matchMatmul(f16);
       std::optional<int64_t> bulk;
       if (!shape && (bulk = splitColumns(f16)))
         shape = MatmulShape{f16.m, *bulk, f16.k, true, f16.n};
-      if (!shape)
-        continue;
       std::string name =
           llvm::formatv("tfm_mma_matmul_{0}x{1}x{2}_{3}", shape->m, shape->n,
                         shape->k, shape->transposedB ? "nt" : "nn");
@@ -396,3 +399,11 @@ struct GpuTensorCoreMatmulPass
   }
 };
 } // namespace
+
+std::optional<gpu_kernels::KernelPlan>
+gpu_kernels::planTensorCoreMatmul(const F16Matmul &f16) {
+  if (!::matchMatmul(f16) && !::splitColumns(f16))
+    return std::nullopt;
+  // Two stages: cp.async double buffering.
+  return KernelPlan{tfm::GpuKernelKind::mma_sync, kBM, kBN, kBK, kWM * kWN, 2};
+}

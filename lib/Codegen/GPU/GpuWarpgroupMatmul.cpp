@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
 
-#include "tfm/Pipelines/Passes.h"
+#include "tfm/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,7 +35,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUWARPGROUPMATMUL
-#include "tfm/Pipelines/Passes.h.inc"
+#include "tfm/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -394,36 +394,26 @@ std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s,
   return text;
 }
 
-/// The shape of `matmul` if the warpgroup kernel handles it.
-std::optional<MatmulShape> matchMatmul(linalg::MatmulOp matmul) {
-  std::optional<gpu_kernels::F16Matmul> f16 =
-      gpu_kernels::matchF16Matmul(matmul);
-  if (!f16 || f16->m % kWgM || f16->n % kBN || f16->k % kBK)
-    return std::nullopt;
-  // Block tiles of 128 rows where M allows, else 64.
-  return MatmulShape{f16->m, f16->n, f16->k, f16->transposedB,
-                     f16->m % 128 ? 64 : 128};
-}
-
 struct GpuWarpgroupMatmulPass
     : public tfm::impl::TfmGpuWarpgroupMatmulBase<GpuWarpgroupMatmulPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (stages < 2) {
-      getOperation().emitError("--tfm-gpu-warpgroup-matmul: stages must be "
-                               "at least 2");
-      return signalPassFailure();
-    }
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<linalg::MatmulOp, MatmulShape>> matmuls;
-    module.walk([&](linalg::MatmulOp matmul) {
-      if (matmul->getParentOfType<gpu::LaunchOp>())
-        return;
-      if (std::optional<MatmulShape> shape = matchMatmul(matmul))
-        matmuls.push_back({matmul, *shape});
-    });
-    for (auto [matmul, shape] : matmuls) {
+    auto matmuls =
+        gpu_kernels::collectPlannedMatmuls(module, tfm::GpuKernelKind::wgmma);
+    if (failed(matmuls))
+      return signalPassFailure();
+    for (auto [matmul, f16, plan] : *matmuls) {
+      int64_t stages = plan.getStages();
+      std::optional<gpu_kernels::KernelPlan> fits =
+          gpu_kernels::planWarpgroupMatmul(f16, stages);
+      if (!fits || !(*fits == plan)) {
+        matmul.emitOpError("has a wgmma plan the kernel cannot run: ")
+            << plan;
+        return signalPassFailure();
+      }
+      MatmulShape shape{f16.m, f16.n, f16.k, f16.transposedB, plan.getTileM()};
       std::string name = llvm::formatv(
           "tfm_wgmma_matmul_{0}x{1}x{2}_{3}_s{4}{5}", shape.m, shape.n,
           shape.k, shape.transposedB ? "nt" : "nn", int64_t(stages),
@@ -439,3 +429,12 @@ struct GpuWarpgroupMatmulPass
   }
 };
 } // namespace
+
+std::optional<gpu_kernels::KernelPlan>
+gpu_kernels::planWarpgroupMatmul(const F16Matmul &f16, int64_t stages) {
+  if (f16.m % kWgM || f16.n % kBN || f16.k % kBK || stages < 2 || stages > 8)
+    return std::nullopt;
+  // Block tiles of 128 rows where M allows, else 64.
+  return KernelPlan{tfm::GpuKernelKind::wgmma, f16.m % 128 ? 64 : 128, kBN,
+                    kBK, kThreads / 32, stages};
+}

@@ -99,7 +99,7 @@ func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x
                 %a2: memref<64x96xf32>, %c2: memref<64x2x64xf32>) {
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c : memref<64x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -107,7 +107,7 @@ func.func @gemm(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: memref<64x2x
   }
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a2, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c2 : memref<64x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -132,7 +132,7 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
                        %a2: memref<64x96xf32>, %c2: memref<64x2x64xf32>) {
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<40x96xf32>, memref<2x96x64xf32>) outs(%c : memref<40x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 40, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 5, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 5, register_cols = 64, block_rows = 40, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -140,7 +140,7 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
   }
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a2, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c2 : memref<64x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -185,7 +185,7 @@ func.func @not_planned(%a: memref<40x96xf32>, %p: memref<2x96x64xf32>, %c: memre
 func.func @gemm_rows(%a: memref<93x96xf32>, %p: memref<2x96x64xf32>, %c: memref<93x2x64xf32>) {
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<93x96xf32>, memref<2x96x64xf32>) outs(%c : memref<93x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -250,7 +250,7 @@ func.func @split_weights(%a: memref<93x48x2xf32>, %s: memref<3x8x48x32xbf16>, %c
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<93x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1]>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 12288>>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 2, 1], offset: 24576>>)
       outs(%c : memref<93x2x4x16xf32>)
-      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -275,7 +275,7 @@ func.func @dynamic_stride(%a: memref<64x96xf32>, %p: memref<2x96x64xf32>, %c: me
   // expected-remark @below {{C's layout is not tiles'}}
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<64x96xf32>, memref<2x96x64xf32>) outs(%c : memref<64x2x64xf32, strided<[?, 64, 1]>>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w: f32, %acc: f32):
     %0 = arith.mulf %x, %w : f32
     %1 = arith.addf %acc, %0 : f32
@@ -297,7 +297,7 @@ func.func @split_dynamic_stride(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
       outs(%c : memref<64x2x4x16xf32, strided<[?, 64, 16, 1]>>)
-      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -324,7 +324,7 @@ func.func @split_strided_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2x
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16, strided<[6144, 1536, 32, 1, 16]>>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
       outs(%c : memref<64x2x4x16xf32>)
-      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.amx_weight_parts, tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -355,7 +355,7 @@ func.func @unmarked_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16>
   linalg.generic {indexing_maps = [#a, #s, #s, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %s0, %s1, %s2 : memref<64x48x2xf32>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>, memref<2x4x48x16x2xbf16>)
       outs(%c : memref<64x2x4x16xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: f32, %w0: bf16, %w1: bf16, %w2: bf16, %acc: f32):
     %e0 = arith.extf %w0 : bf16 to f32
     %e1 = arith.extf %w1 : bf16 to f32
@@ -401,7 +401,7 @@ func.func @unmarked_parts(%a: memref<64x48x2xf32>, %s0: memref<2x4x48x16x2xbf16>
 func.func @gemm_bf16(%a: memref<64x96xbf16>, %p: memref<2x96x64xbf16>, %c: memref<64x2x64xf32>) {
   linalg.generic {indexing_maps = [#a, #p, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %p : memref<64x96xbf16>, memref<2x96x64xbf16>) outs(%c : memref<64x2x64xf32>)
-      attrs = {tfm.cpu_tiling = {amx = array<i64: 128, 64>, block = array<i64: 64, 128, 96>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 64, block_cols = 128, block_depth = 96, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 64>} {
   ^bb0(%x: bf16, %w: bf16, %acc: f32):
     %xe = arith.extf %x : bf16 to f32
     %we = arith.extf %w : bf16 to f32

@@ -45,7 +45,7 @@ func.func @pair_dots(%a: tensor<12x64x2xbf16>, %p: tensor<16x64x64x2xbf16>) -> t
   %y = linalg.generic {indexing_maps = [#a, #p, #c],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %p : tensor<12x64x2xbf16>, tensor<16x64x64x2xbf16>) outs(%init : tensor<12x16x64xf32>)
-      attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 12, 1024, 32>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 12, block_cols = 1024, block_depth = 32, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
   ^bb0(%x: bf16, %w: bf16, %acc: f32):
     %xe = arith.extf %x : bf16 to f32
     %we = arith.extf %w : bf16 to f32
@@ -73,7 +73,7 @@ func.func @not_planned(%a: tensor<12x64x2xbf16>, %p: tensor<16x64x64x2xbf16>) ->
   %y = linalg.generic {indexing_maps = [#a, #p, #c],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %p : tensor<12x64x2xbf16>, tensor<16x64x64x2xbf16>) outs(%init : tensor<12x16x64xf32>)
-      attrs = {tfm.cpu_tiling = {block = array<i64: 12, 1024, 32>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 12, block_cols = 1024, block_depth = 32, dot_cols = 4, dot_depth = 32>} {
   ^bb0(%x: bf16, %w: bf16, %acc: f32):
     %xe = arith.extf %x : bf16 to f32
     %we = arith.extf %w : bf16 to f32
@@ -101,7 +101,7 @@ func.func @narrow(%a: tensor<5x20x2xbf16>, %p: tensor<20x8x2xbf16>) -> tensor<5x
   %y = linalg.generic {indexing_maps = [#ta, #tp, #tc],
                        iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%a, %p : tensor<5x20x2xbf16>, tensor<20x8x2xbf16>) outs(%init : tensor<5x8xf32>)
-      attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+      attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
   ^bb0(%x: bf16, %w: bf16, %acc: f32):
     %xe = arith.extf %x : bf16 to f32
     %we = arith.extf %w : bf16 to f32
@@ -135,7 +135,7 @@ func.func @sliced_b(%q: tensor<128x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: t
     %s = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                          iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%q, %b : tensor<128x64xbf16>, tensor<64x128xbf16>) outs(%c : tensor<128x128xf32>)
-        attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
     ^bb0(%x: bf16, %w: bf16, %a: f32):
       %xe = arith.extf %x : bf16 to f32
       %we = arith.extf %w : bf16 to f32
@@ -168,7 +168,7 @@ func.func @few_rows(%q: tensor<8x64xbf16>, %kt: tensor<2x64x128xbf16>, %out: ten
     %s = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                          iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%q, %b : tensor<8x64xbf16>, tensor<64x128xbf16>) outs(%c : tensor<8x128xf32>)
-        attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
     ^bb0(%x: bf16, %w: bf16, %a: f32):
       %xe = arith.extf %x : bf16 to f32
       %we = arith.extf %w : bf16 to f32
@@ -213,7 +213,7 @@ func.func @sliced_v(%p: tensor<4x64x32xbf16>, %v: tensor<2x128x64xbf16>, %out: t
       %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
                            iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
           ins(%p, %b : tensor<4x64x32xbf16>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
-          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+          attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
       ^bb0(%x: bf16, %w: bf16, %a: f32):
         %xe = arith.extf %x : bf16 to f32
         %we = arith.extf %w : bf16 to f32
@@ -251,7 +251,7 @@ func.func @odd_offset(%p: tensor<4x64x32xbf16>, %v: tensor<2x128x64xbf16>, %out:
       %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
                            iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
           ins(%p, %b : tensor<4x64x32xbf16>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
-          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+          attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
       ^bb0(%x: bf16, %w: bf16, %a: f32):
         %xe = arith.extf %x : bf16 to f32
         %we = arith.extf %w : bf16 to f32
@@ -304,7 +304,7 @@ func.func @rounded_probabilities(%p: tensor<4x64x32xf32>, %v: tensor<2x128x64xbf
       %t = linalg.generic {indexing_maps = [affine_map<(g, m, n, k) -> (g, m, k)>, affine_map<(g, m, n, k) -> (k, n)>, affine_map<(g, m, n, k) -> (g, m, n)>],
                            iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
           ins(%rounded, %b : tensor<4x64x32xf32>, tensor<32x64xbf16>) outs(%o : tensor<4x64x64xf32>)
-          attrs = {tfm.cpu_tiling = {bf16_pairs, block = array<i64: 256, 1024, 128>, dot = array<i64: 4, 32>, register = array<i64: 6, 64>}} {
+          attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>} {
       ^bb0(%x: f32, %w: bf16, %a: f32):
         %we = arith.extf %w : bf16 to f32
         %m = arith.mulf %x, %we : f32

@@ -19,7 +19,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<516x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<516x16xf32>) -> tensor<516x16xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, block_rows = 256, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<516x32xf32>, tensor<32x16xf32>) outs(%f : tensor<516x16xf32>) -> tensor<516x16xf32>
     return %r : tensor<516x16xf32>
   }
@@ -42,7 +42,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<512x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, block_rows = 256, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
     return %r : tensor<512x16xf32>
   }
@@ -69,7 +69,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<512x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, min_rows = 5 : i64, register = array<i64: 6, 16>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 5, block_rows = 256, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
     return %r : tensor<512x16xf32>
   }
@@ -77,7 +77,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<512x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<512x16xf32>) -> tensor<512x16xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 256, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, block_rows = 256, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<512x32xf32>, tensor<32x16xf32>) outs(%f : tensor<512x16xf32>) -> tensor<512x16xf32>
     return %r : tensor<512x16xf32>
   }
@@ -106,7 +106,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<24x128xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 12, 64, 16>, dot = array<i64: 4, 32>, register = array<i64: 6, 16>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, block_rows = 12, block_cols = 64, block_depth = 16, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<24x32xf32>, tensor<32x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
     return %r : tensor<24x128xf32>
   }
@@ -141,7 +141,7 @@ module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 4915
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<64x128xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 32, 64, 128>, dot = array<i64: 4, 32>, register = array<i64: 4, 64>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 64, block_rows = 32, block_cols = 64, block_depth = 128, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<64x512xf32>, tensor<512x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
     return %r : tensor<64x128xf32>
   }
@@ -199,7 +199,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<8x48xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x48xf32>) -> tensor<8x48xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 8, 48, 32>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 8, block_cols = 48, block_depth = 32, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<8x64xf32>, tensor<64x48xf32>) outs(%f : tensor<8x48xf32>) -> tensor<8x48xf32>
     return %r : tensor<8x48xf32>
   }
@@ -207,7 +207,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<8x64xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
-    %r = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 8, 64, 32>, dot = array<i64: 4, 32>, min_rows = 3 : i64, register = array<i64: 4, 24>}}
+    %r = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 8, block_cols = 64, block_depth = 32, dot_cols = 4, dot_depth = 32>}
         ins(%a, %b : tensor<8x32xf32>, tensor<32x64xf32>) outs(%f : tensor<8x64xf32>) -> tensor<8x64xf32>
     return %r : tensor<8x64xf32>
   }

@@ -46,7 +46,7 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     %fp = tensor.expand_shape %f [[0], [1, 2]] output_shape [64, 8, 16] : tensor<64x128xf32> into tensor<64x8x16xf32>
     %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<64x128xf32>, tensor<8x128x16xf32>) outs(%fp : tensor<64x8x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -126,7 +126,7 @@ module {
     %fp = tensor.expand_shape %fpad [[0], [1, 2]] output_shape [13, 3, 16] : tensor<13x48xf32> into tensor<13x3x16xf32>
     %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<13x24xf32>, tensor<3x24x16xf32>) outs(%fp : tensor<13x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -176,7 +176,7 @@ module {
     %fp = tensor.expand_shape %f [[0], [1, 2]] output_shape [12, 3, 16] : tensor<12x48xf32> into tensor<12x3x16xf32>
     %g = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %wg : tensor<12x32xf32>, tensor<3x32x16xf32>) outs(%fp : tensor<12x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -184,7 +184,7 @@ module {
     } -> tensor<12x3x16xf32>
     %u = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %wu : tensor<12x32xf32>, tensor<3x32x16xf32>) outs(%fp : tensor<12x3x16xf32>)
-        attrs = {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, min_rows = 4 : i64, register = array<i64: 6, 16>}} {
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>} {
     ^bb0(%in: f32, %in_w: f32, %out: f32):
       %p = arith.mulf %in, %in_w : f32
       %r = arith.addf %out, %p : f32
@@ -238,7 +238,7 @@ module {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<16x20xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x20xf32>) -> tensor<16x20xf32>
-    %mm = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 8, 16>}}
+    %mm = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 8, register_cols = 16, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%x, %w : tensor<16x8xf32>, tensor<8x20xf32>) outs(%f : tensor<16x20xf32>) -> tensor<16x20xf32>
     %e2 = tensor.empty() : tensor<16x20xf32>
     %biased = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
@@ -265,7 +265,7 @@ module {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<16x16xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
-    %mm = linalg.matmul {tfm.cpu_tiling = {block = array<i64: 126, 256, 256>, dot = array<i64: 4, 32>, register = array<i64: 8, 16>}}
+    %mm = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 8, register_cols = 16, block_rows = 126, block_cols = 256, block_depth = 256, dot_cols = 4, dot_depth = 32>}
         ins(%x, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
     %e2 = tensor.empty() : tensor<16x16xf32>
     %biased = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}

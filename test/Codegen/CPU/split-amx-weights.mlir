@@ -24,7 +24,7 @@
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[PART]], #[[PART]], #[[PART]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
 // CHECK-SAME: ins(%[[A3]], %[[S0]], %{{.*}}, %{{.*}} : tensor<64x48x2xf32>, tensor<2x4x48x16x2xbf16>, tensor<2x4x48x16x2xbf16>, tensor<2x4x48x16x2xbf16>)
 // CHECK-SAME: outs(%[[C4]] : tensor<64x2x4x16xf32>)
-// CHECK-SAME: tfm.amx_weight_parts, tfm.cpu_tiling = {amx =
+// CHECK-SAME: tfm.amx_weight_parts, tfm.cpu_tiling = #tfm.cpu_tiling<{{.*}}amx_block_cols =
 // CHECK: ^bb0(%[[IA:.*]]: f32, %[[I0:.*]]: bf16, %[[I1:.*]]: bf16, %[[I2:.*]]: bf16, %[[ACC:.*]]: f32):
 // CHECK: %[[E0:.*]] = arith.extf %[[I0]] : bf16 to f32
 // CHECK: %[[E1:.*]] = arith.extf %[[I1]] : bf16 to f32

@@ -1,5 +1,5 @@
-// RUN: transformer-opt %s --tfm-gpu-matvec=async=1 -split-input-file | FileCheck %s
-// RUN: transformer-opt %s --tfm-gpu-matvec -split-input-file | FileCheck %s --check-prefix=SYNC
+// RUN: transformer-opt %s --tfm-gpu-configure=tensor-cores=0 --tfm-gpu-matvec=async=1 -split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-gpu-configure=tensor-cores=0 --tfm-gpu-matvec -split-input-file | FileCheck %s --check-prefix=SYNC
 
 // One row, an [N, K] weight (N = 100: the last block's warps past N do
 // nothing): a warp per column, 8 warps a block (grid 13), lanes reading

@@ -1,4 +1,4 @@
-// RUN: transformer-opt %s --tfm-gpu-tensor-core-matmul -split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-gpu-configure=matvec=0 --tfm-gpu-tensor-core-matmul -split-input-file | FileCheck %s
 
 // An f16 matmul with a transposed ([N, K]) B becomes a call of a kernel for
 // its shape: 64x64 tiles of C per block (grid 4 x 2), 128 threads, A and B

@@ -1,5 +1,5 @@
-// RUN: transformer-opt %s --tfm-gpu-warpgroup-matmul -split-input-file | FileCheck %s
-// RUN: transformer-opt %s --tfm-gpu-warpgroup-matmul="stages=4" -split-input-file | FileCheck %s --check-prefix=S4
+// RUN: transformer-opt %s --tfm-gpu-configure="chip=sm_90a matvec=0" --tfm-gpu-warpgroup-matmul -split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-gpu-configure="chip=sm_90a matvec=0 wgmma-stages=4" --tfm-gpu-warpgroup-matmul -split-input-file | FileCheck %s --check-prefix=S4
 
 // B as [K, N]: on the host, TMA descriptors with 128-byte swizzle for A
 // (128x64 boxes) and B (64x64 boxes: two per 64x128 tile), passed into the

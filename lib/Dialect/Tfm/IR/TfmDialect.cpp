@@ -51,6 +51,63 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
   return success();
 }
 
+LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  if (attribute.getName() == kCpuTilingAttrName &&
+      !isa<CpuTilingAttr>(attribute.getValue()))
+    return op->emitOpError() << "'" << kCpuTilingAttrName
+                             << "' must be a #tfm.cpu_tiling attribute, got "
+                             << attribute.getValue();
+  if (attribute.getName() == kGpuKernelAttrName &&
+      !isa<GpuKernelAttr>(attribute.getValue()))
+    return op->emitOpError() << "'" << kGpuKernelAttrName
+                             << "' must be a #tfm.gpu_kernel attribute, got "
+                             << attribute.getValue();
+  return success();
+}
+
+LogicalResult
+GpuKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      GpuKernelKind kind, int64_t tileM, int64_t tileN,
+                      int64_t tileK, int64_t warps, int64_t stages) {
+  for (auto [name, value] : {std::pair<StringRef, int64_t>{"tile_m", tileM},
+                             {"tile_n", tileN},
+                             {"tile_k", tileK},
+                             {"warps", warps},
+                             {"stages", stages}})
+    if (value < 1)
+      return emitError() << name << " must be positive, got " << value;
+  return success();
+}
+
+LogicalResult
+CpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t registerRows, int64_t registerCols,
+                      int64_t minRows, int64_t blockRows, int64_t blockCols,
+                      int64_t blockDepth, int64_t dotCols, int64_t dotDepth,
+                      int64_t amxBlockCols, int64_t amxBlockDepth,
+                      bool bf16Pairs) {
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"register_rows", registerRows},
+        {"register_cols", registerCols},
+        {"block_rows", blockRows},
+        {"block_cols", blockCols},
+        {"block_depth", blockDepth},
+        {"dot_cols", dotCols},
+        {"dot_depth", dotDepth}})
+    if (value < 1)
+      return emitError() << name << " must be positive, got " << value;
+  if (minRows < 0 || minRows > registerRows)
+    return emitError() << "min_rows must be in [0, register_rows = "
+                       << registerRows << "], got " << minRows;
+  if ((amxBlockCols < 0 || amxBlockDepth < 0) ||
+      ((amxBlockCols == 0) != (amxBlockDepth == 0)))
+    return emitError() << "amx_block_cols and amx_block_depth must both be "
+                          "positive (the AMX form) or both 0, got "
+                       << amxBlockCols << " and " << amxBlockDepth;
+  return success();
+}
+
 /// The entry-block argument `v` of a function, with the function.
 static std::pair<FunctionOpInterface, unsigned> getFunctionArgument(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);

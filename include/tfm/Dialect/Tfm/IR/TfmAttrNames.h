@@ -71,6 +71,9 @@ inline constexpr llvm::StringLiteral kWorkspaceAttrName = "tfm.workspace";
 /// contraction's tiling (on the op), from tfm-cpu-configure.
 inline constexpr llvm::StringLiteral kCpuTargetAttrName = "tfm.cpu_target";
 inline constexpr llvm::StringLiteral kCpuTilingAttrName = "tfm.cpu_tiling";
+/// #tfm.gpu_kernel on a GPU contraction: its kernel and tiles
+/// (tfm-gpu-configure).
+inline constexpr llvm::StringLiteral kGpuKernelAttrName = "tfm.gpu_kernel";
 
 } // namespace mlir::tfm
 

@@ -39,4 +39,95 @@ def Tfm_GeluApproximationAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tfm_CpuTilingAttr : AttrDef<Tfm_Dialect, "CpuTiling"> {
+  let mnemonic = "cpu_tiling";
+  let summary = "the CPU tile sizes of one contraction";
+  let description = [{
+    The plan `tfm-cpu-configure` derives from the target CPU for one
+    contraction and records on it as `tfm.cpu_tiling`; the passes that
+    tile, pack and vectorise it read nothing else (configuration apart from
+    mechanism, as IREE's `lowering_config`):
+
+    - `register_rows` x `register_cols`: the register tile (M rows, N
+      columns in vector lanes);
+    - `min_rows`: the fewest rows of a shorter register tile taken where
+      the planned rows do not divide M (0, the default: no shorter tile);
+    - `block_rows` x `block_cols` x `block_depth`: the cache block (M, N, K);
+    - `dot_cols`, `dot_depth`: outputs per tile and vector width of the
+      dot-product form (contractions of few rows);
+    - `amx_block_cols`, `amx_block_depth`: the B block of the AMX form of
+      an f32 GEMM (0: not planned on AMX);
+    - `bf16_pairs`: a bf16 GEMM as AVX512-BF16 pair dot products.
+
+    ```mlir
+    linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4,
+        register_cols = 24, min_rows = 3, block_rows = 64, block_cols = 192,
+        block_depth = 256, dot_cols = 4, dot_depth = 32>}
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$register_rows,
+    "int64_t":$register_cols,
+    DefaultValuedParameter<"int64_t", "0">:$min_rows,
+    "int64_t":$block_rows,
+    "int64_t":$block_cols,
+    "int64_t":$block_depth,
+    "int64_t":$dot_cols,
+    "int64_t":$dot_depth,
+    DefaultValuedParameter<"int64_t", "0">:$amx_block_cols,
+    DefaultValuedParameter<"int64_t", "0">:$amx_block_depth,
+    DefaultValuedParameter<"bool", "false">:$bf16_pairs
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tfm_GpuKernelKind : I32EnumAttr<"GpuKernelKind",
+    "the kernel a GPU contraction is generated as", [
+      I32EnumAttrCase<"wgmma", 0>,
+      I32EnumAttrCase<"mma_sync", 1>,
+      I32EnumAttrCase<"matvec", 2>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tfm";
+}
+
+def Tfm_GpuKernelAttr : AttrDef<Tfm_Dialect, "GpuKernel"> {
+  let mnemonic = "gpu_kernel";
+  let summary = "the kernel and tiles of one contraction on the GPU";
+  let description = [{
+    What `tfm-gpu-configure` chooses for one f16 matmul from the chip and
+    the matmul's shape, recorded on it as `tfm.gpu_kernel`; the kernel
+    passes (`tfm-gpu-warpgroup-matmul`, `tfm-gpu-tensor-core-matmul`,
+    `tfm-gpu-matvec`) each rewrite only the matmuls of their kind, with
+    these sizes:
+
+    - `wgmma` (sm_90a): TMA + warpgroup MMA; `tile_m` x `tile_n` x
+      `tile_k` the block tile (64 or 128 x 128 x 64), `warps` 4 (one
+      warpgroup), `stages` the TMA pipeline depth;
+    - `mma_sync`: ldmatrix + mma.sync; the block tile (64 x 64 x 32),
+      `warps` 4 (2 x 2 over the tile), `stages` 2 (cp.async double
+      buffering); an N that is not a multiple of `tile_n` leaves its last
+      columns to another kernel;
+    - `matvec` (decode, M <= 8): split-K kernels; `tile_m` the rows,
+      `tile_n` the output columns of a block, `tile_k` the K of one split,
+      `warps` 8, `stages` 1.
+
+    ```mlir
+    linalg.matmul {tfm.gpu_kernel = #tfm.gpu_kernel<kind = wgmma,
+        tile_m = 128, tile_n = 128, tile_k = 64, warps = 4, stages = 3>}
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Tfm_GpuKernelKind>:$kind,
+    "int64_t":$tile_m,
+    "int64_t":$tile_n,
+    "int64_t":$tile_k,
+    "int64_t":$warps,
+    "int64_t":$stages
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // TFM_ATTRS_TD

@@ -27,6 +27,8 @@ def Tfm_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   // `tfm.param_dtype` on function arguments (verifyRegionArgAttribute).
   let hasRegionArgAttrVerify = 1;
+  // `tfm.cpu_tiling` on operations (verifyOperationAttribute).
+  let hasOperationAttrVerify = 1;
 }
 
 class Tfm_Op<string mnemonic, list<Trait> traits = []>
