@@ -68,15 +68,36 @@ namespace mlir {
 class OpPassManager;
 namespace tfm {
 
-/// The options both pipelines give with the same name, help text and default
-/// (those of the tfm -> linalg stage below whose meaning does not depend on
-/// the target); each pipeline's options derive from it and add their own.
+/// The options both pipelines give with the same name and help text (those
+/// of the tfm -> linalg stage below whose meaning does not depend on the
+/// target), declared once; each pipeline's options derive from it and add
+/// their own. `Derived::kFlashAttentionByDefault` is the one default that
+/// differs.
 template <typename Derived>
 struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
   using Base = PassPipelineOptions<Derived>;
   typename Base::template Option<bool> verifyContracts{
       *this, "verify-contracts",
       llvm::cl::desc("Run --tfm-verify-contracts first"), llvm::cl::init(true)};
+  typename Base::template Option<bool> fuseQKV{
+      *this, "fuse-qkv",
+      llvm::cl::desc("Fuse the Q/K/V projections into one GEMM "
+                     "(--tfm-fuse-qkv; changes the signature, see above)"),
+      llvm::cl::init(true)};
+  typename Base::template Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
+                     "instead of materialising the score matrix (default on "
+                     "the CPU; off on the GPU, where its tile loops stay on "
+                     "the host and launch kernels per head and key tile, "
+                     "about 10x the launches of the naive form for GPT-2 "
+                     "small at S = 128)"),
+      llvm::cl::init(Derived::kFlashAttentionByDefault)};
+  typename Base::template Option<bool> flashCausalSkip{
+      *this, "flash-causal-skip",
+      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
+                     "(off: visit and mask them, to measure the skip)"),
+      llvm::cl::init(true)};
   typename Base::template Option<int64_t> flashQueryTile{
       *this, "flash-query-tile",
       llvm::cl::desc("Query rows per flash-attention tile"),
@@ -96,21 +117,7 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
 };
 
 struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
-  PassOptions::Option<bool> fuseQKV{
-      *this, "fuse-qkv",
-      llvm::cl::desc("Fuse the Q/K/V projections into one GEMM "
-                     "(--tfm-fuse-qkv; changes the signature, see above)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> flashAttention{
-      *this, "flash-attention",
-      llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
-                     "instead of materialising the score matrix"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> flashCausalSkip{
-      *this, "flash-causal-skip",
-      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
-                     "(off: visit and mask them, to measure the skip)"),
-      llvm::cl::init(true)};
+  static constexpr bool kFlashAttentionByDefault = true;
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
@@ -308,6 +315,7 @@ void buildCallingConventionStage(
 /// libtfm_cuda_runtime.so. Each entry function returns after its work on the
 /// GPU is done.
 struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
+  static constexpr bool kFlashAttentionByDefault = false;
   PassOptions::Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
@@ -373,29 +381,12 @@ struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Threads per block of the SIMT kernels (one thread per "
                      "element of a parallel loop nest)"),
       llvm::cl::init(256)};
-  PassOptions::Option<bool> fuseQKV{
-      *this, "fuse-qkv",
-      llvm::cl::desc("Fuse the Q/K/V projections into one GEMM"),
-      llvm::cl::init(true)};
   PassOptions::Option<bool> flashKernel{
       *this, "flash-kernel",
       llvm::cl::desc("Run each attention the kernel handles as one FA2-style "
                      "tensor-core kernel (--tfm-gpu-flash-attention; f16 "
                      "q/k/v and P, f32 accumulation); the others take the "
                      "flash-attention / naive path below"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> flashAttention{
-      *this, "flash-attention",
-      llvm::cl::desc("Lower tfm.attention through --tfm-flash-attention "
-                     "(off by default on the GPU: its tile loops stay on the "
-                     "host and launch kernels per head and key tile, about "
-                     "10x the launches of the naive form for GPT-2 small at "
-                     "S = 128; the naive form keeps S x S scores in device "
-                     "memory)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> flashCausalSkip{
-      *this, "flash-causal-skip",
-      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future"),
       llvm::cl::init(true)};
 };
 
