@@ -10,6 +10,8 @@
 |* status, and the message (the text transformer-runner prints after          *|
 |* "error: ") is kept for the model (tfmModelGetLastError) and for the        *|
 |* calling thread (tfmGetLastError). A model is used by one thread at a time. *|
+|* A null model (destroyed, or a failed load) is an error, never a crash:     *|
+|* status 1, null text, -1 sizes, "" messages.                                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef TFM_C_ENGINE_H

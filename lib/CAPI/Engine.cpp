@@ -59,6 +59,13 @@ static TfmStatus report(Model *model, llvm::Error error) {
   return 1;
 }
 
+/// The error of a call on a null model (closed, or never loaded): an error
+/// code, never a dereference.
+static llvm::Error nullModelError() {
+  return makeError("no model: the handle is null (the model was closed or "
+                   "never loaded)");
+}
+
 static TfmStatus succeed(Model *model) {
   threadError.clear();
   if (model)
@@ -99,6 +106,10 @@ void tfmModelGenerateOptionsInit(TfmModel handle, int64_t promptLength,
                                  TfmGenerateOptions *options) {
   tfmGenerateOptionsInit(options);
   Model *model = unwrap(handle);
+  if (!model) {
+    report(nullptr, nullModelError());
+    return;
+  }
   const runtime::GenerationConfig &g = model->generation;
   options->doSample = g.sampling.doSample;
   options->temperature = g.sampling.temperature;
@@ -223,10 +234,18 @@ const char *tfmModelGetWarnings(TfmModel model) {
 }
 
 int64_t tfmModelGetVocabSize(TfmModel model) {
+  if (!unwrap(model)) {
+    report(nullptr, nullModelError());
+    return -1;
+  }
   return unwrap(model)->model->getConfig().vocabSize;
 }
 
 int64_t tfmModelGetMaxPositions(TfmModel model) {
+  if (!unwrap(model)) {
+    report(nullptr, nullModelError());
+    return -1;
+  }
   return unwrap(model)->model->getConfig().maxPositions;
 }
 
@@ -255,6 +274,8 @@ static llvm::Expected<TokenIds> encodePrompt(Model &model,
 TfmStatus tfmModelEncodePrompt(TfmModel handle, const char *prompt,
                                int64_t *out, size_t capacity, int64_t *count) {
   Model *model = unwrap(handle);
+  if (!model)
+    return report(nullptr, nullModelError());
   llvm::Expected<TokenIds> tokens = encodePrompt(*model, prompt ? prompt : "");
   if (!tokens)
     return report(model, tokens.takeError());
@@ -306,6 +327,8 @@ TfmStatus tfmModelLogitsRagged(TfmModel handle, const int64_t *ids,
                                const int64_t *lengths, int allPositions,
                                float *out, size_t capacity) {
   Model *model = unwrap(handle);
+  if (!model)
+    return report(nullptr, nullModelError());
   llvm::Expected<TokenIds> tokens =
       makeTokens(*model, ids, batch, seqLen, lengths);
   if (!tokens)
@@ -349,6 +372,8 @@ TfmStatus tfmModelGenerateRagged(TfmModel handle, const int64_t *ids,
                                  int64_t *generated,
                                  int64_t *sequenceLengths) {
   Model *model = unwrap(handle);
+  if (!model)
+    return report(nullptr, nullModelError());
   TfmGenerateOptions defaults;
   tfmGenerateOptionsInit(&defaults);
   if (!options)
@@ -420,6 +445,10 @@ TfmStatus tfmModelGenerateRagged(TfmModel handle, const int64_t *ids,
 
 char *tfmModelGetLedgerJson(TfmModel handle, int64_t batch, int64_t seqLen) {
   Model *model = unwrap(handle);
+  if (!model) {
+    report(nullptr, nullModelError());
+    return nullptr;
+  }
   if (batch < 1 || seqLen < 1) {
     report(model, makeError(llvm::formatv("ledger: expected a shape [B, S] "
                                           "with B, S >= 1, got [{0}, {1}]",
@@ -436,12 +465,16 @@ char *tfmModelGetLedgerJson(TfmModel handle, int64_t batch, int64_t seqLen) {
 }
 
 int tfmModelHasTokenizer(TfmModel handle) {
-  return unwrap(handle)->tokenizer != nullptr;
+  return unwrap(handle) && unwrap(handle)->tokenizer != nullptr;
 }
 
 char *tfmModelDecode(TfmModel handle, const int64_t *ids, int64_t count,
                      int skipSpecialTokens) {
   Model *model = unwrap(handle);
+  if (!model) {
+    report(nullptr, nullModelError());
+    return nullptr;
+  }
   if (count < 0 || (count && !ids)) {
     report(model, makeError("decode: expected ids"));
     return nullptr;

@@ -278,9 +278,23 @@ class Model:
         self.max_positions = lib.tfmModelGetMaxPositions(handle)
 
     def close(self):
-        if self._handle:
-            self._lib.tfmModelDestroy(self._handle)
-            self._handle = None
+        """Frees the engine. Waits for a call running on another thread
+        (logits, generate, a stream) to end first; calls afterwards raise
+        TfmError."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            if self._handle:
+                self._lib.tfmModelDestroy(self._handle)
+                self._handle = None
+
+    def _live(self):
+        """The engine's handle, or TfmError once the model is closed (the C
+        API refuses a null handle too; this names the cause)."""
+        if not self._handle:
+            raise TfmError("the model is closed")
+        return self._handle
 
     def __del__(self):
         self.close()
@@ -298,13 +312,16 @@ class Model:
     @property
     def warnings(self):
         """Warnings so far (unknown config fields, unused tensors)."""
-        text = self._lib.tfmModelGetWarnings(self._handle).decode(errors="replace")
+        with self._lock:
+            text = self._lib.tfmModelGetWarnings(self._live()).decode(
+                errors="replace")
         return text.splitlines()
 
     @property
     def has_tokenizer(self):
         """Whether the model has a tokenizer.json next to its config.json."""
-        return bool(self._lib.tfmModelHasTokenizer(self._handle))
+        with self._lock:
+            return bool(self._lib.tfmModelHasTokenizer(self._live()))
 
     def encode(self, prompt):
         """The ids of `prompt`: encoded by the model's tokenizer.json (with
@@ -315,15 +332,17 @@ class Model:
         # A tokenizer gives at most a token per byte, plus the template's.
         out = np.zeros(len(data) + 16, dtype=np.int64)
         count = ctypes.c_int64()
-        if self._lib.tfmModelEncodePrompt(self._handle, data, _pointer(out, ctypes.c_int64),
-                                          out.size, ctypes.byref(count)):
-            raise self._error()
-        if count.value > out.size:
-            out = np.zeros(count.value, dtype=np.int64)
-            if self._lib.tfmModelEncodePrompt(self._handle, data,
+        with self._lock:
+            if self._lib.tfmModelEncodePrompt(self._live(), data,
                                               _pointer(out, ctypes.c_int64),
                                               out.size, ctypes.byref(count)):
                 raise self._error()
+            if count.value > out.size:
+                out = np.zeros(count.value, dtype=np.int64)
+                if self._lib.tfmModelEncodePrompt(self._live(), data,
+                                                  _pointer(out, ctypes.c_int64),
+                                                  out.size, ctypes.byref(count)):
+                    raise self._error()
         return out[:count.value]
 
     def decode(self, ids, skip_special_tokens=True):
@@ -331,10 +350,12 @@ class Model:
         UTF-8 bytes of a byte-level model."""
         import numpy as np
         array = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
-        pointer = self._lib.tfmModelDecode(self._handle, _pointer(array, ctypes.c_int64),
-                                           array.size, int(bool(skip_special_tokens)))
-        if not pointer:
-            raise self._error()
+        with self._lock:
+            pointer = self._lib.tfmModelDecode(
+                self._live(), _pointer(array, ctypes.c_int64), array.size,
+                int(bool(skip_special_tokens)))
+            if not pointer:
+                raise self._error()
         try:
             return ctypes.string_at(pointer).decode("utf-8", errors="replace")
         finally:
@@ -355,7 +376,7 @@ class Model:
             out = np.empty(shape, dtype=np.float32)
             with self._lock:
                 if self._lib.tfmModelLogitsRagged(
-                        self._handle, _pointer(array, ctypes.c_int64), batch, seq,
+                        self._live(), _pointer(array, ctypes.c_int64), batch, seq,
                         _pointer(lengths, ctypes.c_int64), int(not last_only),
                         _pointer(out, ctypes.c_float), out.size):
                     raise self._error()
@@ -367,7 +388,7 @@ class Model:
         shape = (batch, self.vocab_size) if last_only else (batch, seq, self.vocab_size)
         out = np.empty(shape, dtype=np.float32)
         with self._lock:
-            if self._lib.tfmModelLogits(self._handle, _pointer(array, ctypes.c_int64),
+            if self._lib.tfmModelLogits(self._live(), _pointer(array, ctypes.c_int64),
                                         batch, seq, int(not last_only),
                                         _pointer(out, ctypes.c_float), out.size):
                 raise self._error()
@@ -410,8 +431,9 @@ class Model:
         else:
             array, single = _as_ids(prompt)
         options = _GenerateOptions()
-        self._lib.tfmModelGenerateOptionsInit(self._handle, array.shape[1],
-                                              ctypes.byref(options))
+        with self._lock:
+            self._lib.tfmModelGenerateOptionsInit(self._live(), array.shape[1],
+                                                  ctypes.byref(options))
         if max_new_tokens is not None:
             options.maxNewTokens = int(max_new_tokens)
         options.maxSeqLen = int(max_seq_len)
@@ -463,7 +485,7 @@ class Model:
                            else ctypes.POINTER(ctypes.c_int64)())
         with self._lock:
             if self._lib.tfmModelGenerateRagged(
-                    self._handle, _pointer(array, ctypes.c_int64), batch, seq,
+                    self._live(), _pointer(array, ctypes.c_int64), batch, seq,
                     lengths_pointer, ctypes.byref(options), callback, None,
                     _pointer(out, ctypes.c_int64), out.size, ctypes.byref(generated),
                     _pointer(sizes, ctypes.c_int64)):
@@ -515,7 +537,7 @@ class Model:
         """The ledger of @forward at [batch, seq_len] as a dict (the object
         `--tfm-print-ledger=format=json` prints for the function)."""
         with self._lock:
-            pointer = self._lib.tfmModelGetLedgerJson(self._handle, batch, seq_len)
+            pointer = self._lib.tfmModelGetLedgerJson(self._live(), batch, seq_len)
         if not pointer:
             raise self._error()
         try:
