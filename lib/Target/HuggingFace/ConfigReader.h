@@ -218,8 +218,10 @@ std::optional<double> readRoPEObject(FieldReader &r, StringRef field,
 /// `type`.
 void rejectRoPEScaling(FieldReader &r, StringRef type);
 
-/// The shared checks of a rotary model's head sizes.
-void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim);
+/// The shared checks of a rotary model's head sizes; `hint` ends the message
+/// of heads that do not divide hidden_size.
+void checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim,
+                StringRef hint = "");
 
 /// RoPE rotates pairs of elements, so the head size must be even; `key` is
 /// the field the head size comes from. Does nothing after an earlier error.

@@ -653,11 +653,12 @@ void mlir::tfm::hf::rejectRoPEScaling(FieldReader &r, StringRef type) {
 }
 
 /// The shared checks of a rotary model's head sizes.
-void mlir::tfm::hf::checkHeads(FieldReader &r, ModelConfig &c, bool explicitHeadDim) {
+void mlir::tfm::hf::checkHeads(FieldReader &r, ModelConfig &c,
+                               bool explicitHeadDim, StringRef hint) {
   if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
     return r.fail("num_attention_heads",
-                  llvm::formatv("{0} heads do not divide hidden_size = {1}",
-                                c.numHeads, c.hiddenSize));
+                  llvm::formatv("{0} heads do not divide hidden_size = {1}{2}",
+                                c.numHeads, c.hiddenSize, hint));
   if (c.numHeads % c.numKVHeads != 0)
     return r.fail("num_key_value_heads",
                   llvm::formatv("{0} key/value heads do not divide "

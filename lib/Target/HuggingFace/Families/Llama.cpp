@@ -73,16 +73,7 @@ void mlir::tfm::hf::readLlamaLike(FieldReader &r, ModelConfig &c,
 
   if (r.failed())
     return;
-  if (!explicitHeadDim && c.hiddenSize % c.numHeads != 0)
-    return r.fail("num_attention_heads",
-                  llvm::formatv("{0} heads do not divide hidden_size = {1} "
-                                "(and no head_dim is given)",
-                                c.numHeads, c.hiddenSize));
-  if (c.numHeads % c.numKVHeads != 0)
-    return r.fail("num_key_value_heads",
-                  llvm::formatv("{0} key/value heads do not divide "
-                                "num_attention_heads = {1}",
-                                c.numKVHeads, c.numHeads));
+  checkHeads(r, c, explicitHeadDim, " (and no head_dim is given)");
   checkEvenRoPEHead(r, c, explicitHeadDim ? "head_dim" : "num_attention_heads");
   if (r.failed())
     return;
