@@ -171,10 +171,13 @@ def compare_half(args):
               f"transformers {args.dtype} vs f32: {reference_err:.3g}")
         # Weights whose own half run strays past the budget (sharp
         # attention or softcapped logits on tiny random weights) are held
-        # to 1.5x that run's error instead.
+        # to 1.5x that run's error instead. The agreement of the two half
+        # runs is printed, not held to a limit: each rounds differently
+        # (AMX tiles, pair dot products and FMAs sum in other orders), so
+        # it is bounded by the sum of the two errors and says nothing
+        # the error against f32 does not.
         limit = max(budget, 1.5 * reference_err)
-        failed = (err > limit or agreement > limit or
-                  err > 1.5 * reference_err + 1e-6)
+        failed = err > limit or err > 1.5 * reference_err + 1e-6
     if failed:
         sys.exit("mismatch")
     print("match")
