@@ -30,3 +30,9 @@ echo "=== generating with models/tiny-kjv (a byte-level Llama trained on the KJV
 "$bin/transformer-runner" "$root/models/tiny-kjv/config.json" \
   --weights "$root/models/tiny-kjv/model.safetensors" \
   --prompt "${TFM_PROMPT:-In the beginning}" --generate "${TFM_GENERATE:-200}"
+
+echo
+echo "=== the same with q8_0 weights (--quantize q8_0: llama.cpp's Q8_0 blocks) ==="
+"$bin/transformer-runner" "$root/models/tiny-kjv/config.json" \
+  --weights "$root/models/tiny-kjv/model.safetensors" --quantize q8_0 \
+  --prompt "${TFM_PROMPT:-In the beginning}" --generate "${TFM_GENERATE:-200}"

@@ -16,14 +16,16 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-${TFM_BUILD_DIR:-$root/build}/reference-venv}"
-stamp="$dir/.tfm-pins-v1"
+stamp="$dir/.tfm-pins-v2"
+# gguf: llama.cpp's gguf-py (its numpy port of the quantizers), the
+# reference the Q8_0 weights are checked against bit for bit.
 pins=(transformers==4.46.3 tokenizers==0.20.3 safetensors==0.4.5
-      huggingface_hub==0.26.2)
+      huggingface_hub==0.26.2 gguf==0.17.1)
 if [ ! -f "$stamp" ]; then
   rm -rf "$dir"
   /usr/bin/python3 -m venv --system-site-packages "$dir" >&2
   "$dir/bin/pip" install -q --disable-pip-version-check "${pins[@]}" >&2
-  "$dir/bin/python" -c "import torch, transformers, tokenizers" >&2
+  "$dir/bin/python" -c "import torch, transformers, tokenizers, gguf" >&2
   printf '%s\n' "${pins[@]}" > "$stamp"
 fi
 echo "$dir/bin/python"

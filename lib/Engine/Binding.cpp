@@ -2,6 +2,7 @@
 #include "tfm/Engine/Binding.h"
 
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/Quantize.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 using namespace mlir::tfm;
 using namespace mlir::tfm::engine;
@@ -318,10 +320,83 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   }
 }
 
-/// Binds one parameter (not yet bound under its name).
+/// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 along K,
+/// weight row n = W(:, n) (tfm.param_pack with format "q8_0_values" or
+/// "q8_0_scales"; see tfm/Runtime/EntrySignature.h), and keeps the half the
+/// format names.
+static void packQ8_0(const PackedLayout &layout, const char *source,
+                     char *out) {
+  int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  const float *w = reinterpret_cast<const float *>(source);
+  std::vector<float> row(k);
+  std::vector<int8_t> values(k);
+  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  bool keepValues = layout.quant == PackedLayout::Quant::Q8_0Values;
+  for (int64_t col = 0; col < n; ++col) {
+    for (int64_t kk = 0; kk < k; ++kk)
+      row[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
+    quantizeQ8_0(row.data(), k, values.data(), scales.data());
+    if (keepValues)
+      std::memcpy(out + col * k, values.data(), k);
+    else
+      std::memcpy(out + col * scales.size() * 2, scales.data(),
+                  scales.size() * 2);
+  }
+}
+
+/// A row-major f32 matrix replaced, in place, by the dequantized Q8_0
+/// blocks of its lines along `axis` (a tfm.param_quant parameter bound as
+/// it is).
+static void roundTripQ8_0(llvm::ArrayRef<int64_t> shape, int64_t axis,
+                          char *data) {
+  int64_t cols = shape[1], k = shape[axis], lines = shape[1 - axis];
+  float *w = reinterpret_cast<float *>(data);
+  std::vector<float> line(k);
+  std::vector<int8_t> values(k);
+  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  auto at = [&](int64_t l, int64_t i) -> float & {
+    return axis == 1 ? w[l * cols + i] : w[i * cols + l];
+  };
+  for (int64_t l = 0; l < lines; ++l) {
+    for (int64_t i = 0; i < k; ++i)
+      line[i] = at(l, i);
+    quantizeQ8_0(line.data(), k, values.data(), scales.data());
+    dequantizeQ8_0(values.data(), scales.data(), k, line.data());
+    for (int64_t i = 0; i < k; ++i)
+      at(l, i) = line[i];
+  }
+}
+
+static llvm::Expected<BoundArgument>
+bindStoredParameter(const EntrySignature &sig, size_t i,
+                    const WeightSource &weights);
+
+/// Binds one parameter (not yet bound under its name). A parameter held
+/// quantized but read as it is (tfm.param_quant, no packing) is bound as
+/// the dequantized weights it stands for, in a copy of its own.
 static llvm::Expected<BoundArgument>
 bindParameter(const EntrySignature &sig, size_t i,
               const WeightSource &weights) {
+  llvm::Expected<BoundArgument> bound = bindStoredParameter(sig, i, weights);
+  const EntryArgument &arg = sig.arguments[i];
+  if (!bound || arg.quantAxis < 0)
+    return bound;
+  auto copy = AlignedBuffer::allocate(bound->numBytes);
+  if (!copy)
+    return copy.takeError();
+  std::memcpy((*copy)->get(), bound->data, bound->numBytes);
+  bound->storage = std::move(*copy);
+  bound->data = bound->storage->get();
+  roundTripQ8_0(arg.shape, arg.quantAxis, static_cast<char *>(bound->data));
+  return bound;
+}
+
+/// Binds one parameter as its weight-file tensor, converted or packed as
+/// the signature says.
+static llvm::Expected<BoundArgument>
+bindStoredParameter(const EntrySignature &sig, size_t i,
+                    const WeightSource &weights) {
   const EntryArgument &arg = sig.arguments[i];
   // The tensor as the weight file has it; packed afterwards if the compiled
   // code reads it in panel layout.
@@ -340,7 +415,9 @@ bindParameter(const EntrySignature &sig, size_t i,
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
-    if (arg.packed->amxParts)
+    if (arg.packed->quant != PackedLayout::Quant::None)
+      packQ8_0(*arg.packed, source, result.storage->get());
+    else if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
     else if (getDTypeSize(arg.dtype) == 2)
       packWeight<uint16_t>(*arg.packed, source, result.storage->get());
@@ -457,11 +534,17 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
     // are bindings of one tensor in two types (a tied embedding read as f32
     // by the gather and as f16 by the GPU's LM head).
     std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
+    if (arg.quantAxis >= 0)
+      key += llvm::formatv("#q8_0({0})", arg.quantAxis).str();
     if (arg.packed)
       key += llvm::formatv("#packed({0},{1}{2})",
                            arg.packed->outIn ? "out_in" : "in_out",
                            arg.packed->panel,
-                           arg.packed->amxParts == 3   ? ",amx_bf16x3"
+                           arg.packed->quant == PackedLayout::Quant::Q8_0Values
+                               ? ",q8_0_values"
+                           : arg.packed->quant == PackedLayout::Quant::Q8_0Scales
+                               ? ",q8_0_scales"
+                           : arg.packed->amxParts == 3 ? ",amx_bf16x3"
                            : arg.packed->amxParts == 1 ? ",amx_bf16"
                            : arg.packed->kPairs        ? ",bf16_pairs"
                                                        : "")

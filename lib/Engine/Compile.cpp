@@ -9,6 +9,7 @@
 #include "tfm/Codegen/Common/Passes.h"
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/CodeCache.h"
+#include "tfm/Runtime/Kernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -213,10 +214,12 @@ getRuntimeLibraries(llvm::ArrayRef<std::string> sharedLibs, bool openmp) {
   return libs;
 }
 
-/// The compiled code's heap: temporaries reused across calls instead of
-/// being page-faulted in again every call (tfm/Runtime/BufferPool.h).
+/// What compiled code calls by name besides the libraries: the heap, whose
+/// temporaries are reused across calls instead of being page-faulted in
+/// again every call (tfm/Runtime/BufferPool.h), and the micro-kernels
+/// (tfm/Runtime/Kernels.h).
 static llvm::orc::SymbolMap
-getPoolSymbols(llvm::orc::MangleAndInterner &interner) {
+getRuntimeSymbols(llvm::orc::MangleAndInterner &interner) {
   llvm::orc::SymbolMap symbols;
   auto add = [&](llvm::StringRef name, auto *function) {
     symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
@@ -226,6 +229,10 @@ getPoolSymbols(llvm::orc::MangleAndInterner &interner) {
   add("calloc", &poolCalloc);
   add("aligned_alloc", &poolAlignedAlloc);
   add("free", &poolFree);
+  for (const runtime::KernelSymbol &kernel : runtime::getKernelSymbols())
+    symbols[interner(kernel.name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(kernel.address),
+        llvm::JITSymbolFlags::Exported};
   return symbols;
 }
 
@@ -265,7 +272,7 @@ loadObjects(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
   llvm::orc::MangleAndInterner interner((*jit)->getExecutionSession(),
                                         (*jit)->getDataLayout());
   if (llvm::Error err =
-          main.define(llvm::orc::absoluteSymbols(getPoolSymbols(interner))))
+          main.define(llvm::orc::absoluteSymbols(getRuntimeSymbols(interner))))
     return std::move(err);
   for (const std::string &lib : libs) {
     auto generator =
@@ -536,7 +543,7 @@ jitCompile(ModuleOp module, llvm::ArrayRef<std::string> libs,
     return makeError("JIT compilation failed: " +
                      llvm::toString(engine.takeError()));
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    return getPoolSymbols(interner);
+    return getRuntimeSymbols(interner);
   });
   if (initialize)
     (*engine)->initialize();

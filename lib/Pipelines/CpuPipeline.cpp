@@ -31,8 +31,18 @@ using namespace mlir;
 
 void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  // tfm -> linalg on tensors (CommonStages.cpp).
-  buildTfmToLinalgStage(pm, getTfmToLinalgStageOptions(options));
+  // tfm -> linalg on tensors (CommonStages.cpp); quantized weights marked
+  // on the tfm ops, after Q/K/V fusion.
+  TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
+  if (!options.quantize.empty()) {
+    std::string scheme = options.quantize;
+    common.beforeLowering = [scheme](OpPassManager &nested) {
+      TfmQuantizeWeightsOptions quantize;
+      quantize.scheme = scheme;
+      nested.addPass(createTfmQuantizeWeights(quantize));
+    };
+  }
+  buildTfmToLinalgStage(pm, common);
   if (!options.vectorize)
     return;
   TfmCpuConfigureOptions configure;
@@ -76,6 +86,9 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   buildCallingConventionStage(
       pm, /*resultsInPlace=*/true, options.planWorkspace,
       [&](OpPassManager &nested) {
+        // Quantized weights' GEMMs as calls of their micro-kernel.
+        if (options.vectorize && options.packWeights)
+          nested.addPass(createTfmCpuLowerQuantizedMatmuls());
         if (options.vectorize && options.amx) {
           TfmCpuAmxContractionsOptions amx;
           amx.parallel = options.parallel;

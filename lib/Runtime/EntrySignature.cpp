@@ -1,5 +1,6 @@
 //===- EntrySignature.cpp - what a tfm entry function expects -------------===//
 #include "tfm/Runtime/EntrySignature.h"
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -161,73 +162,122 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
       Attribute format = pack.get("format");
       auto formatName = dyn_cast_or_null<StringAttr>(format);
+      bool quantized =
+          formatName && (formatName.getValue() == kQ8_0ValuesWeightFormat ||
+                         formatName.getValue() == kQ8_0ScalesWeightFormat);
       bool knownFormat =
-          !format ||
+          !format || quantized ||
           (formatName && (formatName.getValue() == kAmxSplitWeightFormat ||
                           formatName.getValue() == kAmxPairedWeightFormat ||
                           formatName.getValue() == kBf16PairsWeightFormat));
-      if (!param || !layout || !panel || !shape || shape.size() != 2 ||
+      if (quantized) {
+        // Blocks along K: no panels.
+        if (!param || !layout || !shape || shape.size() != 2 ||
+            (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
+            shape[0] < 1 || shape[1] < 1)
+          return makeError("{0}: tfm.param_pack with format = \"{1}\" needs "
+                           "tfm.param and {{layout = \"in_out\" | "
+                           "\"out_in\", shape = array<i64: rows, cols>}",
+                           what, formatName.getValue());
+        PackedLayout &packed = arg.packed.emplace();
+        packed.outIn = layout.getValue() == "out_in";
+        packed.fileShape.assign(shape.asArrayRef().begin(),
+                                shape.asArrayRef().end());
+        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat;
+        packed.quant = values ? PackedLayout::Quant::Q8_0Values
+                              : PackedLayout::Quant::Q8_0Scales;
+        int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
+        int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
+        llvm::SmallVector<int64_t, 4> expected{n, k / 32};
+        if (values)
+          expected.push_back(32);
+        bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
+                            arg.concatAxis == 1;
+        if (k % 32 || arg.shape != expected ||
+            arg.dtype != (values ? DType::I8 : DType::F16) || !concatenable)
+          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                           "needs a K that 32 divides and an argument {4}",
+                           what, packed.fileShape[0], packed.fileShape[1],
+                           formatName.getValue(),
+                           values ? llvm::formatv("i8 {0}x{1}x32", n, k / 32)
+                                        .str()
+                                  : llvm::formatv("f16 {0}x{1}", n, k / 32)
+                                        .str());
+      } else if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
           panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 || !knownFormat)
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
-                         "\"{1}\" | \"{2}\" | \"{3}\"",
+                         "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\"",
                          what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
-                         kBf16PairsWeightFormat);
-      PackedLayout &packed = arg.packed.emplace();
-      packed.outIn = layout.getValue() == "out_in";
-      packed.panel = panel.getInt();
-      llvm::StringRef formatValue =
-          format ? formatName.getValue() : llvm::StringRef();
-      packed.kPairs = formatValue == kBf16PairsWeightFormat;
-      packed.amxParts = formatValue == kAmxSplitWeightFormat    ? 3
-                        : formatValue == kAmxPairedWeightFormat ? 1
-                                                                : 0;
-      packed.fileShape.assign(shape.asArrayRef().begin(),
-                              shape.asArrayRef().end());
-      int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
-      int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
-      int64_t panels = (n + packed.panel - 1) / packed.panel;
-      bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
-                          arg.concatAxis == 1;
-      if (packed.amxParts) {
-        // Three bf16 parts of f32 weights in AMX tiles' order: [3, columns
-        // / 16, K / 2, 32].
-        llvm::SmallVector<int64_t, 4> expected{
-            packed.amxParts, panels * packed.panel / 16, k / 2, 32};
-        if (arg.shape != expected || arg.dtype != DType::BF16 ||
-            packed.panel % 16 || k % 2 || !concatenable)
-          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
-                           "in panels of {4} needs a panel width that 16 "
-                           "divides, an even K and a bf16 argument of shape "
-                           "{7}x{5}x{6}x32",
-                           what, packed.fileShape[0], packed.fileShape[1],
-                           formatName.getValue(), packed.panel,
-                           panels * packed.panel / 16, k / 2,
-                           packed.amxParts);
-      } else if (packed.kPairs) {
-        llvm::SmallVector<int64_t, 4> expected{panels, k / 2, packed.panel,
-                                               2};
-        if (arg.shape != expected || arg.dtype != DType::BF16 || k % 2 ||
-            !concatenable)
-          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
-                           "in panels of {4} needs an even K and a bf16 "
-                           "argument of shape {5}x{6}x{4}x2",
-                           what, packed.fileShape[0], packed.fileShape[1],
-                           kBf16PairsWeightFormat, packed.panel, panels,
-                           k / 2);
-      } else {
-        llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
-        bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
-                        arg.dtype == DType::F16;
-        if (arg.shape != expected || !packable || !concatenable)
-          return makeError("{0}: tfm.param_pack of a {1}x{2} weight in "
-                           "panels of {3} needs an f32, bf16 or f16 argument "
-                           "of shape {4}x{2}x{3}",
-                           what, packed.fileShape[0], packed.fileShape[1],
-                           packed.panel, expected[0]);
+                         kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
+                         kQ8_0ScalesWeightFormat);
+      if (!quantized) {
+        PackedLayout &packed = arg.packed.emplace();
+        packed.outIn = layout.getValue() == "out_in";
+        packed.panel = panel.getInt();
+        llvm::StringRef formatValue =
+            format ? formatName.getValue() : llvm::StringRef();
+        packed.kPairs = formatValue == kBf16PairsWeightFormat;
+        packed.amxParts = formatValue == kAmxSplitWeightFormat    ? 3
+                          : formatValue == kAmxPairedWeightFormat ? 1
+                                                                  : 0;
+        packed.fileShape.assign(shape.asArrayRef().begin(),
+                                shape.asArrayRef().end());
+        int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
+        int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
+        int64_t panels = (n + packed.panel - 1) / packed.panel;
+        bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
+                            arg.concatAxis == 1;
+        if (packed.amxParts) {
+          // Three bf16 parts of f32 weights in AMX tiles' order: [3, columns
+          // / 16, K / 2, 32].
+          llvm::SmallVector<int64_t, 4> expected{
+              packed.amxParts, panels * packed.panel / 16, k / 2, 32};
+          if (arg.shape != expected || arg.dtype != DType::BF16 ||
+              packed.panel % 16 || k % 2 || !concatenable)
+            return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                             "in panels of {4} needs a panel width that 16 "
+                             "divides, an even K and a bf16 argument of shape "
+                             "{7}x{5}x{6}x32",
+                             what, packed.fileShape[0], packed.fileShape[1],
+                             formatName.getValue(), packed.panel,
+                             panels * packed.panel / 16, k / 2,
+                             packed.amxParts);
+        } else if (packed.kPairs) {
+          llvm::SmallVector<int64_t, 4> expected{panels, k / 2, packed.panel,
+                                                 2};
+          if (arg.shape != expected || arg.dtype != DType::BF16 || k % 2 ||
+              !concatenable)
+            return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                             "in panels of {4} needs an even K and a bf16 "
+                             "argument of shape {5}x{6}x{4}x2",
+                             what, packed.fileShape[0], packed.fileShape[1],
+                             kBf16PairsWeightFormat, packed.panel, panels,
+                             k / 2);
+        } else {
+          llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
+          bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
+                          arg.dtype == DType::F16;
+          if (arg.shape != expected || !packable || !concatenable)
+            return makeError("{0}: tfm.param_pack of a {1}x{2} weight in "
+                             "panels of {3} needs an f32, bf16 or f16 argument "
+                             "of shape {4}x{2}x{3}",
+                             what, packed.fileShape[0], packed.fileShape[1],
+                             packed.panel, expected[0]);
+        }
       }
+    }
+    if (Attribute quant = fn.getArgAttr(i, kParamQuantAttrName)) {
+      auto weightQuant = dyn_cast<WeightQuantAttr>(quant);
+      if (!param || !weightQuant || arg.dtype != DType::F32 ||
+          arg.shape.size() != 2 || arg.packed ||
+          arg.shape[weightQuant.getAxis()] % weightQuant.getBlockSize())
+        return makeError("{0}: tfm.param_quant needs tfm.param on an f32 "
+                         "matrix whose dimension along the blocks 32 divides",
+                         what);
+      arg.quantAxis = weightQuant.getAxis();
     }
     // Parameters may legitimately repeat (a tied embedding passed twice);
     // two inputs with one name could never be told apart.

@@ -4,7 +4,7 @@
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner (MODEL_DIR | config.json --weights model.safetensors)
-//       [--dtype f32|bf16|f16]
+//       [--dtype f32|bf16|f16] [--quantize q8_0]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
@@ -209,6 +209,20 @@ static cl::opt<std::string> pipelineOptions(
     "pipeline-options", cl::value_desc("options"),
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
              "fuse-qkv=0'"), cl::cat(runnerCategory));
+static cl::opt<std::string> quantize(
+    "quantize", cl::value_desc("q8_0"),
+    cl::desc("Hold the projection weights (linear layers, an untied LM "
+             "head) quantized, from any f32/bf16/f16 checkpoint, when bound: "
+             "q8_0 (llama.cpp's Q8_0: blocks of 32 int8 with an f16 scale, "
+             "1.0625 bytes a weight; activations stay f32). CPU only; the "
+             "CPU pipeline's quantize= option"),
+    cl::cat(runnerCategory));
+/// The CPU pipeline's options: --pipeline-options, and --quantize's.
+static std::string getCpuPipelineOptions() {
+  if (quantize.empty())
+    return pipelineOptions;
+  return pipelineOptions + " quantize=" + quantize.getValue();
+}
 static cl::opt<std::string> device(
     "device", cl::init("cpu"), cl::value_desc("cpu|cuda"),
     cl::desc("Where to run: cpu (the JIT on the host) or cuda (kernels on "
@@ -474,7 +488,8 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     fail(llvm::formatv("--generate {0}: more tokens than any model's context "
                        "(tfm's limit is 2^31 - 1 positions)",
                        generateCount));
-  options.pipelineOptions = pipelineOptions;
+  options.pipelineOptions =
+      gpuChip.empty() ? getCpuPipelineOptions() : pipelineOptions.getValue();
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.printCount = printCount;
@@ -490,6 +505,11 @@ static std::string checkCommandLine() {
     fail(llvm::formatv("--device '{0}': expected cpu or cuda", device));
   if (device == "cpu" && chip.getNumOccurrences())
     fail("--chip applies to --device cuda");
+  if (quantize.getNumOccurrences() && quantize != "q8_0")
+    fail(llvm::formatv("--quantize '{0}': expected q8_0", quantize));
+  if (quantize.getNumOccurrences() && device == "cuda")
+    fail("--quantize applies to --device cpu (quantized GPU kernels are not "
+         "built yet)");
   // The driver first: without one, --device cuda stops here with one line.
   std::string gpuChip;
   if (device == "cpu" && (!emitArtifact.empty() || !artifact.empty()))
@@ -587,7 +607,7 @@ static PreparedEntry prepareEntry(OwningOpRef<ModuleOp> module,
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
-    options = check(parsePipelineOptions(pipelineOptions));
+    options = check(parsePipelineOptions(getCpuPipelineOptions()));
     check(runSignaturePasses(*module, *options, modelFile));
   } else {
     gpuOptions = check(parseGpuPipelineOptions(pipelineOptions));

@@ -219,6 +219,13 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "K pairs interleaved (see above). Off: bf16 extended "
                      "to f32 for f32 FMAs"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> quantize{
+      *this, "quantize",
+      llvm::cl::desc("Hold the projection weights quantized: q8_0 "
+                     "(--tfm-quantize-weights; bound as int8 blocks with f16 "
+                     "scales, read by the Q8_0 micro-kernel; changes the "
+                     "signature). Empty: as the model declares them"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",
       llvm::cl::desc("Read matmul weights in the register tile's panel layout "

@@ -38,11 +38,18 @@ namespace tfm::runtime {
 /// With `kPairs` (`format = "bf16_pairs"`) a bf16 weight is bound in panels
 /// with its K pairs interleaved, [J, K / 2, panel, 2]: P[j, k / 2, r, k % 2]
 /// = W(k, j * panel + r), zero past N (AVX512-BF16's pair dot products).
+///
+/// With `quant` (`format = "q8_0_values"` or `"q8_0_scales"`) the weight is
+/// bound as one half of its Q8_0 blocks along K (tfm/Runtime/Quantize.h),
+/// weight row n being W(:, n): its int8 values [N, K / 32, 32] or its
+/// scales' f16 bits [N, K / 32]. `panel` is then unused.
 struct PackedLayout {
+  enum class Quant { None, Q8_0Values, Q8_0Scales };
   bool outIn = false;
   int64_t panel = 1;
   int64_t amxParts = 0;
   bool kPairs = false;
+  Quant quant = Quant::None;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };
@@ -71,8 +78,15 @@ struct EntryArgument {
   /// The element type of the weight-file tensor this argument is bound
   /// from: `dtype`, except for AMX parts (bf16 parts of an f32 weight).
   DType fileDType() const {
+    if (quantAxis >= 0 ||
+        (packed && packed->quant != PackedLayout::Quant::None))
+      return DType::F32;
     return packed && packed->amxParts == 3 ? DType::F32 : dtype;
   }
+  /// `tfm.param_quant` on an argument bound as it is (not packed): the
+  /// dimension its Q8_0 blocks run along (else -1). Its value is the
+  /// dequantized weights, so it is bound quantized and dequantized again.
+  int64_t quantAxis = -1;
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
   /// weights read as f16); any float tensor is bound rounded to `dtype`.
   bool rounded = false;

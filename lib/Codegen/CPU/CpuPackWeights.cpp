@@ -30,6 +30,17 @@
 // generic over (m, j, r, q, t), k = 2 q + t. The parameter's tfm.param_pack
 // adds `format = "bf16_pairs"`.
 //
+// A weight held quantized (tfm.param_quant = "q8_0", tfm-quantize-weights)
+// is read instead from two new parameters, its int8 values V [N, K/32, 32]
+// and f16 scales S [N, K/32] (weight row n = output column n, in either
+// layout; formats "q8_0_values" and "q8_0_scales"), and the matmul becomes
+//
+//   C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
+//
+// over (m, n, b, t), marked tfm.quantized_matmul: exact with respect to the
+// dequantized weights, and run by a micro-kernel
+// (tfm-cpu-lower-quantized-matmuls).
+//
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
 //
@@ -335,11 +346,136 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   rewriter.replaceOp(op, result);
 }
 
+/// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 weights, as the
+/// generic C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b])).
+static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
+                               Value values, Value scales) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto aType = cast<RankedTensorType>(a.getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
+  constexpr int64_t kBlock = 32;
+  Value blocks = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({m, k / kBlock, kBlock}, aType.getElementType()),
+      a, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  AffineExpr dm, dn, db, dt;
+  bindDims(ctx, dm, dn, db, dt);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(4, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps{map({dm, db, dt}), map({dn, db, dt}),
+                              map({dn, db}), map({dm, dn})};
+  SmallVector<utils::IteratorType> iterators{
+      utils::IteratorType::parallel, utils::IteratorType::parallel,
+      utils::IteratorType::reduction, utils::IteratorType::reduction};
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{init.getType()},
+      ValueRange{blocks, values, scales}, ValueRange{init}, maps, iterators,
+      [](OpBuilder &b, Location l, ValueRange args) {
+        Type f32 = b.getF32Type();
+        Value weight = arith::MulFOp::create(
+            b, l, arith::SIToFPOp::create(b, l, f32, args[1]),
+            arith::ExtFOp::create(b, l, f32, args[2]));
+        Value product = arith::MulFOp::create(b, l, args[0], weight);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
+      });
+  generic->setAttr(kQuantizedMatmulAttrName,
+                   rewriter.getStringAttr(
+                       stringifyQuantFormat(QuantFormat::q8_0)));
+  rewriter.replaceOp(op, generic.getResults());
+}
+
+/// Reads each Q8_0 weight of `func`'s matmuls from its values and scales
+/// (two new arguments right after it); the weight goes when nothing else
+/// reads it.
+static LogicalResult quantizeWeights(func::FuncOp func) {
+  SmallVector<std::pair<linalg::LinalgOp, bool>> matmuls;
+  func.walk([&](linalg::LinalgOp op) {
+    std::optional<bool> outIn = matchMatmul(op);
+    if (!outIn ||
+        !getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType())
+             .isF32())
+      return;
+    auto weight = dyn_cast<BlockArgument>(op.getDpsInputOperand(1)->get());
+    if (weight && weight.getOwner() == &func.getBody().front() &&
+        getParamQuant(weight))
+      matmuls.push_back({op, *outIn});
+  });
+  if (matmuls.empty())
+    return success();
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  IRRewriter rewriter(ctx);
+  llvm::DenseMap<std::pair<Value, unsigned>, std::pair<Value, Value>> bound;
+  for (auto [op, outIn] : matmuls) {
+    auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
+    auto weightType = cast<RankedTensorType>(weight.getType());
+    int64_t n = weightType.getDimSize(outIn ? 0 : 1);
+    int64_t k = weightType.getDimSize(outIn ? 1 : 0);
+    WeightQuantAttr quant = getParamQuant(weight);
+    if (quant.getAxis() != (outIn ? 1 : 0))
+      return op.emitError()
+             << "tfm-cpu-pack-weights: the weight '" << getParamName(weight)
+             << "' is quantized along dimension " << quant.getAxis()
+             << " but read by this matmul with K along dimension "
+             << (outIn ? 1 : 0);
+    auto &[values, scales] = bound[{weight, unsigned(outIn)}];
+    if (!values) {
+      unsigned index = weight.getArgNumber();
+      SmallVector<NamedAttribute> common;
+      if (DictionaryAttr attrs = func.getArgAttrDict(index))
+        for (NamedAttribute attr : attrs)
+          if (attr.getName() != kParamQuantAttrName)
+            common.push_back(attr);
+      auto argument = [&](unsigned at, RankedTensorType type,
+                          StringRef format) -> FailureOr<Value> {
+        SmallVector<NamedAttribute> attrs(common);
+        attrs.push_back(b.getNamedAttr(
+            kParamPackAttrName,
+            b.getDictionaryAttr(
+                {b.getNamedAttr("layout",
+                                b.getStringAttr(outIn ? "out_in" : "in_out")),
+                 b.getNamedAttr("shape",
+                                b.getDenseI64ArrayAttr(weightType.getShape())),
+                 b.getNamedAttr("format", b.getStringAttr(format))})));
+        if (failed(func.insertArgument(at, type, b.getDictionaryAttr(attrs),
+                                       weight.getLoc())))
+          return failure();
+        return Value(func.getArgument(at));
+      };
+      FailureOr<Value> v = argument(
+          index + 1,
+          RankedTensorType::get({n, k / 32, 32}, b.getIntegerType(8)),
+          kQ8_0ValuesWeightFormat);
+      FailureOr<Value> s =
+          argument(index + 2, RankedTensorType::get({n, k / 32}, b.getF16Type()),
+                   kQ8_0ScalesWeightFormat);
+      if (failed(v) || failed(s))
+        return failure();
+      values = *v;
+      scales = *s;
+    }
+    rewriteToQuantized(rewriter, op, values, scales);
+  }
+  llvm::BitVector unused(func.getNumArguments());
+  for (auto &[key, args] : bound)
+    if (key.first.use_empty())
+      unused.set(cast<BlockArgument>(key.first).getArgNumber());
+  return func.eraseArguments(unused);
+}
+
 /// Packs the weights of `func`'s matmuls; returns failure on a malformed
 /// function signature.
 static LogicalResult packWeights(func::FuncOp func) {
   if (func.isExternal())
     return success();
+  if (failed(quantizeWeights(func)))
+    return failure();
   SmallVector<PackCandidate> candidates;
   func.walk([&](linalg::LinalgOp op) {
     std::optional<ContractionTiling> tiling = tilingFromAttr(op);
@@ -348,7 +484,8 @@ static LogicalResult packWeights(func::FuncOp func) {
       return;
     auto weight = dyn_cast<BlockArgument>(op.getDpsInputOperand(1)->get());
     if (!weight || weight.getOwner() != &func.getBody().front() ||
-        !func.getArgAttr(weight.getArgNumber(), kParamAttrName))
+        !func.getArgAttr(weight.getArgNumber(), kParamAttrName) ||
+        getParamQuant(weight))
       return;
     auto weightType = cast<RankedTensorType>(weight.getType());
     bool pairs = tiling->bf16Pairs && weightType.getElementType().isBF16() &&

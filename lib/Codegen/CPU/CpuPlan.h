@@ -42,6 +42,15 @@ std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 inline constexpr llvm::StringLiteral kAmxWeightPartsAttrName =
     "tfm.amx_weight_parts";
 
+/// On the GEMM tfm-cpu-pack-weights makes of a matmul whose weight is held
+/// quantized: the block format ("q8_0"). The generic
+///   C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
+/// over (m, n, b, t) is exact (the product of an int8 and an f16 scale is an
+/// f32), so loops could run it; tfm-cpu-lower-quantized-matmuls replaces it
+/// by calls of the format's micro-kernel (tfm/Runtime/Kernels.h).
+inline constexpr llvm::StringLiteral kQuantizedMatmulAttrName =
+    "tfm.quantized_matmul";
+
 /// AMX tile geometry: 16 rows of 64 bytes. C tiles are 16 x 16 f32, A tiles
 /// 16 x 32 bf16, B tiles 16 K pairs x 16 columns, each column a pair of bf16
 /// (VNNI order). An f32 operand is split into three bf16 parts.

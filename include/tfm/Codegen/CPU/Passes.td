@@ -199,6 +199,35 @@ def TfmTileAndVectorizeContractions
                            "x86vector::X86VectorDialect"];
 }
 
+def TfmCpuLowerQuantizedMatmuls
+    : Pass<"tfm-cpu-lower-quantized-matmuls", "ModuleOp"> {
+  let summary = "Runs GEMMs over quantized weights as calls of their "
+                "micro-kernel";
+  let description = [{
+    On buffers, after bufferization and before the workspace is planned.
+    Each GEMM `tfm-cpu-pack-weights` made of a matmul over Q8_0 weights
+    (marked `tfm.quantized_matmul = "q8_0"`),
+
+    ```
+    C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
+    ```
+
+    becomes an `scf.forall` over blocks of C's columns (64, or 128 for more
+    than 16 rows), each calling the Q8_0 micro-kernel for the target's
+    instruction set (`tfm.cpu_target`: `tfm_q8_0_matmul_avx512` where it has
+    512-bit vectors, `_avx2` with 256-bit vectors and FMA, `_sse2` else;
+    tfm/Runtime/Kernels.h) on the operands' memrefs (the C interface,
+    `llvm.emit_c_interface`). The forall's blocks are the threads' work
+    (OpenMP, like a GEMM's cache blocks), and because the memrefs are the
+    call's operands the workspace plan and deallocation see them in use.
+
+    A GEMM whose A or C rows are not unit-stride, or whose V and S are not
+    contiguous, is left to loops (exact, slow).
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
 def TfmCpuAmxContractions : Pass<"tfm-cpu-amx-contractions", "ModuleOp"> {
   let summary = "Runs f32 GEMMs planned for AMX (`amx` in tfm.cpu_tiling) "
                 "on AMX tiles as six bf16 products (bf16x6), and bf16 GEMMs "

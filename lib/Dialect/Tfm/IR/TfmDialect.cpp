@@ -27,12 +27,54 @@ void TfmDialect::initialize() {
       >();
 }
 
+/// `tfm.param_quant`: a #tfm.quant, on a parameter that is an f32 matrix
+/// whose K (the attribute's axis) its blocks divide.
+static LogicalResult verifyParamQuant(Operation *op, unsigned regionIndex,
+                                      unsigned argIndex,
+                                      NamedAttribute attribute) {
+  auto quant = dyn_cast<WeightQuantAttr>(attribute.getValue());
+  if (!quant)
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamQuantAttrName
+                             << "' must be a #tfm.quant attribute, got "
+                             << attribute.getValue();
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamQuantAttrName
+                             << "' applies to function arguments annotated "
+                                "with '"
+                             << kParamAttrName << "'";
+  // A tensor, or the memref it becomes when bufferized (lowered further,
+  // the argument is a pointer, which says nothing).
+  Type argType = fn.getArgumentTypes()[argIndex];
+  if (!isa<TensorType, BaseMemRefType>(argType))
+    return success();
+  auto type = cast<ShapedType>(argType);
+  if (!type.hasRank() || type.getRank() != 2 ||
+      !type.getElementType().isF32())
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamQuantAttrName
+           << "' applies to an f32 weight matrix (its dequantized value), "
+              "not "
+           << argType;
+  int64_t k = type.getDimSize(quant.getAxis());
+  if (ShapedType::isStatic(k) && k % quant.getBlockSize() != 0)
+    return op->emitOpError()
+           << "argument #" << argIndex << ": " << quant << " needs dimension "
+           << quant.getAxis() << " of " << argType << " (" << k
+           << ") to be a multiple of its blocks of " << quant.getBlockSize();
+  return success();
+}
+
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
                                                    NamedAttribute attribute) {
   // The other tfm.* argument attributes are read (and checked) by the passes
   // and the runtime that use them.
+  if (attribute.getName() == kParamQuantAttrName)
+    return verifyParamQuant(op, regionIndex, argIndex, attribute);
   if (attribute.getName() != kParamDTypeAttrName)
     return success();
   auto dtype = dyn_cast<TypeAttr>(attribute.getValue());
@@ -77,6 +119,14 @@ GpuKernelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                              {"stages", stages}})
     if (value < 1)
       return emitError() << name << " must be positive, got " << value;
+  return success();
+}
+
+LogicalResult WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                      QuantFormat format, int64_t axis) {
+  if (axis != 0 && axis != 1)
+    return emitError() << "axis must be 0 or 1 (a weight matrix's K), got "
+                       << axis;
   return success();
 }
 
@@ -136,4 +186,11 @@ Type mlir::tfm::getParamStorageElementType(Value v) {
   if (auto dtype = fn.getArgAttrOfType<TypeAttr>(index, kParamDTypeAttrName))
     return dtype.getValue();
   return own;
+}
+
+WeightQuantAttr mlir::tfm::getParamQuant(Value v) {
+  auto [fn, index] = getFunctionArgument(v);
+  if (!fn || !fn.getArgAttr(index, kParamAttrName))
+    return {};
+  return fn.getArgAttrOfType<WeightQuantAttr>(index, kParamQuantAttrName);
 }

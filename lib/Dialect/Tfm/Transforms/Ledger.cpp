@@ -52,6 +52,10 @@ static int64_t getWeightBytes(Value param, RankedTensorType type) {
   Type stored = getParamStorageElementType(param);
   if (!type || !type.hasStaticShape() || !stored.isIntOrFloat())
     return 0;
+  // Quantized (tfm.param_quant): the bytes of its blocks.
+  if (WeightQuantAttr quant = getParamQuant(param))
+    return multiplyCounts({type.getNumElements() / quant.getBlockSize(),
+                           quant.getBlockBytes()});
   return multiplyCounts(
       {type.getNumElements(),
        int64_t(llvm::divideCeil(stored.getIntOrFloatBitWidth(), 8))});

@@ -49,6 +49,9 @@ llvm::StringRef getParamName(Value v);
 /// The element type of `v`'s tensor in the weight file: its
 /// `tfm.param_dtype` if it is a parameter that has one, else `v`'s own.
 Type getParamStorageElementType(Value v);
+/// How `v`'s weights are held if it is a parameter held quantized
+/// (`tfm.param_quant`), or null.
+WeightQuantAttr getParamQuant(Value v);
 } // namespace mlir::tfm
 
 #endif // TFM_DIALECT_TFM_IR_TFM_H

@@ -50,6 +50,15 @@ inline constexpr llvm::StringLiteral kBf16PairsWeightFormat = "bf16_pairs";
 /// argument (a bf16 checkpoint bound to an f32 model, converted when bound):
 /// that type, as a TypeAttr. The ledger counts the parameter's bytes in it.
 inline constexpr llvm::StringLiteral kParamDTypeAttrName = "tfm.param_dtype";
+/// On a parameter whose weights are held quantized (tfm-quantize-weights,
+/// or a model file that stores them so): a #tfm.quant<format, axis = K's
+/// dimension>. Verified by the dialect.
+inline constexpr llvm::StringLiteral kParamQuantAttrName = "tfm.param_quant";
+/// The `format`s of the two arguments a Q8_0 weight is bound as
+/// (tfm-cpu-pack-weights): its int8 values [N, K / 32, 32] and its scales
+/// [N, K / 32] (f16), weight row n being output column n.
+inline constexpr llvm::StringLiteral kQ8_0ValuesWeightFormat = "q8_0_values";
+inline constexpr llvm::StringLiteral kQ8_0ScalesWeightFormat = "q8_0_scales";
 /// On a parameter argument of a narrower float type than the model's (the
 /// GPU pipeline reads matmul weights as f16, --tfm-gpu-contraction-dtype):
 /// whoever binds weights rounds the weight-file tensor to the argument's

@@ -130,4 +130,45 @@ def Tfm_GpuKernelAttr : AttrDef<Tfm_Dialect, "GpuKernel"> {
   let genVerifyDecl = 1;
 }
 
+def Tfm_QuantFormat : I32EnumAttr<"QuantFormat",
+    "block format of quantized weights", [
+      I32EnumAttrCase<"q8_0", 0>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tfm";
+}
+
+def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
+  let mnemonic = "quant";
+  let summary = "how a weight parameter is held quantized";
+  let description = [{
+    On a weight parameter as `tfm.param_quant` (`tfm-quantize-weights`, or
+    a model file that stores its weights so): whoever binds weights holds
+    the tensor in this block format, and the code generator reads the
+    blocks. The argument keeps its logical f32 type; its value is the
+    dequantized weights, which every lowering reads exactly.
+
+    - `format`: `q8_0` (llama.cpp's Q8_0): blocks of 32 weights, each an
+      int8 times one f16 scale `d = max |w| / 127` of its block; 34 bytes
+      per 32 weights (tfm/Runtime/Quantize.h);
+    - `axis`: the dimension of the stored matrix the blocks run along, the
+      projection's K (0 for an `in_out` weight, 1 for `out_in`); its size
+      is a multiple of 32.
+
+    ```mlir
+    %w: tensor<4096x4096xf32> {tfm.param = "q_proj.weight",
+                               tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+    ```
+  }];
+  let parameters = (ins EnumParameter<Tfm_QuantFormat>:$format,
+                        "int64_t":$axis);
+  let assemblyFormat = "`<` $format `,` `axis` `=` $axis `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Weights per block (32 for Q8_0) and the bytes a block stores.
+    int64_t getBlockSize() const { return 32; }
+    int64_t getBlockBytes() const { return 34; }
+  }];
+}
+
 #endif // TFM_ATTRS_TD

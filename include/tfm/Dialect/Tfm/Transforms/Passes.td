@@ -51,6 +51,32 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
   ];
 }
 
+def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
+  let summary = "Holds projection weights quantized (tfm.param_quant)";
+  let description = [{
+    Marks each f32 weight parameter that only `tfm.linear` and `tfm.lm_head`
+    ops read (with one layout) with `tfm.param_quant = "<scheme>"`: whoever
+    binds weights quantizes the weight-file tensor once, along K in blocks of
+    32 (`q8_0`: llama.cpp's Q8_0, bit for bit), and the code generator reads
+    the blocks instead of f32 (tfm-cpu-pack-weights). The argument keeps its
+    f32 type, whose value is now the dequantized weights: every lowering of
+    the ops stays exact with respect to it, and the ledger counts the bytes
+    the format stores.
+
+    Left in f32: a parameter something else reads (a tied embedding's
+    table), and one whose K is no multiple of 32 (as llama.cpp's quantizer
+    leaves it). A weight of another element type (a bf16 or f16 model) is an
+    error: quantized weights are read with f32 activations.
+
+    Runs after `tfm-fuse-qkv` (a fused Q/K/V weight is quantized per output
+    row, as its parts would be).
+  }];
+  let options = [
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"q8_0\"",
+           "Block format: q8_0">,
+  ];
+}
+
 def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
   let summary = "Fuses the Q, K and V projections of an attention into one GEMM";
   let description = [{

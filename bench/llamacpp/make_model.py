@@ -1,0 +1,106 @@
+"""A Llama of TinyLlama-1.1B's shape (d 2048, 22 layers, 32 heads, 4 KV
+heads, FFN 5632, V 32000) with random weights, written twice with the same
+weights: a Hugging Face directory (config.json, model.safetensors in f32)
+for tfm, and GGUF files for llama.cpp in F32 and Q8_0 (gguf-py's quantizer,
+which is llama.cpp's; tfm's --quantize q8_0 stores the same blocks).
+
+  make_model.py OUT [--layers N]   (run with the reference venv's python)
+
+Timing only: the weights are random (normal, std 0.02), the vocabulary is
+placeholders, and the GGUF's Q and K rows are not permuted as
+convert_hf_to_gguf.py permutes them (which changes no cost).
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType, quants
+from safetensors.numpy import save_file
+
+p = argparse.ArgumentParser()
+p.add_argument("out")
+p.add_argument("--layers", type=int, default=22)
+p.add_argument("--types", default="f32,q8_0")
+args = p.parse_args()
+
+D, HEADS, KV, FFN, V = 2048, 32, 4, 5632, 32000
+DH = D // HEADS
+rng = np.random.default_rng(0)
+
+
+def normal(*shape):
+    return (rng.standard_normal(shape, dtype=np.float32) * 0.02)
+
+
+hf = {"model.embed_tokens.weight": normal(V, D),
+      "model.norm.weight": np.ones(D, np.float32),
+      "lm_head.weight": normal(V, D)}
+gg = {"token_embd.weight": "model.embed_tokens.weight",
+      "output_norm.weight": "model.norm.weight",
+      "output.weight": "lm_head.weight"}
+for i in range(args.layers):
+    h, g = f"model.layers.{i}.", f"blk.{i}."
+    layer = {
+        "input_layernorm.weight": ("attn_norm.weight", np.ones(D, np.float32)),
+        "self_attn.q_proj.weight": ("attn_q.weight", normal(D, D)),
+        "self_attn.k_proj.weight": ("attn_k.weight", normal(KV * DH, D)),
+        "self_attn.v_proj.weight": ("attn_v.weight", normal(KV * DH, D)),
+        "self_attn.o_proj.weight": ("attn_output.weight", normal(D, D)),
+        "post_attention_layernorm.weight": ("ffn_norm.weight",
+                                            np.ones(D, np.float32)),
+        "mlp.gate_proj.weight": ("ffn_gate.weight", normal(FFN, D)),
+        "mlp.up_proj.weight": ("ffn_up.weight", normal(FFN, D)),
+        "mlp.down_proj.weight": ("ffn_down.weight", normal(D, FFN)),
+    }
+    for name, (gname, value) in layer.items():
+        hf[h + name] = value
+        gg[g + gname] = h + name
+
+hfdir = os.path.join(args.out, "hf")
+os.makedirs(hfdir, exist_ok=True)
+with open(os.path.join(hfdir, "config.json"), "w") as f:
+    json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+               "hidden_size": D, "intermediate_size": FFN,
+               "num_attention_heads": HEADS, "num_key_value_heads": KV,
+               "num_hidden_layers": args.layers, "vocab_size": V,
+               "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+               "max_position_embeddings": 2048, "hidden_act": "silu",
+               "tie_word_embeddings": False, "torch_dtype": "float32",
+               "bos_token_id": 1, "eos_token_id": 2}, f)
+save_file(hf, os.path.join(hfdir, "model.safetensors"))
+
+for kind in args.types.split(","):
+    path = os.path.join(args.out, f"model-{kind}.gguf")
+    w = GGUFWriter(path, "llama")
+    w.add_name("tinyllama-shaped random")
+    w.add_context_length(2048)
+    w.add_embedding_length(D)
+    w.add_block_count(args.layers)
+    w.add_feed_forward_length(FFN)
+    w.add_rope_dimension_count(DH)
+    w.add_head_count(HEADS)
+    w.add_head_count_kv(KV)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
+    w.add_file_type(LlamaFileType.ALL_F32 if kind == "f32"
+                    else LlamaFileType.MOSTLY_Q8_0)
+    w.add_tokenizer_model("llama")
+    w.add_token_list([b"<unk>", b"<s>", b"</s>"] +
+                     [f"t{i}".encode() for i in range(3, V)])
+    w.add_token_scores([0.0] * V)
+    w.add_token_types([2, 3, 3] + [1] * (V - 3))
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    for gname, hname in gg.items():
+        t = hf[hname]
+        if kind == "q8_0" and t.ndim == 2:
+            w.add_tensor(gname, quants.quantize(t, GGMLQuantizationType.Q8_0),
+                         raw_dtype=GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(gname, t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+print(args.out)

@@ -1,0 +1,43 @@
+//===- Kernels.h - micro-kernels the generated code calls -------*- C++ -*-===//
+//
+// Code that tfm generates calls a few hand-written micro-kernels by name (as
+// IREE's CPU code calls its ukernels): those whose loop structure the
+// contraction tiling does not plan, such as a quantized weight's two-level
+// reduction (docs/design.md, "Quantized weights"). Each is compiled for
+// several instruction sets; the compiler names the one its target plans
+// (tfm-cpu-lower-quantized-matmuls), and each entry point runs the best
+// variant this CPU can execute, so a module planned for a wider target than
+// the host still runs.
+//
+// The engine resolves these names for the JIT from getKernelSymbols().
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_KERNELS_H
+#define TFM_RUNTIME_KERNELS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::tfm::runtime {
+
+/// The Q8_0 matmul's entry point for an instruction set ("sse2", "avx2",
+/// "avx512"): tfm_q8_0_matmul_<isa>, declared with llvm.emit_c_interface,
+/// so the symbol resolved is _mlir_ciface_tfm_q8_0_matmul_<isa>, taking
+/// pointers to the memref descriptors of
+///
+///   A [M, K/32, 32] f32, V [N, K/32, 32] i8, S [N, K/32] f16, C [M, N] f32
+///
+/// and then n0, n1 (index): C[m, n] += sum A[m, b, t] V[n, b, t] S[n, b]
+/// for n in [n0, n1). A's and C's rows are unit-stride, V and S contiguous.
+inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
+
+struct KernelSymbol {
+  llvm::StringRef name;
+  void *address;
+};
+/// Every kernel entry point, for the JIT's symbol table.
+llvm::ArrayRef<KernelSymbol> getKernelSymbols();
+
+} // namespace mlir::tfm::runtime
+
+#endif // TFM_RUNTIME_KERNELS_H

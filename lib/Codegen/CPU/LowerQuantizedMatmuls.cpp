@@ -1,0 +1,164 @@
+//===- LowerQuantizedMatmuls.cpp - quantized GEMMs as micro-kernel calls --===//
+//
+// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0 weights
+// (tfm.quantized_matmul, from tfm-cpu-pack-weights) becomes an scf.forall
+// over blocks of C's columns calling the Q8_0 micro-kernel of the target's
+// instruction set (see the pass description in Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Codegen/CPU/Passes.h"
+
+#include "CpuPlan.h"
+
+#include "tfm/Runtime/Kernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPULOWERQUANTIZEDMATMULS
+#include "tfm/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+/// The instruction set whose kernel variant the module's target runs
+/// (tfm.cpu_target from tfm-cpu-configure; the host's without one).
+static StringRef getKernelIsa(ModuleOp module) {
+  auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
+  int64_t bits = 0;
+  bool fma = false;
+  if (target) {
+    if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
+      bits = vectorBits.getInt();
+    if (auto hasFma = target.getAs<BoolAttr>("fma"))
+      fma = hasFma.getValue();
+  } else if (llvm::Expected<CpuTarget> host = CpuTarget::lookup("host")) {
+    bits = host->vectorBits;
+    fma = host->hasFMA;
+  } else {
+    llvm::consumeError(host.takeError());
+  }
+  if (bits >= 512)
+    return "avx512";
+  if (bits >= 256 && fma)
+    return "avx2";
+  return "sse2";
+}
+
+/// Whether `type`'s strides are static and end in `inner` (the innermost
+/// dimensions' strides in elements), the outermost one free.
+static bool hasInnerStrides(MemRefType type, ArrayRef<int64_t> inner) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      strides.size() != inner.size() + 1)
+    return false;
+  return ArrayRef<int64_t>(strides).drop_front() == inner;
+}
+
+/// `type` with every size, stride and the offset dynamic: the one type the
+/// kernel's declaration takes for that rank and element type.
+static MemRefType getDynamicType(MemRefType type) {
+  MLIRContext *ctx = type.getContext();
+  SmallVector<int64_t> dynamic(type.getRank(), ShapedType::kDynamic);
+  return MemRefType::get(
+      dynamic, type.getElementType(),
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynamic));
+}
+
+/// The kernel's declaration in `module`, made on first use.
+static func::FuncOp getKernel(ModuleOp module, StringRef name,
+                              TypeRange operands) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto kernel = func::FuncOp::create(
+      b, module.getLoc(), name, b.getFunctionType(operands, TypeRange{}));
+  kernel.setPrivate();
+  // Memref operands as pointers to descriptors (_mlir_ciface_<name>).
+  kernel->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  b.getUnitAttr());
+  return kernel;
+}
+
+static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
+  Value a = op.getDpsInputOperand(0)->get();
+  Value values = op.getDpsInputOperand(1)->get();
+  Value scales = op.getDpsInputOperand(2)->get();
+  Value c = op.getDpsInitOperand(0)->get();
+  auto aType = dyn_cast<MemRefType>(a.getType());
+  auto vType = dyn_cast<MemRefType>(values.getType());
+  auto sType = dyn_cast<MemRefType>(scales.getType());
+  auto cType = dyn_cast<MemRefType>(c.getType());
+  if (!aType || !vType || !sType || !cType || !aType.hasStaticShape() ||
+      !cType.hasStaticShape() || !vType.hasStaticShape() ||
+      !hasInnerStrides(aType, {32, 1}) || !hasInnerStrides(cType, {1}) ||
+      !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
+    return;
+  int64_t rows = cType.getDimSize(0), columns = cType.getDimSize(1);
+  // Enough blocks for the threads, each long enough to amortise its call;
+  // a prefill block's rows reuse each dequantized panel.
+  int64_t block = rows > 16 ? 128 : 64;
+  int64_t blocks = llvm::divideCeil(columns, block);
+
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> memrefs{a, values, scales, c};
+  SmallVector<Type> types;
+  for (Value memref : memrefs)
+    types.push_back(getDynamicType(cast<MemRefType>(memref.getType())));
+  types.append(2, b.getIndexType());
+  func::FuncOp kernel = getKernel(
+      module, (runtime::kQ8_0MatmulPrefix + isa).str(), types);
+
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)},
+      /*outputs=*/ValueRange{}, /*mapping=*/std::nullopt);
+  b.setInsertionPointToStart(forall.getBody());
+  Value index = forall.getInductionVar(0);
+  Value first = arith::MulIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, block));
+  Value last = arith::MinUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, first,
+                            arith::ConstantIndexOp::create(b, loc, block)),
+      arith::ConstantIndexOp::create(b, loc, columns));
+  SmallVector<Value> operands;
+  for (auto [memref, type] : llvm::zip(memrefs, types))
+    operands.push_back(memref::CastOp::create(b, loc, type, memref));
+  operands.append({first, last});
+  func::CallOp::create(b, loc, kernel, operands);
+  op.erase();
+}
+
+namespace {
+struct LowerQuantizedMatmulsPass
+    : public tfm::impl::TfmCpuLowerQuantizedMatmulsBase<
+          LowerQuantizedMatmulsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::GenericOp> matmuls;
+    module.walk([&](linalg::GenericOp op) {
+      auto format = op->getAttrOfType<StringAttr>(kQuantizedMatmulAttrName);
+      if (format && format.getValue() == stringifyQuantFormat(QuantFormat::q8_0) &&
+          op.hasPureBufferSemantics())
+        matmuls.push_back(op);
+    });
+    if (matmuls.empty())
+      return;
+    StringRef isa = getKernelIsa(module);
+    for (linalg::GenericOp op : matmuls)
+      lowerQuantizedMatmul(op, isa);
+  }
+};
+} // namespace

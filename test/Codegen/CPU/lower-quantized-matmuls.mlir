@@ -1,0 +1,111 @@
+// RUN: transformer-opt %s --tfm-cpu-lower-quantized-matmuls --split-input-file | FileCheck %s
+
+#a = affine_map<(m, n, b, t) -> (m, b, t)>
+#v = affine_map<(m, n, b, t) -> (n, b, t)>
+#s = affine_map<(m, n, b, t) -> (n, b)>
+#c = affine_map<(m, n, b, t) -> (m, n)>
+
+// An AVX2 target (256-bit vectors, FMA): 96 columns of 8 rows in blocks of
+// 64, each block one call of the AVX2 kernel on the operands' memrefs (cast
+// to the declaration's fully dynamic types; the C interface).
+// CHECK-LABEL: module attributes {tfm.cpu_target
+// CHECK: func.func private @tfm_q8_0_matmul_avx2(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @avx2
+// CHECK-SAME: %[[A:.*]]: memref<8x2x32xf32>, %[[V:.*]]: memref<96x2x32xi8>, %[[S:.*]]: memref<96x2xf16>, %[[C:.*]]: memref<8x96xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.forall (%[[I:.*]]) in (2) {
+// CHECK: %[[FIRST:.*]] = arith.muli %[[I]], %c64
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c64
+// CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c96
+// CHECK: %[[CA:.*]] = memref.cast %[[A]]
+// CHECK: %[[CV:.*]] = memref.cast %[[V]]
+// CHECK: %[[CS:.*]] = memref.cast %[[S]]
+// CHECK: %[[CC:.*]] = memref.cast %[[C]]
+// CHECK: call @tfm_q8_0_matmul_avx2(%[[CA]], %[[CV]], %[[CS]], %[[CC]], %[[FIRST]], %[[LAST]])
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, vector_bits = 256 : i64}} {
+func.func @avx2(%a: memref<8x2x32xf32>, %v: memref<96x2x32xi8>, %s: memref<96x2xf16>, %c: memref<8x96xf32>) {
+  linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %v, %s : memref<8x2x32xf32>, memref<96x2x32xi8>, memref<96x2xf16>) outs(%c : memref<8x96xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, n, b, t) -> (m, b, t)>
+#v = affine_map<(m, n, b, t) -> (n, b, t)>
+#s = affine_map<(m, n, b, t) -> (n, b)>
+#c = affine_map<(m, n, b, t) -> (m, n)>
+
+// AVX-512 (512-bit vectors): that kernel, in blocks of 128 columns for more
+// than 16 rows. A C whose rows are not unit-stride is left to loops.
+// CHECK: func.func private @tfm_q8_0_matmul_avx512
+// CHECK-LABEL: func.func @avx512
+// CHECK: scf.forall (%{{.*}}) in (2) {
+// CHECK: arith.muli %{{.*}}, %c128
+// CHECK: call @tfm_q8_0_matmul_avx512
+// CHECK-LABEL: func.func @strided
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+module attributes {tfm.cpu_target = {cpu = "skylake-avx512", fma = true, vector_bits = 512 : i64}} {
+func.func @avx512(%a: memref<32x2x32xf32>, %v: memref<200x2x32xi8>, %s: memref<200x2xf16>, %c: memref<32x200xf32>) {
+  linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %v, %s : memref<32x2x32xf32>, memref<200x2x32xi8>, memref<200x2xf16>) outs(%c : memref<32x200xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @strided(%a: memref<8x2x32xf32>, %v: memref<96x2x32xi8>, %s: memref<96x2xf16>, %c: memref<8x96xf32, strided<[192, 2]>>) {
+  linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %v, %s : memref<8x2x32xf32>, memref<96x2x32xi8>, memref<96x2xf16>) outs(%c : memref<8x96xf32, strided<[192, 2]>>) attrs = {tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, n, b, t) -> (m, b, t)>
+#v = affine_map<(m, n, b, t) -> (n, b, t)>
+#s = affine_map<(m, n, b, t) -> (n, b)>
+#c = affine_map<(m, n, b, t) -> (m, n)>
+
+// A baseline x86-64 target (128-bit vectors, no FMA): the SSE2 kernel.
+// CHECK-LABEL: func.func @sse2
+// CHECK: call @tfm_q8_0_matmul_sse2
+module attributes {tfm.cpu_target = {cpu = "x86-64", fma = false, vector_bits = 128 : i64}} {
+func.func @sse2(%a: memref<1x2x32xf32>, %v: memref<96x2x32xi8>, %s: memref<96x2xf16>, %c: memref<1x96xf32>) {
+  linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %v, %s : memref<1x2x32xf32>, memref<96x2x32xi8>, memref<96x2xf16>) outs(%c : memref<1x96xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
