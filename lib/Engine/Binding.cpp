@@ -321,27 +321,35 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
 }
 
 /// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 along K,
-/// weight row n = W(:, n) (tfm.param_pack with format "q8_0_values" or
-/// "q8_0_scales"; see tfm/Runtime/EntrySignature.h), and keeps the half the
-/// format names.
+/// column by column (W(:, n)), and keeps the half the format names, in
+/// panels (tfm.param_pack with format "q8_0_values" or "q8_0_scales"; see
+/// tfm/Runtime/EntrySignature.h): V[j, b, t, r] or S[j, b, r] of column
+/// j * panel + r, zero past N.
 static void packQ8_0(const PackedLayout &layout, const char *source,
-                     char *out) {
+                     char *out, uint64_t numBytes) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
   const float *w = reinterpret_cast<const float *>(source);
-  std::vector<float> row(k);
+  std::vector<float> column(k);
   std::vector<int8_t> values(k);
-  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  std::vector<uint16_t> scales(blocks);
   bool keepValues = layout.quant == PackedLayout::Quant::Q8_0Values;
+  std::memset(out, 0, numBytes);
+  int8_t *v = reinterpret_cast<int8_t *>(out);
+  uint16_t *s = reinterpret_cast<uint16_t *>(out);
   for (int64_t col = 0; col < n; ++col) {
     for (int64_t kk = 0; kk < k; ++kk)
-      row[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
-    quantizeQ8_0(row.data(), k, values.data(), scales.data());
-    if (keepValues)
-      std::memcpy(out + col * k, values.data(), k);
-    else
-      std::memcpy(out + col * scales.size() * 2, scales.data(),
-                  scales.size() * 2);
+      column[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
+    quantizeQ8_0(column.data(), k, values.data(), scales.data());
+    int64_t j = col / panel, r = col % panel;
+    if (keepValues) {
+      for (int64_t kk = 0; kk < k; ++kk)
+        v[(j * k + kk) * panel + r] = values[kk];
+    } else {
+      for (int64_t b = 0; b < blocks; ++b)
+        s[(j * blocks + b) * panel + r] = scales[b];
+    }
   }
 }
 
@@ -416,7 +424,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
       return storage.takeError();
     result.storage = std::move(*storage);
     if (arg.packed->quant != PackedLayout::Quant::None)
-      packQ8_0(*arg.packed, source, result.storage->get());
+      packQ8_0(*arg.packed, source, result.storage->get(), numBytes);
     else if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
     else if (getDTypeSize(arg.dtype) == 2)

@@ -171,16 +171,19 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                           formatName.getValue() == kAmxPairedWeightFormat ||
                           formatName.getValue() == kBf16PairsWeightFormat));
       if (quantized) {
-        // Blocks along K: no panels.
-        if (!param || !layout || !shape || shape.size() != 2 ||
+        // Blocks along K, in panels of 8, 16 or 32 columns.
+        if (!param || !layout || !panel || !shape || shape.size() != 2 ||
             (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
+            !llvm::is_contained({8, 16, 32}, panel.getInt()) ||
             shape[0] < 1 || shape[1] < 1)
           return makeError("{0}: tfm.param_pack with format = \"{1}\" needs "
                            "tfm.param and {{layout = \"in_out\" | "
-                           "\"out_in\", shape = array<i64: rows, cols>}",
+                           "\"out_in\", panel = 8 | 16 | 32, shape = "
+                           "array<i64: rows, cols>}",
                            what, formatName.getValue());
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
+        packed.panel = panel.getInt();
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
         bool values = formatName.getValue() == kQ8_0ValuesWeightFormat;
@@ -188,9 +191,11 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                               : PackedLayout::Quant::Q8_0Scales;
         int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
         int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
-        llvm::SmallVector<int64_t, 4> expected{n, k / 32};
+        int64_t panels = (n + packed.panel - 1) / packed.panel;
+        llvm::SmallVector<int64_t, 4> expected{panels, k / 32};
         if (values)
           expected.push_back(32);
+        expected.push_back(packed.panel);
         bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
                             arg.concatAxis == 1;
         if (k % 32 || arg.shape != expected ||
@@ -199,9 +204,11 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            "needs a K that 32 divides and an argument {4}",
                            what, packed.fileShape[0], packed.fileShape[1],
                            formatName.getValue(),
-                           values ? llvm::formatv("i8 {0}x{1}x32", n, k / 32)
+                           values ? llvm::formatv("i8 {0}x{1}x32x{2}", panels,
+                                                  k / 32, packed.panel)
                                         .str()
-                                  : llvm::formatv("f16 {0}x{1}", n, k / 32)
+                                  : llvm::formatv("f16 {0}x{1}x{2}", panels,
+                                                  k / 32, packed.panel)
                                         .str());
       } else if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||

@@ -20,9 +20,14 @@ void runtime::quantizeQ8_0(const float *weights, int64_t k, int8_t *values,
     float d = amax / 127.0f;
     float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     scales[block] = floatToHalf(d);
-    for (int64_t i = 0; i < kQ8_0BlockSize; ++i)
+    // roundf(x) (half away from zero) as trunc(x + copysign(0.5, x)) in
+    // double, where the sum is exact: the same integer, without a libm
+    // call per weight.
+    for (int64_t i = 0; i < kQ8_0BlockSize; ++i) {
+      double x = w[i] * inverse;
       values[block * kQ8_0BlockSize + i] =
-          static_cast<int8_t>(std::round(w[i] * inverse));
+          static_cast<int8_t>(static_cast<int>(x + std::copysign(0.5, x)));
+    }
   }
 }
 

@@ -41,8 +41,9 @@ namespace tfm::runtime {
 ///
 /// With `quant` (`format = "q8_0_values"` or `"q8_0_scales"`) the weight is
 /// bound as one half of its Q8_0 blocks along K (tfm/Runtime/Quantize.h),
-/// weight row n being W(:, n): its int8 values [N, K / 32, 32] or its
-/// scales' f16 bits [N, K / 32]. `panel` is then unused.
+/// column n being W(:, n), in panels: its int8 values [J, K / 32, 32,
+/// panel], V[j, b, t, r] at K step 32 b + t of column j * panel + r, or its
+/// scales' f16 bits [J, K / 32, panel]; zero past N.
 struct PackedLayout {
   enum class Quant { None, Q8_0Values, Q8_0Scales };
   bool outIn = false;

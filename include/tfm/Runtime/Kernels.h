@@ -25,10 +25,12 @@ namespace mlir::tfm::runtime {
 /// so the symbol resolved is _mlir_ciface_tfm_q8_0_matmul_<isa>, taking
 /// pointers to the memref descriptors of
 ///
-///   A [M, K/32, 32] f32, V [N, K/32, 32] i8, S [N, K/32] f16, C [M, N] f32
+///   A [M, K/32, 32] f32, V [J, K/32, 32, P] i8, S [J, K/32, P] f16,
+///   C [M, J, P] f32
 ///
-/// and then n0, n1 (index): C[m, n] += sum A[m, b, t] V[n, b, t] S[n, b]
-/// for n in [n0, n1). A's and C's rows are unit-stride, V and S contiguous.
+/// and then j0, j1 (index): C[m, j, r] += sum A[m, b, t] V[j, b, t, r]
+/// S[j, b, r] for panels j in [j0, j1). P is 8, 16 or 32; A's and C's rows
+/// are unit-stride, V and S contiguous.
 inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
 
 struct KernelSymbol {

@@ -30,15 +30,18 @@
 // generic over (m, j, r, q, t), k = 2 q + t. The parameter's tfm.param_pack
 // adds `format = "bf16_pairs"`.
 //
-// A weight held quantized (tfm.param_quant = "q8_0", tfm-quantize-weights)
-// is read instead from two new parameters, its int8 values V [N, K/32, 32]
-// and f16 scales S [N, K/32] (weight row n = output column n, in either
-// layout; formats "q8_0_values" and "q8_0_scales"), and the matmul becomes
+// A weight held quantized (tfm.param_quant = #tfm.quant<q8_0, ...>,
+// tfm-quantize-weights) is read instead from two new parameters in panels
+// of P columns (two vectors of the target's f32 lanes: the micro-kernel's),
+// its int8 values V [J, K/32, 32, P] and f16 scales S [J, K/32, P]
+// (V[j, b, t, r] holds the weight at K step 32 b + t of column j P + r, in
+// either layout; zero past N; formats "q8_0_values" and "q8_0_scales"),
+// and the matmul becomes
 //
-//   C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
+//   C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
 //
-// over (m, n, b, t), marked tfm.quantized_matmul: exact with respect to the
-// dequantized weights, and run by a micro-kernel
+// over (m, j, r, b, t), marked tfm.quantized_matmul: exact with respect to
+// the dequantized weights, and run by a micro-kernel
 // (tfm-cpu-lower-quantized-matmuls).
 //
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
@@ -346,36 +349,56 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   rewriter.replaceOp(op, result);
 }
 
-/// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 weights, as the
-/// generic C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b])).
+/// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 weights in
+/// panels of `panel` columns, as the generic
+///   C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
+/// with C viewed as [M, J, P] (padded with zero columns, sliced back, when P
+/// does not divide N).
 static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
-                               Value values, Value scales) {
+                               Value values, Value scales, int64_t panel) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(op);
   Value a = op.getDpsInputOperand(0)->get();
   Value init = op.getDpsInitOperand(0)->get();
   auto aType = cast<RankedTensorType>(a.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
+  int64_t n = initType.getDimSize(1);
+  int64_t panels = llvm::divideCeil(n, panel), padded = panels * panel;
   constexpr int64_t kBlock = 32;
+  Type f32 = rewriter.getF32Type();
   Value blocks = tensor::ExpandShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({m, k / kBlock, kBlock}, aType.getElementType()),
-      a, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  AffineExpr dm, dn, db, dt;
-  bindDims(ctx, dm, dn, db, dt);
+      rewriter, loc, RankedTensorType::get({m, k / kBlock, kBlock}, f32), a,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  if (padded != n) {
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+    init = tensor::PadOp::create(
+        rewriter, loc, RankedTensorType::get({m, padded}, f32), init,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(padded - n)},
+        zero);
+  }
+  SmallVector<ReassociationIndices> split{{0}, {1, 2}};
+  Value initPanels = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, panels, panel}, f32), init,
+      split);
+  AffineExpr dm, dj, dr, db, dt;
+  bindDims(ctx, dm, dj, dr, db, dt);
   auto map = [&](ArrayRef<AffineExpr> results) {
-    return AffineMap::get(4, 0, results, ctx);
+    return AffineMap::get(5, 0, results, ctx);
   };
-  SmallVector<AffineMap> maps{map({dm, db, dt}), map({dn, db, dt}),
-                              map({dn, db}), map({dm, dn})};
-  SmallVector<utils::IteratorType> iterators{
-      utils::IteratorType::parallel, utils::IteratorType::parallel,
-      utils::IteratorType::reduction, utils::IteratorType::reduction};
+  SmallVector<AffineMap> maps{map({dm, db, dt}), map({dj, db, dt, dr}),
+                              map({dj, db, dr}), map({dm, dj, dr})};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{init.getType()},
-      ValueRange{blocks, values, scales}, ValueRange{init}, maps, iterators,
-      [](OpBuilder &b, Location l, ValueRange args) {
+      rewriter, loc, TypeRange{initPanels.getType()},
+      ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
         Type f32 = b.getF32Type();
         Value weight = arith::MulFOp::create(
             b, l, arith::SIToFPOp::create(b, l, f32, args[1]),
@@ -387,12 +410,24 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   generic->setAttr(kQuantizedMatmulAttrName,
                    rewriter.getStringAttr(
                        stringifyQuantFormat(QuantFormat::q8_0)));
-  rewriter.replaceOp(op, generic.getResults());
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, padded}, f32),
+      generic.getResult(0), split);
+  if (padded != n)
+    result = tensor::ExtractSliceOp::create(
+        rewriter, loc, initType, result,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
+                               rewriter.getIndexAttr(n)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
+  rewriter.replaceOp(op, result);
 }
 
 /// Reads each Q8_0 weight of `func`'s matmuls from its values and scales
-/// (two new arguments right after it); the weight goes when nothing else
-/// reads it.
+/// in panels of the micro-kernel's width (two new arguments right after
+/// it); the weight goes when nothing else reads it.
 static LogicalResult quantizeWeights(func::FuncOp func) {
   SmallVector<std::pair<linalg::LinalgOp, bool>> matmuls;
   func.walk([&](linalg::LinalgOp op) {
@@ -411,6 +446,8 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
   IRRewriter rewriter(ctx);
+  int64_t panel =
+      getQuantizedKernelTarget(func->getParentOfType<ModuleOp>()).panel;
   llvm::DenseMap<std::pair<Value, unsigned>, std::pair<Value, Value>> bound;
   for (auto [op, outIn] : matmuls) {
     auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
@@ -440,6 +477,7 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
             b.getDictionaryAttr(
                 {b.getNamedAttr("layout",
                                 b.getStringAttr(outIn ? "out_in" : "in_out")),
+                 b.getNamedAttr("panel", b.getI64IntegerAttr(panel)),
                  b.getNamedAttr("shape",
                                 b.getDenseI64ArrayAttr(weightType.getShape())),
                  b.getNamedAttr("format", b.getStringAttr(format))})));
@@ -448,19 +486,22 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
           return failure();
         return Value(func.getArgument(at));
       };
+      int64_t panels = llvm::divideCeil(n, panel);
       FailureOr<Value> v = argument(
           index + 1,
-          RankedTensorType::get({n, k / 32, 32}, b.getIntegerType(8)),
+          RankedTensorType::get({panels, k / 32, 32, panel},
+                                b.getIntegerType(8)),
           kQ8_0ValuesWeightFormat);
-      FailureOr<Value> s =
-          argument(index + 2, RankedTensorType::get({n, k / 32}, b.getF16Type()),
-                   kQ8_0ScalesWeightFormat);
+      FailureOr<Value> s = argument(
+          index + 2,
+          RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
+          kQ8_0ScalesWeightFormat);
       if (failed(v) || failed(s))
         return failure();
       values = *v;
       scales = *s;
     }
-    rewriteToQuantized(rewriter, op, values, scales);
+    rewriteToQuantized(rewriter, op, values, scales, panel);
   }
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[key, args] : bound)

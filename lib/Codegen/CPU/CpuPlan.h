@@ -13,6 +13,7 @@
 #include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/Pass.h"
 
@@ -44,12 +45,21 @@ inline constexpr llvm::StringLiteral kAmxWeightPartsAttrName =
 
 /// On the GEMM tfm-cpu-pack-weights makes of a matmul whose weight is held
 /// quantized: the block format ("q8_0"). The generic
-///   C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
-/// over (m, n, b, t) is exact (the product of an int8 and an f16 scale is an
-/// f32), so loops could run it; tfm-cpu-lower-quantized-matmuls replaces it
-/// by calls of the format's micro-kernel (tfm/Runtime/Kernels.h).
+///   C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
+/// over (m, j, r, b, t) is exact (the product of an int8 and an f16 scale is
+/// an f32), so loops could run it; tfm-cpu-lower-quantized-matmuls replaces
+/// it by calls of the format's micro-kernel (tfm/Runtime/Kernels.h).
 inline constexpr llvm::StringLiteral kQuantizedMatmulAttrName =
     "tfm.quantized_matmul";
+
+/// The Q8_0 micro-kernel the module's target runs (tfm.cpu_target; the
+/// host's without one): its instruction set ("avx512", "avx2", "sse2") and
+/// the panel width its weights are packed in (two vectors of f32).
+struct QuantizedKernelTarget {
+  llvm::StringRef isa;
+  int64_t panel;
+};
+QuantizedKernelTarget getQuantizedKernelTarget(ModuleOp module);
 
 /// AMX tile geometry: 16 rows of 64 bytes. C tiles are 16 x 16 f32, A tiles
 /// 16 x 32 bf16, B tiles 16 K pairs x 16 columns, each column a pair of bf16

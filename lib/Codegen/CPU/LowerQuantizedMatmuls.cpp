@@ -29,9 +29,7 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
-/// The instruction set whose kernel variant the module's target runs
-/// (tfm.cpu_target from tfm-cpu-configure; the host's without one).
-static StringRef getKernelIsa(ModuleOp module) {
+QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
   int64_t bits = 0;
   bool fma = false;
@@ -47,10 +45,10 @@ static StringRef getKernelIsa(ModuleOp module) {
     llvm::consumeError(host.takeError());
   }
   if (bits >= 512)
-    return "avx512";
+    return {"avx512", 32};
   if (bits >= 256 && fma)
-    return "avx2";
-  return "sse2";
+    return {"avx2", 16};
+  return {"sse2", 8};
 }
 
 /// Whether `type`'s strides are static and end in `inner` (the innermost
@@ -90,6 +88,7 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name,
 }
 
 static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
+  // A [M, K/32, 32], V [J, K/32, 32, P], S [J, K/32, P], C [M, J, P].
   Value a = op.getDpsInputOperand(0)->get();
   Value values = op.getDpsInputOperand(1)->get();
   Value scales = op.getDpsInputOperand(2)->get();
@@ -100,14 +99,17 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!aType || !vType || !sType || !cType || !aType.hasStaticShape() ||
       !cType.hasStaticShape() || !vType.hasStaticShape() ||
-      !hasInnerStrides(aType, {32, 1}) || !hasInnerStrides(cType, {1}) ||
+      cType.getRank() != 3 || !hasInnerStrides(aType, {32, 1}) ||
+      !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
-  int64_t rows = cType.getDimSize(0), columns = cType.getDimSize(1);
-  // Enough blocks for the threads, each long enough to amortise its call;
-  // a prefill block's rows reuse each dequantized panel.
-  int64_t block = rows > 16 ? 128 : 64;
-  int64_t blocks = llvm::divideCeil(columns, block);
+  int64_t rows = cType.getDimSize(0), panels = cType.getDimSize(1);
+  int64_t panel = cType.getDimSize(2);
+  // Enough blocks for the threads, each long enough to amortise its call:
+  // 64 columns (128 for more than 16 rows, whose prefill tiles reuse each
+  // dequantized panel).
+  int64_t block = std::max<int64_t>(1, (rows > 16 ? 128 : 64) / panel);
+  int64_t blocks = llvm::divideCeil(panels, block);
 
   ModuleOp module = op->getParentOfType<ModuleOp>();
   OpBuilder b(op);
@@ -131,7 +133,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
       b, loc,
       arith::AddIOp::create(b, loc, first,
                             arith::ConstantIndexOp::create(b, loc, block)),
-      arith::ConstantIndexOp::create(b, loc, columns));
+      arith::ConstantIndexOp::create(b, loc, panels));
   SmallVector<Value> operands;
   for (auto [memref, type] : llvm::zip(memrefs, types))
     operands.push_back(memref::CastOp::create(b, loc, type, memref));
@@ -156,7 +158,7 @@ struct LowerQuantizedMatmulsPass
     });
     if (matmuls.empty())
       return;
-    StringRef isa = getKernelIsa(module);
+    StringRef isa = getQuantizedKernelTarget(module).isa;
     for (linalg::GenericOp op : matmuls)
       lowerQuantizedMatmul(op, isa);
   }

@@ -9,6 +9,8 @@
 #include "tfm/Runtime/Kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <tuple>
 
 using namespace tfm::kernels;
 
@@ -24,45 +26,41 @@ template <typename T, int N> struct MemRef {
   T *data() const { return aligned + offset; }
 };
 
-using Q8_0Matmul = void (*)(const float *, const int8_t *, const uint16_t *,
-                            float *, int64_t, int64_t, int64_t, int64_t,
-                            int64_t, int64_t);
-
-/// The variant of the widest instruction set this CPU has, at most `isa`'s.
-Q8_0Matmul selectQ8_0Matmul(int widest) {
+/// Panels [j0, j1) of C[M, J, P] += A[M, K/32, 32] . W, W the Q8_0 values
+/// V[J, K/32, 32, P] times their scales S[J, K/32, P], by the variant of
+/// the widest instruction set that both this CPU and `widest` (the plan's:
+/// 0 SSE2, 1 AVX2, 2 AVX-512) allow and that has code for P columns. The
+/// compiler passes A and C with unit-stride rows and V, S contiguous
+/// (tfm-cpu-lower-quantized-matmuls).
+void runQ8_0Matmul(int widest, MemRef<float, 3> *a, MemRef<int8_t, 4> *v,
+                   MemRef<uint16_t, 3> *s, MemRef<float, 3> *c, int64_t j0,
+                   int64_t j1) {
   static const int host = __builtin_cpu_supports("avx512f")   ? 2
                           : __builtin_cpu_supports("avx2") &&
-                                  __builtin_cpu_supports("fma")
+                                  __builtin_cpu_supports("fma") &&
+                                  __builtin_cpu_supports("f16c")
                               ? 1
                               : 0;
-  switch (std::min(widest, host)) {
-  case 2:
-    return q8_0MatmulAvx512;
-  case 1:
-    return q8_0MatmulAvx2;
-  default:
-    return q8_0MatmulSse2;
-  }
-}
-
-/// A block of columns [n0, n1) of C[M, N] += A[M, K/32, 32] . W^T, W the
-/// Q8_0 values V[N, K/32, 32] times their scales S[N, K/32]. The compiler
-/// passes A and C with unit-stride rows and V, S contiguous
-/// (tfm-cpu-lower-quantized-matmuls).
-void runQ8_0Matmul(int widest, MemRef<float, 3> *a, MemRef<int8_t, 3> *v,
-                   MemRef<uint16_t, 2> *s, MemRef<float, 2> *c, int64_t n0,
-                   int64_t n1) {
-  selectQ8_0Matmul(widest)(a->data(), v->data(), s->data(), c->data(),
-                           a->strides[0], c->strides[0], a->sizes[0],
-                           a->sizes[1] * a->sizes[2], n0, n1);
+  int64_t panel = v->sizes[3];
+  int64_t k = a->sizes[1] * a->sizes[2];
+  auto args = std::make_tuple(a->data(), v->data(), s->data(), c->data(),
+                              a->strides[0], c->strides[0], a->sizes[0], k,
+                              panel, j0, j1);
+  int isa = std::min(widest, host);
+  if (isa >= 2 && std::apply(q8_0MatmulAvx512, args))
+    return;
+  if (isa >= 1 && std::apply(q8_0MatmulAvx2, args))
+    return;
+  if (!std::apply(q8_0MatmulSse2, args))
+    std::abort(); // tfm-cpu-pack-weights packs panels of 8, 16 or 32.
 }
 } // namespace
 
 #define TFM_Q8_0_MATMUL(NAME, WIDEST)                                          \
-  extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 3> *v,             \
-                       MemRef<uint16_t, 2> *s, MemRef<float, 2> *c,           \
-                       int64_t n0, int64_t n1) {                               \
-    runQ8_0Matmul(WIDEST, a, v, s, c, n0, n1);                                 \
+  extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
+                       MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,           \
+                       int64_t j0, int64_t j1) {                               \
+    runQ8_0Matmul(WIDEST, a, v, s, c, j0, j1);                                 \
   }
 TFM_Q8_0_MATMUL(_mlir_ciface_tfm_q8_0_matmul_sse2, 0)
 TFM_Q8_0_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx2, 1)

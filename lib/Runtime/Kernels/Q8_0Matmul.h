@@ -3,25 +3,29 @@
 // The body of tfm's Q8_0 matmul micro-kernels, written once over a vector
 // of W floats (clang's ext_vector_type); each translation unit that includes
 // it is compiled for one instruction set (Q8_0MatmulAvx2.cpp with -mavx2
-// -mfma, ...), so the same code becomes that set's instructions.
+// -mfma -mf16c, ...), so the same code becomes that set's instructions.
 //
-//   C[m, n] += sum_k A[m, k] * (Q[n, k] * D[n, k / 32])   for n in [n0, n1)
+// The weights come in panels of P = 2W output columns (tfm-cpu-pack-weights,
+// tfm/Runtime/Kernels.h): for panel j, K block b, step t and column r,
 //
-// with Q the int8 values of weight row n (K of them, contiguous) and D its
-// blocks' f16 scales. Why this form and its measurements: docs/design.md,
-// "Quantized weights".
+//   V[j, b, t, r] (int8)   S[j, b, r] (f16)   w = V * S, exact in f32
 //
-// Two paths, chosen by the row count:
-// - a few rows (decode): each weight row's blocks are converted to f32 once
-//   and multiplied with every row of A; a block's products are summed
-//   before its scale multiplies them (one multiply per block, not per weight),
-//   four weight rows at a time so that sixteen FMA chains are in flight;
-// - more rows (prefill): 256 K steps of 2W weight rows at a time are
-//   dequantized (integer times scale, exact in f32) into a panel in L1, in
-//   the order a register tile reads them, and a tile of 6 rows x 2W columns
-//   accumulates over it with one FMA per weight and row, in K order: each
-//   C element is the same chain of FMAs an f32 GEMM of the dequantized
-//   weights computes.
+// so one K step of a panel is P contiguous int8 and one block's scales P
+// contiguous f16, and
+//
+//   C[m, j * P + r] += sum_{b, t} A[m, b * 32 + t] * V[j, b, t, r] * S[j, b, r]
+//
+// for panels j in [j0, j1). Every C element is the chain of FMAs over K in
+// order that an f32 GEMM of the dequantized weights computes, on either
+// path:
+// - a few rows (decode): each K step of a few panels is widened and scaled
+//   in registers and multiplied into every row's accumulators, which stay in
+//   registers for the whole K (the weights stream once, in one sequence per
+//   panel);
+// - more rows (prefill): 256 K steps of a panel are dequantized into an L1
+//   buffer and a register tile of 6 rows x P columns accumulates over it.
+// Why micro-kernels and their measurements: docs/design.md, "Quantized
+// weights".
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_KERNELS_Q8_0MATMUL_H
@@ -30,6 +34,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace tfm::kernels {
 
@@ -50,18 +58,24 @@ inline float halfBitsToFloat(uint16_t h) {
   return value;
 }
 
-template <int W> struct Q8_0Matmul {
+/// W lanes per vector, V vectors per panel (P = V W columns).
+template <int W, int V> struct Q8_0Matmul {
   using F = float __attribute__((ext_vector_type(W)));
   using Q = int8_t __attribute__((ext_vector_type(W)));
   static constexpr int64_t kBlock = 32;
-  static_assert(kBlock % W == 0, "a vector never straddles two blocks");
-  /// Prefill register tile: rows x (2 vectors of columns).
+  /// Columns per panel.
+  static constexpr int kPanel = V * W;
+  static_assert(V % 2 == 0, "the prefill tile takes two vectors at a time");
+  /// Prefill register tile rows.
   static constexpr int kRows = 6;
-  static constexpr int kPanel = 2 * W;
-  /// K steps per dequantized panel (a multiple of the block).
+  /// K steps per dequantized prefill panel (a multiple of the block).
   static constexpr int64_t kDepth = 256;
-  /// Rows up to which the decode path runs.
+  /// Rows up to which the decode path runs, and the panels it streams at
+  /// once (their accumulators, scales and one widened step in registers).
   static constexpr int64_t kDecodeRows = 4;
+  static constexpr int kDecodePanels = V > 2 ? 1 : W >= 16 ? 4 : 2;
+  /// How far ahead (bytes) the decode path prefetches each panel's values.
+  static constexpr int64_t kPrefetchBytes = 2048;
 
   static F load(const float *p) {
     F v;
@@ -74,98 +88,122 @@ template <int W> struct Q8_0Matmul {
     std::memcpy(&v, p, sizeof v);
     return __builtin_convertvector(v, F);
   }
-  static F fma(F a, F b, F c) { return __builtin_elementwise_fma(a, b, c); }
-  static float sum(F v) {
-    float s = 0.0f;
+  /// W f16 scales as floats.
+  static F scales(const uint16_t *p) {
+#if defined(__F16C__)
+    if constexpr (W == 8) {
+      __m256 v = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+      F f;
+      std::memcpy(&f, &v, sizeof f);
+      return f;
+    }
+#endif
+#if defined(__AVX512F__)
+    if constexpr (W == 16) {
+      __m512 v = _mm512_cvtph_ps(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+      F f;
+      std::memcpy(&f, &v, sizeof f);
+      return f;
+    }
+#endif
+    F f;
     for (int i = 0; i < W; ++i)
-      s += v[i];
-    return s;
+      f[i] = halfBitsToFloat(p[i]);
+    return f;
   }
+  static F fma(F a, F b, F c) { return __builtin_elementwise_fma(a, b, c); }
 
-  /// Decode: R rows of A, NC weight rows (columns of C) from `n`.
-  template <int R, int NC>
-  static void dot(const float *a, int64_t lda, const int8_t *q,
-                  const uint16_t *d, float *c, int64_t ldc, int64_t k,
-                  int64_t n) {
-    int64_t blocks = k / kBlock;
-    F acc[R][NC] = {};
-    for (int64_t b = 0; b < blocks; ++b) {
-      F part[R][NC] = {};
-      for (int64_t t = 0; t < kBlock; t += W) {
+  struct Operands {
+    const float *a;
+    const int8_t *v;
+    const uint16_t *s;
+    float *c;
+    int64_t lda, ldc, m, k;
+    /// Panel j's values and scales.
+    const int8_t *values(int64_t j) const { return v + j * k * kPanel; }
+    const uint16_t *scalesOf(int64_t j) const {
+      return s + j * (k / kBlock) * kPanel;
+    }
+  };
+
+  /// Decode: R rows of A against NP panels from j.
+  template <int R, int NP>
+  static void decode(const Operands &o, const float *a, float *c, int64_t j) {
+    F acc[R][NP][V];
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i)
+          acc[r][p][i] = load(c + r * o.ldc + (j + p) * kPanel + i * W);
+    for (int64_t b = 0; b < o.k / kBlock; ++b) {
+      F scale[NP][V];
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i)
+          scale[p][i] = scales(o.scalesOf(j + p) + b * kPanel + i * W);
+      for (int64_t t = 0; t < kBlock; ++t) {
         int64_t kk = b * kBlock + t;
-        F w[NC];
-        for (int j = 0; j < NC; ++j)
-          w[j] = widen(q + (n + j) * k + kk);
-        for (int r = 0; r < R; ++r) {
-          F x = load(a + r * lda + kk);
-          for (int j = 0; j < NC; ++j)
-            part[r][j] = fma(x, w[j], part[r][j]);
+        for (int p = 0; p < NP; ++p) {
+          const int8_t *q = o.values(j + p) + kk * kPanel;
+          if ((kk * kPanel) % 64 == 0)
+            __builtin_prefetch(q + kPrefetchBytes);
+          F w[V];
+          for (int i = 0; i < V; ++i)
+            w[i] = widen(q + i * W) * scale[p][i];
+          for (int r = 0; r < R; ++r) {
+            F x = F(a[r * o.lda + kk]);
+            for (int i = 0; i < V; ++i)
+              acc[r][p][i] = fma(x, w[i], acc[r][p][i]);
+          }
         }
-      }
-      for (int j = 0; j < NC; ++j) {
-        F scale = F(halfBitsToFloat(d[(n + j) * blocks + b]));
-        for (int r = 0; r < R; ++r)
-          acc[r][j] = fma(part[r][j], scale, acc[r][j]);
       }
     }
     for (int r = 0; r < R; ++r)
-      for (int j = 0; j < NC; ++j)
-        c[r * ldc + n + j] += sum(acc[r][j]);
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i)
+          store(c + r * o.ldc + (j + p) * kPanel + i * W, acc[r][p][i]);
   }
 
-  /// R rows against weight rows [n0, n1), NC at a time: four for one row,
-  /// fewer for more rows, so that the accumulators, partial sums and
-  /// widened weights stay in 16 registers.
   template <int R>
-  static void decode(const float *a, int64_t lda, const int8_t *q,
-                     const uint16_t *d, float *c, int64_t ldc, int64_t k,
-                     int64_t n0, int64_t n1) {
-    constexpr int NC = R == 1 ? 4 : R == 2 ? 2 : 1;
-    int64_t n = n0;
-    for (; n + NC <= n1; n += NC)
-      dot<R, NC>(a, lda, q, d, c, ldc, k, n);
-    for (; n < n1; ++n)
-      dot<R, 1>(a, lda, q, d, c, ldc, k, n);
+  static void decodeRows(const Operands &o, const float *a, float *c,
+                         int64_t j0, int64_t j1) {
+    constexpr int NP = R == 1 ? kDecodePanels : R == 2 && V <= 2 ? 2 : 1;
+    int64_t j = j0;
+    for (; j + NP <= j1; j += NP)
+      decode<R, NP>(o, a, c, j);
+    for (; j < j1; ++j)
+      decode<R, 1>(o, a, c, j);
   }
 
-  /// Weight rows [n, n + cols) at K steps [k0, k0 + depth), dequantized
-  /// into panel[kk][col] (2W columns, the missing ones zero).
-  static void dequantizePanel(const int8_t *q, const uint16_t *d, int64_t k,
-                              int64_t n, int cols, int64_t k0, int64_t depth,
-                              float *panel) {
-    int64_t blocks = k / kBlock;
-    for (int col = 0; col < cols; ++col) {
-      const int8_t *row = q + (n + col) * k + k0;
-      const uint16_t *scales = d + (n + col) * blocks + k0 / kBlock;
-      for (int64_t kk = 0; kk < depth; kk += W) {
-        F v = widen(row + kk) * F(halfBitsToFloat(scales[kk / kBlock]));
-        for (int i = 0; i < W; ++i)
-          panel[(kk + i) * kPanel + col] = v[i];
-      }
+  /// Panel j's K steps [k0, k0 + depth), dequantized into panel[kk][col].
+  static void dequantizePanel(const Operands &o, int64_t j, int64_t k0,
+                              int64_t depth, float *panel) {
+    const int8_t *q = o.values(j) + k0 * kPanel;
+    const uint16_t *s = o.scalesOf(j) + k0 / kBlock * kPanel;
+    for (int64_t kk = 0; kk < depth; kk += kBlock) {
+      F scale[V];
+      for (int i = 0; i < V; ++i)
+        scale[i] = scales(s + kk / kBlock * kPanel + i * W);
+      for (int64_t t = kk; t < kk + kBlock; ++t)
+        for (int i = 0; i < V; ++i)
+          store(panel + t * kPanel + i * W,
+                widen(q + t * kPanel + i * W) * scale[i]);
     }
-    for (int col = cols; col < kPanel; ++col)
-      for (int64_t kk = 0; kk < depth; ++kk)
-        panel[kk * kPanel + col] = 0.0f;
   }
 
-  /// R rows x `cols` columns of C (at most 2W) += A's rows times the panel.
+  /// R rows x 2W columns of C (from panel column `col`) += A's rows times
+  /// the panel.
   template <int R>
-  static void tile(const float *a, int64_t lda, const float *panel, float *c,
-                   int64_t ldc, int64_t depth, int cols) {
+  static void tile(const float *a, int64_t lda, const float *panel, int col,
+                   float *c, int64_t ldc, int64_t depth) {
     F acc[R][2];
     for (int r = 0; r < R; ++r) {
-      if (cols == kPanel) {
-        acc[r][0] = load(c + r * ldc);
-        acc[r][1] = load(c + r * ldc + W);
-      } else {
-        float row[kPanel] = {};
-        std::memcpy(row, c + r * ldc, cols * sizeof(float));
-        acc[r][0] = load(row);
-        acc[r][1] = load(row + W);
-      }
+      acc[r][0] = load(c + r * ldc);
+      acc[r][1] = load(c + r * ldc + W);
     }
     for (int64_t kk = 0; kk < depth; ++kk) {
-      F b0 = load(panel + kk * kPanel), b1 = load(panel + kk * kPanel + W);
+      const float *row = panel + kk * kPanel + col;
+      F b0 = load(row), b1 = load(row + W);
       for (int r = 0; r < R; ++r) {
         F x = F(a[r * lda + kk]);
         acc[r][0] = fma(x, b0, acc[r][0]);
@@ -173,37 +211,29 @@ template <int W> struct Q8_0Matmul {
       }
     }
     for (int r = 0; r < R; ++r) {
-      if (cols == kPanel) {
-        store(c + r * ldc, acc[r][0]);
-        store(c + r * ldc + W, acc[r][1]);
-      } else {
-        float row[kPanel];
-        store(row, acc[r][0]);
-        store(row + W, acc[r][1]);
-        std::memcpy(c + r * ldc, row, cols * sizeof(float));
-      }
+      store(c + r * ldc, acc[r][0]);
+      store(c + r * ldc + W, acc[r][1]);
     }
   }
 
-  static void prefill(const float *a, int64_t lda, const int8_t *q,
-                      const uint16_t *d, float *c, int64_t ldc, int64_t m,
-                      int64_t k, int64_t n0, int64_t n1) {
+  static void prefill(const Operands &o, int64_t j0, int64_t j1) {
     alignas(64) float panel[kDepth * kPanel];
-    for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-      int64_t depth = std::min(kDepth, k - k0);
-      for (int64_t n = n0; n < n1; n += kPanel) {
-        int cols = int(std::min<int64_t>(kPanel, n1 - n));
-        dequantizePanel(q, d, k, n, cols, k0, depth, panel);
-        const float *aBlock = a + k0;
-        float *cBlock = c + n;
+    for (int64_t k0 = 0; k0 < o.k; k0 += kDepth) {
+      int64_t depth = std::min(kDepth, o.k - k0);
+      for (int64_t j = j0; j < j1; ++j) {
+        dequantizePanel(o, j, k0, depth, panel);
+        const float *a = o.a + k0;
+        // The panel's columns two vectors at a time (V is even).
+        for (int col = 0; col < kPanel; col += 2 * W) {
+        float *c = o.c + j * kPanel + col;
         int64_t r = 0;
-        for (; r + kRows <= m; r += kRows)
-          tile<kRows>(aBlock + r * lda, lda, panel, cBlock + r * ldc, ldc,
-                      depth, cols);
-        switch (m - r) {
+        for (; r + kRows <= o.m; r += kRows)
+          tile<kRows>(a + r * o.lda, o.lda, panel, col, c + r * o.ldc, o.ldc,
+                      depth);
+        switch (o.m - r) {
 #define TFM_TILE_CASE(R)                                                       \
   case R:                                                                      \
-    tile<R>(aBlock + r * lda, lda, panel, cBlock + r * ldc, ldc, depth, cols); \
+    tile<R>(a + r * o.lda, o.lda, panel, col, c + r * o.ldc, o.ldc, depth);    \
     break;
           TFM_TILE_CASE(1)
           TFM_TILE_CASE(2)
@@ -214,31 +244,33 @@ template <int W> struct Q8_0Matmul {
         default:
           break;
         }
+        }
       }
     }
   }
 
-  static void run(const float *a, const int8_t *q, const uint16_t *d,
+  /// C[m, j * P + r] += ... for panels [j0, j1).
+  static void run(const float *a, const int8_t *v, const uint16_t *s,
                   float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                  int64_t n0, int64_t n1) {
+                  int64_t j0, int64_t j1) {
+    Operands o{a, v, s, c, lda, ldc, m, k};
     if (m > kDecodeRows)
-      return prefill(a, lda, q, d, c, ldc, m, k, n0, n1);
-    // Rows of A in groups of up to four.
+      return prefill(o, j0, j1);
     for (int64_t r = 0; r < m; r += 4) {
       const float *rows = a + r * lda;
       float *out = c + r * ldc;
       switch (std::min<int64_t>(4, m - r)) {
       case 1:
-        decode<1>(rows, lda, q, d, out, ldc, k, n0, n1);
+        decodeRows<1>(o, rows, out, j0, j1);
         break;
       case 2:
-        decode<2>(rows, lda, q, d, out, ldc, k, n0, n1);
+        decodeRows<2>(o, rows, out, j0, j1);
         break;
       case 3:
-        decode<3>(rows, lda, q, d, out, ldc, k, n0, n1);
+        decodeRows<3>(o, rows, out, j0, j1);
         break;
       default:
-        decode<4>(rows, lda, q, d, out, ldc, k, n0, n1);
+        decodeRows<4>(o, rows, out, j0, j1);
         break;
       }
     }
