@@ -103,12 +103,12 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
-  int64_t rows = cType.getDimSize(0), panels = cType.getDimSize(1);
+  int64_t panels = cType.getDimSize(1);
   int64_t panel = cType.getDimSize(2);
-  // Enough blocks for the threads, each long enough to amortise its call:
-  // 64 columns (128 for more than 16 rows, whose prefill tiles reuse each
-  // dequantized panel).
-  int64_t block = std::max<int64_t>(1, (rows > 16 ? 128 : 64) / panel);
+  // Enough blocks for the threads, each long enough to amortise its call
+  // and to hold the panels the decode path streams at once (4 of 32
+  // columns): 128 columns.
+  int64_t block = std::max<int64_t>(1, 128 / panel);
   int64_t blocks = llvm::divideCeil(panels, block);
 
   ModuleOp module = op->getParentOfType<ModuleOp>();

@@ -5,28 +5,28 @@
 #s = affine_map<(m, j, r, b, t) -> (j, b, r)>
 #c = affine_map<(m, j, r, b, t) -> (m, j, r)>
 
-// An AVX2 target (256-bit vectors, FMA): 96 columns (6 panels of 16) of 8
-// rows in blocks of 64 columns (4 panels), each block one call of the AVX2
-// kernel on the operands' memrefs (cast to the declaration's fully dynamic
-// types; the C interface).
+// An AVX2 target (256-bit vectors, FMA): 192 columns (12 panels of 16) of
+// 8 rows in blocks of 128 columns (8 panels), each block one call of the
+// AVX2 kernel on the operands' memrefs (cast to the declaration's fully
+// dynamic types; the C interface).
 // CHECK-LABEL: module attributes {tfm.cpu_target
 // CHECK: func.func private @tfm_q8_0_matmul_avx2(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @avx2
-// CHECK-SAME: %[[A:.*]]: memref<8x2x32xf32>, %[[V:.*]]: memref<6x2x32x16xi8>, %[[S:.*]]: memref<6x2x16xf16>, %[[C:.*]]: memref<8x6x16xf32>
+// CHECK-SAME: %[[A:.*]]: memref<8x2x32xf32>, %[[V:.*]]: memref<12x2x32x16xi8>, %[[S:.*]]: memref<12x2x16xf16>, %[[C:.*]]: memref<8x12x16xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: scf.forall (%[[I:.*]]) in (2) {
-// CHECK: %[[FIRST:.*]] = arith.muli %[[I]], %c4
-// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c4
-// CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c6
+// CHECK: %[[FIRST:.*]] = arith.muli %[[I]], %c8
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c8
+// CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c12
 // CHECK: %[[CA:.*]] = memref.cast %[[A]]
 // CHECK: %[[CV:.*]] = memref.cast %[[V]]
 // CHECK: %[[CS:.*]] = memref.cast %[[S]]
 // CHECK: %[[CC:.*]] = memref.cast %[[C]]
 // CHECK: call @tfm_q8_0_matmul_avx2(%[[CA]], %[[CV]], %[[CS]], %[[CC]], %[[FIRST]], %[[LAST]])
 module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, vector_bits = 256 : i64}} {
-func.func @avx2(%a: memref<8x2x32xf32>, %v: memref<6x2x32x16xi8>, %s: memref<6x2x16xf16>, %c: memref<8x6x16xf32>) {
+func.func @avx2(%a: memref<8x2x32xf32>, %v: memref<12x2x32x16xi8>, %s: memref<12x2x16xf16>, %c: memref<8x12x16xf32>) {
   linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
-      ins(%a, %v, %s : memref<8x2x32xf32>, memref<6x2x32x16xi8>, memref<6x2x16xf16>) outs(%c : memref<8x6x16xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
+      ins(%a, %v, %s : memref<8x2x32xf32>, memref<12x2x32x16xi8>, memref<12x2x16xf16>) outs(%c : memref<8x12x16xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
   ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %d : f16 to f32
@@ -47,8 +47,7 @@ func.func @avx2(%a: memref<8x2x32xf32>, %v: memref<6x2x32x16xi8>, %s: memref<6x2
 #c = affine_map<(m, j, r, b, t) -> (m, j, r)>
 
 // AVX-512 (512-bit vectors): that kernel, panels of 32, in blocks of 128
-// columns (4 panels) for more than 16 rows. A C whose rows are not
-// unit-stride is left to loops.
+// columns (4 panels). A C whose rows are not unit-stride is left to loops.
 // CHECK: func.func private @tfm_q8_0_matmul_avx512
 // CHECK-LABEL: func.func @avx512
 // CHECK: scf.forall (%{{.*}}) in (2) {

@@ -209,11 +209,11 @@ def TfmCpuLowerQuantizedMatmuls
     (marked `tfm.quantized_matmul = "q8_0"`),
 
     ```
-    C[m, n] += A[m, b, t] * (sitofp(V[n, b, t]) * extf(S[n, b]))
+    C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
     ```
 
-    becomes an `scf.forall` over blocks of C's columns (64, or 128 for more
-    than 16 rows), each calling the Q8_0 micro-kernel for the target's
+    becomes an `scf.forall` over blocks of 128 of C's columns (whole
+    panels), each calling the Q8_0 micro-kernel for the target's
     instruction set (`tfm.cpu_target`: `tfm_q8_0_matmul_avx512` where it has
     512-bit vectors, `_avx2` with 256-bit vectors and FMA, `_sse2` else;
     tfm/Runtime/Kernels.h) on the operands' memrefs (the C interface,
