@@ -185,7 +185,8 @@ def import_hf_config(config, batch=1, seq_len=None, kv_cache=0, block=None,
 
 
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,
-         pipeline_options=None, cache=True, cache_dir=None, dtype=None):
+         pipeline_options=None, cache=True, cache_dir=None, dtype=None,
+         quantize=None):
     """Loads a model: a config.json, or a directory as save_pretrained writes
     it (config.json, model.safetensors or model.safetensors.index.json and
     its shards). `weights`: a .safetensors file or a shard index;
@@ -194,7 +195,9 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     compiled code; `cache`, `cache_dir`: the compiled-code cache shared with
     transformer-runner (--no-cache, --cache-dir); `dtype`: the compute type
     ("f32", the default, "bf16" or "f16"; f32, bf16 and f16 checkpoints
-    all load, converted once; logits are f32 whatever the type)."""
+    all load, converted once; logits are f32 whatever the type);
+    `quantize`: "q8_0" holds the projection weights as llama.cpp's Q8_0
+    blocks (transformer-runner --quantize; CPU only)."""
     lib = _library()
     options = _ModelOptions()
     lib.tfmModelOptionsInit(ctypes.byref(options))
@@ -208,6 +211,14 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
         if int(threads) < 1:
             raise TfmError("--threads: must be at least 1")
         options.threads = int(threads)
+    if quantize is not None:
+        if quantize != "q8_0":
+            raise TfmError(f"--quantize '{quantize}': expected q8_0")
+        if device != "cpu":
+            raise TfmError("--quantize applies to --device cpu (quantized "
+                           "GPU kernels are not built yet)")
+        pipeline_options = ((pipeline_options or "") +
+                            " quantize=" + quantize).strip()
     if pipeline_options is not None:
         options.pipelineOptions = pipeline_options.encode()
     options.noCache = int(not cache)

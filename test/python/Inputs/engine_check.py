@@ -55,6 +55,20 @@ def logits(args):
          out[:, -1, :], 0)
 
 
+def quantized(args):
+    """tfm.load(..., quantize="q8_0") against the runner's --quantize q8_0,
+    and a format it does not know."""
+    path, ids, runner, seed = args
+    m = tfm.load(path, threads=2, random_weights=int(seed), quantize="q8_0")
+    same("q8_0 logits equal the runner's", m.logits(np.load(ids)),
+         np.load(runner), 0)
+    try:
+        tfm.load(path, random_weights=int(seed), quantize="q4_9")
+        fail("quantize='q4_9' loaded")
+    except tfm.TfmError as e:
+        print(f"PASS: TfmError: {e}")
+
+
 def generate(args):
     config, weights, ids, n, runner, reference = args
     n = int(n)

@@ -1,0 +1,62 @@
+"""What Q8_0 weights cost in accuracy, as llama.cpp's `llama-perplexity
+--kl-divergence` reports it: on models/tiny-kjv (a trained byte-level
+Llama) over 16 x 256 = 4096 bytes of the KJV text (Debian's bible-kjv, the
+model's corpus), tfm's logits with --quantize q8_0 against its f32 logits:
+mean and max KL divergence per token, top-1 agreement, and each one's
+perplexity on the next byte.
+
+  build/reference-venv/bin/python bench/quant-accuracy.py [--runner PATH]
+"""
+import argparse
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+p = argparse.ArgumentParser()
+p.add_argument("--runner", default=os.path.join(root, "build", "bin",
+                                                "transformer-runner"))
+p.add_argument("--sequences", type=int, default=16)
+args = p.parse_args()
+
+text = subprocess.run(["bible", "Gen1:1-Rev22:21"], capture_output=True,
+                      check=True).stdout
+seq = 256
+data = np.frombuffer(text, np.uint8)
+# Evenly spaced windows across the whole text.
+starts = np.linspace(0, len(data) - seq - 1, args.sequences).astype(np.int64)
+ids = np.stack([data[s:s + seq] for s in starts]).astype(np.int64)
+model = os.path.join(root, "models", "tiny-kjv")
+with tempfile.TemporaryDirectory() as tmp:
+    np.save(f"{tmp}/ids.npy", ids)
+    logits = {}
+    for name, extra in (("f32", []), ("q8_0", ["--quantize", "q8_0"])):
+        subprocess.run([args.runner, f"{model}/config.json", "--weights",
+                        f"{model}/model.safetensors", "--input-ids",
+                        f"{tmp}/ids.npy", "--output", f"{tmp}/{name}.npy"]
+                       + extra, check=True, capture_output=True)
+        logits[name] = np.load(f"{tmp}/{name}.npy").astype(np.float64)
+
+
+def log_softmax(x):
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+lp, lq = log_softmax(logits["f32"]), log_softmax(logits["q8_0"])
+kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
+top1 = (logits["f32"].argmax(-1) == logits["q8_0"].argmax(-1)).mean()
+targets = ids[:, 1:]
+
+
+def perplexity(l):
+    picked = np.take_along_axis(l[:, :-1], targets[..., None], -1)[..., 0]
+    return float(np.exp(-picked.mean()))
+
+
+print(f"tokens: {kl.size} ({args.sequences} x {seq})")
+print(f"KL(f32 || q8_0): mean {kl.mean():.3g}, max {kl.max():.3g}")
+print(f"top-1 agreement: {100 * top1:.2f}%")
+print(f"perplexity: f32 {perplexity(lp):.4f}, q8_0 {perplexity(lq):.4f}")
