@@ -10,6 +10,7 @@
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Runtime/Limits.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
 #include "tfm/Tokenizer/Tokenizer.h"
 
@@ -26,7 +27,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -297,6 +300,17 @@ static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
     return makeError(llvm::formatv(
         "ids: expected token ids [B, S] with B, S >= 1, got [{0}, {1}]", batch,
         seqLen));
+  // The input must fit the model's context (as the runner's), checked
+  // before B x S is computed from the caller's numbers.
+  if (auto length = getKVCacheLength(model.model->getConfig(), seqLen, 0, 0);
+      !length)
+    return length.takeError();
+  std::optional<uint64_t> count = runtime::checkedMul(uint64_t(batch), uint64_t(seqLen));
+  if (!count || *count > uint64_t(std::numeric_limits<int32_t>::max()))
+    return makeError(llvm::formatv("ids: a batch of {0} sequences of {1} "
+                                   "tokens is more ids than tfm takes in one "
+                                   "call (2^31 - 1)",
+                                   batch, seqLen));
   TokenIds tokens;
   tokens.batch = batch;
   tokens.seqLen = seqLen;
@@ -308,10 +322,6 @@ static llvm::Expected<TokenIds> makeTokens(Model &model, const int64_t *ids,
       return std::move(err);
   if (llvm::Error err = checkTokenIds(tokens, model.model->getConfig(), "ids"))
     return std::move(err);
-  // As the runner: the input must fit the model's context.
-  if (auto length = getKVCacheLength(model.model->getConfig(), seqLen, 0, 0);
-      !length)
-    return length.takeError();
   return tokens;
 }
 
@@ -334,16 +344,20 @@ TfmStatus tfmModelLogitsRagged(TfmModel handle, const int64_t *ids,
   if (!tokens)
     return report(model, tokens.takeError());
   int64_t vocab = model->model->getConfig().vocabSize;
-  size_t needed = size_t(batch) * (allPositions ? seqLen : 1) * vocab;
-  if (capacity < needed)
-    return report(model, makeError(llvm::formatv("logits: the output holds {0} "
-                                                 "floats, {1} are needed",
-                                                 capacity, needed)));
+  // B x S fits in 2^31 (makeTokens), the vocabulary in the config's limits.
+  std::optional<uint64_t> needed = runtime::checkedMul(
+      uint64_t(batch) * uint64_t(allPositions ? seqLen : 1), uint64_t(vocab));
+  if (!needed || capacity < *needed)
+    return report(model, makeError(llvm::formatv(
+                             "logits: the output holds {0} floats, {1} are "
+                             "needed",
+                             capacity,
+                             needed ? std::to_string(*needed) : "more")));
   llvm::Expected<ForwardResult> result = model->model->forward(*tokens);
   if (!result)
     return report(model, result.takeError());
   if (allPositions) {
-    std::memcpy(out, result->data, needed * sizeof(float));
+    std::memcpy(out, result->data, *needed * sizeof(float));
   } else {
     for (int64_t b = 0; b < batch; ++b)
       std::memcpy(out + b * vocab,
@@ -386,7 +400,13 @@ TfmStatus tfmModelGenerateRagged(TfmModel handle, const int64_t *ids,
     return report(model, makeError(llvm::formatv("--generate {0}: must be "
                                                  "positive",
                                                  options->maxNewTokens)));
-  size_t needed = size_t(batch) * (seqLen + options->maxNewTokens);
+  // The prompt and the new tokens must fit the context before their sum and
+  // the output's size are computed (an API caller's count may be near 2^63).
+  if (auto length = getKVCacheLength(model->model->getConfig(), seqLen,
+                                     options->maxNewTokens, 0);
+      !length)
+    return report(model, length.takeError());
+  uint64_t needed = uint64_t(batch) * uint64_t(seqLen + options->maxNewTokens);
   if (capacity < needed)
     return report(model, makeError(llvm::formatv("tokens: the output holds {0} "
                                                  "ids, {1} are needed",

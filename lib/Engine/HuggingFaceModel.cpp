@@ -151,7 +151,24 @@ llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
                                                  int64_t seqLen, int64_t count,
                                                  int64_t maxSeqLen,
                                                  bool chunked) {
-  // The sizes, checked against the context here to name the options at fault.
+  // The sizes, checked against the context here to name the options at
+  // fault. seqLen + count is computed only once both are in range (a count
+  // near 2^63 from an API caller must not wrap into a small cache).
+  if (count < 0 || seqLen < 0)
+    return makeError(llvm::formatv("--generate {0}: the prompt's {1} tokens "
+                                   "and the new tokens must not be negative",
+                                   count, seqLen));
+  if (count > config.maxPositions || seqLen > config.maxPositions) {
+    if (count > config.maxPositions && count)
+      return makeError(llvm::formatv(
+          "--generate {0}: more new tokens than the model's context of {1} "
+          "({2})",
+          count, config.maxPositions, config.maxPositionsField));
+    return makeError(llvm::formatv("the input's {0} tokens are more than the "
+                                   "model's context of {1} ({2})",
+                                   seqLen, config.maxPositions,
+                                   config.maxPositionsField));
+  }
   int64_t needed = seqLen + count;
   if (needed > config.maxPositions && count)
     return makeError(llvm::formatv(

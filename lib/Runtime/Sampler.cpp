@@ -78,8 +78,25 @@ void runtime::applyTemperature(llvm::MutableArrayRef<float> logits,
                                float temperature) {
   if (temperature == 1.0f)
     return;
+  // As transformers divides, unless that overflows (a temperature so small
+  // that a logit over it is infinite: every positive logit would become
+  // +inf, and the softmax inf - inf, a NaN distribution). Then the logits
+  // are shifted by the largest first, which the softmax does not see: the
+  // largest stay 0, the rest go to -inf, the limit of the distribution as
+  // the temperature goes to 0 (the argmax, ties shared).
+  float max = kMinusInf;
+  bool overflows = false;
+  for (float logit : logits) {
+    max = std::max(max, logit);
+    overflows |= std::isfinite(logit) && !std::isfinite(logit / temperature);
+  }
+  if (!overflows || !std::isfinite(max)) {
+    for (float &logit : logits)
+      logit /= temperature;
+    return;
+  }
   for (float &logit : logits)
-    logit /= temperature;
+    logit = (logit - max) / temperature;
 }
 
 void runtime::applyTopK(llvm::MutableArrayRef<float> logits, int64_t k,

@@ -206,11 +206,15 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
         options.weightsPath = os.fspath(weights).encode()
     if random_weights is not None:
         options.hasRandomSeed = 1
-        options.randomSeed = int(random_weights)
+        options.randomSeed = _int64(random_weights, "random-weights", 0)
     if threads is not None:
-        if int(threads) < 1:
+        if isinstance(threads, int) and not isinstance(threads, bool) and \
+                threads < 1:
             raise TfmError("--threads: must be at least 1")
-        options.threads = int(threads)
+        threads = _int64(threads, "threads", 1)
+        if threads >= 2**31:  # a C int
+            raise TfmError(f"--threads: {threads} is out of range")
+        options.threads = threads
     if quantize is not None:
         if quantize != "q8_0":
             raise TfmError(f"--quantize '{quantize}': expected q8_0")
@@ -446,8 +450,8 @@ class Model:
             self._lib.tfmModelGenerateOptionsInit(self._live(), array.shape[1],
                                                   ctypes.byref(options))
         if max_new_tokens is not None:
-            options.maxNewTokens = int(max_new_tokens)
-        options.maxSeqLen = int(max_seq_len)
+            options.maxNewTokens = _int64(max_new_tokens, "generate", 1)
+        options.maxSeqLen = _int64(max_seq_len, "max-seq-len", 0)
         if any(v is not None for v in (temperature, top_k, top_p, seed)):
             options.doSample = 1
         if temperature == 0:
@@ -457,13 +461,13 @@ class Model:
         if do_sample is not None:
             options.doSample = int(bool(do_sample))
         if top_k is not None:
-            options.topK = int(top_k)
+            options.topK = _int64(top_k, "top-k", 0)
         if top_p is not None:
             options.topP = float(top_p)
         if repetition_penalty is not None:
             options.repetitionPenalty = float(repetition_penalty)
         if seed is not None:
-            options.seed = int(seed)
+            options.seed = _int64(seed, "seed", 0)
         options.stopAtModelEos = int(bool(stop_at_eos))
         stops = [stop] if isinstance(stop, (str, bytes)) else list(stop or [])
         encoded = (ctypes.c_char_p * max(len(stops), 1))(
@@ -488,7 +492,14 @@ class Model:
         """(tokens [B, S + generated], each sequence's own length)."""
         import numpy as np
         batch, seq = array.shape
-        out = np.zeros((batch, seq + max(options.maxNewTokens, 0)), dtype=np.int64)
+        # The engine's check, before the output is allocated from the count.
+        context = self._lib.tfmModelGetMaxPositions(self._live())
+        count = options.maxNewTokens
+        if count > 0 and seq + count > context:
+            raise TfmError(f"--generate {count}: the prompt's {seq} tokens and "
+                           f"{count} new tokens need {seq + count} positions, "
+                           f"more than the model's context of {context}")
+        out = np.zeros((batch, seq + max(count, 0)), dtype=np.int64)
         sizes = np.zeros(batch, dtype=np.int64)
         generated = ctypes.c_int64()
         callback = _TokenCallback(on_step) if on_step else _TokenCallback()

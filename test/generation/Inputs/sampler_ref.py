@@ -139,6 +139,27 @@ def check(a):
           f"kept per row {kept.tolist()}")
 
 
+def greedy_limit(a):
+    """A temperature so small that transformers' logits / T overflow (its
+    softmax is then NaN and multinomial raises): tfm's processed logits are
+    0 at each row's maxima and -inf elsewhere, and every id drawn is one of
+    the row's maxima."""
+    logits = np.load(f"{a.dir}/logits.npy")
+    processed = np.load(a.processed)
+    maxima = logits == logits.max(-1, keepdims=True)
+    if np.isnan(processed).any() or \
+            not np.array_equal(processed == 0, maxima) or \
+            not np.all(processed[~maxima] < -1e30):
+        sys.exit(f"processed logits are not the greedy limit: {processed}")
+    ids = [int(t) for t in open(a.out).read().split("ids:")[1].split()]
+    rows = logits.shape[0]
+    bad = [(i, t) for i, t in enumerate(ids) if not maxima[i % rows, t]]
+    if bad:
+        sys.exit(f"ids not at their row's maxima: {bad}")
+    print(f"greedy limit: {len(ids)} ids at their row's maxima, "
+          f"{len(set(ids))} distinct")
+
+
 def main():
     if sys.argv[1] == "make":
         return make(sys.argv[2])
@@ -154,7 +175,8 @@ def main():
     p.add_argument("--repetition-penalty", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--draws", type=int, default=1)
-    check(p.parse_args())
+    a = p.parse_args()
+    greedy_limit(a) if a.cmd == "greedy-limit" else check(a)
 
 
 if __name__ == "__main__":
