@@ -1,5 +1,6 @@
 //===- GenerationConfig.cpp - generation defaults of a model --------------===//
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -147,7 +148,7 @@ static llvm::Expected<json::Value> parseCheckedJson(llvm::StringRef text,
   if (llvm::Error err = checkTextNesting(text, TextSyntax::Json,
                                          kMaxJsonDepth, what))
     return std::move(err);
-  llvm::Expected<json::Value> parsed = json::parse(text);
+  llvm::Expected<json::Value> parsed = parseJson(text);
   if (!parsed)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),

@@ -1,5 +1,6 @@
 //===- SafeTensors.cpp - memory-mapped .safetensors reader ----------------===//
 #include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/Limits.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -164,7 +165,7 @@ SafeTensorsFile::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                      "JSON header holds {0} objects, more than the limit of "
                      "{1} tensors per file",
                      nesting.objects, kMaxSafeTensorsTensors);
-  Expected<llvm::json::Value> header = llvm::json::parse(headerText);
+  Expected<llvm::json::Value> header = parseJson(headerText);
   if (!header)
     return makeError(path, "malformed JSON header: {0}",
                      llvm::toString(header.takeError()));

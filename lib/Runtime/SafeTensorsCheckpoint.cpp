@@ -1,5 +1,6 @@
 //===- SafeTensorsCheckpoint.cpp - weights from one or more files ---------===//
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -58,7 +59,7 @@ Error SafeTensorsCheckpoint::addIndex(llvm::StringRef indexPath) {
   if (Error err = checkTextNesting(text, TextSyntax::Json, kMaxJsonDepth,
                                    "the index"))
     return makeError(indexPath, "{0}", llvm::toString(std::move(err)));
-  Expected<llvm::json::Value> root = llvm::json::parse(text);
+  Expected<llvm::json::Value> root = parseJson(text);
   if (!root)
     return makeError(indexPath,
                      "not a JSON index of shards ({0}); an index is the "

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Tokenizer/Tokenizer.h"
+#include "tfm/Runtime/Json.h"
 #include "Components.h"
 #include "Unicode.h"
 
@@ -306,7 +307,7 @@ Tokenizer::parse(llvm::StringRef text, llvm::StringRef name) {
   if (llvm::Error err = runtime::checkTextNesting(
           text, runtime::TextSyntax::Json, runtime::kMaxJsonDepth, name))
     return std::move(err);
-  llvm::Expected<json::Value> root = json::parse(text);
+  llvm::Expected<json::Value> root = runtime::parseJson(text);
   if (!root)
     return makeError(name +
                      ": invalid JSON: " + llvm::toString(root.takeError()));

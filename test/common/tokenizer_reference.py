@@ -68,6 +68,7 @@ CORPUS = [
     "\u1e08 C\u0327\u0301 \u0f73 \u0344 \u0915\u093f \uac00\u11a8 "
     "\u0b47\u0b3e \u00c5\u0300 a\u0308\u0304\u0301",
     "\U00011f04 \U0001e290 \U00031350 unassigned \u0378",
+    "Ext-B \U00020000\U00020001 \U0002a6a5 and \U0002f800 \U00020000x",
 ]
 
 
@@ -88,8 +89,17 @@ def random_corpus(count=300, seed=11):
             for _ in range(count)]
 
 
-def train(tok, trainer):
-    tok.train_from_iterator(training_text(), trainer=trainer)
+# CJK Extension B and beyond, trained into the "-ascii" styles' vocabulary:
+# escaped as surrogate pairs whose high half has bit 16, which LLVM's JSON
+# parser joined wrongly (tfm/Runtime/Json.h).
+EXTENSION_B = "\U00020000\U00020001 \U0002a6a5 \U0002f800 " * 20
+
+
+def train(tok, trainer, style=""):
+    text = training_text()
+    if style.endswith("-ascii"):
+        text.append(EXTENSION_B)
+    tok.train_from_iterator(text, trainer=trainer)
 
 
 def byte_level(style):
@@ -162,7 +172,7 @@ def sentencepiece(style):
                                                  prepend_scheme="first")
     train(tok, trainers.BpeTrainer(
         vocab_size=1200, special_tokens=["<unk>", "<s>", "</s>"],
-        limit_alphabet=120, show_progress=False))
+        limit_alphabet=120, show_progress=False), style)
     spec = json.loads(tok.to_str())
     model = spec["model"]
     specials = ["<unk>", "<s>", "</s>"]
@@ -179,7 +189,7 @@ def sentencepiece(style):
     replace_decoders = [
         {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
         {"type": "ByteFallback"}, {"type": "Fuse"}]
-    if style in ("llama2", "sp-unk"):
+    if style in ("llama2", "llama2-ascii", "sp-unk"):
         spec["normalizer"] = {"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": "▁"},
             {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}
@@ -220,6 +230,7 @@ STYLES = {
     "gpt2-converted": converted_gpt2,
     "llama2": sentencepiece, "sp-unk": sentencepiece, "gemma": sentencepiece,
     "metaspace": sentencepiece, "metaspace-legacy": sentencepiece,
+    "llama2-ascii": sentencepiece,
 }
 
 
@@ -236,7 +247,7 @@ def build(style, directory):
         # Llama-3 sets ignore_merges: whole words in the vocabulary are
         # taken as they are.
         spec["model"]["ignore_merges"] = True
-    if style in ("llama2", "sp-unk"):
+    if style in ("llama2", "llama2-ascii", "sp-unk"):
         # Merges as "a b" strings, as in Llama-2's file.
         spec["model"]["merges"] = [" ".join(m) for m in spec["model"]["merges"]]
     if style == "metaspace-legacy":
@@ -246,7 +257,9 @@ def build(style, directory):
         spec["pre_tokenizer"] = legacy
         spec["decoder"] = legacy
     with open(path, "w") as f:
-        json.dump(spec, f, ensure_ascii=False)
+        # "-ascii": as Python's json.dump writes by default, every character
+        # beyond ASCII escaped (above U+FFFF as a surrogate pair).
+        json.dump(spec, f, ensure_ascii=style.endswith("-ascii"))
     return path
 
 

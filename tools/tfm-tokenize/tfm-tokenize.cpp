@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Tokenizer/Tokenizer.h"
+#include "tfm/Runtime/Json.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -68,7 +69,8 @@ static int runBatch(const Tokenizer &tokenizer) {
   auto buffer = llvm::MemoryBuffer::getFile(batchFile);
   if (!buffer)
     fail("--batch " + batchFile + ": " + buffer.getError().message());
-  llvm::Expected<json::Value> texts = json::parse((*buffer)->getBuffer());
+  llvm::Expected<json::Value> texts =
+      mlir::tfm::runtime::parseJson((*buffer)->getBuffer());
   if (!texts)
     fail("--batch " + batchFile + ": " + llvm::toString(texts.takeError()));
   const json::Array *array = texts->getAsArray();

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Target/HuggingFace/ModelConfig.h"
+#include "tfm/Runtime/Json.h"
 
 #include "ConfigReader.h"
 #include "Families/Families.h"
@@ -681,7 +682,7 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
           jsonText, runtime::TextSyntax::Json, runtime::kMaxJsonDepth,
           "invalid config"))
     return err;
-  llvm::Expected<json::Value> parsed = json::parse(jsonText);
+  llvm::Expected<json::Value> parsed = runtime::parseJson(jsonText);
   if (!parsed)
     return makeError("invalid JSON: " + llvm::toString(parsed.takeError()));
   if (llvm::Error err = runtime::checkJsonKeys(jsonText, *parsed, "invalid config"))
