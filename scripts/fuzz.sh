@@ -23,7 +23,7 @@ case "$mode" in
   *) echo "usage: scripts/fuzz.sh [smoke [SECS] | long SECS [targets...]]" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors npy config ir)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors npy config ir tokenizer generation-config)
 
 bash "$root/scripts/setup.sh" >/dev/null  # libclang-rt-22-dev among others
 # The IR target reuses the main build's generated dialect headers.
