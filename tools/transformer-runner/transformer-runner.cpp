@@ -42,6 +42,8 @@
 
 #include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Runtime/CodeCache.h"
+#include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/EntryResources.h"
 #include "tfm/Runtime/EntrySignature.h"
@@ -269,6 +271,12 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile without reading or writing the compiled-code cache"),
+    cl::cat(runnerCategory));
+static cl::opt<std::string> cacheLimit(
+    "cache-limit", cl::value_desc("BYTES[K|M|G|T]"),
+    cl::desc("The most the compiled-code cache directory holds: storing an "
+             "entry removes those used longest ago beyond it (default "
+             "$TFM_CACHE_LIMIT, else 2G)"),
     cl::cat(runnerCategory));
 static cl::opt<std::string> maxMemory(
     "max-memory", cl::value_desc("BYTES[K|M|G|T]"),
@@ -525,6 +533,16 @@ static std::string checkCommandLine() {
 
   // Everything a user named, checked before any parse or compile.
   setMemoryLimit(maxMemory);
+  if (!cacheLimit.empty()) {
+    std::optional<uint64_t> bytes = parseByteCount(cacheLimit);
+    if (!bytes || *bytes == 0)
+      fail(llvm::formatv("--cache-limit '{0}': expected a positive byte count "
+                         "with an optional K, M, G or T suffix",
+                         cacheLimit));
+    // Read by every CodeCache this process makes (CodeCache.h).
+    setenv(CodeCache::kLimitEnvironmentVariable,
+           std::to_string(*bytes).c_str(), /*overwrite=*/1);
+  }
   checkSharedLibs(std::vector<std::string>(sharedLibs.begin(),
                                            sharedLibs.end()));
   {
