@@ -85,11 +85,14 @@ TFM_CAPI_EXPORTED int64_t tfmModelGetMaxPositions(TfmModel model);
 /// The ids of a prompt, as transformer-runner --prompt gives them: encoded
 /// by the tokenizer.json next to the model's config.json (with the special
 /// tokens its post-processor adds), else its UTF-8 bytes for a byte-level
-/// model. Writes them into `out` (`capacity` elements) and their number into
-/// `*count`.
+/// model. `prompt` is `length` bytes of UTF-8 (NUL bytes included: text
+/// passes as pointer and length through this API). Writes the ids into
+/// `out` (`capacity` elements) and their number into `*count`, which is set
+/// also when `capacity` is too small (an error), for the caller to retry.
 TFM_CAPI_EXPORTED TfmStatus tfmModelEncodePrompt(TfmModel model,
                                                  const char *prompt,
-                                                 int64_t *out, size_t capacity,
+                                                 size_t length, int64_t *out,
+                                                 size_t capacity,
                                                  int64_t *count);
 
 /// Runs @forward on `ids` [batch, seqLen] and writes the logits, f32
@@ -138,6 +141,9 @@ typedef struct TfmGenerateOptions {
   /// (transformer-runner --stop): the model's tokenizer.json decodes the
   /// text, else the tokens are the bytes of a byte-level model.
   const char *const *stopStrings;
+  /// The byte length of each stop string (NUL bytes are then part of it);
+  /// null: each is NUL-terminated.
+  const size_t *stopStringLengths;
   int64_t numStopStrings;
 } TfmGenerateOptions;
 
@@ -214,9 +220,12 @@ TFM_CAPI_EXPORTED int tfmModelHasTokenizer(TfmModel model);
 /// The text of `ids` (`count` of them): the tokenizer's decoding (as
 /// `tokenizers` decode(ids, skip_special_tokens)), or for a byte-level
 /// model without one the ids as UTF-8 bytes, invalid sequences replaced by
-/// U+FFFD. Free it with tfmStringDestroy. Null on failure.
+/// U+FFFD. Its byte length goes to `*length` (when not null): the text may
+/// hold NUL bytes (a NUL is also appended). Free it with tfmStringDestroy.
+/// Null on failure.
 TFM_CAPI_EXPORTED char *tfmModelDecode(TfmModel model, const int64_t *ids,
-                                       int64_t count, int skipSpecialTokens);
+                                       int64_t count, int skipSpecialTokens,
+                                       size_t *length);
 
 #ifdef __cplusplus
 }

@@ -275,11 +275,15 @@ static llvm::Expected<TokenIds> encodePrompt(Model &model,
 }
 
 TfmStatus tfmModelEncodePrompt(TfmModel handle, const char *prompt,
-                               int64_t *out, size_t capacity, int64_t *count) {
+                               size_t length, int64_t *out, size_t capacity,
+                               int64_t *count) {
   Model *model = unwrap(handle);
   if (!model)
     return report(nullptr, nullModelError());
-  llvm::Expected<TokenIds> tokens = encodePrompt(*model, prompt ? prompt : "");
+  if (!prompt && length)
+    return report(model, makeError("prompt: null text of nonzero length"));
+  llvm::Expected<TokenIds> tokens = encodePrompt(
+      *model, prompt ? llvm::StringRef(prompt, length) : llvm::StringRef());
   if (!tokens)
     return report(model, tokens.takeError());
   *count = tokens->ids.size();
@@ -438,9 +442,15 @@ TfmStatus tfmModelGenerateRagged(TfmModel handle, const int64_t *ids,
                              "and no tokenizer.json",
                              model->model->getOptions().configPath,
                              model->model->getConfig().vocabSize)));
+  if (options->numStopStrings > 0 && !options->stopStrings)
+    return report(model, makeError("--stop: no stop strings given"));
   for (int64_t i = 0; i < options->numStopStrings; ++i) {
+    const char *text = options->stopStrings[i];
     llvm::StringRef stop =
-        options->stopStrings[i] ? options->stopStrings[i] : "";
+        !text ? llvm::StringRef()
+        : options->stopStringLengths
+            ? llvm::StringRef(text, options->stopStringLengths[i])
+            : llvm::StringRef(text);
     if (stop.empty())
       return report(model, makeError("--stop: the stop string is empty"));
     generation.stopStrings.push_back(stop.str());
@@ -489,7 +499,7 @@ int tfmModelHasTokenizer(TfmModel handle) {
 }
 
 char *tfmModelDecode(TfmModel handle, const int64_t *ids, int64_t count,
-                     int skipSpecialTokens) {
+                     int skipSpecialTokens, size_t *length) {
   Model *model = unwrap(handle);
   if (!model) {
     report(nullptr, nullModelError());
@@ -513,7 +523,16 @@ char *tfmModelDecode(TfmModel handle, const int64_t *ids, int64_t count,
     return nullptr;
   }
   succeed(model);
-  return strdup(text.c_str());
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  if (!copy) {
+    report(model, makeError("decode: out of memory"));
+    return nullptr;
+  }
+  std::memcpy(copy, text.data(), text.size());
+  copy[text.size()] = '\0';
+  if (length)
+    *length = text.size();
+  return copy;
 }
 
 void tfmStringDestroy(char *text) { std::free(text); }

@@ -61,6 +61,7 @@ class _GenerateOptions(ctypes.Structure):
                 ("seed", ctypes.c_uint64),
                 ("stopAtModelEos", ctypes.c_int),
                 ("stopStrings", ctypes.POINTER(ctypes.c_char_p)),
+                ("stopStringLengths", ctypes.POINTER(ctypes.c_size_t)),
                 ("numStopStrings", ctypes.c_int64)]
 
 
@@ -106,7 +107,8 @@ def _library():
             "tfmModelGetWarnings": (ctypes.c_char_p, [model]),
             "tfmModelGetVocabSize": (i64, [model]),
             "tfmModelGetMaxPositions": (i64, [model]),
-            "tfmModelEncodePrompt": (ctypes.c_int, [model, ctypes.c_char_p, i64p,
+            "tfmModelEncodePrompt": (ctypes.c_int, [model, ctypes.c_char_p,
+                                                    ctypes.c_size_t, i64p,
                                                     ctypes.c_size_t, i64p]),
             "tfmModelLogits": (ctypes.c_int, [model, i64p, i64, i64, ctypes.c_int,
                                               ctypes.POINTER(ctypes.c_float),
@@ -129,7 +131,8 @@ def _library():
             "tfmModelGetLedgerJson": (ctypes.c_void_p, [model, i64, i64]),
             "tfmStringDestroy": (None, [ctypes.c_void_p]),
             "tfmModelHasTokenizer": (ctypes.c_int, [model]),
-            "tfmModelDecode": (ctypes.c_void_p, [model, i64p, i64, ctypes.c_int]),
+            "tfmModelDecode": (ctypes.c_void_p, [model, i64p, i64, ctypes.c_int,
+                                                 ctypes.POINTER(ctypes.c_size_t)]),
             "tfmImportOptionsInit": (None, [ctypes.POINTER(_ImportOptions)]),
             "tfmImportHFConfig": (ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_size_t,
                                                     ctypes.POINTER(_ImportOptions)]),
@@ -344,20 +347,22 @@ class Model:
         for a byte-level model."""
         import numpy as np
         data = prompt.encode()
-        # A tokenizer gives at most a token per byte, plus the template's.
+        # A tokenizer gives at most a token per byte, plus the template's;
+        # a template that adds more says how many (count) and is retried.
         out = np.zeros(len(data) + 16, dtype=np.int64)
         count = ctypes.c_int64()
         with self._lock:
-            if self._lib.tfmModelEncodePrompt(self._live(), data,
-                                              _pointer(out, ctypes.c_int64),
-                                              out.size, ctypes.byref(count)):
-                raise self._error()
-            if count.value > out.size:
+            failed = self._lib.tfmModelEncodePrompt(
+                self._live(), data, len(data), _pointer(out, ctypes.c_int64),
+                out.size, ctypes.byref(count))
+            if failed and count.value > out.size:
                 out = np.zeros(count.value, dtype=np.int64)
-                if self._lib.tfmModelEncodePrompt(self._live(), data,
-                                                  _pointer(out, ctypes.c_int64),
-                                                  out.size, ctypes.byref(count)):
-                    raise self._error()
+                failed = self._lib.tfmModelEncodePrompt(
+                    self._live(), data, len(data),
+                    _pointer(out, ctypes.c_int64), out.size,
+                    ctypes.byref(count))
+            if failed:
+                raise self._error()
         return out[:count.value]
 
     def decode(self, ids, skip_special_tokens=True):
@@ -366,13 +371,15 @@ class Model:
         import numpy as np
         array = np.ascontiguousarray(np.asarray(ids, dtype=np.int64).reshape(-1))
         with self._lock:
+            length = ctypes.c_size_t()
             pointer = self._lib.tfmModelDecode(
                 self._live(), _pointer(array, ctypes.c_int64), array.size,
-                int(bool(skip_special_tokens)))
+                int(bool(skip_special_tokens)), ctypes.byref(length))
             if not pointer:
                 raise self._error()
         try:
-            return ctypes.string_at(pointer).decode("utf-8", errors="replace")
+            return ctypes.string_at(pointer, length.value).decode(
+                "utf-8", errors="replace")
         finally:
             self._lib.tfmStringDestroy(pointer)
 
@@ -472,10 +479,13 @@ class Model:
         stops = [stop] if isinstance(stop, (str, bytes)) else list(stop or [])
         encoded = (ctypes.c_char_p * max(len(stops), 1))(
             *[t if isinstance(t, bytes) else t.encode() for t in stops])
+        stop_lengths = (ctypes.c_size_t * max(len(stops), 1))(
+            *[len(t if isinstance(t, bytes) else t.encode()) for t in stops])
         options.stopStrings = encoded
+        options.stopStringLengths = stop_lengths
         options.numStopStrings = len(stops)
-        # `encoded` must outlive the call.
-        options._keep = encoded
+        # `encoded` and `stop_lengths` must outlive the call.
+        options._keep = (encoded, stop_lengths)
         if stream:
             return self._stream(array, options, single, lengths)
         tokens, sizes = self._run_generation(array, options, None, lengths)
@@ -492,14 +502,11 @@ class Model:
         """(tokens [B, S + generated], each sequence's own length)."""
         import numpy as np
         batch, seq = array.shape
-        # The engine's check, before the output is allocated from the count.
+        # Never more than the context: a larger count is the engine's error
+        # (checked before the output's size), not a huge allocation here.
         context = self._lib.tfmModelGetMaxPositions(self._live())
-        count = options.maxNewTokens
-        if count > 0 and seq + count > context:
-            raise TfmError(f"--generate {count}: the prompt's {seq} tokens and "
-                           f"{count} new tokens need {seq + count} positions, "
-                           f"more than the model's context of {context}")
-        out = np.zeros((batch, seq + max(count, 0)), dtype=np.int64)
+        count = min(max(options.maxNewTokens, 0), max(context, 0))
+        out = np.zeros((batch, seq + count), dtype=np.int64)
         sizes = np.zeros(batch, dtype=np.int64)
         generated = ctypes.c_int64()
         callback = _TokenCallback(on_step) if on_step else _TokenCallback()

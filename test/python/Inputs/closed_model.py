@@ -52,4 +52,4 @@ print(f"C logits: status {status}: {lib.tfmGetLastError().decode()}")
 print(f"C vocab: {lib.tfmModelGetVocabSize(null)}, tokenizer: "
       f"{lib.tfmModelHasTokenizer(null)}, error: "
       f"'{lib.tfmModelGetLastError(null).decode()}'")
-print(f"C decode: {lib.tfmModelDecode(null, ids, 2, 1)}")
+print(f"C decode: {lib.tfmModelDecode(null, ids, 2, 1, None)}")
