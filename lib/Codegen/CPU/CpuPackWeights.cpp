@@ -214,6 +214,52 @@ static Value buildPanelMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
   return generic.getResult(0);
 }
 
+/// C [M, N] viewed as panels [M, ceil(N / panel), panel], padded with zero
+/// columns when `panel` does not divide N.
+static Value viewAsPanels(RewriterBase &rewriter, Location loc, Value init,
+                          int64_t panel) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+  int64_t panels = llvm::divideCeil(n, panel), padded = panels * panel;
+  Type f32 = rewriter.getF32Type();
+  if (padded != n) {
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+    init = tensor::PadOp::create(
+        rewriter, loc, RankedTensorType::get({m, padded}, f32), init,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(padded - n)},
+        zero);
+  }
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, panels, panel}, f32), init,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
+/// The panels [M, J, panel] back as `type` [M, N]: collapsed, and the
+/// padding columns sliced off.
+static Value viewAsMatrix(RewriterBase &rewriter, Location loc, Value panels,
+                          RankedTensorType type) {
+  auto panelType = cast<RankedTensorType>(panels.getType());
+  int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+  int64_t padded = panelType.getDimSize(1) * panelType.getDimSize(2);
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, padded}, type.getElementType()),
+      panels, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  if (padded == n)
+    return result;
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, type, result,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                             rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
+                             rewriter.getIndexAttr(n)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                             rewriter.getIndexAttr(1)});
+}
+
 /// Rewrites `c.op` to read the packed argument `packed`.
 static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
                             Value packed) {
@@ -316,37 +362,12 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   }
 
   // C as [M, N/nr, nr], padded with zero columns when nr does not divide N.
-  if (padded != n) {
-    Value zero = arith::ConstantOp::create(rewriter, loc,
-                                           rewriter.getF32FloatAttr(0.0));
-    SmallVector<OpFoldResult> low(2, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> high{rewriter.getIndexAttr(0),
-                                   rewriter.getIndexAttr(padded - n)};
-    init = tensor::PadOp::create(
-        rewriter, loc, RankedTensorType::get({m, padded}, f32), init, low,
-        high, zero);
-  }
-  auto panelType = RankedTensorType::get({m, panels, c.panel}, f32);
-  SmallVector<ReassociationIndices> split{{0}, {1, 2}};
-  Value initPanels =
-      tensor::ExpandShapeOp::create(rewriter, loc, panelType, init, split);
+  Value initPanels = viewAsPanels(rewriter, loc, init, c.panel);
 
   // (m, j, r, k): A[m, k], P[j, k, r] -> C[m, j, r]; with pairs (m, j, r,
   // q, t): A[m, q, t], P[j, q, r, t].
   Value product = buildPanelMatmul(rewriter, op, a, packed, initPanels, c.pairs);
-
-  Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, padded}, f32), product, split);
-  if (padded != n)
-    result = tensor::ExtractSliceOp::create(
-        rewriter, loc, initType, result,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
-                               rewriter.getIndexAttr(n)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                               rewriter.getIndexAttr(1)});
-  rewriter.replaceOp(op, result);
+  rewriter.replaceOp(op, viewAsMatrix(rewriter, loc, product, initType));
 }
 
 /// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 weights in
@@ -364,28 +385,12 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   auto aType = cast<RankedTensorType>(a.getType());
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
-  int64_t n = initType.getDimSize(1);
-  int64_t panels = llvm::divideCeil(n, panel), padded = panels * panel;
   constexpr int64_t kBlock = 32;
   Type f32 = rewriter.getF32Type();
   Value blocks = tensor::ExpandShapeOp::create(
       rewriter, loc, RankedTensorType::get({m, k / kBlock, kBlock}, f32), a,
       ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  if (padded != n) {
-    Value zero =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
-    init = tensor::PadOp::create(
-        rewriter, loc, RankedTensorType::get({m, padded}, f32), init,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(padded - n)},
-        zero);
-  }
-  SmallVector<ReassociationIndices> split{{0}, {1, 2}};
-  Value initPanels = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, panels, panel}, f32), init,
-      split);
+  Value initPanels = viewAsPanels(rewriter, loc, init, panel);
   AffineExpr dm, dj, dr, db, dt;
   bindDims(ctx, dm, dj, dr, db, dt);
   auto map = [&](ArrayRef<AffineExpr> results) {
@@ -410,19 +415,9 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   generic->setAttr(kQuantizedMatmulAttrName,
                    rewriter.getStringAttr(
                        stringifyQuantFormat(QuantFormat::q8_0)));
-  Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, padded}, f32),
-      generic.getResult(0), split);
-  if (padded != n)
-    result = tensor::ExtractSliceOp::create(
-        rewriter, loc, initType, result,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
-                               rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(m),
-                               rewriter.getIndexAttr(n)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                               rewriter.getIndexAttr(1)});
-  rewriter.replaceOp(op, result);
+  rewriter.replaceOp(op,
+                     viewAsMatrix(rewriter, loc, generic.getResult(0),
+                                  initType));
 }
 
 /// Reads each Q8_0 weight of `func`'s matmuls from its values and scales
