@@ -47,8 +47,26 @@ llvm_config.add_tool_substitutions(
     [config.tfm_tools_dir, config.llvm_tools_dir])
 
 # scripts/sanitize.sh runs the suite on ASan + UBSan tools: --param asan=1.
+# Python, not instrumented, loads the instrumented libtfm_engine.so only with
+# the shared ASan runtime preloaded: tests that load the engine from Python
+# run `%python_engine` (the plain %python otherwise). Registered before
+# %python, which is a prefix of it.
+_python_engine = config.python_executable
 if lit_config.params.get("asan"):
     config.available_features.add("asan")
+    import glob
+    _runtimes = sorted(glob.glob(
+        "/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.asan-x86_64.so") +
+        glob.glob("/usr/lib/llvm-22/lib/clang/*/lib/x86_64-*/libclang_rt.asan.so"))
+    if _runtimes:
+        config.available_features.add("asan-runtime")
+        _python_engine = (
+            f"env LD_PRELOAD={_runtimes[-1]} "
+            "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:"
+            "allow_user_poisoning=0:verify_asan_link_order=0 "
+            "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "
+            f"{config.python_executable}")
+config.substitutions.insert(0, ("%python_engine", _python_engine))
 
 # The host's CPU features, as tests that execute code see them. With
 # `--param cpu=NAME` (or TFM_CPU=NAME in the environment) every tool plans
