@@ -1,0 +1,25 @@
+// Q8_0 weights in a module's signature (tfm.param_pack with format
+// "q8_0_values" / "q8_0_scales", tfm.param_quant on an unpacked weight): a
+// malformed one is refused before anything is bound or compiled, naming the
+// argument.
+// RUN: not transformer-runner %s --random-weights 1 --entry bad_panel 2>&1 | FileCheck %s --check-prefix=PANEL
+// RUN: not transformer-runner %s --random-weights 1 --entry bad_values 2>&1 | FileCheck %s --check-prefix=VALUES
+// RUN: not transformer-runner %s --random-weights 1 --entry bad_scales 2>&1 | FileCheck %s --check-prefix=SCALES
+// PANEL: error: argument #0 ('w') of @bad_panel: tfm.param_pack with format = "q8_0_values" needs tfm.param and {layout = "in_out" | "out_in", panel = 8 | 16 | 32, shape = array<i64: rows, cols>}
+// VALUES: error: argument #0 ('w') of @bad_values: tfm.param_pack of a 40x64 weight as q8_0_values needs a K that 32 divides and an argument i8 3x2x32x16
+// SCALES: error: argument #0 ('w') of @bad_scales: tfm.param_pack of a 40x64 weight as q8_0_scales needs a K that 32 divides and an argument f16 3x2x16
+
+func.func @bad_panel(%w: tensor<2x2x32x20xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", layout = "out_in", panel = 20 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<2x2x32x20xi8> {tfm.output = "y"}) {
+  return %w : tensor<2x2x32x20xi8>
+}
+
+func.func @bad_values(%w: tensor<3x2x32x8xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<3x2x32x8xi8> {tfm.output = "y"}) {
+  return %w : tensor<3x2x32x8xi8>
+}
+
+func.func @bad_scales(%w: tensor<3x2x16xf32> {tfm.param = "w", tfm.param_pack = {format = "q8_0_scales", layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<3x2x16xf32> {tfm.output = "y"}) {
+  return %w : tensor<3x2x16xf32>
+}
