@@ -1,6 +1,8 @@
 //===- Binding.cpp - binding and calling compiled entries -----------------===//
 #include "tfm/Engine/Binding.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/Quantize.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
@@ -380,6 +382,85 @@ static llvm::Expected<BoundArgument>
 bindStoredParameter(const EntrySignature &sig, size_t i,
                     const WeightSource &weights);
 
+/// The shape of the whole weight-file tensor a rank's slice `shape` is cut
+/// from.
+static llvm::SmallVector<int64_t, 4> getUnshardedShape(const ShardSlice &shard,
+                                                       llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t, 4> full(shape);
+  full[shard.axis] = 0;
+  for (int64_t piece : shard.pieces)
+    full[shard.axis] += piece;
+  return full;
+}
+
+/// Copies rank `rank`'s slice of the row-major tensor `full` (`fullShape`,
+/// `from` elements) into `out` (`to` elements, converted as it goes): for
+/// every index of the dims before the axis, each piece's block in order.
+static void copyShard(const ShardSlice &shard, int64_t rank,
+                      llvm::ArrayRef<int64_t> fullShape, const char *full,
+                      DType from, char *out, DType to) {
+  uint64_t outer =
+      *getNumBytes(llvm::ArrayRef(fullShape).take_front(shard.axis), 1);
+  uint64_t inner =
+      *getNumBytes(llvm::ArrayRef(fullShape).drop_front(shard.axis + 1), 1);
+  uint64_t fromSize = getDTypeSize(from), toSize = getDTypeSize(to);
+  int64_t extent = fullShape[shard.axis];
+  for (uint64_t o = 0; o < outer; ++o) {
+    int64_t start = 0;
+    for (auto [piece, count] : llvm::zip_equal(shard.pieces, shard.shards)) {
+      int64_t block = piece / count;
+      int64_t first = start + rank * count / shard.ranks * block;
+      uint64_t elements = uint64_t(block) * inner;
+      convertElements(full + (o * extent + first) * inner * fromSize, from,
+                      out, to, elements);
+      out += elements * toSize;
+      start += piece;
+    }
+  }
+}
+
+/// Binds a rank's slice of a tensor-parallel parameter: cut (and converted)
+/// from the checkpoint's tensor, or from the whole random tensor a
+/// single-process run would bind, so that every rank count computes the
+/// same model.
+static llvm::Error bindShard(const EntrySignature &sig, size_t i,
+                             llvm::ArrayRef<int64_t> fileShape,
+                             const WeightSource &weights, char *out) {
+  const EntryArgument &arg = sig.arguments[i];
+  const ShardSlice &shard = *arg.shard;
+  llvm::SmallVector<int64_t, 4> fullShape = getUnshardedShape(shard, fileShape);
+  DType fileDType = arg.fileDType();
+  if (!weights.checkpoint) {
+    auto full = AlignedBuffer::allocate(
+        *getNumBytes(fullShape, getDTypeSize(fileDType)));
+    if (!full)
+      return full.takeError();
+    fillRandom(arg, fullShape, *weights.randomSeed, (*full)->get());
+    copyShard(shard, weights.rank, fullShape, (*full)->get(), fileDType, out,
+              fileDType);
+    return llvm::Error::success();
+  }
+  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  std::string name = weights.namePrefix + arg.name;
+  const TensorView *view = checkpoint.lookup(name);
+  if (!view)
+    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
+                                   checkpoint.getPath(), name,
+                                   describeArgument(sig, i)));
+  if (!isBindable(*view, arg, weights) ||
+      llvm::ArrayRef(view->shape) != llvm::ArrayRef(fullShape))
+    return makeError(llvm::formatv(
+        "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5} to cut rank "
+        "{6}'s slice {7} from",
+        checkpoint.getFileOf(name), name, getSafeTensorsDTypeName(view->dtype),
+        formatShape(view->shape), sig.function,
+        describe(fileDType, fullShape), weights.rank, formatShape(fileShape)));
+  copyShard(shard, weights.rank, fullShape, view->data, view->dtype, out,
+            fileDType);
+  checkpoint.releasePages(*view);
+  return llvm::Error::success();
+}
+
 /// Binds one parameter (not yet bound under its name). A parameter held
 /// quantized but read as it is (tfm.param_quant, no packing) is bound as
 /// the dequantized weights it stands for, in a copy of its own.
@@ -439,12 +520,16 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
         llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
                       "FILE.safetensors or --random-weights SEED",
                       arg.name, describeArgument(sig, i)));
-  if (!weights.checkpoint || !arg.parts.empty()) {
+  if (!weights.checkpoint || !arg.parts.empty() || arg.shard) {
     auto allocated = AlignedBuffer::allocate(fileBytes);
     if (!allocated)
       return allocated.takeError();
     std::shared_ptr<AlignedBuffer> logical = std::move(*allocated);
-    if (weights.checkpoint) {
+    if (arg.shard) {
+      if (llvm::Error err =
+              bindShard(sig, i, fileShape, weights, logical->get()))
+        return std::move(err);
+    } else if (weights.checkpoint) {
       if (llvm::Error err =
               concatenateParts(sig, i, fileShape, weights, logical->get()))
         return std::move(err);
@@ -544,6 +629,19 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
     std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
     if (arg.quantAxis >= 0)
       key += llvm::formatv("#q8_0({0})", arg.quantAxis).str();
+    if (arg.shard)
+      key += llvm::formatv("#shard({0},{1},{2})", arg.shard->axis,
+                           llvm::join(llvm::map_range(arg.shard->pieces,
+                                                      [](int64_t p) {
+                                                        return std::to_string(p);
+                                                      }),
+                                      ","),
+                           llvm::join(llvm::map_range(arg.shard->shards,
+                                                      [](int64_t c) {
+                                                        return std::to_string(c);
+                                                      }),
+                                      ","))
+                 .str();
     if (arg.packed)
       key += llvm::formatv("#packed({0},{1}{2})",
                            arg.packed->outIn ? "out_in" : "in_out",

@@ -10,6 +10,7 @@
 #include "tfm/Runtime/BufferPool.h"
 #include "tfm/Runtime/CodeCache.h"
 #include "tfm/Runtime/Kernels.h"
+#include "tfm/Runtime/Mpi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -189,6 +190,9 @@ static CodeCacheKey getCacheKey(ModuleOp module,
   else
     llvm::consumeError(builder.takeError());
   libraries = llvm::join(libs, ";");
+  // A tensor-parallel model's code calls MPI by Open MPI's ABI.
+  if (const runtime::MpiWorld *world = runtime::getMpiWorld())
+    libraries += ";MPI " + world->libraryVersion;
   std::string build = getTfmBuildStamp();
   return computeCodeCacheKey(
       {ir, pipeline, host, libraries, build, "LLVM " LLVM_VERSION_STRING});
@@ -229,6 +233,12 @@ getRuntimeSymbols(llvm::orc::MangleAndInterner &interner) {
   add("calloc", &poolCalloc);
   add("aligned_alloc", &poolAlignedAlloc);
   add("free", &poolFree);
+  // MLIR 22's mpi-to-llvm names Open MPI's MPI_SUM `ompi_mpi_sum`; the
+  // library's symbol is `ompi_mpi_op_sum` (docs/design.md, "Tensor
+  // parallelism").
+  if (void *sum = runtime::lookupMpiSymbol("ompi_mpi_op_sum"))
+    symbols[interner("ompi_mpi_sum")] = {llvm::orc::ExecutorAddr::fromPtr(sum),
+                                         llvm::JITSymbolFlags::Exported};
   for (const runtime::KernelSymbol &kernel : runtime::getKernelSymbols())
     symbols[interner(kernel.name)] = {
         llvm::orc::ExecutorAddr::fromPtr(kernel.address),

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Engine/HuggingFaceModel.h"
+#include "tfm/Runtime/Mpi.h"
 #include "tfm/Engine/Compile.h"
 #include "tfm/Engine/DeviceFrame.h"
 
@@ -641,8 +642,18 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
     // weights decides per module). The model's weights stay f32 panels; its
     // AMX GEMMs split them per call.
     (*cpu)->amxSplitWeights = false;
+    if (opts.tensorParallel > 1) {
+      auto world = initMpiWorld(opts.tensorParallel);
+      if (!world)
+        return world.takeError();
+      (*cpu)->tensorParallel = opts.tensorParallel;
+      state.bindings.weights.rank = world->rank;
+    }
     state.pipeline.cpu = std::move(*cpu);
   } else {
+    if (opts.tensorParallel > 1)
+      return makeError("tensor parallelism runs on the CPU (MPI) for now; "
+                       "the GPU's (NCCL) is not implemented");
     auto gpu = parseGpuPipelineOptions(opts.pipelineOptions);
     if (!gpu)
       return gpu.takeError();

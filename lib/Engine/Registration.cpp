@@ -7,6 +7,7 @@
 #include "tfm/Engine/Registration.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -20,6 +21,8 @@ void mlir::tfm::registerEngineDialects(DialectRegistry &registry) {
   // attach: register what transformer-opt registers.
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // tfm's collectives survive to bufferization.
+  registerBufferizableOpInterfaceExternalModels(registry);
   // The ExecutionEngine translates the lowered module to LLVM IR.
   registerAllToLLVMIRTranslations(registry);
 }

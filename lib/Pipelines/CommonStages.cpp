@@ -22,6 +22,12 @@ using namespace mlir;
 
 void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
                                       const TfmToLinalgStageOptions &options) {
+  // The rank's model first: everything after sees its shapes.
+  if (options.tensorParallel > 1) {
+    TfmTensorParallelOptions parallel;
+    parallel.ranks = options.tensorParallel;
+    pm.addPass(createTfmTensorParallel(parallel));
+  }
   if (options.verifyContracts)
     pm.addPass(createTfmVerifyContracts());
   if (options.fuseQKV)

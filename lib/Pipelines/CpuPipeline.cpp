@@ -14,6 +14,7 @@
 #include "tfm/Codegen/CPU/Passes.h"
 #include "tfm/Codegen/Common/Passes.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -34,6 +35,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   // tfm -> linalg on tensors (CommonStages.cpp); quantized weights marked
   // on the tfm ops, after Q/K/V fusion.
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
+  common.tensorParallel = options.tensorParallel;
   if (!options.quantize.empty()) {
     std::string scheme = options.quantize;
     common.beforeLowering = [scheme](OpPassManager &nested) {
@@ -96,6 +98,9 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
           nested.addPass(createTfmCpuAmxContractions(amx));
         }
       });
+  // A tensor-parallel model's sums as MPI calls (after deallocation: see
+  // the pass).
+  pm.addPass(createTfmCollectivesToMPI());
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
   if (options.outlineLoops) {
@@ -146,6 +151,10 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (options.parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
+  // mpi.allreduce and friends (tfm-collectives-to-mpi loaded the dialect).
+  ConvertToLLVMPassOptions mpiToLLVM;
+  mpiToLLVM.filterDialects = {"mpi"};
+  pm.addPass(createConvertToLLVMPass(mpiToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

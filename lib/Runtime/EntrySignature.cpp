@@ -276,6 +276,29 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         }
       }
     }
+    if (Attribute shard = fn.getArgAttr(i, kParamShardAttrName)) {
+      auto slice = dyn_cast<ShardAttr>(shard);
+      auto ranks = module->getAttrOfType<IntegerAttr>(kTensorParallelAttrName);
+      llvm::ArrayRef<int64_t> fileShape =
+          arg.packed ? llvm::ArrayRef<int64_t>(arg.packed->fileShape)
+                     : llvm::ArrayRef<int64_t>(arg.shape);
+      if (!param || !slice || !ranks || ranks.getInt() < 1 ||
+          !arg.parts.empty() || slice.getAxis() >= int64_t(fileShape.size()) ||
+          fileShape[slice.getAxis()] != slice.getSliceExtent() ||
+          llvm::any_of(slice.getShards(), [&](int64_t count) {
+            return ranks.getInt() % count != 0;
+          }))
+        return makeError("{0}: tfm.param_shard needs tfm.param (not fused "
+                         "from parts), a module with tfm.tensor_parallel "
+                         "whose ranks its shard counts divide, and the "
+                         "slice's extent along its axis",
+                         what);
+      ShardSlice &out = arg.shard.emplace();
+      out.axis = slice.getAxis();
+      out.ranks = ranks.getInt();
+      out.pieces.assign(slice.getPieces().begin(), slice.getPieces().end());
+      out.shards.assign(slice.getShards().begin(), slice.getShards().end());
+    }
     if (Attribute quant = fn.getArgAttr(i, kParamQuantAttrName)) {
       auto weightQuant = dyn_cast<WeightQuantAttr>(quant);
       if (!param || !weightQuant || arg.dtype != DType::F32 ||

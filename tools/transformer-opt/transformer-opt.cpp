@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
+#include "tfm/Dialect/Tfm/Transforms/BufferizableOpInterfaceImpl.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/Limits.h"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
   registry.insert<mlir::tfm::TfmDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  mlir::tfm::registerBufferizableOpInterfaceExternalModels(registry);
   // --tfm-gpu-pipeline serialises kernels through LLVM IR (NVVM).
   mlir::registerAllToLLVMIRTranslations(registry);
 

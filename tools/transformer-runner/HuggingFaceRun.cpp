@@ -430,6 +430,7 @@ void runner::runHuggingFaceModel(MLIRContext &context,
   modelOptions.gpuChip = options.gpuChip;
   modelOptions.sharedLibs = options.sharedLibs;
   modelOptions.maxMemory = getMemoryLimit();
+  modelOptions.tensorParallel = options.tensorParallel;
   std::unique_ptr<HuggingFaceModel> model = check(HuggingFaceModel::create(
       context, std::move(config), std::move(modelOptions), warn));
   if (count)

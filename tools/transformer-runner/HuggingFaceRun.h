@@ -82,6 +82,8 @@ struct HuggingFaceRunOptions {
   std::string gpuChip;
   std::vector<std::string> sharedLibs;
   unsigned printCount = 4;
+  /// engine::ModelOptions::tensorParallel (this process one of the ranks).
+  int64_t tensorParallel = 1;
 };
 
 /// Runs the model; every error ends the process with one error line.

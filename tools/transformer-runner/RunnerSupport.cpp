@@ -15,9 +15,15 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::runner;
 using namespace mlir::tfm::runtime;
 
+static void (*failHook)(int) = nullptr;
+
+void runner::setFailHook(void (*hook)(int)) { failHook = hook; }
+
 void runner::fail(const llvm::Twine &message) {
   llvm::outs().flush();
   llvm::errs() << "transformer-runner: error: " << message << "\n";
+  if (failHook)
+    failHook(1);
   std::exit(1);
 }
 

@@ -16,6 +16,9 @@ using namespace mlir::tfm::engine;
 /// Reports one `transformer-runner: error: ...` line and exits with code 1:
 /// bad input never crashes the runner.
 [[noreturn]] void fail(const llvm::Twine &message);
+/// Called by fail() with the exit code before it exits (a tensor-parallel
+/// rank ends the whole job: runtime::abortMpiWorld).
+void setFailHook(void (*hook)(int));
 /// One `transformer-runner: warning: ...` line on stderr.
 void warn(const llvm::Twine &message);
 

@@ -40,6 +40,7 @@
 #include "tfm/Engine/HuggingFaceModel.h"
 #include "tfm/Engine/Registration.h"
 
+#include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 #include "tfm/Dialect/Tfm/Transforms/Ledger.h"
 #include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/CodeCache.h"
@@ -49,6 +50,7 @@
 #include "tfm/Runtime/EntrySignature.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
+#include "tfm/Runtime/Mpi.h"
 #include "tfm/Runtime/ProcessMemory.h"
 #include "tfm/Runtime/SafeTensorsCheckpoint.h"
 
@@ -69,7 +71,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <fcntl.h>
 #include <limits>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -219,11 +223,28 @@ static cl::opt<std::string> quantize(
              "1.0625 bytes a weight; activations stay f32). CPU only; the "
              "CPU pipeline's quantize= option"),
     cl::cat(runnerCategory));
-/// The CPU pipeline's options: --pipeline-options, and --quantize's.
+static cl::opt<int64_t> tensorParallel(
+    "tensor-parallel", cl::init(1), cl::value_desc("N"),
+    cl::desc("Run as one of N ranks started by `mpirun -np N` (Open MPI): "
+             "attention and MLP blocks are partitioned over the ranks "
+             "(--tfm-tensor-parallel), each binds its slices of the weights, "
+             "and rank 0 prints and writes the results. CPU only"),
+    cl::cat(runnerCategory));
+/// The CPU pipeline's options: --pipeline-options, and --quantize's and
+/// --tensor-parallel's.
 static std::string getCpuPipelineOptions() {
-  if (quantize.empty())
-    return pipelineOptions;
-  return pipelineOptions + " quantize=" + quantize.getValue();
+  std::string options = pipelineOptions;
+  if (!quantize.empty())
+    options += " quantize=" + quantize.getValue();
+  if (tensorParallel > 1)
+    options += " tensor-parallel=" + std::to_string(tensorParallel);
+  return options;
+}
+/// Whether this process prints and writes results: rank 0 of a
+/// tensor-parallel run, or the only process.
+static bool isOutputRank() {
+  const runtime::MpiWorld *world = runtime::getMpiWorld();
+  return !world || world->rank == 0;
 }
 static cl::opt<std::string> device(
     "device", cl::init("cpu"), cl::value_desc("cpu|cuda"),
@@ -501,6 +522,11 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.printCount = printCount;
+  options.tensorParallel = tensorParallel;
+  if (!isOutputRank()) {
+    options.logitsPath.clear();
+    options.tokensPath.clear();
+  }
   runHuggingFaceModel(context, options);
 }
 
@@ -632,6 +658,12 @@ static PreparedEntry prepareEntry(OwningOpRef<ModuleOp> module,
     gpuOptions->chip = gpuChip.str();
     check(runSignaturePasses(*module, *gpuOptions, modelFile));
   }
+  if (auto ranks = (*module)->getAttrOfType<IntegerAttr>(
+          mlir::tfm::kTensorParallelAttrName);
+      ranks && ranks.getInt() != tensorParallel)
+    fail(llvm::formatv("{0} is partitioned for {1} ranks: run it with `mpirun "
+                       "-np {1} transformer-runner ... --tensor-parallel {1}`",
+                       modelFile, ranks.getInt()));
   EntrySignature sig = check(getEntrySignature(*module, entryName));
   copyInputRanges(tfmSig, sig);
   checkMemory(*module, {&sig});
@@ -663,6 +695,8 @@ static BoundEntry bindEntry(const EntrySignature &sig, MemoryBudget &budget) {
   }
   if (randomWeights.getNumOccurrences())
     weights.randomSeed = randomWeights;
+  if (const runtime::MpiWorld *world = runtime::getMpiWorld())
+    weights.rank = world->rank;
   std::vector<BoundArgument> bound(sig.arguments.size());
   llvm::StringMap<BoundArgument> sharedParams;
   check(bindParameters(sig, weights, bound, sharedParams));
@@ -710,7 +744,7 @@ static void runEntry(const PreparedEntry &entry, CallFrame &frame,
 
   for (auto [i, r] : llvm::enumerate(sig.results)) {
     reportResult(r, frame.getResultData(i), printCount);
-    if (!requests[i].path.empty())
+    if (!requests[i].path.empty() && isOutputRank())
       writeResult(r, frame.getResultData(i), requests[i].path);
   }
   if (!times.empty()) {
@@ -815,6 +849,29 @@ int main(int argc, char **argv) {
     setenv("OMP_NUM_THREADS", std::to_string(threadCount).c_str(), 1);
   }
   std::string gpuChip = checkCommandLine();
+  if (tensorParallel < 1)
+    fail(llvm::formatv("--tensor-parallel {0}: must be at least 1",
+                       tensorParallel));
+  if (tensorParallel > 1) {
+    if (!gpuChip.empty())
+      fail("--tensor-parallel runs on the CPU (MPI) for now; the GPU's "
+           "(NCCL) is not implemented");
+    if (!artifact.empty() || !emitArtifact.empty())
+      fail("--tensor-parallel applies to JIT-compiled models, not artifacts");
+    const runtime::MpiWorld &world = check(runtime::initMpiWorld(tensorParallel));
+    // A failing rank ends the job rather than leave the others waiting in
+    // a collective.
+    setFailHook(runtime::abortMpiWorld);
+    // Rank 0 reports; the others' output (the same numbers) is dropped.
+    if (world.rank != 0) {
+      llvm::outs().flush();
+      int null = open("/dev/null", O_WRONLY);
+      if (null >= 0) {
+        dup2(null, STDOUT_FILENO);
+        close(null);
+      }
+    }
+  }
   DialectRegistry registry;
   registerEngineDialects(registry);
   MLIRContext context(registry);

@@ -9,13 +9,32 @@ def ConvertTfmToLinalg : Pass<"tfm-to-linalg", "ModuleOp"> {
   let description = [{
     Named linalg ops where they fit (matmul, batch_matmul), `linalg.generic`
     elsewhere. Softmax subtracts the row maximum; norms and softmax
-    accumulate in f32 for f16/bf16 inputs. No tfm op survives.
+    accumulate in f32 for f16/bf16 inputs. No tfm op survives but the
+    collectives of a tensor-parallel model: `tfm.all_reduce` is left as an
+    f32 sum without bias (a bf16/f16 one widened around it, a bias added
+    after it), which bufferizes to `tfm.buffer_all_reduce`
+    (`tfm-collectives-to-mpi` lowers that).
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect", "mlir::tensor::TensorDialect",
     "mlir::scf::SCFDialect"
   ];
+}
+
+def TfmCollectivesToMPI : Pass<"tfm-collectives-to-mpi", "ModuleOp"> {
+  let summary = "Lowers bufferized tfm collectives to upstream MLIR's mpi dialect";
+  let description = [{
+    `tfm.buffer_all_reduce %src, %dst` becomes `mpi.allreduce(%src, %dst,
+    MPI_SUM, mpi.comm_world)`, and the module gets the DLTI entry
+    `"MPI:Implementation" = "OpenMPI"` (the MPI tfm loads at run time,
+    tfm/Runtime/Mpi.h) without which `convert-to-llvm` leaves mpi ops
+    unconverted. Runs after the buffer deallocation pipeline: the mpi ops
+    declare no memory effects, which deallocation cannot place frees around.
+    A module without collectives is left as it is.
+  }];
+  let dependentDialects = ["mlir::mpi::MPIDialect", "mlir::DLTIDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 #endif // TFM_CONVERSION_PASSES_TD

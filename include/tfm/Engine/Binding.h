@@ -117,6 +117,9 @@ struct WeightSource {
   /// to nearest even). Off, such a tensor is an error: a .mlir model declares
   /// the types of its weight file.
   bool convertFloats = false;
+  /// The rank whose slices tensor-parallel parameters (tfm.param_shard) are
+  /// bound as.
+  int64_t rank = 0;
 };
 
 /// Binds every `tfm.param` argument of `sig`: checks presence, dtype and

@@ -91,6 +91,11 @@ struct ModelOptions {
   /// The memory a session may need (weights, caches, inputs, results, the
   /// largest temporary; tfm/Runtime/EntryResources.h); unset: the machine's.
   std::optional<uint64_t> maxMemory;
+  /// > 1: this process is one rank of a tensor-parallel run of that many
+  /// (under mpirun; tfm/Runtime/Mpi.h): the model is partitioned
+  /// (tfm-tensor-parallel) and binds this rank's slices of the weights.
+  /// Every rank computes the same logits and tokens.
+  int64_t tensorParallel = 1;
   /// Threads of the compiled code's parallel loops, set before every call;
   /// 0 leaves the OpenMP runtime's choice (OMP_NUM_THREADS or all cores).
   unsigned threads = 0;

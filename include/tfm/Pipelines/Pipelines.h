@@ -219,6 +219,13 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "K pairs interleaved (see above). Off: bf16 extended "
                      "to f32 for f32 FMAs"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> tensorParallel{
+      *this, "tensor-parallel",
+      llvm::cl::desc("Partition attention and MLP blocks over this many MPI "
+                     "ranks (--tfm-tensor-parallel; every rank runs the same "
+                     "code on its slices of the weights; changes the "
+                     "signature). 1: one process"),
+      llvm::cl::init(1)};
   PassOptions::Option<std::string> quantize{
       *this, "quantize",
       llvm::cl::desc("Hold the projection weights quantized: q8_0 "
@@ -274,6 +281,8 @@ void buildTfmCpuCodegenStage(OpPassManager &pm,
 /// fusion, flash form of attention, tfm -> linalg on tensors, elementwise
 /// fusion. The pipelines' options of the same names fill it.
 struct TfmToLinalgStageOptions {
+  /// Ranks of tfm-tensor-parallel, run first; 1: none.
+  int64_t tensorParallel = 1;
   bool verifyContracts = true;
   bool fuseQKV = true;
   bool flashAttention = true;

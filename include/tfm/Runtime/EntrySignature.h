@@ -63,6 +63,16 @@ struct InputRange {
   std::string why;
 };
 
+/// `tfm.param_shard` (a tensor-parallel module's parameter): the argument
+/// is the slice of its weight-file tensor that rank `r` of `ranks` binds --
+/// along `axis`, from each consecutive piece `i` (`pieces[i]` long, cut in
+/// `shards[i]` blocks) block `r * shards[i] / ranks`, concatenated.
+struct ShardSlice {
+  int64_t axis = 0;
+  int64_t ranks = 1;
+  llvm::SmallVector<int64_t, 3> pieces, shards;
+};
+
 struct EntryArgument {
   enum class Kind { Param, Input, Index, KVCache };
   Kind kind;
@@ -88,6 +98,8 @@ struct EntryArgument {
   /// dimension its Q8_0 blocks run along (else -1). Its value is the
   /// dequantized weights, so it is bound quantized and dequantized again.
   int64_t quantAxis = -1;
+  /// Set for a rank's slice of a tensor-parallel parameter.
+  std::optional<ShardSlice> shard;
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
   /// weights read as f16); any float tensor is bound rounded to `dtype`.
   bool rounded = false;

@@ -82,6 +82,7 @@ void populateAttentionPatterns(RewritePatternSet &patterns);
 void populateNormPatterns(RewritePatternSet &patterns);
 void populatePointwisePatterns(RewritePatternSet &patterns);
 void populateReshapePatterns(RewritePatternSet &patterns);
+void populateCollectivePatterns(RewritePatternSet &patterns);
 
 } // namespace lowering
 } // namespace mlir::tfm

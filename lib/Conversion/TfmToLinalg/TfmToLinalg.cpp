@@ -249,6 +249,11 @@ struct ConvertTfmToLinalgPass
                            math::MathDialect, tensor::TensorDialect,
                            scf::SCFDialect, func::FuncDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    // Collectives bufferize as f32 sums (Collectives.cpp).
+    target.addDynamicallyLegalOp<AllReduceOp>([](AllReduceOp op) {
+      return !op.getBias() &&
+             op.getResult().getType().getElementType().isF32();
+    });
 
     RewritePatternSet patterns(ctx);
     lowering::populateProjectionPatterns(patterns);
@@ -257,6 +262,7 @@ struct ConvertTfmToLinalgPass
     lowering::populateNormPatterns(patterns);
     lowering::populatePointwisePatterns(patterns);
     lowering::populateReshapePatterns(patterns);
+    lowering::populateCollectivePatterns(patterns);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

@@ -2,6 +2,7 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -67,6 +68,54 @@ static LogicalResult verifyParamQuant(Operation *op, unsigned regionIndex,
   return success();
 }
 
+/// `tfm.param_shard` on a weight parameter: a #tfm.shard whose slice is the
+/// argument's extent along its axis, in a module whose rank count its
+/// shard counts divide.
+static LogicalResult verifyParamShard(Operation *op, unsigned regionIndex,
+                                      unsigned argIndex,
+                                      NamedAttribute attribute) {
+  auto shard = dyn_cast<ShardAttr>(attribute.getValue());
+  if (!shard)
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamShardAttrName
+                             << "' must be a #tfm.shard attribute, got "
+                             << attribute.getValue();
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamShardAttrName
+                             << "' applies to function arguments annotated "
+                                "with '"
+                             << kParamAttrName << "'";
+  auto module = op->getParentOfType<ModuleOp>();
+  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
+                            kTensorParallelAttrName)
+                      : IntegerAttr();
+  if (!ranks)
+    return op->emitOpError() << "argument #" << argIndex << ": '"
+                             << kParamShardAttrName
+                             << "' needs a module with '"
+                             << kTensorParallelAttrName << "'";
+  for (int64_t count : shard.getShards())
+    if (ranks.getInt() % count)
+      return op->emitOpError()
+             << "argument #" << argIndex << ": " << shard << " divides a piece "
+             << "into " << count << " blocks, which does not divide the "
+             << ranks.getInt() << " ranks";
+  // Before bufferization the tensor type is the slice; packed arguments
+  // (tfm.param_pack) carry their own shapes and are checked when bound.
+  auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[argIndex]);
+  if (!type || fn.getArgAttr(argIndex, kParamPackAttrName))
+    return success();
+  if (shard.getAxis() >= type.getRank() ||
+      type.getDimSize(shard.getAxis()) != shard.getSliceExtent())
+    return op->emitOpError()
+           << "argument #" << argIndex << ": " << shard << " gives each rank "
+           << shard.getSliceExtent() << " along dimension " << shard.getAxis()
+           << ", but the argument is " << type;
+  return success();
+}
+
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
@@ -75,6 +124,8 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
   // and the runtime that use them.
   if (attribute.getName() == kParamQuantAttrName)
     return verifyParamQuant(op, regionIndex, argIndex, attribute);
+  if (attribute.getName() == kParamShardAttrName)
+    return verifyParamShard(op, regionIndex, argIndex, attribute);
   if (attribute.getName() != kParamDTypeAttrName)
     return success();
   auto dtype = dyn_cast<TypeAttr>(attribute.getValue());
@@ -95,6 +146,13 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
 
 LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attribute) {
+  if (attribute.getName() == kTensorParallelAttrName) {
+    auto ranks = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!isa<ModuleOp>(op) || !ranks || ranks.getInt() < 1)
+      return op->emitOpError()
+             << "'" << kTensorParallelAttrName
+             << "' must be a positive integer on a module (its ranks)";
+  }
   if (attribute.getName() == kCpuTilingAttrName &&
       !isa<CpuTilingAttr>(attribute.getValue()))
     return op->emitOpError() << "'" << kCpuTilingAttrName
@@ -128,6 +186,31 @@ LogicalResult WeightQuantAttr::verify(function_ref<InFlightDiagnostic()> emitErr
     return emitError() << "axis must be 0 or 1 (a weight matrix's K), got "
                        << axis;
   return success();
+}
+
+LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t axis, ArrayRef<int64_t> pieces,
+                                ArrayRef<int64_t> shards) {
+  if (axis < 0)
+    return emitError() << "axis must be non-negative, got " << axis;
+  if (pieces.empty() || pieces.size() != shards.size())
+    return emitError() << "needs one shard count per piece and at least one "
+                          "piece, got "
+                       << pieces.size() << " pieces and " << shards.size()
+                       << " shard counts";
+  for (auto [piece, count] : llvm::zip_equal(pieces, shards))
+    if (piece < 1 || count < 1 || piece % count)
+      return emitError() << "a piece of " << piece
+                         << " cannot be divided into " << count
+                         << " equal blocks";
+  return success();
+}
+
+int64_t ShardAttr::getSliceExtent() const {
+  int64_t extent = 0;
+  for (auto [piece, count] : llvm::zip_equal(getPieces(), getShards()))
+    extent += piece / count;
+  return extent;
 }
 
 LogicalResult

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -625,3 +626,56 @@ int64_t MoEOp::getFlopCount() {
 
 #define GET_OP_CLASSES
 #include "tfm/Dialect/Tfm/IR/TfmOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// The ranks of the module around `op`, or an error naming the attribute.
+static FailureOr<int64_t> getTensorParallelRanks(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
+                            kTensorParallelAttrName)
+                      : IntegerAttr();
+  if (!ranks) {
+    op->emitOpError() << "is only valid in a module with '"
+                      << kTensorParallelAttrName << "' (its ranks)";
+    return failure();
+  }
+  return ranks.getInt();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (Value bias = getBias()) {
+    RankedTensorType input = tensorType(getInput()), type = tensorType(bias);
+    if (type.getRank() != 1 || input.getRank() < 1 ||
+        type.getDimSize(0) != input.getShape().back() ||
+        type.getElementType() != input.getElementType())
+      return emitOpError() << "bias must be [" << input.getShape().back()
+                           << "] of " << input.getElementType()
+                           << " (the input's last dimension), got " << type;
+  }
+  return success(succeeded(getTensorParallelRanks(*this)));
+}
+
+int64_t AllReduceOp::getFlopCount() { return 0; }
+
+int64_t AllReduceOp::getCommunicationBytes() {
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
+                            kTensorParallelAttrName)
+                      : IntegerAttr();
+  RankedTensorType type = tensorType(getInput());
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  int64_t n = ranks ? ranks.getInt() : 1;
+  return bytes * 2 * (n - 1) / n;
+}
+
+LogicalResult BufferAllReduceOp::verify() {
+  if (getSource().getType().getShape() != getTarget().getType().getShape())
+    return emitOpError() << "source " << getSource().getType()
+                         << " and target " << getTarget().getType()
+                         << " must have one shape";
+  return success(succeeded(getTensorParallelRanks(*this)));
+}

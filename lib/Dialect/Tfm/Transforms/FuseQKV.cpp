@@ -46,7 +46,16 @@ struct QKVGroup {
   std::array<LinearOp, 3> projections;
 };
 
-bool isParameter(Value v) { return !getParamName(v).empty(); }
+/// A weight parameter bound from one tensor as it is: not a rank's slice
+/// (tfm.param_shard), which the binder cuts from its own tensor. Fusing
+/// those would need a slice per part.
+bool isParameter(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || getParamName(v).empty())
+    return false;
+  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return fn && !fn.getArgAttr(arg.getArgNumber(), kParamShardAttrName);
+}
 
 std::optional<QKVGroup> matchGroup(AttentionOp attention) {
   QKVGroup group{{findProjection(attention.getQuery()),

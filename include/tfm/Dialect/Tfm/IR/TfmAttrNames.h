@@ -59,6 +59,14 @@ inline constexpr llvm::StringLiteral kParamQuantAttrName = "tfm.param_quant";
 /// [N, K / 32] (f16), weight row n being output column n.
 inline constexpr llvm::StringLiteral kQ8_0ValuesWeightFormat = "q8_0_values";
 inline constexpr llvm::StringLiteral kQ8_0ScalesWeightFormat = "q8_0_scales";
+/// On a parameter of a tensor-parallel module: the #tfm.shard slice of its
+/// weight-file tensor each rank binds (tfm-tensor-parallel). Verified by
+/// the dialect.
+inline constexpr llvm::StringLiteral kParamShardAttrName = "tfm.param_shard";
+/// On a module partitioned for tensor parallelism: the number of ranks
+/// (an i64), which its collectives and every tfm.param_shard refer to.
+inline constexpr llvm::StringLiteral kTensorParallelAttrName =
+    "tfm.tensor_parallel";
 /// On a parameter argument of a narrower float type than the model's (the
 /// GPU pipeline reads matmul weights as f16, --tfm-gpu-contraction-dtype):
 /// whoever binds weights rounds the weight-file tensor to the argument's

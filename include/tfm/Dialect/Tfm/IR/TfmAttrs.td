@@ -171,4 +171,41 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
   }];
 }
 
+def Tfm_ShardAttr : AttrDef<Tfm_Dialect, "Shard"> {
+  let mnemonic = "shard";
+  let summary = "which slice of a weight-file tensor each rank binds";
+  let description = [{
+    On a weight parameter of a tensor-parallel module (`tfm.param_shard`,
+    written by `tfm-tensor-parallel`; the module's `tfm.tensor_parallel = N`
+    is the number of ranks): the argument is one rank's slice of the
+    weight-file tensor, and the rank (a runtime value, so that every rank
+    runs the same compiled code) picks which.
+
+    Dimension `axis` of the stored tensor is read as consecutive `pieces`
+    (their sizes add up to the dimension: one piece for a plain projection,
+    three for GPT-2's fused `c_attn`, two for Phi-3's `gate_up_proj`). Piece
+    `i` is divided into `shards[i]` equal blocks and rank `r` binds block
+    `r * shards[i] / N` of it; the blocks of every piece, concatenated in
+    order, are the argument. `shards[i] = N` splits a piece across the
+    ranks; a smaller count that divides `N` replicates each block on
+    `N / shards[i]` consecutive ranks (key/value heads when there are fewer
+    than ranks, as vLLM does).
+
+    ```mlir
+    %wq: tensor<2048x4096xf32> {tfm.param = "q_proj.weight",
+        tfm.param_shard = #tfm.shard<axis = 0, pieces = [4096], shards = [2]>}
+    ```
+  }];
+  let parameters = (ins "int64_t":$axis,
+                        ArrayRefParameter<"int64_t">:$pieces,
+                        ArrayRefParameter<"int64_t">:$shards);
+  let assemblyFormat =
+      "`<` `axis` `=` $axis `,` `pieces` `=` `[` $pieces `]` `,` `shards` `=` `[` $shards `]` `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The extent of one rank's slice along `axis`.
+    int64_t getSliceExtent() const;
+  }];
+}
+
 #endif // TFM_ATTRS_TD

@@ -22,6 +22,10 @@ def Tfm_LedgerOpInterface : OpInterface<"LedgerOpInterface"> {
         Bytes of KV cache one additional token position needs for this op
         (per sequence in the batch). Zero for everything but attention.
       }], "int64_t", "getKVCacheBytesPerToken", (ins), [{}], [{ return 0; }]>,
+    InterfaceMethod<[{
+        Bytes each rank sends to the others for one evaluation of this op
+        (collectives of a tensor-parallel model); zero for everything else.
+      }], "int64_t", "getCommunicationBytes", (ins), [{}], [{ return 0; }]>,
   ];
 }
 

@@ -554,4 +554,52 @@ def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives (tensor-parallel models)
+//===----------------------------------------------------------------------===//
+
+def Tfm_AllReduceOp : Tfm_LedgerOp<"all_reduce",
+                                    [AllTypesMatch<["input", "result"]>],
+                                    ["getCommunicationBytes"]> {
+  let summary = "sums a tensor over the ranks of a tensor-parallel model";
+  let description = [{
+    Every rank of the module's `tfm.tensor_parallel = N` ranks holds a
+    partial `input`; every rank gets the elementwise sum of the N. The
+    row-parallel projections of `tfm-tensor-parallel` (o_proj, down_proj)
+    end with one: each rank contracted its slice of the features.
+
+    - `bias` (optional, `[d]` for an input `[..., d]`): added once, to the
+      sum (the bias of the row-parallel projection; added on every rank
+      before the sum it would count N times).
+
+    The sum is formed in f32 whatever the element type (bf16 and f16 inputs
+    are widened, summed and rounded once). Only valid in a module with
+    `tfm.tensor_parallel`; every rank runs the same sequence of collectives.
+
+    Communication: a ring all-reduce sends `2 (N - 1) / N` times the
+    tensor's bytes from each rank (the ledger's `comm` column).
+
+    ```mlir
+    %y = tfm.all_reduce %partial : (tensor<1x8x4096xf32>) -> tensor<1x8x4096xf32>
+    %z = tfm.all_reduce %partial, %bias : (tensor<1x8x768xf32>, tensor<768xf32>) -> tensor<1x8x768xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_FloatTensor>:$bias);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_BufferAllReduceOp : Tfm_Op<"buffer_all_reduce"> {
+  let summary = "the bufferized tfm.all_reduce: sums `source` into `target`";
+  let description = [{
+    What `tfm.all_reduce` bufferizes to: reads this rank's `source`, writes
+    the sum over the ranks into `target` (f32, the same shape). Its memory
+    effects let the buffer deallocation pipeline place frees around it;
+    `tfm-collectives-to-mpi` then lowers it to MPI (`mpi.allreduce`).
+  }];
+  let arguments = (ins Arg<StaticShapeMemRefOf<[F32]>, "", [MemRead]>:$source,
+                       Arg<StaticShapeMemRefOf<[F32]>, "", [MemWrite]>:$target);
+  let hasVerifier = 1;
+  let assemblyFormat = "$source `,` $target attr-dict `:` type($source) `,` type($target)";
+}
+
 #endif // TFM_OPS_TD

@@ -77,6 +77,43 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
   ];
 }
 
+def TfmTensorParallel : Pass<"tfm-tensor-parallel", "ModuleOp"> {
+  let summary = "Partitions attention and MLP blocks over ranks (Megatron-style)";
+  let description = [{
+    Rewrites the module into the model one rank of `ranks` runs; the IR is
+    the same on every rank (each binds its own slices of the weights), so
+    one compile serves them all. Where a `tfm.attention` or an MLP
+    activation (`gelu`, `silu`, `relu`, `swiglu`, `geglu`) sits between
+    projections, its block is partitioned:
+
+    - the projections that feed it (q/k/v, gate/up, fc; a fused `c_attn`
+      or `gate_up_proj` piece by piece through its `tfm.split`) become
+      column-parallel: each rank computes `1/ranks` of the heads or the
+      intermediate features;
+    - everything between works on the rank's heads (`split_heads`, `rope`,
+      per-head norms, the KV cache `[B, Hkv/ranks, S, dh]`, `attention`) or
+      features (the activations);
+    - the projection it feeds (o_proj, down_proj, c_proj) becomes
+      row-parallel: each rank contracts its features, and a `tfm.all_reduce`
+      sums the partial results (adding the projection's bias once).
+
+    Key/value heads fewer than ranks are replicated: with `Hkv` dividing
+    `ranks`, each rank holds the one head its query heads read. Weights get
+    a `tfm.param_shard` (which slice of the checkpoint's tensor each rank
+    binds), the module `tfm.tensor_parallel = ranks`.
+
+    A size that does not divide (query heads, key/value heads, an MLP's
+    width) is an error naming the op. Blocks of other structure (MoE
+    experts, a norm over all heads' features) stay replicated, as do
+    embeddings, norms and the LM head. `ranks = 1` leaves the module as it
+    is.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "The number of ranks (processes) the model is divided over">,
+  ];
+}
+
 def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
   let summary = "Fuses the Q, K and V projections of an attention into one GEMM";
   let description = [{
