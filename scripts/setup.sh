@@ -11,6 +11,9 @@ PACKAGES=(
   cmake ninja-build
   # OpenMP runtime: the CPU pipeline's parallel loops call libomp.
   libomp-22-dev
+  # Open MPI: tensor-parallel runs (`mpirun -np N transformer-runner ...
+  # --tensor-parallel N`), loaded at run time (tfm/Runtime/Mpi.h).
+  libopenmpi-dev openmpi-bin
   # libFuzzer and the sanitizer runtimes: the fuzz smoke run in scripts/test.sh.
   libclang-rt-22-dev
   # The numerical reference for tests: PyTorch 1.13 CPU for /usr/bin/python3.

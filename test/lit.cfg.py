@@ -144,3 +144,21 @@ if os.path.exists(_hf_python) and subprocess.call(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("hf-reference")
 config.substitutions.append(("%hf_python", _hf_python))
+
+# Tensor-parallel runs (test/parallel): Open MPI's launcher and the library
+# tfm loads at run time (tfm/Runtime/Mpi.h). `%mpirun N` starts N ranks,
+# oversubscribing the CI machine's two cores; as root (CI containers) Open MPI
+# wants that said.
+import ctypes.util, shutil
+_mpirun = shutil.which("mpirun")
+def _has_libmpi():
+    try:
+        ctypes.CDLL("libmpi.so.40")
+        return True
+    except OSError:
+        return False
+if _mpirun and _has_libmpi():
+    config.available_features.add("mpi")
+_mpi_root = " --allow-run-as-root" if os.geteuid() == 0 else ""
+config.substitutions.append(
+    ("%mpirun", "%s%s --oversubscribe --bind-to none -np" % (_mpirun or "mpirun", _mpi_root)))

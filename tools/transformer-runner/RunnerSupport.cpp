@@ -1,6 +1,7 @@
 //===- RunnerSupport.cpp - how transformer-runner reports -----------------===//
 #include "RunnerSupport.h"
 
+#include "tfm/Runtime/Mpi.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ProcessMemory.h"
 
@@ -80,6 +81,11 @@ void runner::printResidentMemory(const MemoryBudget &budget) {
   uint64_t total = budget.getTotal();
   if (!total)
     return;
+  // Each rank binds its slices: what rank 0 holds, exactly.
+  if (const MpiWorld *world = getMpiWorld())
+    llvm::outs() << "tensor parallel: rank " << world->rank << " of "
+                 << world->size << " binds " << budget.weights
+                 << " bytes of weights\n";
   llvm::outs() << llvm::format(
       "memory budget: %.1f MiB (weights %.1f + KV caches %.1f + workspace "
       "%.1f + inputs and results %.1f); resident %.2f x budget\n",

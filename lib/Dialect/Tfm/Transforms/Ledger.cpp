@@ -216,6 +216,14 @@ static LedgerRow makeRow(Operation *op, LedgerCategory category,
   if (auto ledger = dyn_cast<LedgerOpInterface>(op)) {
     row.flops = ledger.getFlopCount();
     row.kvCacheBytesPerToken = ledger.getKVCacheBytesPerToken();
+    row.communicationBytes = ledger.getCommunicationBytes();
+    if (row.communicationBytes) {
+      // Every dimension but the features: the tokens the sum covers.
+      auto type = cast<RankedTensorType>(op->getResult(0).getType());
+      row.communicationTokens = 1;
+      for (int64_t dim : type.getShape().drop_back())
+        row.communicationTokens *= dim;
+    }
   }
   if (isa<AttentionOp>(op))
     row.scratch = estimateAttentionScratch(op, options);
@@ -297,6 +305,15 @@ FunctionLedger mlir::tfm::computeLedger(Operation *function,
       t->activationBytes = addCounts(t->activationBytes, row.activationBytes);
       t->kvCacheBytesPerToken =
           addCounts(t->kvCacheBytesPerToken, row.kvCacheBytesPerToken);
+      if (row.communicationBytes) {
+        t->collectives += 1;
+        t->communicationBytes =
+            addCounts(t->communicationBytes, row.communicationBytes);
+        t->communicationBytesPerToken =
+            addCounts(t->communicationBytesPerToken,
+                      row.communicationBytes /
+                          std::max<int64_t>(row.communicationTokens, 1));
+      }
     }
     for (const LedgerWeight &weight : row.weights) {
       auto [first, isFirstUse] = firstUser.try_emplace(weight.value, index);

@@ -232,6 +232,14 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
      << " (results alive at once, returned ones excluded)\n";
   os << "KV cache: " << withSeparators(ledger.total.kvCacheBytesPerToken)
      << " bytes per token per sequence\n";
+  if (auto ranks = fn->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
+          kTensorParallelAttrName))
+    os << "tensor parallel: " << ranks.getInt()
+       << " ranks; the counts above are one rank's; each rank sends "
+       << withSeparators(ledger.total.communicationBytes) << " bytes in "
+       << ledger.total.collectives << " all-reduces ("
+       << withSeparators(ledger.total.communicationBytesPerToken)
+       << " bytes per token)\n";
   if (ledger.peakScratch.naiveBytes)
     os << "attention peak scratch: naive "
        << withSeparators(ledger.peakScratch.naiveBytes)
@@ -275,6 +283,9 @@ static void writeTotals(llvm::json::OStream &json, const LedgerTotals &t) {
   json.attribute("weight_bytes", t.weightBytes);
   json.attribute("activation_bytes", t.activationBytes);
   json.attribute("kv_cache_bytes_per_token", t.kvCacheBytesPerToken);
+  json.attribute("communication_bytes", t.communicationBytes);
+  json.attribute("communication_bytes_per_token",
+                 t.communicationBytesPerToken);
 }
 
 static void writeShape(llvm::json::OStream &json, ArrayRef<int64_t> shape) {

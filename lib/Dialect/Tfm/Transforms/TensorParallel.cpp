@@ -97,6 +97,7 @@ private:
   /// divide, returns false (no error) on a structure it cannot divide.
   FailureOr<bool> assignShards(Block &block);
   LogicalResult rewrite(Block &block);
+  LogicalResult divideExperts(MoEOp moe);
   LogicalResult shardParameter(Value weight, Operation *user, int64_t axis,
                                ArrayRef<int64_t> pieces,
                                ArrayRef<int64_t> counts);
@@ -366,9 +367,38 @@ LogicalResult Partitioner::rewrite(Block &block) {
   return success();
 }
 
+/// A mixture of experts is divided inside every expert, as a dense MLP is:
+/// each rank holds `m / ranks` of each expert's intermediate features (its
+/// gate and up rows, its down columns) and sums its experts' partial
+/// outputs; the router, replicated, routes every token alike on every rank.
+LogicalResult Partitioner::divideExperts(MoEOp moe) {
+  int64_t width = moe.getIntermediateSize();
+  if (width % ranks)
+    return moe.emitError() << "tfm-tensor-parallel: an expert width of "
+                           << width << " cannot be divided over " << ranks
+                           << " ranks";
+  for (int64_t e = 0, n = moe.getNumExperts(); e < n; ++e)
+    if (failed(shardParameter(moe.getExpertGate(e), moe, 0, {width},
+                              {ranks})) ||
+        failed(shardParameter(moe.getExpertUp(e), moe, 0, {width}, {ranks})) ||
+        failed(shardParameter(moe.getExpertDown(e), moe, 1, {width}, {ranks})))
+      return failure();
+  OpBuilder b(moe);
+  b.setInsertionPointAfter(moe);
+  auto reduce = AllReduceOp::create(b, moe.getLoc(), moe.getResult().getType(),
+                                    moe.getResult(), Value());
+  moe.getResult().replaceAllUsesExcept(reduce.getResult(), reduce);
+  return success();
+}
+
 LogicalResult Partitioner::run() {
   if (func.isExternal())
     return success();
+  SmallVector<MoEOp> mixtures;
+  func.walk([&](MoEOp moe) { mixtures.push_back(moe); });
+  for (MoEOp moe : mixtures)
+    if (failed(divideExperts(moe)))
+      return failure();
   SmallVector<Operation *> cores;
   func.walk([&](Operation *op) {
     if (isa<AttentionOp, GeluOp, SiluOp, ReluOp, SwiGLUOp, GeGLUOp>(op))

@@ -73,6 +73,9 @@ struct LedgerRow {
   llvm::SmallVector<LedgerWeight, 2> weights;
   int64_t params = 0, flops = 0, weightBytes = 0, activationBytes = 0,
           kvCacheBytesPerToken = 0;
+  /// Bytes this rank sends for the op (collectives of a tensor-parallel
+  /// module), and the tokens its tensor covers (B * S).
+  int64_t communicationBytes = 0, communicationTokens = 0;
   /// Set on tfm.attention rows.
   std::optional<AttentionScratch> scratch;
 };
@@ -82,6 +85,9 @@ struct LedgerRow {
 struct LedgerTotals {
   int64_t ops = 0, params = 0, flops = 0, weightBytes = 0,
           activationBytes = 0, kvCacheBytesPerToken = 0;
+  /// Bytes each rank sends per evaluation, and per token.
+  int64_t communicationBytes = 0, communicationBytesPerToken = 0;
+  int64_t collectives = 0;
 };
 
 /// A parameter tensor read by more than one op (tied embeddings).

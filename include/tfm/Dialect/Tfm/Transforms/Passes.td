@@ -102,11 +102,16 @@ def TfmTensorParallel : Pass<"tfm-tensor-parallel", "ModuleOp"> {
     a `tfm.param_shard` (which slice of the checkpoint's tensor each rank
     binds), the module `tfm.tensor_parallel = ranks`.
 
-    A size that does not divide (query heads, key/value heads, an MLP's
-    width) is an error naming the op. Blocks of other structure (MoE
-    experts, a norm over all heads' features) stay replicated, as do
-    embeddings, norms and the LM head. `ranks = 1` leaves the module as it
-    is.
+    A `tfm.moe` is divided inside each expert, as a dense MLP: each rank
+    holds `1/ranks` of every expert's intermediate features (gate and up
+    rows, down columns), the router is replicated (every rank routes a
+    token alike), and a `tfm.all_reduce` sums the experts' partial outputs.
+
+    A size that does not divide (query heads, key/value heads, an MLP's or
+    an expert's width) is an error naming the op. Blocks of other structure
+    (a norm over all heads' features, as OLMo2's q_norm) stay replicated,
+    as do embeddings, norms and the LM head. `ranks = 1` leaves the module
+    as it is; a module already partitioned for `ranks` too.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",

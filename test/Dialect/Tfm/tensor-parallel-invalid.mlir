@@ -1,0 +1,60 @@
+// RUN: transformer-opt %s --tfm-tensor-parallel=ranks=3 --split-input-file --verify-diagnostics
+
+// Sizes that do not divide over the ranks are errors naming the op.
+func.func @heads(%x: tensor<1x3x32xf32> {tfm.input = "x"},
+    %wq: tensor<32x32xf32> {tfm.param = "q_proj.weight"},
+    %wo: tensor<32x32xf32> {tfm.param = "o_proj.weight"}) -> tensor<1x3x32xf32> {
+  %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<32x32xf32>) -> tensor<1x3x32xf32>
+  %qh = tfm.split_heads %q {num_heads = 4 : i64} : (tensor<1x3x32xf32>) -> tensor<1x4x3x8xf32>
+  // expected-error @+1 {{tfm-tensor-parallel: 4 query heads cannot be divided over 3 ranks}}
+  %a = tfm.attention %qh, %qh, %qh : (tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
+  %m = tfm.merge_heads %a : (tensor<1x4x3x8xf32>) -> tensor<1x3x32xf32>
+  %o = tfm.linear %m, %wo {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<32x32xf32>) -> tensor<1x3x32xf32>
+  return %o : tensor<1x3x32xf32>
+}
+
+// -----
+
+func.func @kv_heads(%x: tensor<1x3x48xf32> {tfm.input = "x"},
+    %wq: tensor<48x48xf32> {tfm.param = "q_proj.weight"},
+    %wk: tensor<16x48xf32> {tfm.param = "k_proj.weight"},
+    %wo: tensor<48x48xf32> {tfm.param = "o_proj.weight"}) -> tensor<1x3x48xf32> {
+  %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<48x48xf32>) -> tensor<1x3x48xf32>
+  %k = tfm.linear %x, %wk {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<16x48xf32>) -> tensor<1x3x16xf32>
+  %qh = tfm.split_heads %q {num_heads = 6 : i64} : (tensor<1x3x48xf32>) -> tensor<1x6x3x8xf32>
+  %kh = tfm.split_heads %k {num_heads = 2 : i64} : (tensor<1x3x16xf32>) -> tensor<1x2x3x8xf32>
+  // expected-error @+1 {{tfm-tensor-parallel: 2 key/value heads can be neither divided over 3 ranks nor replicated on them (one of the two numbers must divide the other)}}
+  %a = tfm.attention %qh, %kh, %kh : (tensor<1x6x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x6x3x8xf32>
+  %m = tfm.merge_heads %a : (tensor<1x6x3x8xf32>) -> tensor<1x3x48xf32>
+  %o = tfm.linear %m, %wo {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<48x48xf32>) -> tensor<1x3x48xf32>
+  return %o : tensor<1x3x48xf32>
+}
+
+// -----
+
+func.func @mlp_width(%x: tensor<1x3x32xf32> {tfm.input = "x"},
+    %wu: tensor<40x32xf32> {tfm.param = "up_proj.weight"},
+    %wd: tensor<32x40xf32> {tfm.param = "down_proj.weight"}) -> tensor<1x3x32xf32> {
+  %u = tfm.linear %x, %wu {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<40x32xf32>) -> tensor<1x3x40xf32>
+  // expected-error @+1 {{tfm-tensor-parallel: an MLP width of 40 cannot be divided over 3 ranks}}
+  %h = tfm.silu %u : (tensor<1x3x40xf32>) -> tensor<1x3x40xf32>
+  %d = tfm.linear %h, %wd {layout = #tfm.layout<out_in>} : (tensor<1x3x40xf32>, tensor<32x40xf32>) -> tensor<1x3x32xf32>
+  return %d : tensor<1x3x32xf32>
+}
+
+// -----
+
+func.func @expert_width(%x: tensor<1x4x16xf32> {tfm.input = "x"},
+    %r: tensor<1x16xf32> {tfm.param = "router.weight"},
+    %g0: tensor<20x16xf32> {tfm.param = "e0.w1"}, %u0: tensor<20x16xf32> {tfm.param = "e0.w3"}, %d0: tensor<16x20xf32> {tfm.param = "e0.w2"})
+    -> tensor<1x4x16xf32> {
+  // expected-error @+1 {{tfm-tensor-parallel: an expert width of 20 cannot be divided over 3 ranks}}
+  %y = tfm.moe %x, %r, %g0, %u0, %d0 {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<1x16xf32>, tensor<20x16xf32>, tensor<20x16xf32>, tensor<16x20xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tfm-tensor-parallel: the module is already partitioned (2 : i64)}}
+module attributes {tfm.tensor_parallel = 2 : i64} {
+}
