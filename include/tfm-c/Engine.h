@@ -57,6 +57,11 @@ typedef struct TfmModelOptions {
   /// null: f32. f32, bf16 and f16 checkpoints all load, converted to it once
   /// when bound; logits are f32 in every case.
   const char *dtype;
+  /// > 1: this process is one of that many ranks of a tensor-parallel run,
+  /// started by `mpirun -np N` (transformer-runner --tensor-parallel): each
+  /// rank binds its slices of the weights, and every rank gets the same
+  /// logits and tokens. 0 or 1: one process.
+  int tensorParallel;
 } TfmModelOptions;
 
 /// The defaults: cpu, no weights file, no seed, all threads, the cache on.

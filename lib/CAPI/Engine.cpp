@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -146,6 +147,9 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
                                          device)));
   if (options->threads < 0)
     return report(nullptr, makeError("--threads: must be at least 1"));
+  if (options->tensorParallel < 0)
+    return report(nullptr,
+                  makeError("--tensor-parallel: must be at least 1"));
 
   ModelOptions modelOptions;
   if (options->weightsPath)
@@ -164,6 +168,7 @@ TfmStatus tfmModelLoad(const char *path, const TfmModelOptions *options,
   if (options->pipelineOptions)
     modelOptions.pipelineOptions = options->pipelineOptions;
   modelOptions.threads = unsigned(options->threads);
+  modelOptions.tensorParallel = std::max(options->tensorParallel, 1);
   modelOptions.cache = !options->noCache;
   if (options->cacheDir)
     modelOptions.cacheDir = options->cacheDir;

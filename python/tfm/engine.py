@@ -47,7 +47,8 @@ class _ModelOptions(ctypes.Structure):
                 ("pipelineOptions", ctypes.c_char_p),
                 ("noCache", ctypes.c_int),
                 ("cacheDir", ctypes.c_char_p),
-                ("dtype", ctypes.c_char_p)]
+                ("dtype", ctypes.c_char_p),
+                ("tensorParallel", ctypes.c_int)]
 
 
 class _GenerateOptions(ctypes.Structure):
@@ -189,7 +190,7 @@ def import_hf_config(config, batch=1, seq_len=None, kv_cache=0, block=None,
 
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,
          pipeline_options=None, cache=True, cache_dir=None, dtype=None,
-         quantize=None):
+         quantize=None, tensor_parallel=None):
     """Loads a model: a config.json, or a directory as save_pretrained writes
     it (config.json, model.safetensors or model.safetensors.index.json and
     its shards). `weights`: a .safetensors file or a shard index;
@@ -200,7 +201,10 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     ("f32", the default, "bf16" or "f16"; f32, bf16 and f16 checkpoints
     all load, converted once; logits are f32 whatever the type);
     `quantize`: "q8_0" holds the projection weights as llama.cpp's Q8_0
-    blocks (transformer-runner --quantize; CPU only)."""
+    blocks (transformer-runner --quantize; CPU only); `tensor_parallel`: N
+    when this process is one of N ranks started by `mpirun -np N`
+    (transformer-runner --tensor-parallel; CPU only): every rank loads the
+    model and binds its slices of the weights, and gets the same logits."""
     lib = _library()
     options = _ModelOptions()
     lib.tfmModelOptionsInit(ctypes.byref(options))
@@ -226,6 +230,11 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
                            "GPU kernels are not built yet)")
         pipeline_options = ((pipeline_options or "") +
                             " quantize=" + quantize).strip()
+    if tensor_parallel is not None:
+        ranks = _int64(tensor_parallel, "tensor-parallel", 1)
+        if ranks >= 2**31:  # a C int
+            raise TfmError(f"--tensor-parallel: {ranks} is out of range")
+        options.tensorParallel = ranks
     if pipeline_options is not None:
         options.pipelineOptions = pipeline_options.encode()
     options.noCache = int(not cache)
