@@ -4,7 +4,9 @@ weights: a Hugging Face directory (config.json, model.safetensors in f32)
 for tfm, and GGUF files for llama.cpp in F32 and Q8_0 (gguf-py's quantizer,
 which is llama.cpp's; tfm's --quantize q8_0 stores the same blocks).
 
-  make_model.py OUT [--layers N]   (run with the reference venv's python)
+  make_model.py OUT [--layers N] [--types f32,q8_0]   (run with the
+  reference venv's python; --types "" writes the Hugging Face directory
+  alone)
 
 Timing only: the weights are random (normal, std 0.02), the vocabulary is
 placeholders, and the GGUF's Q and K rows are not permuted as
@@ -70,7 +72,7 @@ with open(os.path.join(hfdir, "config.json"), "w") as f:
                "bos_token_id": 1, "eos_token_id": 2}, f)
 save_file(hf, os.path.join(hfdir, "model.safetensors"))
 
-for kind in args.types.split(","):
+for kind in filter(None, args.types.split(",")):
     path = os.path.join(args.out, f"model-{kind}.gguf")
     w = GGUFWriter(path, "llama")
     w.add_name("tinyllama-shaped random")

@@ -239,6 +239,11 @@ getRuntimeSymbols(llvm::orc::MangleAndInterner &interner) {
   if (void *sum = runtime::lookupMpiSymbol("ompi_mpi_op_sum"))
     symbols[interner("ompi_mpi_sum")] = {llvm::orc::ExecutorAddr::fromPtr(sum),
                                          llvm::JITSymbolFlags::Exported};
+  // The sums, counted and timed (the runner reports the time in them).
+  if (void *allreduce = runtime::getTimedAllreduce())
+    symbols[interner("MPI_Allreduce")] = {
+        llvm::orc::ExecutorAddr::fromPtr(allreduce),
+        llvm::JITSymbolFlags::Exported};
   for (const runtime::KernelSymbol &kernel : runtime::getKernelSymbols())
     symbols[interner(kernel.name)] = {
         llvm::orc::ExecutorAddr::fromPtr(kernel.address),

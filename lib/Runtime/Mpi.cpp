@@ -5,6 +5,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <memory>
@@ -29,6 +30,24 @@ struct LoadedMpi {
 };
 
 LoadedMpi *loaded = nullptr;
+
+using AllreduceFn = int (*)(const void *, void *, int, void *, void *, void *);
+AllreduceFn realAllreduce = nullptr;
+CollectiveStats stats;
+
+/// MPI_Allreduce as the compiled code calls it (sendbuf, recvbuf, count,
+/// datatype, op, comm), counted and timed. tfm's sums are f32.
+int timedAllreduce(const void *send, void *recv, int count, void *type,
+                   void *op, void *comm) {
+  auto start = std::chrono::steady_clock::now();
+  int result = realAllreduce(send, recv, count, type, op, comm);
+  stats.milliseconds += std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  stats.calls += 1;
+  stats.bytes += uint64_t(count) * sizeof(float);
+  return result;
+}
 
 void finalizeAtExit() {
   if (loaded && loaded->finalize)
@@ -106,6 +125,17 @@ void runtime::abortMpiWorld(int code) {
   if (!loaded || loaded->world.size == 1)
     return;
   loaded->abort(loaded->commWorld, code);
+}
+
+CollectiveStats runtime::getCollectiveStats() { return stats; }
+
+void *runtime::getTimedAllreduce() {
+  if (!loaded)
+    return nullptr;
+  if (!realAllreduce)
+    realAllreduce =
+        reinterpret_cast<AllreduceFn>(dlsym(loaded->handle, "MPI_Allreduce"));
+  return realAllreduce ? reinterpret_cast<void *>(&timedAllreduce) : nullptr;
 }
 
 void *runtime::lookupMpiSymbol(const char *name) {

@@ -82,10 +82,16 @@ void runner::printResidentMemory(const MemoryBudget &budget) {
   if (!total)
     return;
   // Each rank binds its slices: what rank 0 holds, exactly.
-  if (const MpiWorld *world = getMpiWorld())
+  if (const MpiWorld *world = getMpiWorld()) {
+    CollectiveStats sums = getCollectiveStats();
     llvm::outs() << "tensor parallel: rank " << world->rank << " of "
                  << world->size << " binds " << budget.weights
                  << " bytes of weights\n";
+    llvm::outs() << llvm::format(
+        "tensor parallel: %llu all-reduces of %.1f MiB in all took %.1f ms "
+        "(waiting for the other ranks included)\n",
+        (unsigned long long)sums.calls, sums.bytes / MiB, sums.milliseconds);
+  }
   llvm::outs() << llvm::format(
       "memory budget: %.1f MiB (weights %.1f + KV caches %.1f + workspace "
       "%.1f + inputs and results %.1f); resident %.2f x budget\n",

@@ -48,6 +48,18 @@ void abortMpiWorld(int code);
 /// The address of an Open MPI symbol once the world is joined, else null.
 void *lookupMpiSymbol(const char *name);
 
+/// What the compiled code's all-reduces cost this process: it calls
+/// MPI_Allreduce through getTimedAllreduce, which counts and times each
+/// call (the wait for the slowest rank included).
+struct CollectiveStats {
+  uint64_t calls = 0;
+  uint64_t bytes = 0;
+  double milliseconds = 0;
+};
+CollectiveStats getCollectiveStats();
+/// MPI_Allreduce, counted and timed; null before the world is joined.
+void *getTimedAllreduce();
+
 } // namespace mlir::tfm::runtime
 
 #endif // TFM_RUNTIME_MPI_H
