@@ -26,7 +26,9 @@ def TfmCollectivesToMPI : Pass<"tfm-collectives-to-mpi", "ModuleOp"> {
   let summary = "Lowers bufferized tfm collectives to upstream MLIR's mpi dialect";
   let description = [{
     `tfm.buffer_all_reduce %src, %dst` becomes `mpi.allreduce(%src, %dst,
-    MPI_SUM, mpi.comm_world)`, and the module gets the DLTI entry
+    MPI_SUM, mpi.comm_world)`; `tfm.buffer_all_gather %slice, %dst` (the
+    mpi dialect has no all-gather) the same sum of a buffer of zeros with
+    this rank's slice copied in at `mpi.comm_rank * n`. The module gets the DLTI entry
     `"MPI:Implementation" = "OpenMPI"` (the MPI tfm loads at run time,
     tfm/Runtime/Mpi.h) without which `convert-to-llvm` leaves mpi ops
     unconverted. Runs after the buffer deallocation pipeline: the mpi ops
@@ -34,7 +36,9 @@ def TfmCollectivesToMPI : Pass<"tfm-collectives-to-mpi", "ModuleOp"> {
     A module without collectives is left as it is.
   }];
   let dependentDialects = ["mlir::mpi::MPIDialect", "mlir::DLTIDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 #endif // TFM_CONVERSION_PASSES_TD

@@ -59,9 +59,30 @@ struct AllReduceLowering : OpConversionPattern<AllReduceOp> {
     return success();
   }
 };
+/// A bf16/f16 all-gather moves f32 (its lowering is a sum, done in f32).
+struct AllGatherLowering : OpConversionPattern<AllGatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorType(op.getResult());
+    RankedTensorType slice = tensorType(op.getInput());
+    Value wide = buildElementwise(
+        rewriter, loc, slice.clone(rewriter.getF32Type()), adaptor.getInput(),
+        [](OpBuilder &b, Location l, ValueRange args) -> SmallVector<Value> {
+          return {extToF32(b, l, args[0])};
+        });
+    Value all = AllGatherOp::create(
+        rewriter, loc, type.clone(rewriter.getF32Type()), wide);
+    rewriter.replaceOp(op,
+                       truncTensor(rewriter, loc, all, type.getElementType()));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tfm::lowering::populateCollectivePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AllReduceLowering>(patterns.getContext());
+  patterns.add<AllReduceLowering, AllGatherLowering>(patterns.getContext());
 }

@@ -254,6 +254,9 @@ struct ConvertTfmToLinalgPass
       return !op.getBias() &&
              op.getResult().getType().getElementType().isF32();
     });
+    target.addDynamicallyLegalOp<AllGatherOp>([](AllGatherOp op) {
+      return op.getResult().getType().getElementType().isF32();
+    });
 
     RewritePatternSet patterns(ctx);
     lowering::populateProjectionPatterns(patterns);

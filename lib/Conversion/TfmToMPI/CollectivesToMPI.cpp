@@ -7,6 +7,8 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 
 #include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MPI/IR/MPI.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -27,17 +29,20 @@ struct CollectivesToMPIPass
     : public tfm::impl::TfmCollectivesToMPIBase<CollectivesToMPIPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<BufferAllReduceOp> reduces;
-    module.walk([&](BufferAllReduceOp op) { reduces.push_back(op); });
-    if (reduces.empty())
+    SmallVector<Operation *> collectives;
+    module.walk([&](Operation *op) {
+      if (isa<BufferAllReduceOp, BufferAllGatherOp>(op))
+        collectives.push_back(op);
+    });
+    if (collectives.empty())
       return;
     MLIRContext *ctx = &getContext();
-    for (BufferAllReduceOp op : reduces) {
+    for (Operation *op : collectives) {
       OpBuilder b(op);
-      Location loc = op.getLoc();
+      Location loc = op->getLoc();
       Value comm = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(ctx));
       // MLIR 22's mpi-to-llvm counts a buffer's elements from its first
-      // dimension only: pass both as the 1-D buffers they are (identity
+      // dimension only: pass buffers as the 1-D buffers they are (identity
       // layouts, BufferizableOpInterfaceImpl.cpp).
       auto flatten = [&](Value buffer) -> Value {
         auto type = cast<MemRefType>(buffer.getType());
@@ -46,13 +51,47 @@ struct CollectivesToMPIPass
         ReassociationIndices all;
         for (int64_t d = 0; d < type.getRank(); ++d)
           all.push_back(d);
-        return memref::CollapseShapeOp::create(b, loc, buffer,
-                                               ArrayRef<ReassociationIndices>{all});
+        return memref::CollapseShapeOp::create(
+            b, loc, buffer, ArrayRef<ReassociationIndices>{all});
       };
-      mpi::AllReduceOp::create(b, loc, TypeRange{}, flatten(op.getSource()),
-                               flatten(op.getTarget()),
-                               mpi::MPI_ReductionOpEnum::MPI_SUM, comm);
-      op.erase();
+      auto sum = [&](Value source, Value target) {
+        mpi::AllReduceOp::create(b, loc, TypeRange{}, flatten(source),
+                                 flatten(target),
+                                 mpi::MPI_ReductionOpEnum::MPI_SUM, comm);
+      };
+      if (auto reduce = dyn_cast<BufferAllReduceOp>(op)) {
+        sum(reduce.getSource(), reduce.getTarget());
+      } else {
+        // No all-gather in the mpi dialect: each rank puts its slice, at
+        // rank * n of the last dimension, into zeros, and the sum of those
+        // is every slice in place (exact: the others add zeros).
+        auto gather = cast<BufferAllGatherOp>(op);
+        MemRefType sliceType = gather.getSource().getType();
+        MemRefType type = gather.getTarget().getType();
+        int64_t rank = type.getRank();
+        Value placed = memref::AllocOp::create(b, loc, type);
+        Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+        linalg::FillOp::create(b, loc, zero, placed);
+        Value rankIndex = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            mpi::CommRankOp::create(b, loc, TypeRange{b.getI32Type()}, comm)
+                .getRank());
+        Value offset = arith::MulIOp::create(
+            b, loc, rankIndex,
+            arith::ConstantIndexOp::create(b, loc,
+                                           sliceType.getShape().back()));
+        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+        offsets.back() = offset;
+        SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+        for (int64_t dim : sliceType.getShape())
+          sizes.push_back(b.getIndexAttr(dim));
+        Value slot =
+            memref::SubViewOp::create(b, loc, placed, offsets, sizes, strides);
+        memref::CopyOp::create(b, loc, gather.getSource(), slot);
+        sum(placed, gather.getTarget());
+        memref::DeallocOp::create(b, loc, placed);
+      }
+      op->erase();
     }
     // The MPI tfm links at run time is Open MPI (Debian's libopenmpi).
     SmallVector<DataLayoutEntryInterface> entries;

@@ -39,6 +39,34 @@ module attributes {tfm.tensor_parallel = 2 : i64} {
 
 // -----
 
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  func.func @gathered_shape(%x: tensor<1x4x50xf32>) -> tensor<1x4x150xf32> {
+    // expected-error @+1 {{'tfm.all_gather' op result 'tensor<1x4x150xf32>' must be 'tensor<1x4x50xf32>' with its last dimension 2 times larger (one slice per rank)}}
+    %0 = tfm.all_gather %x : (tensor<1x4x50xf32>) -> tensor<1x4x150xf32>
+    return %0 : tensor<1x4x150xf32>
+  }
+}
+
+// -----
+
+func.func @gather_no_ranks(%x: tensor<1x4x50xf32>) -> tensor<1x4x100xf32> {
+  // expected-error @+1 {{'tfm.all_gather' op is only valid in a module with 'tfm.tensor_parallel' (its ranks)}}
+  %0 = tfm.all_gather %x : (tensor<1x4x50xf32>) -> tensor<1x4x100xf32>
+  return %0 : tensor<1x4x100xf32>
+}
+
+// -----
+
+module attributes {tfm.tensor_parallel = 4 : i64} {
+  func.func @gathered_buffer(%a: memref<2x8xf32>, %b: memref<2x16xf32>) {
+    // expected-error @+1 {{'tfm.buffer_all_gather' op result 'memref<2x16xf32>' must be 'memref<2x8xf32>' with its last dimension 4 times larger (one slice per rank)}}
+    tfm.buffer_all_gather %a, %b : memref<2x8xf32>, memref<2x16xf32>
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op 'tfm.tensor_parallel' must be a positive integer on a module (its ranks)}}
 func.func @on_a_function() attributes {tfm.tensor_parallel = 2 : i64} {
   return

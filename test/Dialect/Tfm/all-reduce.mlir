@@ -1,13 +1,14 @@
 // RUN: transformer-opt %s --split-input-file | transformer-opt --split-input-file | FileCheck %s
 
-// tfm.all_reduce and the shard attributes of a tensor-parallel module
-// round-trip; the bias is optional.
+// tfm.all_reduce, tfm.all_gather and the shard attributes of a
+// tensor-parallel module round-trip; the sum's bias is optional.
 // CHECK: module attributes {tfm.tensor_parallel = 2 : i64}
 // CHECK-LABEL: func.func @partial_sums
 // CHECK-SAME: tfm.param_shard = #tfm.shard<axis = 1, pieces = [128], shards = [2]>
 // CHECK-SAME: tfm.param_shard = #tfm.shard<axis = 0, pieces = [64, 16, 16], shards = [2, 1, 1]>
 // CHECK: tfm.all_reduce %{{.*}} : (tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
 // CHECK: tfm.all_reduce %{{.*}}, %{{.*}} : (tensor<1x4x64xbf16>, tensor<64xbf16>) -> tensor<1x4x64xbf16>
+// CHECK: tfm.all_gather %{{.*}} : (tensor<1x4x50xf32>) -> tensor<1x4x100xf32>
 module attributes {tfm.tensor_parallel = 2 : i64} {
   func.func @partial_sums(
       %x: tensor<1x4x64xf32>, %h: tensor<1x4x64xbf16>, %b: tensor<64xbf16>,
@@ -15,10 +16,12 @@ module attributes {tfm.tensor_parallel = 2 : i64} {
           tfm.param_shard = #tfm.shard<axis = 1, pieces = [128], shards = [2]>},
       %qkv: tensor<64x64xf32> {tfm.param = "qkv_proj.weight",
           tfm.param_shard = #tfm.shard<axis = 0, pieces = [64, 16, 16], shards = [2, 1, 1]>})
-      -> (tensor<1x4x64xf32>, tensor<1x4x64xbf16>) {
+      -> (tensor<1x4x64xf32>, tensor<1x4x64xbf16>, tensor<1x4x100xf32>) {
     %0 = tfm.all_reduce %x : (tensor<1x4x64xf32>) -> tensor<1x4x64xf32>
     %1 = tfm.all_reduce %h, %b : (tensor<1x4x64xbf16>, tensor<64xbf16>) -> tensor<1x4x64xbf16>
-    return %0, %1 : tensor<1x4x64xf32>, tensor<1x4x64xbf16>
+    %s = tensor.empty() : tensor<1x4x50xf32>
+    %2 = tfm.all_gather %s : (tensor<1x4x50xf32>) -> tensor<1x4x100xf32>
+    return %0, %1, %2 : tensor<1x4x64xf32>, tensor<1x4x64xbf16>, tensor<1x4x100xf32>
   }
 }
 
@@ -27,9 +30,11 @@ module attributes {tfm.tensor_parallel = 2 : i64} {
 // The bufferized form: a read of one buffer, a write of another.
 // CHECK-LABEL: func.func @buffers
 // CHECK: tfm.buffer_all_reduce %{{.*}}, %{{.*}} : memref<2x8xf32>, memref<2x8xf32>
+// CHECK: tfm.buffer_all_gather %{{.*}}, %{{.*}} : memref<2x8xf32>, memref<2x32xf32>
 module attributes {tfm.tensor_parallel = 4 : i64} {
-  func.func @buffers(%a: memref<2x8xf32>, %b: memref<2x8xf32>) {
+  func.func @buffers(%a: memref<2x8xf32>, %b: memref<2x8xf32>, %c: memref<2x32xf32>) {
     tfm.buffer_all_reduce %a, %b : memref<2x8xf32>, memref<2x8xf32>
+    tfm.buffer_all_gather %a, %c : memref<2x8xf32>, memref<2x32xf32>
     return
   }
 }

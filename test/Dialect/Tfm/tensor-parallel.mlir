@@ -161,3 +161,25 @@ func.func @experts(%x: tensor<1x4x16xf32> {tfm.input = "x"},
   %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }
+
+// -----
+
+// The LM head is vocab-parallel (each rank's rows of the weight, its
+// logits gathered); a head tied to the embedding stays whole, as the
+// gather reads the whole table.
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: tensor<100x16xf32> {tfm.param = "embed.weight"}
+// CHECK-SAME: tensor<50x16xf32> {tfm.param = "lm_head.weight", tfm.param_shard = #tfm.shard<axis = 0, pieces = [100], shards = [2]>}
+// CHECK: %[[L:.*]] = tfm.lm_head %{{.*}}, %{{.*}} : (tensor<1x4x16xf32>, tensor<50x16xf32>) -> tensor<1x4x50xf32>
+// CHECK: %[[ALL:.*]] = tfm.all_gather %[[L]] : (tensor<1x4x50xf32>) -> tensor<1x4x100xf32>
+// CHECK: %[[T:.*]] = tfm.lm_head %{{.*}}, %{{.*}} : (tensor<1x4x16xf32>, tensor<100x16xf32>) -> tensor<1x4x100xf32>
+// CHECK: return %[[ALL]], %[[T]]
+func.func @heads(%ids: tensor<1x4xi64> {tfm.input = "ids"},
+    %e: tensor<100x16xf32> {tfm.param = "embed.weight"},
+    %w: tensor<100x16xf32> {tfm.param = "lm_head.weight"})
+    -> (tensor<1x4x100xf32>, tensor<1x4x100xf32>) {
+  %h = tfm.embedding %ids, %e : (tensor<1x4xi64>, tensor<100x16xf32>) -> tensor<1x4x16xf32>
+  %l = tfm.lm_head %h, %w : (tensor<1x4x16xf32>, tensor<100x16xf32>) -> tensor<1x4x100xf32>
+  %t = tfm.lm_head %h, %e : (tensor<1x4x16xf32>, tensor<100x16xf32>) -> tensor<1x4x100xf32>
+  return %l, %t : tensor<1x4x100xf32>, tensor<1x4x100xf32>
+}

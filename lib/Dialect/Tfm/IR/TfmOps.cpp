@@ -679,3 +679,48 @@ LogicalResult BufferAllReduceOp::verify() {
                          << " must have one shape";
   return success(succeeded(getTensorParallelRanks(*this)));
 }
+
+/// "<what> must be <n>x the source's last dimension" unless `target` is
+/// `source` with its last dimension `ranks` times larger.
+static LogicalResult checkGathered(Operation *op, ShapedType source,
+                                   ShapedType target, int64_t ranks) {
+  SmallVector<int64_t> expected(source.getShape());
+  if (!expected.empty())
+    expected.back() *= ranks;
+  if (target.getShape() == ArrayRef<int64_t>(expected) &&
+      source.getElementType() == target.getElementType())
+    return success();
+  return op->emitOpError() << "result " << target << " must be " << source
+                           << " with its last dimension " << ranks
+                           << " times larger (one slice per rank)";
+}
+
+LogicalResult AllGatherOp::verify() {
+  FailureOr<int64_t> ranks = getTensorParallelRanks(*this);
+  if (failed(ranks))
+    return failure();
+  return checkGathered(*this, tensorType(getInput()), tensorType(getResult()),
+                       *ranks);
+}
+
+int64_t AllGatherOp::getFlopCount() { return 0; }
+
+int64_t AllGatherOp::getCommunicationBytes() {
+  // Lowered as a sum of the gathered size (see the op's description).
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
+                            kTensorParallelAttrName)
+                      : IntegerAttr();
+  RankedTensorType type = tensorType(getResult());
+  int64_t bytes = type.getNumElements() * 4;
+  int64_t n = ranks ? ranks.getInt() : 1;
+  return bytes * 2 * (n - 1) / n;
+}
+
+LogicalResult BufferAllGatherOp::verify() {
+  FailureOr<int64_t> ranks = getTensorParallelRanks(*this);
+  if (failed(ranks))
+    return failure();
+  return checkGathered(*this, getSource().getType(), getTarget().getType(),
+                       *ranks);
+}

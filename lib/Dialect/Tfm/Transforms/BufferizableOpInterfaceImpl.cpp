@@ -1,8 +1,8 @@
 //===- BufferizableOpInterfaceImpl.cpp - bufferizing tfm collectives ------===//
 //
-// tfm.all_reduce (f32, without bias: what --tfm-to-linalg leaves) reads its
-// input and writes a new buffer: tfm.buffer_all_reduce into a fresh
-// allocation. The input is read where it lies when it is contiguous (MPI
+// tfm.all_reduce (f32, without bias: what --tfm-to-linalg leaves) and
+// tfm.all_gather (f32) read their input and write a new buffer:
+// tfm.buffer_all_reduce / tfm.buffer_all_gather into a fresh allocation. The input is read where it lies when it is contiguous (MPI
 // reads a contiguous buffer), else copied first.
 //
 //===----------------------------------------------------------------------===//
@@ -20,9 +20,12 @@ using namespace mlir::bufferization;
 using namespace mlir::tfm;
 
 namespace {
-struct AllReduceOpInterface
-    : public BufferizableOpInterface::ExternalModel<AllReduceOpInterface,
-                                                    AllReduceOp> {
+/// A collective that reads its one operand and writes a fresh f32 buffer
+/// (`BufferOp`), the operand's buffer made contiguous first.
+template <typename Op, typename BufferOp>
+struct CollectiveOpInterface
+    : public BufferizableOpInterface::ExternalModel<
+          CollectiveOpInterface<Op, BufferOp>, Op> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -40,25 +43,28 @@ struct AllReduceOpInterface
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto reduce = cast<AllReduceOp>(op);
-    auto type = cast<RankedTensorType>(reduce.getResult().getType());
-    if (reduce.getBias() || !type.getElementType().isF32())
+    auto collective = cast<Op>(op);
+    auto inputType = cast<RankedTensorType>(collective.getInput().getType());
+    auto type = cast<RankedTensorType>(collective.getResult().getType());
+    if (op->getNumOperands() != 1 || !type.getElementType().isF32())
       return op->emitOpError()
-             << "bufferizes only as an f32 sum without bias (run "
-                "--tfm-to-linalg first)";
+             << "bufferizes only in f32 without bias (run --tfm-to-linalg "
+                "first)";
     FailureOr<Value> source =
-        getBuffer(rewriter, reduce.getInput(), options, state);
+        getBuffer(rewriter, collective.getInput(), options, state);
     if (failed(source))
       return failure();
     Location loc = op->getLoc();
-    auto contiguous = MemRefType::get(type.getShape(), type.getElementType());
+    auto contiguousInput =
+        MemRefType::get(inputType.getShape(), inputType.getElementType());
     Value input = *source;
-    if (input.getType() != contiguous) {
-      input = memref::AllocOp::create(rewriter, loc, contiguous);
+    if (input.getType() != contiguousInput) {
+      input = memref::AllocOp::create(rewriter, loc, contiguousInput);
       memref::CopyOp::create(rewriter, loc, *source, input);
     }
-    Value target = memref::AllocOp::create(rewriter, loc, contiguous);
-    BufferAllReduceOp::create(rewriter, loc, input, target);
+    Value target = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    BufferOp::create(rewriter, loc, input, target);
     replaceOpWithBufferizedValues(rewriter, op, target);
     return success();
   }
@@ -68,6 +74,9 @@ struct AllReduceOpInterface
 void mlir::tfm::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, TfmDialect *) {
-    AllReduceOp::attachInterface<AllReduceOpInterface>(*ctx);
+    AllReduceOp::attachInterface<
+        CollectiveOpInterface<AllReduceOp, BufferAllReduceOp>>(*ctx);
+    AllGatherOp::attachInterface<
+        CollectiveOpInterface<AllGatherOp, BufferAllGatherOp>>(*ctx);
   });
 }

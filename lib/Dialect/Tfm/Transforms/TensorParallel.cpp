@@ -98,6 +98,7 @@ private:
   FailureOr<bool> assignShards(Block &block);
   LogicalResult rewrite(Block &block);
   LogicalResult divideExperts(MoEOp moe);
+  LogicalResult divideVocabulary(LMHeadOp head);
   LogicalResult shardParameter(Value weight, Operation *user, int64_t axis,
                                ArrayRef<int64_t> pieces,
                                ArrayRef<int64_t> counts);
@@ -391,9 +392,39 @@ LogicalResult Partitioner::divideExperts(MoEOp moe) {
   return success();
 }
 
+/// The LM head is divided over the vocabulary: each rank computes the
+/// logits of `V / ranks` tokens, and an all-gather puts them side by side.
+/// A vocabulary the ranks do not divide, or a head tied to the embedding
+/// (whose gather reads the whole table), stays whole on every rank.
+LogicalResult Partitioner::divideVocabulary(LMHeadOp head) {
+  auto weight = dyn_cast<BlockArgument>(head.getWeight());
+  int64_t vocabAxis = head.getLayout() == WeightLayout::out_in ? 0 : 1;
+  auto type = cast<RankedTensorType>(head.getWeight().getType());
+  int64_t vocab = type.getDimSize(vocabAxis);
+  if (!weight || !llvm::hasSingleElement(weight.getUses()) || vocab % ranks)
+    return success();
+  if (failed(shardParameter(weight, head, vocabAxis, {vocab}, {ranks})))
+    return failure();
+  Value logits = head.getResult();
+  auto whole = cast<RankedTensorType>(logits.getType());
+  SmallVector<int64_t> shape(whole.getShape());
+  shape.back() /= ranks;
+  logits.setType(whole.clone(shape));
+  OpBuilder b(head);
+  b.setInsertionPointAfter(head);
+  auto gather = AllGatherOp::create(b, head.getLoc(), whole, logits);
+  logits.replaceAllUsesExcept(gather.getResult(), gather);
+  return success();
+}
+
 LogicalResult Partitioner::run() {
   if (func.isExternal())
     return success();
+  SmallVector<LMHeadOp> heads;
+  func.walk([&](LMHeadOp head) { heads.push_back(head); });
+  for (LMHeadOp head : heads)
+    if (failed(divideVocabulary(head)))
+      return failure();
   SmallVector<MoEOp> mixtures;
   func.walk([&](MoEOp moe) { mixtures.push_back(moe); });
   for (MoEOp moe : mixtures)

@@ -588,6 +588,41 @@ def Tfm_AllReduceOp : Tfm_LedgerOp<"all_reduce",
   let results = (outs Tfm_FloatTensor:$result);
 }
 
+def Tfm_AllGatherOp : Tfm_LedgerOp<"all_gather", [],
+                                    ["getCommunicationBytes"]> {
+  let summary = "concatenates the ranks' slices of the last dimension";
+  let description = [{
+    Every rank of the module's `tfm.tensor_parallel = N` ranks holds one
+    slice `[..., n]` of a tensor's last dimension; every rank gets the
+    whole `[..., N*n]`, rank r's slice at `r*n`. The vocab-parallel LM head
+    of `tfm-tensor-parallel` ends with one: each rank computed the logits
+    of its slice of the vocabulary.
+
+    Lowered, as MLIR 22's `mpi` dialect has no all-gather, to a sum of
+    each rank's slice placed in zeros (exact: every other rank adds 0; a
+    -0.0 logit becomes +0.0), in f32. The ledger counts what that sends.
+
+    ```mlir
+    %all = tfm.all_gather %slice : (tensor<1x8x16000xf32>) -> tensor<1x8x32000xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_BufferAllGatherOp : Tfm_Op<"buffer_all_gather"> {
+  let summary = "the bufferized tfm.all_gather: `source` slices into `target`";
+  let description = [{
+    What `tfm.all_gather` bufferizes to: reads this rank's `source`
+    `[..., n]`, writes every rank's slices, in rank order, into `target`
+    `[..., N*n]` (f32). `tfm-collectives-to-mpi` lowers it.
+  }];
+  let arguments = (ins Arg<StaticShapeMemRefOf<[F32]>, "", [MemRead]>:$source,
+                       Arg<StaticShapeMemRefOf<[F32]>, "", [MemWrite]>:$target);
+  let hasVerifier = 1;
+  let assemblyFormat = "$source `,` $target attr-dict `:` type($source) `,` type($target)";
+}
+
 def Tfm_BufferAllReduceOp : Tfm_Op<"buffer_all_reduce"> {
   let summary = "the bufferized tfm.all_reduce: sums `source` into `target`";
   let description = [{

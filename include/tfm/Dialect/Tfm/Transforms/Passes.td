@@ -107,10 +107,15 @@ def TfmTensorParallel : Pass<"tfm-tensor-parallel", "ModuleOp"> {
     rows, down columns), the router is replicated (every rank routes a
     token alike), and a `tfm.all_reduce` sums the experts' partial outputs.
 
+    The LM head is vocab-parallel: each rank computes the logits of
+    `V / ranks` tokens (its rows of the weight), and a `tfm.all_gather`
+    gives every rank all of them. A vocabulary the ranks do not divide, or
+    a head tied to the embedding, stays whole on every rank.
+
     A size that does not divide (query heads, key/value heads, an MLP's or
     an expert's width) is an error naming the op. Blocks of other structure
     (a norm over all heads' features, as OLMo2's q_norm) stay replicated,
-    as do embeddings, norms and the LM head. `ranks = 1` leaves the module
+    as do embeddings and norms. `ranks = 1` leaves the module
     as it is; a module already partitioned for `ranks` too.
   }];
   let options = [
