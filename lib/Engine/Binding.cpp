@@ -322,32 +322,42 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   }
 }
 
-/// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 along K,
-/// column by column (W(:, n)), and keeps the half the format names, in
-/// panels (tfm.param_pack with format "q8_0_values" or "q8_0_scales"; see
-/// tfm/Runtime/EntrySignature.h): V[j, b, t, r] or S[j, b, r] of column
-/// j * panel + r, zero past N.
-static void packQ8_0(const PackedLayout &layout, const char *source,
-                     char *out, uint64_t numBytes) {
+/// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 or Q4_0
+/// along K, column by column (W(:, n)), and keeps the half the format names,
+/// in panels (tfm.param_pack with format "q8_0_values", "q8_0_scales",
+/// "q4_0_values" or "q4_0_scales"; see tfm/Runtime/EntrySignature.h):
+/// V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte) or S[j, b, r] of
+/// column j * panel + r, zero past N.
+static void packBlocks(const PackedLayout &layout, const char *source,
+                       char *out, uint64_t numBytes) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
   int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
+  bool q4 = layout.quant == PackedLayout::Quant::Q4_0Values ||
+            layout.quant == PackedLayout::Quant::Q4_0Scales;
+  // Bytes of values per column: one per weight, or one per two.
+  int64_t valueBytes = q4 ? k / 2 : k;
   const float *w = reinterpret_cast<const float *>(source);
   std::vector<float> column(k);
-  std::vector<int8_t> values(k);
+  std::vector<int8_t> values(valueBytes);
   std::vector<uint16_t> scales(blocks);
-  bool keepValues = layout.quant == PackedLayout::Quant::Q8_0Values;
+  bool keepValues = layout.quant == PackedLayout::Quant::Q8_0Values ||
+                    layout.quant == PackedLayout::Quant::Q4_0Values;
   std::memset(out, 0, numBytes);
   int8_t *v = reinterpret_cast<int8_t *>(out);
   uint16_t *s = reinterpret_cast<uint16_t *>(out);
   for (int64_t col = 0; col < n; ++col) {
     for (int64_t kk = 0; kk < k; ++kk)
       column[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
-    quantizeQ8_0(column.data(), k, values.data(), scales.data());
+    if (q4)
+      quantizeQ4_0(column.data(), k, reinterpret_cast<uint8_t *>(values.data()),
+                   scales.data());
+    else
+      quantizeQ8_0(column.data(), k, values.data(), scales.data());
     int64_t j = col / panel, r = col % panel;
     if (keepValues) {
-      for (int64_t kk = 0; kk < k; ++kk)
-        v[(j * k + kk) * panel + r] = values[kk];
+      for (int64_t byte = 0; byte < valueBytes; ++byte)
+        v[(j * valueBytes + byte) * panel + r] = values[byte];
     } else {
       for (int64_t b = 0; b < blocks; ++b)
         s[(j * blocks + b) * panel + r] = scales[b];
@@ -355,11 +365,11 @@ static void packQ8_0(const PackedLayout &layout, const char *source,
   }
 }
 
-/// A row-major f32 matrix replaced, in place, by the dequantized Q8_0
-/// blocks of its lines along `axis` (a tfm.param_quant parameter bound as
-/// it is).
-static void roundTripQ8_0(llvm::ArrayRef<int64_t> shape, int64_t axis,
-                          char *data) {
+/// A row-major f32 matrix replaced, in place, by the dequantized Q8_0 (or
+/// Q4_0) blocks of its lines along `axis` (a tfm.param_quant parameter
+/// bound as it is).
+static void roundTripBlocks(llvm::ArrayRef<int64_t> shape, int64_t axis,
+                            bool q4, char *data) {
   int64_t cols = shape[1], k = shape[axis], lines = shape[1 - axis];
   float *w = reinterpret_cast<float *>(data);
   std::vector<float> line(k);
@@ -371,8 +381,14 @@ static void roundTripQ8_0(llvm::ArrayRef<int64_t> shape, int64_t axis,
   for (int64_t l = 0; l < lines; ++l) {
     for (int64_t i = 0; i < k; ++i)
       line[i] = at(l, i);
-    quantizeQ8_0(line.data(), k, values.data(), scales.data());
-    dequantizeQ8_0(values.data(), scales.data(), k, line.data());
+    if (q4) {
+      auto *nibbles = reinterpret_cast<uint8_t *>(values.data());
+      quantizeQ4_0(line.data(), k, nibbles, scales.data());
+      dequantizeQ4_0(nibbles, scales.data(), k, line.data());
+    } else {
+      quantizeQ8_0(line.data(), k, values.data(), scales.data());
+      dequantizeQ8_0(values.data(), scales.data(), k, line.data());
+    }
     for (int64_t i = 0; i < k; ++i)
       at(l, i) = line[i];
   }
@@ -477,7 +493,8 @@ bindParameter(const EntrySignature &sig, size_t i,
   std::memcpy((*copy)->get(), bound->data, bound->numBytes);
   bound->storage = std::move(*copy);
   bound->data = bound->storage->get();
-  roundTripQ8_0(arg.shape, arg.quantAxis, static_cast<char *>(bound->data));
+  roundTripBlocks(arg.shape, arg.quantAxis, arg.quantQ4_0,
+                  static_cast<char *>(bound->data));
   return bound;
 }
 
@@ -505,7 +522,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
       return storage.takeError();
     result.storage = std::move(*storage);
     if (arg.packed->quant != PackedLayout::Quant::None)
-      packQ8_0(*arg.packed, source, result.storage->get(), numBytes);
+      packBlocks(*arg.packed, source, result.storage->get(), numBytes);
     else if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
     else if (getDTypeSize(arg.dtype) == 2)
@@ -628,7 +645,9 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
     // by the gather and as f16 by the GPU's LM head).
     std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
     if (arg.quantAxis >= 0)
-      key += llvm::formatv("#q8_0({0})", arg.quantAxis).str();
+      key += llvm::formatv("#{0}({1})", arg.quantQ4_0 ? "q4_0" : "q8_0",
+                           arg.quantAxis)
+                 .str();
     if (arg.shard)
       key += llvm::formatv("#shard({0},{1},{2})", arg.shard->axis,
                            llvm::join(llvm::map_range(arg.shard->pieces,
@@ -650,6 +669,10 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
                                ? ",q8_0_values"
                            : arg.packed->quant == PackedLayout::Quant::Q8_0Scales
                                ? ",q8_0_scales"
+                           : arg.packed->quant == PackedLayout::Quant::Q4_0Values
+                               ? ",q4_0_values"
+                           : arg.packed->quant == PackedLayout::Quant::Q4_0Scales
+                               ? ",q4_0_scales"
                            : arg.packed->amxParts == 3 ? ",amx_bf16x3"
                            : arg.packed->amxParts == 1 ? ",amx_bf16"
                            : arg.packed->kPairs        ? ",bf16_pairs"

@@ -162,8 +162,11 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
       Attribute format = pack.get("format");
       auto formatName = dyn_cast_or_null<StringAttr>(format);
+      bool q4 = formatName &&
+                (formatName.getValue() == kQ4_0ValuesWeightFormat ||
+                 formatName.getValue() == kQ4_0ScalesWeightFormat);
       bool quantized =
-          formatName && (formatName.getValue() == kQ8_0ValuesWeightFormat ||
+          formatName && (q4 || formatName.getValue() == kQ8_0ValuesWeightFormat ||
                          formatName.getValue() == kQ8_0ScalesWeightFormat);
       bool knownFormat =
           !format || quantized ||
@@ -186,15 +189,18 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         packed.panel = panel.getInt();
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
-        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat;
-        packed.quant = values ? PackedLayout::Quant::Q8_0Values
-                              : PackedLayout::Quant::Q8_0Scales;
+        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat ||
+                      formatName.getValue() == kQ4_0ValuesWeightFormat;
+        packed.quant = q4 ? (values ? PackedLayout::Quant::Q4_0Values
+                                    : PackedLayout::Quant::Q4_0Scales)
+                          : (values ? PackedLayout::Quant::Q8_0Values
+                                    : PackedLayout::Quant::Q8_0Scales);
         int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
         int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
         int64_t panels = (n + packed.panel - 1) / packed.panel;
         llvm::SmallVector<int64_t, 4> expected{panels, k / 32};
         if (values)
-          expected.push_back(32);
+          expected.push_back(q4 ? 16 : 32);
         expected.push_back(packed.panel);
         bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
                             arg.concatAxis == 1;
@@ -204,8 +210,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            "needs a K that 32 divides and an argument {4}",
                            what, packed.fileShape[0], packed.fileShape[1],
                            formatName.getValue(),
-                           values ? llvm::formatv("i8 {0}x{1}x32x{2}", panels,
-                                                  k / 32, packed.panel)
+                           values ? llvm::formatv("i8 {0}x{1}x{2}x{3}", panels,
+                                                  k / 32, q4 ? 16 : 32,
+                                                  packed.panel)
                                         .str()
                                   : llvm::formatv("f16 {0}x{1}x{2}", panels,
                                                   k / 32, packed.panel)
@@ -216,10 +223,12 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
-                         "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\"",
+                         "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
+                         "\"{6}\" | \"{7}\"",
                          what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
                          kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
-                         kQ8_0ScalesWeightFormat);
+                         kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
+                         kQ4_0ScalesWeightFormat);
       if (!quantized) {
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
@@ -308,6 +317,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          "matrix whose dimension along the blocks 32 divides",
                          what);
       arg.quantAxis = weightQuant.getAxis();
+      arg.quantQ4_0 = weightQuant.getFormat() == QuantFormat::q4_0;
     }
     // Parameters may legitimately repeat (a tied embedding passed twice);
     // two inputs with one name could never be told apart.

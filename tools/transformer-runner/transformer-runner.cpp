@@ -4,7 +4,7 @@
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner (MODEL_DIR | config.json --weights model.safetensors)
-//       [--dtype f32|bf16|f16] [--quantize q8_0]
+//       [--dtype f32|bf16|f16] [--quantize q8_0|q4_0]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
@@ -216,12 +216,14 @@ static cl::opt<std::string> pipelineOptions(
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
              "fuse-qkv=0'"), cl::cat(runnerCategory));
 static cl::opt<std::string> quantize(
-    "quantize", cl::value_desc("q8_0"),
+    "quantize", cl::value_desc("q8_0|q4_0"),
     cl::desc("Hold the projection weights (linear layers, an untied LM "
              "head) quantized, from any f32/bf16/f16 checkpoint, when bound: "
              "q8_0 (llama.cpp's Q8_0: blocks of 32 int8 with an f16 scale, "
-             "1.0625 bytes a weight; activations stay f32). CPU only; the "
-             "CPU pipeline's quantize= option"),
+             "1.0625 bytes a weight) or q4_0 (llama.cpp's Q4_0: blocks of 32 "
+             "4-bit integers with an f16 scale, 0.5625 bytes a weight); "
+             "activations stay f32. CPU only; the CPU pipeline's quantize= "
+             "option"),
     cl::cat(runnerCategory));
 static cl::opt<int64_t> tensorParallel(
     "tensor-parallel", cl::init(1), cl::value_desc("N"),
@@ -539,8 +541,9 @@ static std::string checkCommandLine() {
     fail(llvm::formatv("--device '{0}': expected cpu or cuda", device));
   if (device == "cpu" && chip.getNumOccurrences())
     fail("--chip applies to --device cuda");
-  if (quantize.getNumOccurrences() && quantize != "q8_0")
-    fail(llvm::formatv("--quantize '{0}': expected q8_0", quantize));
+  if (quantize.getNumOccurrences() && quantize != "q8_0" &&
+      quantize != "q4_0")
+    fail(llvm::formatv("--quantize '{0}': expected q8_0 or q4_0", quantize));
   if (quantize.getNumOccurrences() && device == "cuda")
     fail("--quantize applies to --device cpu (quantized GPU kernels are not "
          "built yet)");

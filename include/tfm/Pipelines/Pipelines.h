@@ -228,7 +228,7 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(1)};
   PassOptions::Option<std::string> quantize{
       *this, "quantize",
-      llvm::cl::desc("Hold the projection weights quantized: q8_0 "
+      llvm::cl::desc("Hold the projection weights quantized: q8_0 or q4_0 "
                      "(--tfm-quantize-weights; bound as int8 blocks with f16 "
                      "scales, read by the Q8_0 micro-kernel; changes the "
                      "signature). Empty: as the model declares them"),

@@ -43,9 +43,12 @@ namespace tfm::runtime {
 /// bound as one half of its Q8_0 blocks along K (tfm/Runtime/Quantize.h),
 /// column n being W(:, n), in panels: its int8 values [J, K / 32, 32,
 /// panel], V[j, b, t, r] at K step 32 b + t of column j * panel + r, or its
-/// scales' f16 bits [J, K / 32, panel]; zero past N.
+/// scales' f16 bits [J, K / 32, panel]; zero past N. Q4_0's
+/// (`"q4_0_values"`, `"q4_0_scales"`) likewise, its values [J, K / 32, 16,
+/// panel] bytes as llama.cpp's blocks hold them (byte u of block b: K steps
+/// 32 b + u and 32 b + 16 + u in its low and high nibble).
 struct PackedLayout {
-  enum class Quant { None, Q8_0Values, Q8_0Scales };
+  enum class Quant { None, Q8_0Values, Q8_0Scales, Q4_0Values, Q4_0Scales };
   bool outIn = false;
   int64_t panel = 1;
   int64_t amxParts = 0;
@@ -98,6 +101,8 @@ struct EntryArgument {
   /// dimension its Q8_0 blocks run along (else -1). Its value is the
   /// dequantized weights, so it is bound quantized and dequantized again.
   int64_t quantAxis = -1;
+  /// Its block format: Q4_0 when set, else Q8_0.
+  bool quantQ4_0 = false;
   /// Set for a rank's slice of a tensor-parallel parameter.
   std::optional<ShardSlice> shard;
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32

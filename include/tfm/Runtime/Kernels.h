@@ -32,6 +32,11 @@ namespace mlir::tfm::runtime {
 /// S[j, b, r] for panels j in [j0, j1). P is 8, 16 or 32; A's and C's rows
 /// are unit-stride, V and S contiguous.
 inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
+/// The Q4_0 matmul's, tfm_q4_0_matmul_<isa>: the same operands with V
+/// [J, K/32, 16, P] i8, byte u of a block holding K steps u and u + 16 of
+/// column r in its low and high nibble (each weight (q - 8) times its
+/// block's scale).
+inline constexpr llvm::StringLiteral kQ4_0MatmulPrefix = "tfm_q4_0_matmul_";
 
 struct KernelSymbol {
   llvm::StringRef name;

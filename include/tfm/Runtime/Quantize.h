@@ -30,6 +30,23 @@ void quantizeQ8_0(const float *weights, int64_t k, int8_t *values,
 void dequantizeQ8_0(const int8_t *values, const uint16_t *scales, int64_t k,
                     float *weights);
 
+/// Q4_0 (llama.cpp's name): blocks of 32 weights, each (q - 8) * d for a
+/// 4-bit q and one f16 scale d per block.
+inline constexpr int64_t kQ4_0BlockSize = 32;
+
+/// Quantizes `k` weights (a multiple of 32) to Q4_0: per block, 16 bytes
+/// to `values` (byte u holding weight u in its low nibble and weight u + 16
+/// in its high one) and the scale's f16 bits to `scales`. Bit for bit
+/// llama.cpp's quantize_row_q4_0_ref: d = (the block's weight of largest
+/// magnitude, the first of equals) / -8, rounded to f16; q = min(15,
+/// trunc(w * (1/d) + 8.5)), with the reciprocal of the unrounded d.
+void quantizeQ4_0(const float *weights, int64_t k, uint8_t *values,
+                  uint16_t *scales);
+
+/// The weights a Q4_0 row stands for: (q - 8) * its block's scale.
+void dequantizeQ4_0(const uint8_t *values, const uint16_t *scales, int64_t k,
+                    float *weights);
+
 } // namespace mlir::tfm::runtime
 
 #endif // TFM_RUNTIME_QUANTIZE_H

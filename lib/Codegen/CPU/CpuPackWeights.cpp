@@ -42,7 +42,11 @@
 //
 // over (m, j, r, b, t), marked tfm.quantized_matmul: exact with respect to
 // the dequantized weights, and run by a micro-kernel
-// (tfm-cpu-lower-quantized-matmuls).
+// (tfm-cpu-lower-quantized-matmuls). A Q4_0 weight likewise, its values two
+// K steps a byte as llama.cpp's blocks hold them, V [J, K/32, 16, P] (byte
+// u: steps u and u + 16 in its low and high nibble; formats "q4_0_values"
+// and "q4_0_scales"), the generic over (m, j, r, b, h, u) unpacking nibble
+// h of byte u.
 //
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
@@ -420,7 +424,68 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
                                   initType));
 }
 
-/// Reads each Q8_0 weight of `func`'s matmuls from its values and scales
+/// The matmul `op` over Q4_0 weights in panels of `panel` columns, as the
+/// generic over (m, j, r, b, h, u), K step 32 b + 16 h + u,
+///   C[m, j, r] += A[m, b, h, u]
+///                 * (sitofp(((V[j, b, u, r] >> 4 h) & 15) - 8) * S[j, b, r])
+/// with V's byte u of a block holding steps u (low nibble) and u + 16 (high
+/// nibble), as llama.cpp's blocks do.
+static void rewriteToQuantizedQ4_0(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   Value values, Value scales, int64_t panel) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
+  constexpr int64_t kBlock = 32, kHalf = 16;
+  Type f32 = rewriter.getF32Type();
+  Value blocks = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, k / kBlock, 2, kHalf}, f32), a,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value initPanels = viewAsPanels(rewriter, loc, init, panel);
+  AffineExpr dm, dj, dr, db, dh, du;
+  bindDims(ctx, dm, dj, dr, db, dh, du);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(6, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps{map({dm, db, dh, du}), map({dj, db, du, dr}),
+                              map({dj, db, dr}), map({dm, dj, dr})};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{initPanels.getType()},
+      ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+        Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
+        // The nibble of step 16 h + u: (byte >> 4 h) & 15, minus 8.
+        Value h = arith::IndexCastOp::create(
+            b, l, i8, linalg::IndexOp::create(b, l, 4));
+        Value shift = arith::MulIOp::create(
+            b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
+        Value nibble = arith::AndIOp::create(
+            b, l, arith::ShRUIOp::create(b, l, args[1], shift),
+            arith::ConstantIntOp::create(b, l, i8, 15));
+        Value q = arith::SubIOp::create(
+            b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
+        Value weight = arith::MulFOp::create(
+            b, l, arith::SIToFPOp::create(b, l, f32, q),
+            arith::ExtFOp::create(b, l, f32, args[2]));
+        Value product = arith::MulFOp::create(b, l, args[0], weight);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
+      });
+  generic->setAttr(kQuantizedMatmulAttrName,
+                   rewriter.getStringAttr(
+                       stringifyQuantFormat(QuantFormat::q4_0)));
+  rewriter.replaceOp(op,
+                     viewAsMatrix(rewriter, loc, generic.getResult(0),
+                                  initType));
+}
+
+/// Reads each Q8_0 or Q4_0 weight of `func`'s matmuls from its values and scales
 /// in panels of the micro-kernel's width (two new arguments right after
 /// it); the weight goes when nothing else reads it.
 static LogicalResult quantizeWeights(func::FuncOp func) {
@@ -482,21 +547,26 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
         return Value(func.getArgument(at));
       };
       int64_t panels = llvm::divideCeil(n, panel);
+      bool q4 = quant.getFormat() == QuantFormat::q4_0;
+      // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block).
       FailureOr<Value> v = argument(
           index + 1,
-          RankedTensorType::get({panels, k / 32, 32, panel},
+          RankedTensorType::get({panels, k / 32, q4 ? 16 : 32, panel},
                                 b.getIntegerType(8)),
-          kQ8_0ValuesWeightFormat);
+          q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat);
       FailureOr<Value> s = argument(
           index + 2,
           RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
-          kQ8_0ScalesWeightFormat);
+          q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat);
       if (failed(v) || failed(s))
         return failure();
       values = *v;
       scales = *s;
     }
-    rewriteToQuantized(rewriter, op, values, scales, panel);
+    if (quant.getFormat() == QuantFormat::q4_0)
+      rewriteToQuantizedQ4_0(rewriter, op, values, scales, panel);
+    else
+      rewriteToQuantized(rewriter, op, values, scales, panel);
   }
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[key, args] : bound)

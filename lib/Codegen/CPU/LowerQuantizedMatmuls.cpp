@@ -1,8 +1,8 @@
 //===- LowerQuantizedMatmuls.cpp - quantized GEMMs as micro-kernel calls --===//
 //
-// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0 weights
+// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0 or Q4_0 weights
 // (tfm.quantized_matmul, from tfm-cpu-pack-weights) becomes an scf.forall
-// over blocks of C's columns calling the Q8_0 micro-kernel of the target's
+// over blocks of C's columns calling the micro-kernel of its format for the target's
 // instruction set (see the pass description in Passes.td).
 //
 //===----------------------------------------------------------------------===//
@@ -87,8 +87,10 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name,
   return kernel;
 }
 
-static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
-  // A [M, K/32, 32], V [J, K/32, 32, P], S [J, K/32, P], C [M, J, P].
+static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa,
+                                 QuantFormat format) {
+  // A [M, K/32, 32] (Q4_0: [M, K/32, 2, 16]), V [J, K/32, 32 or 16, P],
+  // S [J, K/32, P], C [M, J, P].
   Value a = op.getDpsInputOperand(0)->get();
   Value values = op.getDpsInputOperand(1)->get();
   Value scales = op.getDpsInputOperand(2)->get();
@@ -97,9 +99,12 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
   auto vType = dyn_cast<MemRefType>(values.getType());
   auto sType = dyn_cast<MemRefType>(scales.getType());
   auto cType = dyn_cast<MemRefType>(c.getType());
+  bool q4 = format == QuantFormat::q4_0;
   if (!aType || !vType || !sType || !cType || !aType.hasStaticShape() ||
       !cType.hasStaticShape() || !vType.hasStaticShape() ||
-      cType.getRank() != 3 || !hasInnerStrides(aType, {32, 1}) ||
+      cType.getRank() != 3 ||
+      !hasInnerStrides(aType, q4 ? ArrayRef<int64_t>{32, 16, 1}
+                                 : ArrayRef<int64_t>{32, 1}) ||
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
@@ -114,13 +119,20 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa) {
   ModuleOp module = op->getParentOfType<ModuleOp>();
   OpBuilder b(op);
   Location loc = op.getLoc();
+  // The kernels take A's K as [K/32, 32] either way.
+  if (q4)
+    a = memref::CollapseShapeOp::create(
+        b, loc, a, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
   SmallVector<Value> memrefs{a, values, scales, c};
   SmallVector<Type> types;
   for (Value memref : memrefs)
     types.push_back(getDynamicType(cast<MemRefType>(memref.getType())));
   types.append(2, b.getIndexType());
   func::FuncOp kernel = getKernel(
-      module, (runtime::kQ8_0MatmulPrefix + isa).str(), types);
+      module,
+      ((q4 ? runtime::kQ4_0MatmulPrefix : runtime::kQ8_0MatmulPrefix) + isa)
+          .str(),
+      types);
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)},
@@ -149,18 +161,19 @@ struct LowerQuantizedMatmulsPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::GenericOp> matmuls;
+    SmallVector<std::pair<linalg::GenericOp, QuantFormat>> matmuls;
     module.walk([&](linalg::GenericOp op) {
-      auto format = op->getAttrOfType<StringAttr>(kQuantizedMatmulAttrName);
-      if (format && format.getValue() == stringifyQuantFormat(QuantFormat::q8_0) &&
-          op.hasPureBufferSemantics())
-        matmuls.push_back(op);
+      auto name = op->getAttrOfType<StringAttr>(kQuantizedMatmulAttrName);
+      std::optional<QuantFormat> format =
+          name ? symbolizeQuantFormat(name.getValue()) : std::nullopt;
+      if (format && op.hasPureBufferSemantics())
+        matmuls.push_back({op, *format});
     });
     if (matmuls.empty())
       return;
     StringRef isa = getQuantizedKernelTarget(module).isa;
-    for (linalg::GenericOp op : matmuls)
-      lowerQuantizedMatmul(op, isa);
+    for (auto [op, format] : matmuls)
+      lowerQuantizedMatmul(op, isa, format);
   }
 };
 } // namespace

@@ -26,15 +26,20 @@ template <typename T, int N> struct MemRef {
   T *data() const { return aligned + offset; }
 };
 
-/// Panels [j0, j1) of C[M, J, P] += A[M, K/32, 32] . W, W the Q8_0 values
-/// V[J, K/32, 32, P] times their scales S[J, K/32, P], by the variant of
-/// the widest instruction set that both this CPU and `widest` (the plan's:
-/// 0 SSE2, 1 AVX2, 2 AVX-512) allow and that has code for P columns. The
-/// compiler passes A and C with unit-stride rows and V, S contiguous
-/// (tfm-cpu-lower-quantized-matmuls).
-void runQ8_0Matmul(int widest, MemRef<float, 3> *a, MemRef<int8_t, 4> *v,
-                   MemRef<uint16_t, 3> *s, MemRef<float, 3> *c, int64_t j0,
-                   int64_t j1) {
+using Variant = bool (*)(const float *, const int8_t *, const uint16_t *,
+                        float *, int64_t, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int64_t);
+
+/// Panels [j0, j1) of C[M, J, P] += A[M, K/32, 32] . W, W the Q8_0 or Q4_0
+/// values V[J, K/32, 32 or 16, P] times their scales S[J, K/32, P], by the
+/// variant (`variants`: SSE2, AVX2, AVX-512) of the widest instruction set
+/// that both this CPU and `widest` (the plan's: 0 SSE2, 1 AVX2, 2 AVX-512)
+/// allow and that has code for P columns. The compiler passes A and C with
+/// unit-stride rows and V, S contiguous (tfm-cpu-lower-quantized-matmuls).
+void runBlockMatmul(const Variant (&variants)[3], int widest,
+                    MemRef<float, 3> *a, MemRef<int8_t, 4> *v,
+                    MemRef<uint16_t, 3> *s, MemRef<float, 3> *c, int64_t j0,
+                    int64_t j1) {
   static const int host = __builtin_cpu_supports("avx512f")   ? 2
                           : __builtin_cpu_supports("avx2") &&
                                   __builtin_cpu_supports("fma") &&
@@ -46,26 +51,31 @@ void runQ8_0Matmul(int widest, MemRef<float, 3> *a, MemRef<int8_t, 4> *v,
   auto args = std::make_tuple(a->data(), v->data(), s->data(), c->data(),
                               a->strides[0], c->strides[0], a->sizes[0], k,
                               panel, j0, j1);
-  int isa = std::min(widest, host);
-  if (isa >= 2 && std::apply(q8_0MatmulAvx512, args))
-    return;
-  if (isa >= 1 && std::apply(q8_0MatmulAvx2, args))
-    return;
-  if (!std::apply(q8_0MatmulSse2, args))
-    std::abort(); // tfm-cpu-pack-weights packs panels of 8, 16 or 32.
+  for (int isa = std::min(widest, host); isa >= 0; --isa)
+    if (std::apply(variants[isa], args))
+      return;
+  std::abort(); // tfm-cpu-pack-weights packs panels of 8, 16 or 32.
 }
+
+constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
+                                      q8_0MatmulAvx512};
+constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
+                                      q4_0MatmulAvx512};
 } // namespace
 
-#define TFM_Q8_0_MATMUL(NAME, WIDEST)                                          \
+#define TFM_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                               \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
                        MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,           \
                        int64_t j0, int64_t j1) {                               \
-    runQ8_0Matmul(WIDEST, a, v, s, c, j0, j1);                                 \
+    runBlockMatmul(VARIANTS, WIDEST, a, v, s, c, j0, j1);                      \
   }
-TFM_Q8_0_MATMUL(_mlir_ciface_tfm_q8_0_matmul_sse2, 0)
-TFM_Q8_0_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx2, 1)
-TFM_Q8_0_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx512, 2)
-#undef TFM_Q8_0_MATMUL
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_matmul_sse2, kQ8_0Variants, 0)
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx2, kQ8_0Variants, 1)
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx512, kQ8_0Variants, 2)
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_sse2, kQ4_0Variants, 0)
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx2, kQ4_0Variants, 1)
+TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
+#undef TFM_BLOCK_MATMUL
 
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
@@ -76,6 +86,12 @@ mlir::tfm::runtime::getKernelSymbols() {
        reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_avx2)},
       {"_mlir_ciface_tfm_q8_0_matmul_avx512",
        reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_avx512)},
+      {"_mlir_ciface_tfm_q4_0_matmul_sse2",
+       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_sse2)},
+      {"_mlir_ciface_tfm_q4_0_matmul_avx2",
+       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_avx2)},
+      {"_mlir_ciface_tfm_q4_0_matmul_avx512",
+       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_avx512)},
   };
   return symbols;
 }

@@ -1,14 +1,17 @@
-"""Q8_0 weights (transformer-runner --quantize q8_0) against llama.cpp's
-quantizer (gguf-py's numpy port of it, pinned in the reference venv).
+"""Q8_0 and Q4_0 weights (transformer-runner --quantize q8_0|q4_0) against
+llama.cpp's quantizer (gguf-py's numpy port of it, pinned in the reference
+venv). FORMAT is q8_0 (the default) or q4_0.
 
-  q8_0.py model DIR S      a small model (linear + bias, ReLU, an out_in
+  q8_0.py model DIR S [FORMAT]
+                           a small model (linear + bias, ReLU, an out_in
                            linear with K = 288 > one 256-step panel, residual,
                            LM head of 100 columns) for S tokens: DIR/model.mlir,
                            DIR/w.safetensors, DIR/x.npy; DIR/dequantized.safetensors
                            (the same weights quantized by llama.cpp's rules and
                            dequantized) and DIR/expected.npy (the model in
                            float64 on them)
-  q8_0.py identity DIR     y = I W for weights of assorted magnitudes (zero,
+  q8_0.py identity DIR [FORMAT]
+                           y = I W for weights of assorted magnitudes (zero,
                            tiny, subnormal-scale and large blocks): y is the
                            dequantized W exactly; DIR/expected.npy is
                            gguf-py's dequantize(quantize(W))
@@ -25,12 +28,21 @@ from safetensors.numpy import save_file
 D, HIDDEN, VOCAB = 64, 288, 100
 
 
+FORMAT = GGMLQuantizationType.Q8_0
+
+
 def llama_cpp_q8_0(w):
-    """The weights llama.cpp's Q8_0 stores for w, along its last dimension,
-    dequantized (int8 times the f16 scale, exact in float32)."""
-    packed = quants.quantize(np.ascontiguousarray(w, np.float32),
-                             GGMLQuantizationType.Q8_0)
-    return quants.dequantize(packed, GGMLQuantizationType.Q8_0).reshape(w.shape)
+    """The weights llama.cpp's Q8_0 (or FORMAT) stores for w, along its last
+    dimension, dequantized (the integer times the f16 scale, exact in
+    float32)."""
+    packed = quants.quantize(np.ascontiguousarray(w, np.float32), FORMAT)
+    return quants.dequantize(packed, FORMAT).reshape(w.shape)
+
+
+def set_format(name):
+    global FORMAT
+    FORMAT = {"q8_0": GGMLQuantizationType.Q8_0,
+              "q4_0": GGMLQuantizationType.Q4_0}[name]
 
 
 def model(out, s):
@@ -82,6 +94,8 @@ def identity(out):
     w[1, :32] *= 1e-6                 # a scale far below 2^-14: f16 subnormal
     w[2, :32] *= 3e4                  # large weights
     w[3, 32:64] = np.float32(0.5)     # a constant block: every value 127
+    w[5, 64:96] = -w[5, 64:96]        # a negative extreme: Q4_0's d > 0
+    w[6, 96:128] = np.float32(-0.25)  # equal magnitudes: the first decides
     w[4, :] = np.round(w[4, :] * 127) / 127   # ties near x.5 after scaling
     save_file({"w": w}, f"{out}/w.safetensors")
     np.save(f"{out}/x.npy", np.eye(k, dtype=np.float32)[None])
@@ -121,6 +135,8 @@ def exact(a, b):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd in ("model", "identity") and len(args) > (2 if cmd == "model" else 1):
+        set_format(args.pop())
     {"model": lambda: model(args[0], int(args[1])),
      "identity": lambda: identity(args[0]),
      "close": lambda: close(*args),

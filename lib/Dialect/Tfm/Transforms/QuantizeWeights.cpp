@@ -77,7 +77,7 @@ struct QuantizeWeightsPass
     if (!format) {
       getOperation().emitError()
           << "tfm-quantize-weights: unknown scheme '" << scheme
-          << "' (supported: q8_0)";
+          << "' (supported: q8_0, q4_0)";
       return signalPassFailure();
     }
     for (auto func : getOperation().getOps<func::FuncOp>())

@@ -59,6 +59,11 @@ inline constexpr llvm::StringLiteral kParamQuantAttrName = "tfm.param_quant";
 /// [N, K / 32] (f16), weight row n being output column n.
 inline constexpr llvm::StringLiteral kQ8_0ValuesWeightFormat = "q8_0_values";
 inline constexpr llvm::StringLiteral kQ8_0ScalesWeightFormat = "q8_0_scales";
+/// The same for a Q4_0 weight: its 4-bit values, two K steps a byte as
+/// llama.cpp's blocks hold them ([N, K / 32, 16] bytes, byte u of a block
+/// holding steps u and u + 16 in its low and high nibble), and its scales.
+inline constexpr llvm::StringLiteral kQ4_0ValuesWeightFormat = "q4_0_values";
+inline constexpr llvm::StringLiteral kQ4_0ScalesWeightFormat = "q4_0_scales";
 /// On a parameter of a tensor-parallel module: the #tfm.shard slice of its
 /// weight-file tensor each rank binds (tfm-tensor-parallel). Verified by
 /// the dialect.

@@ -132,7 +132,8 @@ def Tfm_GpuKernelAttr : AttrDef<Tfm_Dialect, "GpuKernel"> {
 
 def Tfm_QuantFormat : I32EnumAttr<"QuantFormat",
     "block format of quantized weights", [
-      I32EnumAttrCase<"q8_0", 0>
+      I32EnumAttrCase<"q8_0", 0>,
+      I32EnumAttrCase<"q4_0", 1>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tfm";
@@ -150,7 +151,10 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
 
     - `format`: `q8_0` (llama.cpp's Q8_0): blocks of 32 weights, each an
       int8 times one f16 scale `d = max |w| / 127` of its block; 34 bytes
-      per 32 weights (tfm/Runtime/Quantize.h);
+      per 32 weights; `q4_0` (llama.cpp's Q4_0): blocks of 32 weights, each
+      `(q - 8) * d` for a 4-bit `q` and one f16 scale `d` (the block's
+      largest-magnitude weight over -8); 18 bytes per 32 weights
+      (tfm/Runtime/Quantize.h);
     - `axis`: the dimension of the stored matrix the blocks run along, the
       projection's K (0 for an `in_out` weight, 1 for `out_in`); its size
       is a multiple of 32.
@@ -165,9 +169,12 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
   let assemblyFormat = "`<` $format `,` `axis` `=` $axis `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Weights per block (32 for Q8_0) and the bytes a block stores.
+    /// Weights per block (32 for Q8_0 and Q4_0) and the bytes a block
+    /// stores (its integers and its f16 scale).
     int64_t getBlockSize() const { return 32; }
-    int64_t getBlockBytes() const { return 34; }
+    int64_t getBlockBytes() const {
+      return getFormat() == QuantFormat::q4_0 ? 18 : 34;
+    }
   }];
 }
 

@@ -57,7 +57,8 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
     Marks each f32 weight parameter that only `tfm.linear` and `tfm.lm_head`
     ops read (with one layout) with `tfm.param_quant = "<scheme>"`: whoever
     binds weights quantizes the weight-file tensor once, along K in blocks of
-    32 (`q8_0`: llama.cpp's Q8_0, bit for bit), and the code generator reads
+    32 (`q8_0`, `q4_0`: llama.cpp's Q8_0 and Q4_0, bit for bit), and the
+    code generator reads
     the blocks instead of f32 (tfm-cpu-pack-weights). The argument keeps its
     f32 type, whose value is now the dequantized weights: every lowering of
     the ops stays exact with respect to it, and the ledger counts the bytes
@@ -73,7 +74,7 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
   }];
   let options = [
     Option<"scheme", "scheme", "std::string", /*default=*/"\"q8_0\"",
-           "Block format: q8_0">,
+           "Block format: q8_0 or q4_0">,
   ];
 }
 

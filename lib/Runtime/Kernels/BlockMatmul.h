@@ -1,17 +1,20 @@
-//===- Q8_0Matmul.h - f32 rows times Q8_0 weights, W lanes wide -*- C++ -*-===//
+//===- BlockMatmul.h - f32 rows times Q8_0/Q4_0 weights ---------*- C++ -*-===//
 //
-// The body of tfm's Q8_0 matmul micro-kernels, written once over a vector
-// of W floats (clang's ext_vector_type); each translation unit that includes
-// it is compiled for one instruction set (Q8_0MatmulAvx2.cpp with -mavx2
-// -mfma -mf16c, ...), so the same code becomes that set's instructions.
+// The body of tfm's quantized matmul micro-kernels, written once over a
+// vector of W floats (clang's ext_vector_type); each translation unit that
+// includes it is compiled for one instruction set (BlockMatmulAvx2.cpp with
+// -mavx2 -mfma -mf16c, ...), so the same code becomes that set's
+// instructions.
 //
-// The weights come in panels of P = 2W output columns (tfm-cpu-pack-weights,
+// The weights come in panels of P output columns (tfm-cpu-pack-weights,
 // tfm/Runtime/Kernels.h): for panel j, K block b, step t and column r,
 //
-//   V[j, b, t, r] (int8)   S[j, b, r] (f16)   w = V * S, exact in f32
+//   Q8_0: V[j, b, t, r] (int8)                   S[j, b, r] (f16)
+//   Q4_0: V[j, b, t % 16, r] (two 4-bit q a byte: step t in the low nibble
+//         when t < 16, else the high one; w's integer is q - 8)
 //
-// so one K step of a panel is P contiguous int8 and one block's scales P
-// contiguous f16, and
+// and w = integer * S, exact in f32; one K step of a panel is P contiguous
+// bytes and one block's scales P contiguous f16, and
 //
 //   C[m, j * P + r] += sum_{b, t} A[m, b * 32 + t] * V[j, b, t, r] * S[j, b, r]
 //
@@ -28,8 +31,8 @@
 // weights".
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_RUNTIME_KERNELS_Q8_0MATMUL_H
-#define TFM_RUNTIME_KERNELS_Q8_0MATMUL_H
+#ifndef TFM_RUNTIME_KERNELS_BLOCKMATMUL_H
+#define TFM_RUNTIME_KERNELS_BLOCKMATMUL_H
 
 #include <algorithm>
 #include <cstdint>
@@ -58,10 +61,12 @@ inline float halfBitsToFloat(uint16_t h) {
   return value;
 }
 
-/// W lanes per vector, V vectors per panel (P = V W columns).
-template <int W, int V> struct Q8_0Matmul {
+/// W lanes per vector, V vectors per panel (P = V W columns); Q4: Q4_0
+/// weights, else Q8_0.
+template <int W, int V, bool Q4> struct BlockMatmul {
   using F = float __attribute__((ext_vector_type(W)));
   using Q = int8_t __attribute__((ext_vector_type(W)));
+  using U = uint8_t __attribute__((ext_vector_type(W)));
   static constexpr int64_t kBlock = 32;
   /// Columns per panel.
   static constexpr int kPanel = V * W;
@@ -83,10 +88,24 @@ template <int W, int V> struct Q8_0Matmul {
     return v;
   }
   static void store(float *p, F v) { std::memcpy(p, &v, sizeof v); }
-  static F widen(const int8_t *p) {
-    Q v;
-    std::memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, F);
+  /// Where K step kk of a panel's values starts (bytes), P columns apart.
+  static int64_t stepOffset(int64_t kk) {
+    if constexpr (Q4)
+      return ((kk / kBlock) * (kBlock / 2) + kk % (kBlock / 2)) * kPanel;
+    return kk * kPanel;
+  }
+  /// W weights' integers of K step kk, as floats.
+  static F widen(const int8_t *p, int64_t kk) {
+    if constexpr (Q4) {
+      U v;
+      std::memcpy(&v, p, sizeof v);
+      v = kk % kBlock < kBlock / 2 ? v & uint8_t(15) : v >> uint8_t(4);
+      return __builtin_convertvector(v, F) - F(8.0f);
+    } else {
+      Q v;
+      std::memcpy(&v, p, sizeof v);
+      return __builtin_convertvector(v, F);
+    }
   }
   /// W f16 scales as floats.
   static F scales(const uint16_t *p) {
@@ -121,8 +140,10 @@ template <int W, int V> struct Q8_0Matmul {
     const uint16_t *s;
     float *c;
     int64_t lda, ldc, m, k;
-    /// Panel j's values and scales.
-    const int8_t *values(int64_t j) const { return v + j * k * kPanel; }
+    /// Panel j's values (a byte a K step, or half a byte) and scales.
+    const int8_t *values(int64_t j) const {
+      return v + j * (Q4 ? k / 2 : k) * kPanel;
+    }
     const uint16_t *scalesOf(int64_t j) const {
       return s + j * (k / kBlock) * kPanel;
     }
@@ -144,12 +165,12 @@ template <int W, int V> struct Q8_0Matmul {
       for (int64_t t = 0; t < kBlock; ++t) {
         int64_t kk = b * kBlock + t;
         for (int p = 0; p < NP; ++p) {
-          const int8_t *q = o.values(j + p) + kk * kPanel;
+          const int8_t *q = o.values(j + p) + stepOffset(kk);
           if ((kk * kPanel) % 64 == 0)
             __builtin_prefetch(q + kPrefetchBytes);
           F w[V];
           for (int i = 0; i < V; ++i)
-            w[i] = widen(q + i * W) * scale[p][i];
+            w[i] = widen(q + i * W, kk) * scale[p][i];
           for (int r = 0; r < R; ++r) {
             F x = F(a[r * o.lda + kk]);
             for (int i = 0; i < V; ++i)
@@ -178,7 +199,7 @@ template <int W, int V> struct Q8_0Matmul {
   /// Panel j's K steps [k0, k0 + depth), dequantized into panel[kk][col].
   static void dequantizePanel(const Operands &o, int64_t j, int64_t k0,
                               int64_t depth, float *panel) {
-    const int8_t *q = o.values(j) + k0 * kPanel;
+    const int8_t *q = o.values(j);
     const uint16_t *s = o.scalesOf(j) + k0 / kBlock * kPanel;
     for (int64_t kk = 0; kk < depth; kk += kBlock) {
       F scale[V];
@@ -187,7 +208,7 @@ template <int W, int V> struct Q8_0Matmul {
       for (int64_t t = kk; t < kk + kBlock; ++t)
         for (int i = 0; i < V; ++i)
           store(panel + t * kPanel + i * W,
-                widen(q + t * kPanel + i * W) * scale[i]);
+                widen(q + stepOffset(k0 + t) + i * W, k0 + t) * scale[i]);
     }
   }
 
@@ -279,4 +300,4 @@ template <int W, int V> struct Q8_0Matmul {
 
 } // namespace tfm::kernels
 
-#endif // TFM_RUNTIME_KERNELS_Q8_0MATMUL_H
+#endif // TFM_RUNTIME_KERNELS_BLOCKMATMUL_H
