@@ -1,8 +1,9 @@
 """A Llama of TinyLlama-1.1B's shape (d 2048, 22 layers, 32 heads, 4 KV
 heads, FFN 5632, V 32000) with random weights, written twice with the same
 weights: a Hugging Face directory (config.json, model.safetensors in f32)
-for tfm, and GGUF files for llama.cpp in F32 and Q8_0 (gguf-py's quantizer,
-which is llama.cpp's; tfm's --quantize q8_0 stores the same blocks).
+for tfm, and GGUF files for llama.cpp in F32, Q8_0 and Q4_0 (gguf-py's
+quantizer, which is llama.cpp's; tfm's --quantize q8_0|q4_0 stores the same
+blocks).
 
   make_model.py OUT [--layers N] [--types f32,q8_0]   (run with the
   reference venv's python; --types "" writes the Hugging Face directory
@@ -85,8 +86,9 @@ for kind in filter(None, args.types.split(",")):
     w.add_head_count_kv(KV)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
-    w.add_file_type(LlamaFileType.ALL_F32 if kind == "f32"
-                    else LlamaFileType.MOSTLY_Q8_0)
+    w.add_file_type({"f32": LlamaFileType.ALL_F32,
+                     "q8_0": LlamaFileType.MOSTLY_Q8_0,
+                     "q4_0": LlamaFileType.MOSTLY_Q4_0}[kind])
     w.add_tokenizer_model("llama")
     w.add_token_list([b"<unk>", b"<s>", b"</s>"] +
                      [f"t{i}".encode() for i in range(3, V)])
@@ -96,9 +98,12 @@ for kind in filter(None, args.types.split(",")):
     w.add_eos_token_id(2)
     for gname, hname in gg.items():
         t = hf[hname]
-        if kind == "q8_0" and t.ndim == 2:
-            w.add_tensor(gname, quants.quantize(t, GGMLQuantizationType.Q8_0),
-                         raw_dtype=GGMLQuantizationType.Q8_0)
+        quant = {"q8_0": GGMLQuantizationType.Q8_0,
+                 "q4_0": GGMLQuantizationType.Q4_0}.get(kind)
+        # llama.cpp's own Q4_0 files keep the embedding and the output in
+        # Q4_0 too (--pure): all 2-D tensors quantized, as here.
+        if quant is not None and t.ndim == 2:
+            w.add_tensor(gname, quants.quantize(t, quant), raw_dtype=quant)
         else:
             w.add_tensor(gname, t)
     w.write_header_to_file()
