@@ -1,11 +1,12 @@
-"""What Q8_0 weights cost in accuracy, as llama.cpp's `llama-perplexity
---kl-divergence` reports it: on models/tiny-kjv (a trained byte-level
-Llama) over 16 x 256 = 4096 bytes of the KJV text (Debian's bible-kjv, the
-model's corpus), tfm's logits with --quantize q8_0 against its f32 logits:
-mean and max KL divergence per token, top-1 agreement, and each one's
-perplexity on the next byte.
+"""What Q8_0 and Q4_0 weights cost in accuracy, as llama.cpp's
+`llama-perplexity --kl-divergence` reports it: on models/tiny-kjv (a trained
+byte-level Llama) over 16 x 256 = 4096 bytes of the KJV text (Debian's
+bible-kjv, the model's corpus), tfm's logits with --quantize FORMAT against
+its f32 logits: mean and max KL divergence per token, top-1 agreement, and
+each one's perplexity on the next byte.
 
   build/reference-venv/bin/python bench/quant-accuracy.py [--runner PATH]
+      [--formats q8_0,q4_0]
 """
 import argparse
 import os
@@ -19,7 +20,9 @@ p = argparse.ArgumentParser()
 p.add_argument("--runner", default=os.path.join(root, "build", "bin",
                                                 "transformer-runner"))
 p.add_argument("--sequences", type=int, default=16)
+p.add_argument("--formats", default="q8_0,q4_0")
 args = p.parse_args()
+formats = args.formats.split(",")
 
 text = subprocess.run(["bible", "Gen1:1-Rev22:21"], capture_output=True,
                       check=True).stdout
@@ -32,7 +35,8 @@ model = os.path.join(root, "models", "tiny-kjv")
 with tempfile.TemporaryDirectory() as tmp:
     np.save(f"{tmp}/ids.npy", ids)
     logits = {}
-    for name, extra in (("f32", []), ("q8_0", ["--quantize", "q8_0"])):
+    for name, extra in [("f32", [])] + [(f, ["--quantize", f])
+                                        for f in formats]:
         subprocess.run([args.runner, f"{model}/config.json", "--weights",
                         f"{model}/model.safetensors", "--input-ids",
                         f"{tmp}/ids.npy", "--output", f"{tmp}/{name}.npy"]
@@ -45,9 +49,7 @@ def log_softmax(x):
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
-lp, lq = log_softmax(logits["f32"]), log_softmax(logits["q8_0"])
-kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
-top1 = (logits["f32"].argmax(-1) == logits["q8_0"].argmax(-1)).mean()
+lp = log_softmax(logits["f32"])
 targets = ids[:, 1:]
 
 
@@ -56,7 +58,12 @@ def perplexity(l):
     return float(np.exp(-picked.mean()))
 
 
-print(f"tokens: {kl.size} ({args.sequences} x {seq})")
-print(f"KL(f32 || q8_0): mean {kl.mean():.3g}, max {kl.max():.3g}")
-print(f"top-1 agreement: {100 * top1:.2f}%")
-print(f"perplexity: f32 {perplexity(lp):.4f}, q8_0 {perplexity(lq):.4f}")
+print(f"tokens: {lp.shape[0] * lp.shape[1]} ({args.sequences} x {seq}); "
+      f"perplexity f32 {perplexity(lp):.4f}")
+for name in formats:
+    lq = log_softmax(logits[name])
+    kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
+    top1 = (logits["f32"].argmax(-1) == logits[name].argmax(-1)).mean()
+    print(f"{name}: KL(f32 || {name}) mean {kl.mean():.3g}, max "
+          f"{kl.max():.3g}; top-1 agreement {100 * top1:.2f}%; perplexity "
+          f"{perplexity(lq):.4f}")

@@ -94,17 +94,20 @@ template <int W, int V, bool Q4> struct BlockMatmul {
       return ((kk / kBlock) * (kBlock / 2) + kk % (kBlock / 2)) * kPanel;
     return kk * kPanel;
   }
-  /// W weights' integers of K step kk, as floats.
-  static F widen(const int8_t *p, int64_t kk) {
+  /// W weights of K step kk: their integers times `scale`. Q4_0's
+  /// (q - 8) d is formed as fma(q, d, -8 d): the exact product, rounded
+  /// once, is the representable (q - 8) d, so it is the same float in one
+  /// operation fewer (decode is bound by these operations, not memory).
+  static F dequantize(const int8_t *p, int64_t kk, F scale) {
     if constexpr (Q4) {
       U v;
       std::memcpy(&v, p, sizeof v);
       v = kk % kBlock < kBlock / 2 ? v & uint8_t(15) : v >> uint8_t(4);
-      return __builtin_convertvector(v, F) - F(8.0f);
+      return fma(__builtin_convertvector(v, F), scale, scale * F(-8.0f));
     } else {
       Q v;
       std::memcpy(&v, p, sizeof v);
-      return __builtin_convertvector(v, F);
+      return __builtin_convertvector(v, F) * scale;
     }
   }
   /// W f16 scales as floats.
@@ -170,7 +173,7 @@ template <int W, int V, bool Q4> struct BlockMatmul {
             __builtin_prefetch(q + kPrefetchBytes);
           F w[V];
           for (int i = 0; i < V; ++i)
-            w[i] = widen(q + i * W, kk) * scale[p][i];
+            w[i] = dequantize(q + i * W, kk, scale[p][i]);
           for (int r = 0; r < R; ++r) {
             F x = F(a[r * o.lda + kk]);
             for (int i = 0; i < V; ++i)
@@ -208,7 +211,7 @@ template <int W, int V, bool Q4> struct BlockMatmul {
       for (int64_t t = kk; t < kk + kBlock; ++t)
         for (int i = 0; i < V; ++i)
           store(panel + t * kPanel + i * W,
-                widen(q + stepOffset(k0 + t) + i * W, k0 + t) * scale[i]);
+                dequantize(q + stepOffset(k0 + t) + i * W, k0 + t, scale[i]));
     }
   }
 
