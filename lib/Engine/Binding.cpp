@@ -398,6 +398,19 @@ static llvm::Expected<BoundArgument>
 bindStoredParameter(const EntrySignature &sig, size_t i,
                     const WeightSource &weights);
 
+/// The checkpoint's tensor of parameter `i`, or an error naming it.
+static llvm::Expected<const TensorView *>
+lookupTensor(const EntrySignature &sig, size_t i,
+             const WeightSource &weights) {
+  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  std::string name = weights.namePrefix + sig.arguments[i].name;
+  if (const TensorView *view = checkpoint.lookup(name))
+    return view;
+  return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
+                                 checkpoint.getPath(), name,
+                                 describeArgument(sig, i)));
+}
+
 /// The shape of the whole weight-file tensor a rank's slice `shape` is cut
 /// from.
 static llvm::SmallVector<int64_t, 4> getUnshardedShape(const ShardSlice &shard,
@@ -458,11 +471,10 @@ static llvm::Error bindShard(const EntrySignature &sig, size_t i,
   }
   const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + arg.name;
-  const TensorView *view = checkpoint.lookup(name);
-  if (!view)
-    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
-                                   checkpoint.getPath(), name,
-                                   describeArgument(sig, i)));
+  llvm::Expected<const TensorView *> found = lookupTensor(sig, i, weights);
+  if (!found)
+    return found.takeError();
+  const TensorView *view = *found;
   if (!isBindable(*view, arg, weights) ||
       llvm::ArrayRef(view->shape) != llvm::ArrayRef(fullShape))
     return makeError(llvm::formatv(
@@ -564,11 +576,10 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   }
   const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + arg.name;
-  const TensorView *view = checkpoint.lookup(name);
-  if (!view)
-    return makeError(llvm::formatv("{0}: no tensor '{1}' ({2})",
-                                   checkpoint.getPath(), name,
-                                   describeArgument(sig, i)));
+  llvm::Expected<const TensorView *> found = lookupTensor(sig, i, weights);
+  if (!found)
+    return found.takeError();
+  const TensorView *view = *found;
   if (!isBindable(*view, arg, weights) ||
       llvm::ArrayRef(view->shape) != fileShape)
     return makeError(llvm::formatv(

@@ -374,13 +374,18 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   rewriter.replaceOp(op, viewAsMatrix(rewriter, loc, product, initType));
 }
 
-/// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 weights in
-/// panels of `panel` columns, as the generic
-///   C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
-/// with C viewed as [M, J, P] (padded with zero columns, sliced back, when P
-/// does not divide N).
+/// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 or Q4_0 weights
+/// in panels of `panel` columns, as a generic with C viewed as [M, J, P]
+/// (padded with zero columns, sliced back, when P does not divide N):
+///   Q8_0, over (m, j, r, b, t), K step 32 b + t:
+///     C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
+///   Q4_0, over (m, j, r, b, h, u), K step 32 b + 16 h + u, V's byte u of a
+///   block holding steps u and u + 16 in its low and high nibble:
+///     C[m, j, r] += A[m, b, h, u]
+///                   * (sitofp(((V[j, b, u, r] >> 4 h) & 15) - 8) * S[j, b, r])
 static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
-                               Value values, Value scales, int64_t panel) {
+                               Value values, Value scales, int64_t panel,
+                               QuantFormat format) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(op);
@@ -390,96 +395,66 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  Type f32 = rewriter.getF32Type();
+  bool q4 = format == QuantFormat::q4_0;
+  // A's K as the generic's reduction dims: [K/32, 32] or [K/32, 2, 16].
+  SmallVector<int64_t> blockShape{m, k / kBlock};
+  if (q4)
+    blockShape.append({2, kBlock / 2});
+  else
+    blockShape.push_back(kBlock);
+  ReassociationIndices kDims{1, 2};
+  if (q4)
+    kDims.push_back(3);
   Value blocks = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, k / kBlock, kBlock}, f32), a,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+      rewriter, loc, RankedTensorType::get(blockShape, rewriter.getF32Type()),
+      a, ArrayRef<ReassociationIndices>{{0}, kDims});
   Value initPanels = viewAsPanels(rewriter, loc, init, panel);
-  AffineExpr dm, dj, dr, db, dt;
-  bindDims(ctx, dm, dj, dr, db, dt);
+  unsigned numDims = q4 ? 6 : 5;
+  SmallVector<AffineExpr> d;
+  for (unsigned i = 0; i < numDims; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
   auto map = [&](ArrayRef<AffineExpr> results) {
-    return AffineMap::get(5, 0, results, ctx);
+    return AffineMap::get(numDims, 0, results, ctx);
   };
-  SmallVector<AffineMap> maps{map({dm, db, dt}), map({dj, db, dt, dr}),
-                              map({dj, db, dr}), map({dm, dj, dr})};
+  // dm, dj, dr, db, then t (Q8_0) or h, u (Q4_0).
+  SmallVector<AffineMap> maps =
+      q4 ? SmallVector<AffineMap>{map({d[0], d[3], d[4], d[5]}),
+                                  map({d[1], d[3], d[5], d[2]}),
+                                  map({d[1], d[3], d[2]}),
+                                  map({d[0], d[1], d[2]})}
+         : SmallVector<AffineMap>{map({d[0], d[3], d[4]}),
+                                  map({d[1], d[3], d[4], d[2]}),
+                                  map({d[1], d[3], d[2]}),
+                                  map({d[0], d[1], d[2]})};
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.append(2, utils::IteratorType::reduction);
+  iterators.append(numDims - 3, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{initPanels.getType()},
       ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
-      iterators, [](OpBuilder &b, Location l, ValueRange args) {
-        Type f32 = b.getF32Type();
-        Value weight = arith::MulFOp::create(
-            b, l, arith::SIToFPOp::create(b, l, f32, args[1]),
-            arith::ExtFOp::create(b, l, f32, args[2]));
-        Value product = arith::MulFOp::create(b, l, args[0], weight);
-        linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
-      });
-  generic->setAttr(kQuantizedMatmulAttrName,
-                   rewriter.getStringAttr(
-                       stringifyQuantFormat(QuantFormat::q8_0)));
-  rewriter.replaceOp(op,
-                     viewAsMatrix(rewriter, loc, generic.getResult(0),
-                                  initType));
-}
-
-/// The matmul `op` over Q4_0 weights in panels of `panel` columns, as the
-/// generic over (m, j, r, b, h, u), K step 32 b + 16 h + u,
-///   C[m, j, r] += A[m, b, h, u]
-///                 * (sitofp(((V[j, b, u, r] >> 4 h) & 15) - 8) * S[j, b, r])
-/// with V's byte u of a block holding steps u (low nibble) and u + 16 (high
-/// nibble), as llama.cpp's blocks do.
-static void rewriteToQuantizedQ4_0(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   Value values, Value scales, int64_t panel) {
-  Location loc = op.getLoc();
-  MLIRContext *ctx = rewriter.getContext();
-  rewriter.setInsertionPoint(op);
-  Value a = op.getDpsInputOperand(0)->get();
-  Value init = op.getDpsInitOperand(0)->get();
-  auto aType = cast<RankedTensorType>(a.getType());
-  auto initType = cast<RankedTensorType>(init.getType());
-  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
-  constexpr int64_t kBlock = 32, kHalf = 16;
-  Type f32 = rewriter.getF32Type();
-  Value blocks = tensor::ExpandShapeOp::create(
-      rewriter, loc, RankedTensorType::get({m, k / kBlock, 2, kHalf}, f32), a,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  Value initPanels = viewAsPanels(rewriter, loc, init, panel);
-  AffineExpr dm, dj, dr, db, dh, du;
-  bindDims(ctx, dm, dj, dr, db, dh, du);
-  auto map = [&](ArrayRef<AffineExpr> results) {
-    return AffineMap::get(6, 0, results, ctx);
-  };
-  SmallVector<AffineMap> maps{map({dm, db, dh, du}), map({dj, db, du, dr}),
-                              map({dj, db, dr}), map({dm, dj, dr})};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.append(3, utils::IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initPanels.getType()},
-      ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
-      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+      iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
         Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
-        // The nibble of step 16 h + u: (byte >> 4 h) & 15, minus 8.
-        Value h = arith::IndexCastOp::create(
-            b, l, i8, linalg::IndexOp::create(b, l, 4));
-        Value shift = arith::MulIOp::create(
-            b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
-        Value nibble = arith::AndIOp::create(
-            b, l, arith::ShRUIOp::create(b, l, args[1], shift),
-            arith::ConstantIntOp::create(b, l, i8, 15));
-        Value q = arith::SubIOp::create(
-            b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
+        Value integer = args[1];
+        if (q4) {
+          // The nibble of step 16 h + u: (byte >> 4 h) & 15, minus 8.
+          Value h = arith::IndexCastOp::create(
+              b, l, i8, linalg::IndexOp::create(b, l, 4));
+          Value shift = arith::MulIOp::create(
+              b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
+          Value nibble = arith::AndIOp::create(
+              b, l, arith::ShRUIOp::create(b, l, integer, shift),
+              arith::ConstantIntOp::create(b, l, i8, 15));
+          integer = arith::SubIOp::create(
+              b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
+        }
         Value weight = arith::MulFOp::create(
-            b, l, arith::SIToFPOp::create(b, l, f32, q),
+            b, l, arith::SIToFPOp::create(b, l, f32, integer),
             arith::ExtFOp::create(b, l, f32, args[2]));
         Value product = arith::MulFOp::create(b, l, args[0], weight);
         linalg::YieldOp::create(
             b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
       });
   generic->setAttr(kQuantizedMatmulAttrName,
-                   rewriter.getStringAttr(
-                       stringifyQuantFormat(QuantFormat::q4_0)));
+                   rewriter.getStringAttr(stringifyQuantFormat(format)));
   rewriter.replaceOp(op,
                      viewAsMatrix(rewriter, loc, generic.getResult(0),
                                   initType));
@@ -563,10 +538,8 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       values = *v;
       scales = *s;
     }
-    if (quant.getFormat() == QuantFormat::q4_0)
-      rewriteToQuantizedQ4_0(rewriter, op, values, scales, panel);
-    else
-      rewriteToQuantized(rewriter, op, values, scales, panel);
+    rewriteToQuantized(rewriter, op, values, scales, panel,
+                       quant.getFormat());
   }
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[key, args] : bound)
