@@ -459,6 +459,20 @@ static llvm::Error bindShard(const EntrySignature &sig, size_t i,
   const ShardSlice &shard = *arg.shard;
   llvm::SmallVector<int64_t, 4> fullShape = getUnshardedShape(shard, fileShape);
   DType fileDType = arg.fileDType();
+  // A fused parameter (--tfm-fuse-qkv of column-parallel projections): its
+  // parts concatenated, each then one piece of the slice.
+  if (weights.checkpoint && !arg.parts.empty()) {
+    auto full = AlignedBuffer::allocate(
+        *getNumBytes(fullShape, getDTypeSize(fileDType)));
+    if (!full)
+      return full.takeError();
+    if (llvm::Error err =
+            concatenateParts(sig, i, fullShape, weights, (*full)->get()))
+      return err;
+    copyShard(shard, weights.rank, fullShape, (*full)->get(), fileDType, out,
+              fileDType);
+    return llvm::Error::success();
+  }
   if (!weights.checkpoint) {
     auto full = AlignedBuffer::allocate(
         *getNumBytes(fullShape, getDTypeSize(fileDType)));

@@ -292,13 +292,15 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
           arg.packed ? llvm::ArrayRef<int64_t>(arg.packed->fileShape)
                      : llvm::ArrayRef<int64_t>(arg.shape);
       if (!param || !slice || !ranks || ranks.getInt() < 1 ||
-          !arg.parts.empty() || slice.getAxis() >= int64_t(fileShape.size()) ||
+          (!arg.parts.empty() && arg.concatAxis != slice.getAxis()) ||
+          slice.getAxis() >= int64_t(fileShape.size()) ||
           fileShape[slice.getAxis()] != slice.getSliceExtent() ||
           llvm::any_of(slice.getShards(), [&](int64_t count) {
             return ranks.getInt() % count != 0;
           }))
-        return makeError("{0}: tfm.param_shard needs tfm.param (not fused "
-                         "from parts), a module with tfm.tensor_parallel "
+        return makeError("{0}: tfm.param_shard needs tfm.param (parts "
+                         "concatenated along its axis), a module with "
+                         "tfm.tensor_parallel "
                          "whose ranks its shard counts divide, and the "
                          "slice's extent along its axis",
                          what);

@@ -132,3 +132,28 @@ func.func @not_parameters(%x: tensor<1x3x32xf32>, %w: tensor<32x32xf32>) -> tens
   %a = tfm.attention %qh, %kh, %vh : (tensor<1x2x3x16xf32>, tensor<1x2x3x16xf32>, tensor<1x2x3x16xf32>) -> tensor<1x2x3x16xf32>
   return %a : tensor<1x2x3x16xf32>
 }
+
+// -----
+
+// A rank's column-parallel q/k/v slices (tfm-tensor-parallel) fuse into the
+// rank's slice of the concatenation, the parts its pieces; k/v replicated
+// over the ranks keep their own block counts.
+// CHECK-LABEL: func.func @rank_slices
+// CHECK-SAME: tensor<24x32xf32> {tfm.param = "concat(q, k, v)", tfm.param_concat_axis = 0 : i64, tfm.param_parts = ["q", "k", "v"], tfm.param_shard = #tfm.shard<axis = 0, pieces = [32, 16, 16], shards = [4, 2, 2]>}
+// CHECK: tfm.linear %{{.*}} {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<24x32xf32>) -> tensor<1x3x24xf32>
+module attributes {tfm.tensor_parallel = 4 : i64} {
+  func.func @rank_slices(%x: tensor<1x3x32xf32> {tfm.input = "x"},
+      %wq: tensor<8x32xf32> {tfm.param = "q", tfm.param_shard = #tfm.shard<axis = 0, pieces = [32], shards = [4]>},
+      %wk: tensor<8x32xf32> {tfm.param = "k", tfm.param_shard = #tfm.shard<axis = 0, pieces = [16], shards = [2]>},
+      %wv: tensor<8x32xf32> {tfm.param = "v", tfm.param_shard = #tfm.shard<axis = 0, pieces = [16], shards = [2]>})
+      -> tensor<1x1x3x8xf32> {
+    %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<8x32xf32>) -> tensor<1x3x8xf32>
+    %k = tfm.linear %x, %wk {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<8x32xf32>) -> tensor<1x3x8xf32>
+    %v = tfm.linear %x, %wv {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<8x32xf32>) -> tensor<1x3x8xf32>
+    %qh = tfm.split_heads %q {num_heads = 1 : i64} : (tensor<1x3x8xf32>) -> tensor<1x1x3x8xf32>
+    %kh = tfm.split_heads %k {num_heads = 1 : i64} : (tensor<1x3x8xf32>) -> tensor<1x1x3x8xf32>
+    %vh = tfm.split_heads %v {num_heads = 1 : i64} : (tensor<1x3x8xf32>) -> tensor<1x1x3x8xf32>
+    %a = tfm.attention %qh, %kh, %vh : (tensor<1x1x3x8xf32>, tensor<1x1x3x8xf32>, tensor<1x1x3x8xf32>) -> tensor<1x1x3x8xf32>
+    return %a : tensor<1x1x3x8xf32>
+  }
+}

@@ -46,15 +46,32 @@ struct QKVGroup {
   std::array<LinearOp, 3> projections;
 };
 
-/// A weight parameter bound from one tensor as it is: not a rank's slice
-/// (tfm.param_shard), which the binder cuts from its own tensor. Fusing
-/// those would need a slice per part.
 bool isParameter(Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || getParamName(v).empty())
-    return false;
-  auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return fn && !fn.getArgAttr(arg.getArgNumber(), kParamShardAttrName);
+  return isa<BlockArgument>(v) && !getParamName(v).empty();
+}
+
+/// The rank's slice a parameter is (tfm.param_shard of a tensor-parallel
+/// module), or null.
+ShardAttr getShard(Value v) {
+  auto arg = cast<BlockArgument>(v);
+  auto fn = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return fn.getArgAttrOfType<ShardAttr>(arg.getArgNumber(),
+                                        kParamShardAttrName);
+}
+
+/// Whether `parts` can be concatenated along `axis` into one parameter:
+/// whole tensors, or every one a rank's slice of one piece cut along that
+/// axis (a column-parallel projection's), so that the fused parameter is a
+/// slice of the concatenation with the parts as its pieces.
+bool areConcatenable(ArrayRef<Value> parts, int64_t axis) {
+  int sharded = 0;
+  for (Value part : parts)
+    if (ShardAttr shard = getShard(part)) {
+      if (shard.getAxis() != axis || shard.getPieces().size() != 1)
+        return false;
+      ++sharded;
+    }
+  return sharded == 0 || sharded == int(parts.size());
 }
 
 std::optional<QKVGroup> matchGroup(AttentionOp attention) {
@@ -73,6 +90,11 @@ std::optional<QKVGroup> matchGroup(AttentionOp attention) {
         (p.getBias() && !isParameter(p.getBias())))
       return std::nullopt;
   }
+  int64_t axis = q.getLayout() == WeightLayout::in_out ? 1 : 0;
+  if (!areConcatenable({q.getWeight(), k.getWeight(), v.getWeight()}, axis) ||
+      (q.getBias() &&
+       !areConcatenable({q.getBias(), k.getBias(), v.getBias()}, 0)))
+    return std::nullopt;
   return group;
 }
 
@@ -84,12 +106,17 @@ Value addConcatenatedParameter(func::FuncOp fn, ArrayRef<Value> parts,
   SmallVector<int64_t> shape(first.getShape());
   shape[axis] = 0;
   SmallVector<Attribute> names;
+  SmallVector<int64_t> pieces, counts;
   std::string label = "concat(";
   for (Value part : parts) {
     shape[axis] += cast<RankedTensorType>(part.getType()).getDimSize(axis);
     StringRef name = getParamName(part);
     names.push_back(StringAttr::get(fn.getContext(), name));
     label += (names.size() > 1 ? ", " : "") + name.str();
+    if (ShardAttr shard = getShard(part)) {
+      pieces.push_back(shard.getPieces().front());
+      counts.push_back(shard.getShards().front());
+    }
   }
   label += ")";
   Builder b(fn.getContext());
@@ -97,6 +124,11 @@ Value addConcatenatedParameter(func::FuncOp fn, ArrayRef<Value> parts,
   attrs.set(kParamAttrName, b.getStringAttr(label));
   attrs.set(kParamPartsAttrName, b.getArrayAttr(names));
   attrs.set(kParamConcatAxisAttrName, b.getI64IntegerAttr(axis));
+  // Rank slices of the parts: the rank's slice of their concatenation,
+  // each part one piece of it.
+  if (!pieces.empty())
+    attrs.set(kParamShardAttrName,
+              ShardAttr::get(fn.getContext(), axis, pieces, counts));
   unsigned index = fn.getNumArguments();
   if (failed(fn.insertArgument(
           index, RankedTensorType::get(shape, first.getElementType()),
