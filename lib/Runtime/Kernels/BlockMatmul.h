@@ -301,6 +301,37 @@ template <int W, int V, bool Q4> struct BlockMatmul {
   }
 };
 
+/// Runs the kernel whose panel, W x V columns for one of `Vs`, is `panel`
+/// wide; false if none is (each instruction set's translation unit lists
+/// the vectors per panel it has code for).
+template <int W, bool Q4, int... Vs>
+bool runPanel(int64_t panel, const float *a, const int8_t *v,
+              const uint16_t *s, float *c, int64_t lda, int64_t ldc, int64_t m,
+              int64_t k, int64_t j0, int64_t j1) {
+  return ((panel == W * Vs &&
+           (BlockMatmul<W, Vs, Q4>::run(a, v, s, c, lda, ldc, m, k, j0, j1),
+            true)) ||
+          ...);
+}
+
 } // namespace tfm::kernels
+
+/// Defines an instruction set's two entry points (Kernels.h), q8_0Matmul
+/// ISA and q4_0Matmul ISA, for panels of W x V columns, V in the rest.
+#define TFM_DEFINE_BLOCK_MATMULS(ISA, W, ...)                                  \
+  bool tfm::kernels::q8_0Matmul##ISA(                                          \
+      const float *a, const int8_t *v, const uint16_t *s, float *c,            \
+      int64_t lda, int64_t ldc, int64_t m, int64_t k, int64_t panel,           \
+      int64_t j0, int64_t j1) {                                                \
+    return runPanel<W, false, __VA_ARGS__>(panel, a, v, s, c, lda, ldc, m, k,  \
+                                           j0, j1);                            \
+  }                                                                            \
+  bool tfm::kernels::q4_0Matmul##ISA(                                          \
+      const float *a, const int8_t *v, const uint16_t *s, float *c,            \
+      int64_t lda, int64_t ldc, int64_t m, int64_t k, int64_t panel,           \
+      int64_t j0, int64_t j1) {                                                \
+    return runPanel<W, true, __VA_ARGS__>(panel, a, v, s, c, lda, ldc, m, k,   \
+                                          j0, j1);                             \
+  }
 
 #endif // TFM_RUNTIME_KERNELS_BLOCKMATMUL_H

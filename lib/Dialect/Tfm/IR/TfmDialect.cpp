@@ -28,6 +28,20 @@ void TfmDialect::initialize() {
       >();
 }
 
+/// The function whose argument `argIndex` carries parameter attribute
+/// `name`, or an error unless that argument is a `tfm.param`.
+static FailureOr<FunctionOpInterface>
+getParamFunction(Operation *op, unsigned regionIndex, unsigned argIndex,
+                 StringRef name) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (fn && regionIndex == 0 && fn.getArgAttr(argIndex, kParamAttrName))
+    return fn;
+  op->emitOpError() << "argument #" << argIndex << ": '" << name
+                    << "' applies to function arguments annotated with '"
+                    << kParamAttrName << "'";
+  return failure();
+}
+
 /// `tfm.param_quant`: a #tfm.quant, on a parameter that is an f32 matrix
 /// whose K (the attribute's axis) its blocks divide.
 static LogicalResult verifyParamQuant(Operation *op, unsigned regionIndex,
@@ -39,16 +53,13 @@ static LogicalResult verifyParamQuant(Operation *op, unsigned regionIndex,
                              << kParamQuantAttrName
                              << "' must be a #tfm.quant attribute, got "
                              << attribute.getValue();
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
-    return op->emitOpError() << "argument #" << argIndex << ": '"
-                             << kParamQuantAttrName
-                             << "' applies to function arguments annotated "
-                                "with '"
-                             << kParamAttrName << "'";
+  FailureOr<FunctionOpInterface> fn =
+      getParamFunction(op, regionIndex, argIndex, kParamQuantAttrName);
+  if (failed(fn))
+    return failure();
   // A tensor, or the memref it becomes when bufferized (lowered further,
   // the argument is a pointer, which says nothing).
-  Type argType = fn.getArgumentTypes()[argIndex];
+  Type argType = fn->getArgumentTypes()[argIndex];
   if (!isa<TensorType, BaseMemRefType>(argType))
     return success();
   auto type = cast<ShapedType>(argType);
@@ -80,32 +91,26 @@ static LogicalResult verifyParamShard(Operation *op, unsigned regionIndex,
                              << kParamShardAttrName
                              << "' must be a #tfm.shard attribute, got "
                              << attribute.getValue();
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
-    return op->emitOpError() << "argument #" << argIndex << ": '"
-                             << kParamShardAttrName
-                             << "' applies to function arguments annotated "
-                                "with '"
-                             << kParamAttrName << "'";
-  auto module = op->getParentOfType<ModuleOp>();
-  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
-                            kTensorParallelAttrName)
-                      : IntegerAttr();
+  FailureOr<FunctionOpInterface> fn =
+      getParamFunction(op, regionIndex, argIndex, kParamShardAttrName);
+  if (failed(fn))
+    return failure();
+  std::optional<int64_t> ranks = getTensorParallelRanks(op);
   if (!ranks)
     return op->emitOpError() << "argument #" << argIndex << ": '"
                              << kParamShardAttrName
                              << "' needs a module with '"
                              << kTensorParallelAttrName << "'";
   for (int64_t count : shard.getShards())
-    if (ranks.getInt() % count)
+    if (*ranks % count)
       return op->emitOpError()
              << "argument #" << argIndex << ": " << shard << " divides a piece "
              << "into " << count << " blocks, which does not divide the "
-             << ranks.getInt() << " ranks";
+             << *ranks << " ranks";
   // Before bufferization the tensor type is the slice; packed arguments
   // (tfm.param_pack) carry their own shapes and are checked when bound.
-  auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[argIndex]);
-  if (!type || fn.getArgAttr(argIndex, kParamPackAttrName))
+  auto type = dyn_cast<RankedTensorType>(fn->getArgumentTypes()[argIndex]);
+  if (!type || fn->getArgAttr(argIndex, kParamPackAttrName))
     return success();
   if (shard.getAxis() >= type.getRank() ||
       type.getDimSize(shard.getAxis()) != shard.getSliceExtent())
@@ -134,14 +139,8 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                              << kParamDTypeAttrName
                              << "' must be a float type (the element type of "
                                 "the parameter's tensor in the weight file)";
-  auto fn = dyn_cast<FunctionOpInterface>(op);
-  if (!fn || regionIndex != 0 || !fn.getArgAttr(argIndex, kParamAttrName))
-    return op->emitOpError() << "argument #" << argIndex << ": '"
-                             << kParamDTypeAttrName
-                             << "' applies to function arguments annotated "
-                                "with '"
-                             << kParamAttrName << "'";
-  return success();
+  return failure(
+      failed(getParamFunction(op, regionIndex, argIndex, kParamDTypeAttrName)));
 }
 
 LogicalResult TfmDialect::verifyOperationAttribute(Operation *op,
@@ -250,6 +249,16 @@ static std::pair<FunctionOpInterface, unsigned> getFunctionArgument(Value v) {
   if (!fn || arg.getOwner() != &fn.getFunctionBody().front())
     return {};
   return {fn, arg.getArgNumber()};
+}
+
+std::optional<int64_t> mlir::tfm::getTensorParallelRanks(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  if (auto ranks = module->getAttrOfType<IntegerAttr>(kTensorParallelAttrName))
+    return ranks.getInt();
+  return std::nullopt;
 }
 
 StringRef mlir::tfm::getParamName(Value v) {

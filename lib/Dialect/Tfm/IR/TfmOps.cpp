@@ -632,17 +632,18 @@ int64_t MoEOp::getFlopCount() {
 //===----------------------------------------------------------------------===//
 
 /// The ranks of the module around `op`, or an error naming the attribute.
-static FailureOr<int64_t> getTensorParallelRanks(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
-                            kTensorParallelAttrName)
-                      : IntegerAttr();
-  if (!ranks) {
-    op->emitOpError() << "is only valid in a module with '"
-                      << kTensorParallelAttrName << "' (its ranks)";
-    return failure();
-  }
-  return ranks.getInt();
+static FailureOr<int64_t> verifyTensorParallelRanks(Operation *op) {
+  if (std::optional<int64_t> ranks = getTensorParallelRanks(op))
+    return *ranks;
+  op->emitOpError() << "is only valid in a module with '"
+                    << kTensorParallelAttrName << "' (its ranks)";
+  return failure();
+}
+
+/// What a ring all-reduce of `bytes` sends from each of `op`'s ranks.
+static int64_t getRingAllReduceBytes(Operation *op, int64_t bytes) {
+  int64_t n = getTensorParallelRanks(op).value_or(1);
+  return bytes * 2 * (n - 1) / n;
 }
 
 LogicalResult AllReduceOp::verify() {
@@ -655,21 +656,16 @@ LogicalResult AllReduceOp::verify() {
                            << "] of " << input.getElementType()
                            << " (the input's last dimension), got " << type;
   }
-  return success(succeeded(getTensorParallelRanks(*this)));
+  return success(succeeded(verifyTensorParallelRanks(*this)));
 }
 
 int64_t AllReduceOp::getFlopCount() { return 0; }
 
 int64_t AllReduceOp::getCommunicationBytes() {
-  auto module = (*this)->getParentOfType<ModuleOp>();
-  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
-                            kTensorParallelAttrName)
-                      : IntegerAttr();
   RankedTensorType type = tensorType(getInput());
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  int64_t n = ranks ? ranks.getInt() : 1;
-  return bytes * 2 * (n - 1) / n;
+  return getRingAllReduceBytes(
+      *this, type.getNumElements() *
+                 llvm::divideCeil(type.getElementTypeBitWidth(), 8));
 }
 
 LogicalResult BufferAllReduceOp::verify() {
@@ -677,7 +673,7 @@ LogicalResult BufferAllReduceOp::verify() {
     return emitOpError() << "source " << getSource().getType()
                          << " and target " << getTarget().getType()
                          << " must have one shape";
-  return success(succeeded(getTensorParallelRanks(*this)));
+  return success(succeeded(verifyTensorParallelRanks(*this)));
 }
 
 /// "<what> must be <n>x the source's last dimension" unless `target` is
@@ -696,7 +692,7 @@ static LogicalResult checkGathered(Operation *op, ShapedType source,
 }
 
 LogicalResult AllGatherOp::verify() {
-  FailureOr<int64_t> ranks = getTensorParallelRanks(*this);
+  FailureOr<int64_t> ranks = verifyTensorParallelRanks(*this);
   if (failed(ranks))
     return failure();
   return checkGathered(*this, tensorType(getInput()), tensorType(getResult()),
@@ -706,19 +702,13 @@ LogicalResult AllGatherOp::verify() {
 int64_t AllGatherOp::getFlopCount() { return 0; }
 
 int64_t AllGatherOp::getCommunicationBytes() {
-  // Lowered as a sum of the gathered size (see the op's description).
-  auto module = (*this)->getParentOfType<ModuleOp>();
-  auto ranks = module ? module->getAttrOfType<IntegerAttr>(
-                            kTensorParallelAttrName)
-                      : IntegerAttr();
-  RankedTensorType type = tensorType(getResult());
-  int64_t bytes = type.getNumElements() * 4;
-  int64_t n = ranks ? ranks.getInt() : 1;
-  return bytes * 2 * (n - 1) / n;
+  // Lowered as an f32 sum of the gathered size (see the op's description).
+  return getRingAllReduceBytes(*this,
+                               tensorType(getResult()).getNumElements() * 4);
 }
 
 LogicalResult BufferAllGatherOp::verify() {
-  FailureOr<int64_t> ranks = getTensorParallelRanks(*this);
+  FailureOr<int64_t> ranks = verifyTensorParallelRanks(*this);
   if (failed(ranks))
     return failure();
   return checkGathered(*this, getSource().getType(), getTarget().getType(),

@@ -232,9 +232,8 @@ static void printText(raw_ostream &os, FunctionOpInterface fn,
      << " (results alive at once, returned ones excluded)\n";
   os << "KV cache: " << withSeparators(ledger.total.kvCacheBytesPerToken)
      << " bytes per token per sequence\n";
-  if (auto ranks = fn->getParentOfType<ModuleOp>()->getAttrOfType<IntegerAttr>(
-          kTensorParallelAttrName))
-    os << "tensor parallel: " << ranks.getInt()
+  if (std::optional<int64_t> ranks = getTensorParallelRanks(fn))
+    os << "tensor parallel: " << *ranks
        << " ranks; the counts above are one rank's; each rank sends "
        << withSeparators(ledger.total.communicationBytes) << " bytes in "
        << ledger.total.collectives << " all-reduces ("

@@ -46,6 +46,10 @@ inline bool isPerSequencePosition(Value position) {
 /// The weight-file name of `v` if it is a function argument annotated with
 /// `tfm.param`, or an empty string.
 llvm::StringRef getParamName(Value v);
+
+/// The ranks of the tensor-parallel module `op` is (in): its
+/// `tfm.tensor_parallel`, or none.
+std::optional<int64_t> getTensorParallelRanks(Operation *op);
 /// The element type of `v`'s tensor in the weight file: its
 /// `tfm.param_dtype` if it is a parameter that has one, else `v`'s own.
 Type getParamStorageElementType(Value v);
