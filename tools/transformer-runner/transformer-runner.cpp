@@ -859,8 +859,6 @@ int main(int argc, char **argv) {
     if (!gpuChip.empty())
       fail("--tensor-parallel runs on the CPU (MPI) for now; the GPU's "
            "(NCCL) is not implemented");
-    if (!artifact.empty() || !emitArtifact.empty())
-      fail("--tensor-parallel applies to JIT-compiled models, not artifacts");
     const runtime::MpiWorld &world = check(runtime::initMpiWorld(tensorParallel));
     // A failing rank ends the job rather than leave the others waiting in
     // a collective.

@@ -1,4 +1,6 @@
 // RUN: transformer-opt %s --tfm-tensor-parallel=ranks=3 --split-input-file --verify-diagnostics
+// RUN: not transformer-opt %s --tfm-tensor-parallel=ranks=0 --split-input-file 2>&1 | FileCheck %s --check-prefix=RANKS
+// RANKS: error: tfm-tensor-parallel: ranks must be at least 1, got 0
 
 // Sizes that do not divide over the ranks are errors naming the op.
 func.func @heads(%x: tensor<1x3x32xf32> {tfm.input = "x"},
@@ -57,4 +59,31 @@ func.func @expert_width(%x: tensor<1x4x16xf32> {tfm.input = "x"},
 
 // expected-error @+1 {{tfm-tensor-parallel: the module is already partitioned (2 : i64)}}
 module attributes {tfm.tensor_parallel = 2 : i64} {
+}
+
+// -----
+
+// A divided projection's weight must be a parameter the binder can cut.
+func.func @computed_weight(%x: tensor<1x3x32xf32> {tfm.input = "x"},
+    %wu: tensor<48x32xbf16> {tfm.param = "up_proj.weight"},
+    %wd: tensor<32x48xf32> {tfm.param = "down_proj.weight"}) -> tensor<1x3x32xf32> {
+  %w = tfm.convert %wu : (tensor<48x32xbf16>) -> tensor<48x32xf32>
+  // expected-error @+1 {{tfm-tensor-parallel: the weights of a divided projection must be tfm.param arguments}}
+  %u = tfm.linear %x, %w {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<48x32xf32>) -> tensor<1x3x48xf32>
+  %h = tfm.silu %u : (tensor<1x3x48xf32>) -> tensor<1x3x48xf32>
+  %d = tfm.linear %h, %wd {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<32x48xf32>) -> tensor<1x3x32xf32>
+  return %d : tensor<1x3x32xf32>
+}
+
+// -----
+
+// A weight something else reads too cannot become one rank's slice.
+func.func @shared_weight(%x: tensor<1x3x32xf32> {tfm.input = "x"},
+    %wu: tensor<48x32xf32> {tfm.param = "up_proj.weight"},
+    %wd: tensor<32x48xf32> {tfm.param = "down_proj.weight"}) -> (tensor<1x3x32xf32>, tensor<48x32xf32>) {
+  // expected-error @+1 {{tfm-tensor-parallel: parameter 'up_proj.weight' is read by other ops than the projection it divides}}
+  %u = tfm.linear %x, %wu {layout = #tfm.layout<out_in>} : (tensor<1x3x32xf32>, tensor<48x32xf32>) -> tensor<1x3x48xf32>
+  %h = tfm.silu %u : (tensor<1x3x48xf32>) -> tensor<1x3x48xf32>
+  %d = tfm.linear %h, %wd {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<32x48xf32>) -> tensor<1x3x32xf32>
+  return %d, %wu : tensor<1x3x32xf32>, tensor<48x32xf32>
 }

@@ -466,7 +466,7 @@ struct TensorParallelPass
     if (ranks < 1) {
       module.emitError() << "tfm-tensor-parallel: ranks must be at least 1, "
                             "got "
-                         << ranks;
+                         << static_cast<int64_t>(ranks);
       return signalPassFailure();
     }
     if (ranks == 1)
