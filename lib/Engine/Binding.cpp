@@ -326,13 +326,14 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
 /// along K, column by column (W(:, n)), and keeps the half the format names,
 /// in panels (tfm.param_pack with format "q8_0_values", "q8_0_scales",
 /// "q4_0_values" or "q4_0_scales"; see tfm/Runtime/EntrySignature.h):
-/// V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte) or S[j, b, r] of
-/// column j * panel + r, zero past N.
+/// V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte; with group G, V[j,
+/// b, t / G, r, t % G]) or S[j, b, r] of column j * panel + r, zero past N.
 static void packBlocks(const PackedLayout &layout, const char *source,
                        char *out, uint64_t numBytes) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
   int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
+  int64_t group = layout.group;
   bool q4 = layout.quant == PackedLayout::Quant::Q4_0Values ||
             layout.quant == PackedLayout::Quant::Q4_0Scales;
   // Bytes of values per column: one per weight, or one per two.
@@ -357,7 +358,8 @@ static void packBlocks(const PackedLayout &layout, const char *source,
     int64_t j = col / panel, r = col % panel;
     if (keepValues) {
       for (int64_t byte = 0; byte < valueBytes; ++byte)
-        v[(j * valueBytes + byte) * panel + r] = values[byte];
+        v[(j * valueBytes + byte - byte % group) * panel + r * group +
+          byte % group] = values[byte];
     } else {
       for (int64_t b = 0; b < blocks; ++b)
         s[(j * blocks + b) * panel + r] = scales[b];
@@ -687,9 +689,10 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
                                       ","))
                  .str();
     if (arg.packed)
-      key += llvm::formatv("#packed({0},{1}{2})",
+      key += llvm::formatv("#packed({0},{1}{2}{3})",
                            arg.packed->outIn ? "out_in" : "in_out",
                            arg.packed->panel,
+                           arg.packed->group > 1 ? ",group4" : "",
                            arg.packed->quant == PackedLayout::Quant::Q8_0Values
                                ? ",q8_0_values"
                            : arg.packed->quant == PackedLayout::Quant::Q8_0Scales

@@ -61,6 +61,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   configure.amxBlockDepth = options.amxBlockDepth;
   configure.amx = options.amx;
   configure.bf16Dot = options.bf16Dot;
+  configure.int8Dot = options.int8Dot;
   pm.addPass(createTfmCpuConfigure(configure));
   // Weights in panel layout: changes the signature (see Pipelines.h).
   if (options.packWeights) {

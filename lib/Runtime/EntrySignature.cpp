@@ -184,13 +184,21 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            "\"out_in\", panel = 8 | 16 | 32, shape = "
                            "array<i64: rows, cols>}",
                            what, formatName.getValue());
+        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat ||
+                      formatName.getValue() == kQ4_0ValuesWeightFormat;
+        auto group = pack.getAs<IntegerAttr>("group");
+        if (pack.get("group") &&
+            (!values || !group || (group.getInt() != 1 && group.getInt() != 4)))
+          return makeError("{0}: tfm.param_pack's group must be 1 or 4, and "
+                           "only with format = \"{1}\" or \"{2}\"",
+                           what, kQ8_0ValuesWeightFormat,
+                           kQ4_0ValuesWeightFormat);
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
         packed.panel = panel.getInt();
+        packed.group = group ? group.getInt() : 1;
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
-        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat ||
-                      formatName.getValue() == kQ4_0ValuesWeightFormat;
         packed.quant = q4 ? (values ? PackedLayout::Quant::Q4_0Values
                                     : PackedLayout::Quant::Q4_0Scales)
                           : (values ? PackedLayout::Quant::Q8_0Values
@@ -198,10 +206,12 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
         int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
         int64_t panels = (n + packed.panel - 1) / packed.panel;
-        llvm::SmallVector<int64_t, 4> expected{panels, k / 32};
+        llvm::SmallVector<int64_t, 5> expected{panels, k / 32};
         if (values)
-          expected.push_back(q4 ? 16 : 32);
+          expected.push_back((q4 ? 16 : 32) / packed.group);
         expected.push_back(packed.panel);
+        if (packed.group > 1)
+          expected.push_back(packed.group);
         bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
                             arg.concatAxis == 1;
         if (k % 32 || arg.shape != expected ||
@@ -210,9 +220,13 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            "needs a K that 32 divides and an argument {4}",
                            what, packed.fileShape[0], packed.fileShape[1],
                            formatName.getValue(),
-                           values ? llvm::formatv("i8 {0}x{1}x{2}x{3}", panels,
-                                                  k / 32, q4 ? 16 : 32,
-                                                  packed.panel)
+                           values ? llvm::formatv("i8 {0}x{1}x{2}x{3}{4}",
+                                                  panels, k / 32,
+                                                  (q4 ? 16 : 32) / packed.group,
+                                                  packed.panel,
+                                                  packed.group > 1
+                                                      ? "x4"
+                                                      : "")
                                         .str()
                                   : llvm::formatv("f16 {0}x{1}x{2}", panels,
                                                   k / 32, packed.panel)

@@ -219,6 +219,17 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "K pairs interleaved (see above). Off: bf16 extended "
                      "to f32 for f32 FMAs"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> int8Dot{
+      *this, "int8-dot",
+      llvm::cl::desc("With quantize: run the quantized weights' GEMMs on "
+                     "int8 activations -- each row quantized per block of 32 "
+                     "along K as Q8_0 is, each block's products summed "
+                     "exactly by the target's int8 dot products (AVX-512 "
+                     "VNNI, AVX2), as llama.cpp's CPU backend does -- where "
+                     "the target has them (values packed four K steps a "
+                     "column together). Off: f32 activations times the "
+                     "dequantized weights, exact"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> tensorParallel{
       *this, "tensor-parallel",
       llvm::cl::desc("Partition attention and MLP blocks over this many MPI "

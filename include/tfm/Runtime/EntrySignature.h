@@ -46,7 +46,10 @@ namespace tfm::runtime {
 /// scales' f16 bits [J, K / 32, panel]; zero past N. Q4_0's
 /// (`"q4_0_values"`, `"q4_0_scales"`) likewise, its values [J, K / 32, 16,
 /// panel] bytes as llama.cpp's blocks hold them (byte u of block b: K steps
-/// 32 b + u and 32 b + 16 + u in its low and high nibble).
+/// 32 b + u and 32 b + 16 + u in its low and high nibble). With `group` =
+/// 4 (`group = 4`: the int8 kernels') the values of four consecutive bytes
+/// of a column's block are adjacent: [J, K / 32, 8 (Q4_0: 4), panel, 4],
+/// V[j, b, u, r, i] byte 4 u + i of column r's block b.
 struct PackedLayout {
   enum class Quant { None, Q8_0Values, Q8_0Scales, Q4_0Values, Q4_0Scales };
   bool outIn = false;
@@ -54,6 +57,8 @@ struct PackedLayout {
   int64_t amxParts = 0;
   bool kPairs = false;
   Quant quant = Quant::None;
+  /// Consecutive value bytes of a column kept together (1 or 4).
+  int64_t group = 1;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };

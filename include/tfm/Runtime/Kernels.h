@@ -38,6 +38,31 @@ inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
 /// block's scale).
 inline constexpr llvm::StringLiteral kQ4_0MatmulPrefix = "tfm_q4_0_matmul_";
 
+/// GEMMs on int8 activations ("sse2", "avx2", "avx512": AVX-512 VNNI; lib/
+/// Runtime/Kernels/Int8BlockMatmul.h). First, once per GEMM,
+/// tfm_int8_quantize_rows_<isa>:
+///
+///   A [M, K/32, 32] f32, AMAX [M, K/32] f32 -> Q [M, K] i8,
+///   D [M, K/32] f32, SUM [M, K/32] i32 (contiguous)
+///
+/// A's rows quantized per block of 32: d = AMAX / 127, q = roundeven(a /
+/// d), sum = the block's sum of q. Then, per block of columns,
+/// tfm_q8_0_int8_matmul_<isa> or tfm_q4_0_int8_matmul_<isa>:
+///
+///   Q, D, SUM, V [J, K/32, G, P, 4] i8, S [J, K/32, P] f16, C [M, J, P]
+///   f32, then j0, j1
+///
+/// with G = 8 (Q8_0: V[j, b, u, r, i] at K step 32 b + 4 u + i) or 4
+/// (Q4_0: two 4-bit q a byte, steps 32 b + 4 u + i and 32 b + 16 + 4 u + i
+/// in its low and high nibble): each block's products summed in int32 and
+/// scaled by its two scales.
+inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =
+    "tfm_int8_quantize_rows_";
+inline constexpr llvm::StringLiteral kQ8_0Int8MatmulPrefix =
+    "tfm_q8_0_int8_matmul_";
+inline constexpr llvm::StringLiteral kQ4_0Int8MatmulPrefix =
+    "tfm_q4_0_int8_matmul_";
+
 struct KernelSymbol {
   llvm::StringRef name;
   void *address;

@@ -23,7 +23,8 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
-static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
+static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target,
+                                 bool int8Dot) {
   Builder b(ctx);
   return b.getDictionaryAttr({
       b.getNamedAttr("cpu", b.getStringAttr(target.cpu)),
@@ -33,6 +34,12 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target) {
       b.getNamedAttr("fma", b.getBoolAttr(target.hasFMA)),
       b.getNamedAttr("amx_bf16", b.getBoolAttr(target.hasAmxBf16)),
       b.getNamedAttr("avx512_bf16", b.getBoolAttr(target.hasAvx512Bf16)),
+      b.getNamedAttr("avx512_vnni", b.getBoolAttr(target.hasAvx512Vnni)),
+      // Quantized weights' GEMMs on int8 activations: where the target has
+      // int8 dot products (AVX2's vpmaddubsw and up), unless turned off.
+      b.getNamedAttr("int8_dot",
+                     b.getBoolAttr(int8Dot && target.vectorBits >= 256 &&
+                                   target.hasFMA)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });
@@ -109,7 +116,7 @@ struct CpuConfigurePass
                              overrides));
     };
     CpuTilingAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
-    module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target));
+    module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target, int8Dot));
     module.walk([&](linalg::LinalgOp op) {
       if (op->getNumResults() != 1 || !linalg::isaContractionOpInterface(op))
         return;

@@ -70,6 +70,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -460,6 +461,143 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
                                   initType));
 }
 
+/// The matmul `op` over Q8_0 or Q4_0 weights on int8 activations
+/// (`int8_dot` planned), values four K steps a column together
+/// (V [J, K/32, 8 or 4, P, 4]): A's blocks' largest magnitudes
+///   AMAX[m, b] = max_t |A[m, b, t]|
+/// and, with d = AMAX[m, b] / 127 and id = (d != 0 ? 1 / d : 0),
+///   C[m, j, r] += (roundeven(A[m, k] * id) * d) * (w * S[j, b, r])
+/// over (m, j, r, b, u, i), K step k = 32 b + 4 u + i, w = V[j, b, u, r, i]
+/// (Q8_0), or over (m, j, r, b, h, u, i), k = 32 b + 16 h + 4 u + i, w =
+/// nibble h of V[j, b, u, r, i] minus 8 (Q4_0). The micro-kernel sums each
+/// block's integer products exactly before scaling (Int8BlockMatmul.h).
+static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   Value values, Value scales, int64_t panel,
+                                   QuantFormat format) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputOperand(0)->get();
+  Value init = op.getDpsInitOperand(0)->get();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto initType = cast<RankedTensorType>(init.getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
+  constexpr int64_t kBlock = 32;
+  bool q4 = format == QuantFormat::q4_0;
+  Type f32 = rewriter.getF32Type();
+  auto dims = [&](unsigned n) {
+    SmallVector<AffineExpr> d;
+    for (unsigned i = 0; i < n; ++i)
+      d.push_back(getAffineDimExpr(i, ctx));
+    return d;
+  };
+
+  // AMAX[m, b] = max over t of |A[m, b, t]|.
+  Value blocks = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({m, k / kBlock, kBlock}, f32), a,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  auto amaxType = RankedTensorType::get({m, k / kBlock}, f32);
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+  Value amaxInit = linalg::FillOp::create(
+                       rewriter, loc, zero,
+                       ValueRange{tensor::EmptyOp::create(
+                           rewriter, loc, amaxType.getShape(), f32)})
+                       .getResult(0);
+  SmallVector<AffineExpr> d3 = dims(3);
+  Value amax =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{amaxType}, ValueRange{blocks},
+          ValueRange{amaxInit},
+          SmallVector<AffineMap>{
+              AffineMap::get(3, 0, {d3[0], d3[1], d3[2]}, ctx),
+              AffineMap::get(3, 0, {d3[0], d3[1]}, ctx)},
+          SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction},
+          [](OpBuilder &b, Location l, ValueRange args) {
+            Value magnitude = math::AbsFOp::create(b, l, args[0]);
+            linalg::YieldOp::create(
+                b, l,
+                ValueRange{arith::MaximumFOp::create(b, l, args[1], magnitude)});
+          })
+          .getResult(0);
+
+  // A's K as the generic's reduction dims: [K/32, 8, 4] or [K/32, 2, 4, 4].
+  SmallVector<int64_t> stepShape{m, k / kBlock};
+  if (q4)
+    stepShape.append({2, 4, 4});
+  else
+    stepShape.append({8, 4});
+  ReassociationIndices kDims{1, 2, 3};
+  if (q4)
+    kDims.push_back(4);
+  Value steps = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(stepShape, f32), a,
+      ArrayRef<ReassociationIndices>{{0}, kDims});
+  Value initPanels = viewAsPanels(rewriter, loc, init, panel);
+  unsigned numDims = q4 ? 7 : 6;
+  SmallVector<AffineExpr> d = dims(numDims);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(numDims, 0, results, ctx);
+  };
+  // dm, dj, dr, db, then u, i (Q8_0) or h, u, i (Q4_0).
+  AffineExpr du = d[q4 ? 5 : 4], di = d[q4 ? 6 : 5];
+  SmallVector<AffineExpr> aResults{d[0], d[3]};
+  if (q4)
+    aResults.push_back(d[4]);
+  aResults.append({du, di});
+  SmallVector<AffineMap> maps{map(aResults), map({d[0], d[3]}),
+                              map({d[1], d[3], du, d[2], di}),
+                              map({d[1], d[3], d[2]}), map({d[0], d[1], d[2]})};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.append(numDims - 3, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{initPanels.getType()},
+      ValueRange{steps, amax, values, scales}, ValueRange{initPanels}, maps,
+      iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
+        Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
+        auto constant = [&](float value) {
+          return arith::ConstantOp::create(b, l, b.getF32FloatAttr(value));
+        };
+        // The activation quantized and dequantized.
+        Value scale = arith::DivFOp::create(b, l, args[1], constant(127));
+        Value isZero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                             scale, constant(0));
+        Value inverse = arith::SelectOp::create(
+            b, l, isZero, constant(0),
+            arith::DivFOp::create(b, l, constant(1), scale));
+        Value q = math::RoundEvenOp::create(
+            b, l, arith::MulFOp::create(b, l, args[0], inverse));
+        Value x = arith::MulFOp::create(b, l, q, scale);
+        Value integer = args[2];
+        if (q4) {
+          // The nibble of step 16 h + 4 u + i: (byte >> 4 h) & 15, minus 8.
+          Value h = arith::IndexCastOp::create(
+              b, l, i8, linalg::IndexOp::create(b, l, 4));
+          Value shift = arith::MulIOp::create(
+              b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
+          Value nibble = arith::AndIOp::create(
+              b, l, arith::ShRUIOp::create(b, l, integer, shift),
+              arith::ConstantIntOp::create(b, l, i8, 15));
+          integer = arith::SubIOp::create(
+              b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
+        }
+        Value weight = arith::MulFOp::create(
+            b, l, arith::SIToFPOp::create(b, l, f32, integer),
+            arith::ExtFOp::create(b, l, f32, args[3]));
+        Value product = arith::MulFOp::create(b, l, x, weight);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
+      });
+  generic->setAttr(kQuantizedMatmulAttrName,
+                   rewriter.getStringAttr(stringifyQuantFormat(format)));
+  generic->setAttr(kInt8ActivationsAttrName, rewriter.getUnitAttr());
+  rewriter.replaceOp(op,
+                     viewAsMatrix(rewriter, loc, generic.getResult(0),
+                                  initType));
+}
+
 /// Reads each Q8_0 or Q4_0 weight of `func`'s matmuls from its values and scales
 /// in panels of the micro-kernel's width (two new arguments right after
 /// it); the weight goes when nothing else reads it.
@@ -481,8 +619,9 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
   IRRewriter rewriter(ctx);
-  int64_t panel =
-      getQuantizedKernelTarget(func->getParentOfType<ModuleOp>()).panel;
+  QuantizedKernelTarget target =
+      getQuantizedKernelTarget(func->getParentOfType<ModuleOp>());
+  int64_t panel = target.panel;
   llvm::DenseMap<std::pair<Value, unsigned>, std::pair<Value, Value>> bound;
   for (auto [op, outIn] : matmuls) {
     auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
@@ -504,18 +643,20 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
         for (NamedAttribute attr : attrs)
           if (attr.getName() != kParamQuantAttrName)
             common.push_back(attr);
-      auto argument = [&](unsigned at, RankedTensorType type,
-                          StringRef format) -> FailureOr<Value> {
+      auto argument = [&](unsigned at, RankedTensorType type, StringRef format,
+                          int64_t group) -> FailureOr<Value> {
         SmallVector<NamedAttribute> attrs(common);
-        attrs.push_back(b.getNamedAttr(
-            kParamPackAttrName,
-            b.getDictionaryAttr(
-                {b.getNamedAttr("layout",
-                                b.getStringAttr(outIn ? "out_in" : "in_out")),
-                 b.getNamedAttr("panel", b.getI64IntegerAttr(panel)),
-                 b.getNamedAttr("shape",
-                                b.getDenseI64ArrayAttr(weightType.getShape())),
-                 b.getNamedAttr("format", b.getStringAttr(format))})));
+        SmallVector<NamedAttribute> pack{
+            b.getNamedAttr("layout",
+                           b.getStringAttr(outIn ? "out_in" : "in_out")),
+            b.getNamedAttr("panel", b.getI64IntegerAttr(panel)),
+            b.getNamedAttr("shape",
+                           b.getDenseI64ArrayAttr(weightType.getShape())),
+            b.getNamedAttr("format", b.getStringAttr(format))};
+        if (group > 1)
+          pack.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(group)));
+        attrs.push_back(
+            b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
         if (failed(func.insertArgument(at, type, b.getDictionaryAttr(attrs),
                                        weight.getLoc())))
           return failure();
@@ -523,23 +664,33 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       };
       int64_t panels = llvm::divideCeil(n, panel);
       bool q4 = quant.getFormat() == QuantFormat::q4_0;
-      // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block).
+      // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block);
+      // for int8 activations, four K steps of a column together.
+      int64_t blockBytes = q4 ? 16 : 32;
+      SmallVector<int64_t> valuesShape{panels, k / 32};
+      if (target.int8)
+        valuesShape.append({blockBytes / 4, panel, 4});
+      else
+        valuesShape.append({blockBytes, panel});
       FailureOr<Value> v = argument(
-          index + 1,
-          RankedTensorType::get({panels, k / 32, q4 ? 16 : 32, panel},
-                                b.getIntegerType(8)),
-          q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat);
+          index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
+          q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat,
+          target.int8 ? 4 : 1);
       FailureOr<Value> s = argument(
           index + 2,
           RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
-          q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat);
+          q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat, 1);
       if (failed(v) || failed(s))
         return failure();
       values = *v;
       scales = *s;
     }
-    rewriteToQuantized(rewriter, op, values, scales, panel,
-                       quant.getFormat());
+    if (target.int8)
+      rewriteToQuantizedInt8(rewriter, op, values, scales, panel,
+                             quant.getFormat());
+    else
+      rewriteToQuantized(rewriter, op, values, scales, panel,
+                         quant.getFormat());
   }
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[key, args] : bound)

@@ -51,6 +51,10 @@ inline constexpr llvm::StringLiteral kAmxWeightPartsAttrName =
 /// it by calls of the format's micro-kernel (tfm/Runtime/Kernels.h).
 inline constexpr llvm::StringLiteral kQuantizedMatmulAttrName =
     "tfm.quantized_matmul";
+/// On such a generic: its activations are quantized to int8 per block
+/// (rewriteToQuantizedInt8 in CpuPackWeights.cpp).
+inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
+    "tfm.int8_activations";
 
 /// The Q8_0 micro-kernel the module's target runs (tfm.cpu_target; the
 /// host's without one): its instruction set ("avx512", "avx2", "sse2") and
@@ -58,6 +62,10 @@ inline constexpr llvm::StringLiteral kQuantizedMatmulAttrName =
 struct QuantizedKernelTarget {
   llvm::StringRef isa;
   int64_t panel;
+  /// Int8 activations planned (`int8_dot` in tfm.cpu_target), and the
+  /// instruction set of their kernel: "avx512" (VNNI) or "avx2".
+  bool int8 = false;
+  llvm::StringRef int8Isa;
 };
 QuantizedKernelTarget getQuantizedKernelTarget(ModuleOp module);
 

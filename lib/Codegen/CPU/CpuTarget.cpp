@@ -37,6 +37,7 @@ static void applyFeatures(CpuTarget &target,
   target.hasAmxBf16 =
       has("amx-tile") && has("amx-bf16") && has("avx512bf16");
   target.hasAvx512Bf16 = has("avx512bf16") && has("avx512vl");
+  target.hasAvx512Vnni = has("avx512vnni") && has("avx512bw");
 }
 
 #if defined(__linux__) && defined(__x86_64__)

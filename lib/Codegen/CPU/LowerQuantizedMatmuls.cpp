@@ -32,22 +32,29 @@ using namespace mlir::tfm;
 QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
   int64_t bits = 0;
-  bool fma = false;
+  bool fma = false, int8 = false, vnni = false;
   if (target) {
     if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
       bits = vectorBits.getInt();
     if (auto hasFma = target.getAs<BoolAttr>("fma"))
       fma = hasFma.getValue();
+    if (auto int8Dot = target.getAs<BoolAttr>("int8_dot"))
+      int8 = int8Dot.getValue();
+    if (auto hasVnni = target.getAs<BoolAttr>("avx512_vnni"))
+      vnni = hasVnni.getValue();
   } else if (llvm::Expected<CpuTarget> host = CpuTarget::lookup("host")) {
     bits = host->vectorBits;
     fma = host->hasFMA;
   } else {
     llvm::consumeError(host.takeError());
   }
+  // The int8 kernels take the f32 kernels' panels; AVX-512 without VNNI
+  // runs AVX2's int8 code on them.
+  StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
   if (bits >= 512)
-    return {"avx512", 32};
+    return {"avx512", 32, int8, int8Isa};
   if (bits >= 256 && fma)
-    return {"avx2", 16};
+    return {"avx2", 16, int8, int8Isa};
   return {"sse2", 8};
 }
 
@@ -87,27 +94,41 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name,
   return kernel;
 }
 
-static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa,
+static void lowerQuantizedMatmul(linalg::GenericOp op,
+                                 const QuantizedKernelTarget &target,
                                  QuantFormat format) {
   // A [M, K/32, 32] (Q4_0: [M, K/32, 2, 16]), V [J, K/32, 32 or 16, P],
-  // S [J, K/32, P], C [M, J, P].
-  Value a = op.getDpsInputOperand(0)->get();
-  Value values = op.getDpsInputOperand(1)->get();
-  Value scales = op.getDpsInputOperand(2)->get();
+  // S [J, K/32, P], C [M, J, P]; on int8 activations A [M, K/32, 8, 4]
+  // (Q4_0: [M, K/32, 2, 4, 4]) and its blocks' AMAX [M, K/32] before V, V
+  // [J, K/32, 8 or 4, P, 4].
+  bool int8 = op->hasAttr(kInt8ActivationsAttrName);
+  unsigned next = 0;
+  Value a = op.getDpsInputOperand(next++)->get();
+  Value amax = int8 ? op.getDpsInputOperand(next++)->get() : Value();
+  Value values = op.getDpsInputOperand(next++)->get();
+  Value scales = op.getDpsInputOperand(next++)->get();
   Value c = op.getDpsInitOperand(0)->get();
   auto aType = dyn_cast<MemRefType>(a.getType());
   auto vType = dyn_cast<MemRefType>(values.getType());
   auto sType = dyn_cast<MemRefType>(scales.getType());
   auto cType = dyn_cast<MemRefType>(c.getType());
   bool q4 = format == QuantFormat::q4_0;
+  SmallVector<int64_t> aInner =
+      int8 ? (q4 ? SmallVector<int64_t>{32, 16, 4, 1}
+                 : SmallVector<int64_t>{32, 4, 1})
+           : (q4 ? SmallVector<int64_t>{32, 16, 1} : SmallVector<int64_t>{32, 1});
   if (!aType || !vType || !sType || !cType || !aType.hasStaticShape() ||
       !cType.hasStaticShape() || !vType.hasStaticShape() ||
-      cType.getRank() != 3 ||
-      !hasInnerStrides(aType, q4 ? ArrayRef<int64_t>{32, 16, 1}
-                                 : ArrayRef<int64_t>{32, 1}) ||
+      cType.getRank() != 3 || !hasInnerStrides(aType, aInner) ||
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
+  if (int8) {
+    auto amaxType = dyn_cast<MemRefType>(amax.getType());
+    if (!amaxType || !amaxType.hasStaticShape() ||
+        !hasInnerStrides(amaxType, {1}))
+      return;
+  }
   int64_t panels = cType.getDimSize(1);
   int64_t panel = cType.getDimSize(2);
   // Enough blocks for the threads, each long enough to amortise its call
@@ -120,19 +141,54 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa,
   OpBuilder b(op);
   Location loc = op.getLoc();
   // The kernels take A's K as [K/32, 32] either way.
-  if (q4)
+  ReassociationIndices steps{2};
+  for (int64_t dim = 3; dim < aType.getRank(); ++dim)
+    steps.push_back(dim);
+  if (steps.size() > 1)
     a = memref::CollapseShapeOp::create(
-        b, loc, a, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  SmallVector<Value> memrefs{a, values, scales, c};
-  SmallVector<Type> types;
-  for (Value memref : memrefs)
-    types.push_back(getDynamicType(cast<MemRefType>(memref.getType())));
+        b, loc, a, ArrayRef<ReassociationIndices>{{0}, {1}, steps});
+  auto dynamicTypes = [](ValueRange memrefs) {
+    SmallVector<Type> types;
+    for (Value memref : memrefs)
+      types.push_back(getDynamicType(cast<MemRefType>(memref.getType())));
+    return types;
+  };
+  auto castAll = [&](ValueRange memrefs, TypeRange types) {
+    SmallVector<Value> cast;
+    for (auto [memref, type] : llvm::zip(memrefs, types))
+      cast.push_back(memref::CastOp::create(b, loc, type, memref));
+    return cast;
+  };
+  SmallVector<Value> memrefs{a};
+  if (int8) {
+    // A's rows quantized once, before the column blocks read them.
+    int64_t m = aType.getDimSize(0);
+    int64_t k = aType.getDimSize(1) * 32;
+    auto alloc = [&](ArrayRef<int64_t> shape, Type element) -> Value {
+      return memref::AllocOp::create(b, loc, MemRefType::get(shape, element),
+                                     /*alignment=*/b.getI64IntegerAttr(64));
+    };
+    Value q = alloc({m, k}, b.getIntegerType(8));
+    Value d = alloc({m, k / 32}, b.getF32Type());
+    Value sum = alloc({m, k / 32}, b.getIntegerType(32));
+    SmallVector<Value> quantizeOperands{a, amax, q, d, sum};
+    SmallVector<Type> quantizeTypes = dynamicTypes(quantizeOperands);
+    func::FuncOp quantize = getKernel(
+        module, (runtime::kInt8QuantizeRowsPrefix + target.int8Isa).str(),
+        quantizeTypes);
+    func::CallOp::create(b, loc, quantize,
+                         castAll(quantizeOperands, quantizeTypes));
+    memrefs = {q, d, sum};
+  }
+  memrefs.append({values, scales, c});
+  SmallVector<Type> types = dynamicTypes(memrefs);
   types.append(2, b.getIndexType());
+  StringRef prefix =
+      int8 ? (q4 ? runtime::kQ4_0Int8MatmulPrefix
+                 : runtime::kQ8_0Int8MatmulPrefix)
+           : (q4 ? runtime::kQ4_0MatmulPrefix : runtime::kQ8_0MatmulPrefix);
   func::FuncOp kernel = getKernel(
-      module,
-      ((q4 ? runtime::kQ4_0MatmulPrefix : runtime::kQ8_0MatmulPrefix) + isa)
-          .str(),
-      types);
+      module, (prefix + (int8 ? target.int8Isa : target.isa)).str(), types);
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)},
@@ -146,9 +202,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op, StringRef isa,
       arith::AddIOp::create(b, loc, first,
                             arith::ConstantIndexOp::create(b, loc, block)),
       arith::ConstantIndexOp::create(b, loc, panels));
-  SmallVector<Value> operands;
-  for (auto [memref, type] : llvm::zip(memrefs, types))
-    operands.push_back(memref::CastOp::create(b, loc, type, memref));
+  SmallVector<Value> operands = castAll(memrefs, types);
   operands.append({first, last});
   func::CallOp::create(b, loc, kernel, operands);
   op.erase();
@@ -171,9 +225,9 @@ struct LowerQuantizedMatmulsPass
     });
     if (matmuls.empty())
       return;
-    StringRef isa = getQuantizedKernelTarget(module).isa;
+    QuantizedKernelTarget target = getQuantizedKernelTarget(module);
     for (auto [op, format] : matmuls)
-      lowerQuantizedMatmul(op, isa, format);
+      lowerQuantizedMatmul(op, target, format);
   }
 };
 } // namespace

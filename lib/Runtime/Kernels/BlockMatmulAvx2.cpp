@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
+#include "Int8BlockMatmul.h"
 #include "Kernels.h"
 
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Avx2, 8, 2, 4)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Avx2, Avx2, 2, 4)

@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
+#include "Int8BlockMatmul.h"
 #include "Kernels.h"
 
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Avx512, 16, 2)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Avx512, Avx512Vnni, 2)

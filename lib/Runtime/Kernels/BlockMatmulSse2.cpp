@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
+#include "Int8BlockMatmul.h"
 #include "Kernels.h"
 
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Sse2, 4, 2, 4, 8)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Sse2, void)

@@ -57,6 +57,65 @@ void runBlockMatmul(const Variant (&variants)[3], int widest,
   std::abort(); // tfm-cpu-pack-weights packs panels of 8, 16 or 32.
 }
 
+using Int8Variant = bool (*)(const int8_t *, const float *, const int32_t *,
+                            const int8_t *, const uint16_t *, float *, int64_t,
+                            int64_t, int64_t, int64_t, int64_t, int64_t);
+using QuantizeVariant = void (*)(const float *, int64_t, const float *,
+                                 int64_t, int64_t, int64_t, int8_t *, float *,
+                                 int32_t *);
+
+/// The widest int8 instruction set (0 SSE2, 1 AVX2, 2 AVX-512 VNNI) both
+/// this CPU and `widest` (the plan's) allow.
+int int8Isa(int widest) {
+  static const int host =
+      __builtin_cpu_supports("avx512vnni") &&
+              __builtin_cpu_supports("avx512bw") &&
+              __builtin_cpu_supports("avx512f")
+          ? 2
+      : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("f16c")
+          ? 1
+          : 0;
+  return std::min(widest, host);
+}
+
+/// A [M, K/32, 32] quantized with its blocks' largest magnitudes AMAX
+/// [M, K/32] into Q [M, K], D and SUM [M, K/32] (contiguous).
+void runQuantizeRows(int widest, MemRef<float, 3> *a, MemRef<float, 2> *amax,
+                     MemRef<int8_t, 2> *q, MemRef<float, 2> *d,
+                     MemRef<int32_t, 2> *sum) {
+  static constexpr QuantizeVariant variants[3] = {
+      quantizeRowsSse2, quantizeRowsAvx2, quantizeRowsAvx512};
+  variants[int8Isa(widest)](a->data(), a->strides[0], amax->data(),
+                            amax->strides[0], a->sizes[0],
+                            a->sizes[1] * a->sizes[2], q->data(), d->data(),
+                            sum->data());
+}
+
+/// Panels [j0, j1) of C[M, J, P] += the int8 matmul of the quantized rows
+/// Q [M, K], D, SUM [M, K/32] and the Q8_0 or Q4_0 weights V[J, K/32, G, P,
+/// 4], S[J, K/32, P], by the widest variant (SSE2, AVX2, AVX-512 VNNI) that
+/// both this CPU and `widest` allow and that has code for P columns.
+void runInt8BlockMatmul(const Int8Variant (&variants)[3], int widest,
+                        MemRef<int8_t, 2> *q, MemRef<float, 2> *d,
+                        MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,
+                        MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,
+                        int64_t j0, int64_t j1) {
+  int64_t panel = v->sizes[3];
+  auto args = std::make_tuple(q->data(), d->data(), sum->data(), v->data(),
+                              s->data(), c->data(), c->strides[0],
+                              q->sizes[0], q->sizes[1], panel, j0, j1);
+  for (int isa = int8Isa(widest); isa >= 0; --isa)
+    if (std::apply(variants[isa], args))
+      return;
+  std::abort(); // The SSE2 variant takes any panel.
+}
+
+constexpr Int8Variant kQ8_0Int8Variants[3] = {
+    q8_0Int8MatmulSse2, q8_0Int8MatmulAvx2, q8_0Int8MatmulAvx512};
+constexpr Int8Variant kQ4_0Int8Variants[3] = {
+    q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512};
+
 constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
                                       q8_0MatmulAvx512};
 constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
@@ -77,9 +136,45 @@ TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx2, kQ4_0Variants, 1)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
 #undef TFM_BLOCK_MATMUL
 
+#define TFM_QUANTIZE_ROWS(NAME, WIDEST)                                        \
+  extern "C" void NAME(MemRef<float, 3> *a, MemRef<float, 2> *amax,           \
+                       MemRef<int8_t, 2> *q, MemRef<float, 2> *d,             \
+                       MemRef<int32_t, 2> *sum) {                             \
+    runQuantizeRows(WIDEST, a, amax, q, d, sum);                               \
+  }
+TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_sse2, 0)
+TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx2, 1)
+TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx512, 2)
+#undef TFM_QUANTIZE_ROWS
+
+#define TFM_INT8_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                          \
+  extern "C" void NAME(MemRef<int8_t, 2> *q, MemRef<float, 2> *d,             \
+                       MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,         \
+                       MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,           \
+                       int64_t j0, int64_t j1) {                               \
+    runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s, c, j0, j1);          \
+  }
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2, kQ8_0Int8Variants, 0)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2, kQ8_0Int8Variants, 1)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512, kQ8_0Int8Variants, 2)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2, kQ4_0Int8Variants, 0)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2, kQ4_0Int8Variants, 1)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variants, 2)
+#undef TFM_INT8_BLOCK_MATMUL
+
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
+#define TFM_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)},
   static const KernelSymbol symbols[] = {
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
       {"_mlir_ciface_tfm_q8_0_matmul_sse2",
        reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_sse2)},
       {"_mlir_ciface_tfm_q8_0_matmul_avx2",
@@ -93,5 +188,6 @@ mlir::tfm::runtime::getKernelSymbols() {
       {"_mlir_ciface_tfm_q4_0_matmul_avx512",
        reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_avx512)},
   };
+#undef TFM_SYMBOL
   return symbols;
 }

@@ -27,6 +27,32 @@ bool q4_0MatmulAvx2(const float *a, const int8_t *v, const uint16_t *s,
 bool q4_0MatmulAvx512(const float *a, const int8_t *v, const uint16_t *s,
                       float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
                       int64_t panel, int64_t j0, int64_t j1);
+/// A's rows (lda apart) quantized per block of 32 with the blocks' largest
+/// magnitudes amax [M, K/32] (ldamax apart) into q [M, K], d and sum [M,
+/// K/32] (Int8BlockMatmul.h's quantizeRows), and C[m, j * panel + r] +=
+/// the int8 definition of Int8BlockMatmul.h for those rows against the
+/// Q8_0 or Q4_0 weights of panels [j0, j1) with four K steps a column
+/// adjacent. Compiled for SSE2 (the scalar definition, any panel), AVX2 +
+/// FMA + F16C (vpmaddubsw), AVX-512 VNNI + BW. False if this variant has
+/// no code for `panel` columns.
+#define TFM_DECLARE_INT8_MATMUL(ISA)                                           \
+  void quantizeRows##ISA(const float *a, int64_t lda, const float *amax,      \
+                         int64_t ldamax, int64_t m, int64_t k, int8_t *q,      \
+                         float *d, int32_t *sum);                              \
+  bool q8_0Int8Matmul##ISA(const int8_t *q, const float *d,                    \
+                           const int32_t *sum, const int8_t *v,                \
+                           const uint16_t *s, float *c, int64_t ldc,           \
+                           int64_t m, int64_t k, int64_t panel, int64_t j0,    \
+                           int64_t j1);                                        \
+  bool q4_0Int8Matmul##ISA(const int8_t *q, const float *d,                    \
+                           const int32_t *sum, const int8_t *v,                \
+                           const uint16_t *s, float *c, int64_t ldc,           \
+                           int64_t m, int64_t k, int64_t panel, int64_t j0,    \
+                           int64_t j1);
+TFM_DECLARE_INT8_MATMUL(Sse2)
+TFM_DECLARE_INT8_MATMUL(Avx2)
+TFM_DECLARE_INT8_MATMUL(Avx512)
+#undef TFM_DECLARE_INT8_MATMUL
 } // namespace tfm::kernels
 
 #endif // TFM_RUNTIME_KERNELS_KERNELS_H

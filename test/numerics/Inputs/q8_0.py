@@ -8,8 +8,11 @@ venv). FORMAT is q8_0 (the default) or q4_0.
                            LM head of 100 columns) for S tokens: DIR/model.mlir,
                            DIR/w.safetensors, DIR/x.npy; DIR/dequantized.safetensors
                            (the same weights quantized by llama.cpp's rules and
-                           dequantized) and DIR/expected.npy (the model in
-                           float64 on them)
+                           dequantized), DIR/expected.npy (the model in
+                           float64 on them) and DIR/expected-int8.npy (the
+                           same with each quantized linear's input quantized
+                           to int8 per block of 32, as --pipeline-options
+                           int8-dot=1 defines it)
   q8_0.py identity DIR [FORMAT]
                            y = I W for weights of assorted magnitudes (zero,
                            tiny, subnormal-scale and large blocks): y is the
@@ -45,6 +48,17 @@ def set_format(name):
               "q4_0": GGMLQuantizationType.Q4_0}[name]
 
 
+def int8_activations(x):
+    """x with each block of 32 along its last dimension quantized to int8 as
+    tfm's int8 kernels do (d = amax / 127 and its inverse in float32, q =
+    roundeven(x * (1 / d))), dequantized."""
+    b = x.astype(np.float32).reshape(*x.shape[:-1], -1, 32)
+    d = (np.max(np.abs(b), axis=-1, keepdims=True) / np.float32(127)).astype(np.float32)
+    inv = np.where(d != 0, np.float32(1) / np.where(d != 0, d, 1), 0).astype(np.float32)
+    q = np.round((b * inv).astype(np.float32))   # numpy rounds half to even
+    return (q.astype(np.float64) * d).reshape(x.shape)
+
+
 def model(out, s):
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(8)
@@ -67,6 +81,12 @@ def model(out, s):
     h = np.maximum(x @ f["w1"] + f["b1"], 0.0)
     r = x + h @ f["w2"].T
     np.save(f"{out}/expected.npy", r @ f["head"].T)
+    # On int8 activations: each quantized linear reads its input quantized
+    # (the float32 values tfm holds, so that rounding sees the same numbers
+    # up to the f32 chain's rounding).
+    h = np.maximum(int8_activations(x) @ f["w1"] + f["b1"], 0.0)
+    r = x + int8_activations(h) @ f["w2"].T
+    np.save(f"{out}/expected-int8.npy", int8_activations(r) @ f["head"].T)
     t = f"tensor<1x{s}x"
     with open(f"{out}/model.mlir", "w") as m:
         m.write(f"""func.func @forward(%x: {t}{D}xf32> {{tfm.input = "x"}},

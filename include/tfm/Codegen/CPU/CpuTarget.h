@@ -37,6 +37,10 @@ struct CpuTarget {
   /// lane and instruction, twice an f32 FMA's rate): Cooper Lake, Zen 4 and
   /// later, Sapphire Rapids and later.
   bool hasAvx512Bf16 = false;
+  /// AVX-512 VNNI's int8 dot product (`vpdpbusd`: four u8 x s8 products per
+  /// i32 lane and instruction) with AVX512-BW: Cascade Lake, Ice Lake, Zen
+  /// 4 and later.
+  bool hasAvx512Vnni = false;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;

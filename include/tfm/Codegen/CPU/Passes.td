@@ -82,6 +82,11 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
            "target has them, 512-bit vectors and no AMX plan (the "
            "`bf16_pairs` field of tfm.cpu_tiling; see "
            "tfm-cpu-pack-weights)">,
+    Option<"int8Dot", "int8-dot", "bool", /*default=*/"false",
+           "Run GEMMs over Q8_0/Q4_0 weights on int8 activations (quantized "
+           "per block of 32, summed by int8 dot products) where the target "
+           "has them (`int8_dot` in tfm.cpu_target; see "
+           "tfm-cpu-pack-weights)">,
   ];
   // The plan it writes is a #tfm.cpu_tiling.
   let dependentDialects = ["linalg::LinalgDialect", "tfm::TfmDialect"];
@@ -115,7 +120,7 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     when nothing else reads it.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "tensor::TensorDialect"];
+                           "math::MathDialect", "tensor::TensorDialect"];
 }
 
 def TfmCpuSplitAmxWeights : Pass<"tfm-cpu-split-amx-weights", "ModuleOp"> {

@@ -1,0 +1,377 @@
+//===- Int8BlockMatmul.h - int8 rows times Q8_0/Q4_0 weights ----*- C++ -*-===//
+//
+// The body of tfm's int8 quantized matmul micro-kernels: the activations'
+// rows quantized per block of 32 along K to int8 (Q8_0's scheme: d = max |a|
+// / 127, q = roundeven(a / d)), each block's products summed exactly in
+// int32 by the target's int8 dot products, and the sum scaled once:
+//
+//   C[m, n] = fma(float(sum_t qa[m, b, t] qw[n, b, t]), dw[n, b] * da[m, b],
+//                 C[m, n])       for blocks b = 0, 1, ... in order
+//
+// (Q4_0's integer is its 4-bit q minus 8). That is the function llama.cpp's
+// CPU backend computes for Q8_0 and Q4_0 weights, and every instruction
+// set's variant here gives the same floats: the integer sums are exact and
+// the scaling is the same two roundings in the same order.
+//
+// The weights come in panels of P columns with four K steps of a column in
+// adjacent bytes, one 32-bit lane of an int8 dot product:
+//
+//   Q8_0: V[j, b, u, r, i] = the int8 at K step 32 b + 4 u + i (u < 8)
+//   Q4_0: V[j, b, u, r, i] = two 4-bit q (u < 4): K step 32 b + 4 u + i in
+//         the low nibble, 32 b + 16 + 4 u + i in the high one
+//
+// and the scales S[j, b, r] (f16) as for the f32 kernels (BlockMatmul.h).
+//
+// An instruction set is a traits struct (Isa below): `dotU8` adds to each
+// 32-bit lane the four products of unsigned weight bytes and signed
+// activation bytes (AVX-512 VNNI's vpdpbusd; AVX2's vpmaddubsw + vpmaddwd,
+// whose 16-bit pair sums cannot saturate for 4-bit weights). Q8_0's signed
+// weights become unsigned by flipping their sign bit (w + 128, the sum
+// corrected by 128 times the block's activation sum) where the dot product
+// accumulates in 32 bits, or by moving their sign onto the activations
+// (|w| times sign(a, w), llama.cpp's AVX2 form) where pairs are summed in 16
+// bits. Why int8 and its measurements: docs/design.md, "Quantized weights".
+//
+//===----------------------------------------------------------------------===//
+#ifndef TFM_RUNTIME_KERNELS_INT8BLOCKMATMUL_H
+#define TFM_RUNTIME_KERNELS_INT8BLOCKMATMUL_H
+
+#include "BlockMatmul.h"
+
+#include <cmath>
+#include <type_traits>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace tfm::kernels {
+
+/// The activations' M rows quantized per block of 32 (contiguous): q [M,
+/// K] int8, and for each block [M, K/32] its scale d and the sum of its q.
+struct Int8Rows {
+  const int8_t *q;
+  const float *d;
+  const int32_t *sum;
+};
+
+/// Quantizes A's rows (lda apart) given each block's largest magnitude
+/// amax [M, K/32] (ldamax apart), as tfm-cpu-pack-weights' generic defines
+/// it: d = amax / 127, q = roundeven(a * (d != 0 ? 1 / d : 0)); q [M, K],
+/// d and sum [M, K/32] contiguous. Once per matmul, before its column
+/// blocks (tfm-cpu-lower-quantized-matmuls); the same values on every
+/// instruction set.
+inline void quantizeRows(const float *a, int64_t lda, const float *amax,
+                         int64_t ldamax, int64_t m, int64_t k, int8_t *q,
+                         float *d, int32_t *sum) {
+  int64_t blocks = k / 32;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      float scale = amax[r * ldamax + b] / 127.0f;
+      float inverse = scale != 0.0f ? 1.0f / scale : 0.0f;
+      const float *x = a + r * lda + b * 32;
+      int8_t *out = q + r * k + b * 32;
+      int32_t total = 0;
+      for (int t = 0; t < 32; ++t) {
+        out[t] = int8_t(__builtin_roundevenf(x[t] * inverse));
+        total += out[t];
+      }
+      d[r * blocks + b] = scale;
+      sum[r * blocks + b] = total;
+    }
+}
+
+/// Any instruction set: the definition above, one column at a time.
+template <bool Q4> struct Int8BlockMatmulScalar {
+  static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
+                  float *c, int64_t ldc, int64_t m, int64_t k, int64_t panel,
+                  int64_t j0, int64_t j1) {
+    int64_t blocks = k / 32, blockBytes = (Q4 ? 16 : 32) * panel;
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t r = 0; r < panel; ++r)
+        for (int64_t row = 0; row < m; ++row) {
+          float acc = c[row * ldc + j * panel + r];
+          for (int64_t b = 0; b < blocks; ++b) {
+            const int8_t *block = v + (j * blocks + b) * blockBytes;
+            const int8_t *q = x.q + row * k + b * 32;
+            int32_t sum = 0;
+            for (int t = 0; t < 32; ++t) {
+              int u = (Q4 ? t % 16 : t) / 4, i = t % 4;
+              int8_t byte = block[(u * panel + r) * 4 + i];
+              int32_t w = Q4 ? int32_t((uint8_t(byte) >> (t < 16 ? 0 : 4)) &
+                                       15) - 8
+                             : int32_t(byte);
+              sum += w * q[t];
+            }
+            float scale = halfBitsToFloat(s[(j * blocks + b) * panel + r]) *
+                          x.d[row * blocks + b];
+            acc = std::fma(float(sum), scale, acc);
+          }
+          c[row * ldc + j * panel + r] = acc;
+        }
+  }
+};
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+/// AVX-512 VNNI: 16 lanes, vpdpbusd.
+struct Avx512Vnni {
+  using I = __m512i;
+  using F = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr int32_t kQ8Offset = 128;
+  static constexpr int kMaxRows = 4;
+  static I load(const int8_t *p) { return _mm512_loadu_si512(p); }
+  static I broadcast4(const int8_t *p) {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return _mm512_set1_epi32(x);
+  }
+  static I zero() { return _mm512_setzero_si512(); }
+  static I low(I w) { return _mm512_and_si512(w, _mm512_set1_epi8(15)); }
+  static I high(I w) {
+    return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(15));
+  }
+  static I dotU8(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  using Q8 = I;
+  static Q8 prepareQ8(I w) {
+    return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80)));
+  }
+  static I dotQ8(I acc, Q8 w, I s) { return dotU8(acc, w, s); }
+  static F toFloat(I v, int32_t minus) {
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(minus)));
+  }
+  static F scales(const uint16_t *p) {
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  }
+  static F splat(float x) { return _mm512_set1_ps(x); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F loadF(const float *p) { return _mm512_loadu_ps(p); }
+  static void storeF(float *p, F v) { _mm512_storeu_ps(p, v); }
+};
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+/// AVX2: 8 lanes, vpmaddubsw + vpmaddwd.
+struct Avx2 {
+  using I = __m256i;
+  using F = __m256;
+  static constexpr int kLanes = 8;
+  static constexpr int32_t kQ8Offset = 0;
+  static constexpr int kMaxRows = 2;
+  static I load(const int8_t *p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+  }
+  static I broadcast4(const int8_t *p) {
+    int32_t x;
+    std::memcpy(&x, p, 4);
+    return _mm256_set1_epi32(x);
+  }
+  static I zero() { return _mm256_setzero_si256(); }
+  static I low(I w) { return _mm256_and_si256(w, _mm256_set1_epi8(15)); }
+  static I high(I w) {
+    return _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi8(15));
+  }
+  static I dotU8(I acc, I u, I s) {
+    return _mm256_add_epi32(
+        acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s),
+                               _mm256_set1_epi16(1)));
+  }
+  struct Q8 {
+    I magnitude, sign;
+  };
+  static Q8 prepareQ8(I w) { return {_mm256_sign_epi8(w, w), w}; }
+  static I dotQ8(I acc, Q8 w, I s) {
+    return dotU8(acc, w.magnitude, _mm256_sign_epi8(s, w.sign));
+  }
+  static F toFloat(I v, int32_t minus) {
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(v, _mm256_set1_epi32(minus)));
+  }
+  static F scales(const uint16_t *p) {
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
+  static F splat(float x) { return _mm256_set1_ps(x); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F loadF(const float *p) { return _mm256_loadu_ps(p); }
+  static void storeF(float *p, F v) { _mm256_storeu_ps(p, v); }
+};
+#endif
+
+/// V vectors of Isa's lanes per panel; Q4: Q4_0 weights, else Q8_0.
+template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
+  using I = typename Isa::I;
+  using F = typename Isa::F;
+  static constexpr int kPanel = V * Isa::kLanes;
+  /// Groups of four K steps a block holds per column (a nibble each for
+  /// Q4_0: the low one, steps 4 u..; the high one, 16 + 4 u..).
+  static constexpr int kQuads = Q4 ? 4 : 8;
+  static constexpr int32_t kOffset = Q4 ? 8 : Isa::kQ8Offset;
+  static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
+  /// How far ahead (bytes) each panel's values are prefetched.
+  static constexpr int64_t kPrefetchBytes = 2048;
+
+  struct Operands {
+    const Int8Rows &x;
+    const int8_t *v;
+    const uint16_t *s;
+    float *c;
+    int64_t ldc, m, k;
+  };
+
+  /// Rows [m0, m0 + R) against NP panels from j.
+  template <int R, int NP>
+  static void tile(const Operands &o, int64_t m0, int64_t j) {
+    int64_t blocks = o.k / 32;
+    F acc[R][NP][V];
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i)
+          acc[r][p][i] =
+              Isa::loadF(o.c + (m0 + r) * o.ldc + (j + p) * kPanel +
+                         i * Isa::kLanes);
+    for (int64_t b = 0; b < blocks; ++b) {
+      I sum[R][NP][V];
+      for (int r = 0; r < R; ++r)
+        for (int p = 0; p < NP; ++p)
+          for (int i = 0; i < V; ++i)
+            sum[r][p][i] = Isa::zero();
+      const int8_t *q[R];
+      for (int r = 0; r < R; ++r)
+        q[r] = o.x.q + (m0 + r) * o.k + b * 32;
+      for (int u = 0; u < kQuads; ++u) {
+        I a[R], aHigh[R];
+        for (int r = 0; r < R; ++r) {
+          a[r] = Isa::broadcast4(q[r] + 4 * u);
+          if constexpr (Q4)
+            aHigh[r] = Isa::broadcast4(q[r] + 16 + 4 * u);
+        }
+        for (int p = 0; p < NP; ++p) {
+          const int8_t *w0 = o.v + ((j + p) * blocks + b) * kBlockBytes +
+                             u * V * Isa::kLanes * 4;
+          for (int i = 0; i < V; ++i) {
+            const int8_t *at = w0 + i * Isa::kLanes * 4;
+            __builtin_prefetch(at + kPrefetchBytes);
+            I w = Isa::load(at);
+            if constexpr (Q4) {
+              I low = Isa::low(w), high = Isa::high(w);
+              for (int r = 0; r < R; ++r) {
+                sum[r][p][i] = Isa::dotU8(sum[r][p][i], low, a[r]);
+                sum[r][p][i] = Isa::dotU8(sum[r][p][i], high, aHigh[r]);
+              }
+            } else {
+              auto prepared = Isa::prepareQ8(w);
+              for (int r = 0; r < R; ++r)
+                sum[r][p][i] = Isa::dotQ8(sum[r][p][i], prepared, a[r]);
+            }
+          }
+        }
+      }
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i) {
+          F dw = Isa::scales(o.s + ((j + p) * blocks + b) * kPanel +
+                             i * Isa::kLanes);
+          for (int r = 0; r < R; ++r) {
+            int64_t at = (m0 + r) * blocks + b;
+            F scale = Isa::mul(dw, Isa::splat(o.x.d[at]));
+            acc[r][p][i] =
+                Isa::fma(Isa::toFloat(sum[r][p][i], kOffset * o.x.sum[at]),
+                         scale, acc[r][p][i]);
+          }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int p = 0; p < NP; ++p)
+        for (int i = 0; i < V; ++i)
+          Isa::storeF(o.c + (m0 + r) * o.ldc + (j + p) * kPanel +
+                          i * Isa::kLanes,
+                      acc[r][p][i]);
+  }
+
+  /// R rows against panels [j0, j1): several panels streamed at once for
+  /// one row (decode), one at a time for more.
+  template <int R>
+  static void rows(const Operands &o, int64_t m0, int64_t j0, int64_t j1) {
+    constexpr int NP = R == 1 ? (V > 2 ? 1 : Isa::kLanes >= 16 ? 4 : 2) : 1;
+    int64_t j = j0;
+    for (; j + NP <= j1; j += NP)
+      tile<R, NP>(o, m0, j);
+    for (; j < j1; ++j)
+      tile<R, 1>(o, m0, j);
+  }
+
+  static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
+                  float *c, int64_t ldc, int64_t m, int64_t k, int64_t j0,
+                  int64_t j1) {
+    Operands o{x, v, s, c, ldc, m, k};
+    constexpr int kRows = Isa::kMaxRows;
+    int64_t m0 = 0;
+    for (; m0 + kRows <= m; m0 += kRows)
+      rows<kRows>(o, m0, j0, j1);
+    switch (m - m0) {
+    case 1:
+      rows<1>(o, m0, j0, j1);
+      break;
+    case 2:
+      if constexpr (kRows > 2)
+        rows<2>(o, m0, j0, j1);
+      break;
+    case 3:
+      if constexpr (kRows > 3)
+        rows<3>(o, m0, j0, j1);
+      break;
+    default:
+      break;
+    }
+  }
+};
+
+/// Runs, for panels of `panel` columns, the variant whose panel is Isa's
+/// lanes x one of `Vs` (false if none is); Isa void: the scalar
+/// definition, any panel.
+template <class Isa, bool Q4, int... Vs>
+bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
+                  const uint16_t *s, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t j0, int64_t j1) {
+  if constexpr (std::is_void_v<Isa>) {
+    Int8BlockMatmulScalar<Q4>::run(rows, v, s, c, ldc, m, k, panel, j0, j1);
+    return true;
+  } else {
+    return ((panel == Isa::kLanes * Vs &&
+             (Int8BlockMatmul<Isa, Vs, Q4>::run(rows, v, s, c, ldc, m, k, j0,
+                                                j1),
+              true)) ||
+            ...);
+  }
+}
+
+} // namespace tfm::kernels
+
+/// Defines an instruction set's int8 entry points (Kernels.h):
+/// quantizeRows ISA, and q8_0Int8Matmul ISA and q4_0Int8Matmul ISA by
+/// `runInt8Panel<TRAITS, Q4, Vs...>`.
+#define TFM_DEFINE_INT8_BLOCK_MATMULS(ISA, TRAITS, ...)                        \
+  void tfm::kernels::quantizeRows##ISA(const float *a, int64_t lda,            \
+                                       const float *amax, int64_t ldamax,      \
+                                       int64_t m, int64_t k, int8_t *q,        \
+                                       float *d, int32_t *sum) {               \
+    quantizeRows(a, lda, amax, ldamax, m, k, q, d, sum);                       \
+  }                                                                            \
+  bool tfm::kernels::q8_0Int8Matmul##ISA(                                      \
+      const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
+      const uint16_t *s, float *c, int64_t ldc, int64_t m, int64_t k,          \
+      int64_t panel, int64_t j0, int64_t j1) {                                 \
+    return runInt8Panel<TRAITS, false __VA_OPT__(, ) __VA_ARGS__>(             \
+        panel, Int8Rows{q, d, sum}, v, s, c, ldc, m, k, j0, j1);               \
+  }                                                                            \
+  bool tfm::kernels::q4_0Int8Matmul##ISA(                                      \
+      const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
+      const uint16_t *s, float *c, int64_t ldc, int64_t m, int64_t k,          \
+      int64_t panel, int64_t j0, int64_t j1) {                                 \
+    return runInt8Panel<TRAITS, true __VA_OPT__(, ) __VA_ARGS__>(              \
+        panel, Int8Rows{q, d, sum}, v, s, c, ldc, m, k, j0, j1);               \
+  }
+
+#endif // TFM_RUNTIME_KERNELS_INT8BLOCKMATMUL_H
