@@ -39,6 +39,7 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
     flash.queryTile = options.flashQueryTile;
     flash.keyTile = options.flashKeyTile;
     flash.causalSkip = options.flashCausalSkip;
+    flash.decodeMinKeys = options.flashDecodeMinKeys;
     pm.addPass(createTfmFlashAttention(flash));
   }
   pm.addPass(createConvertTfmToLinalg());

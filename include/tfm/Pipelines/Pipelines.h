@@ -98,6 +98,13 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
                      "(off: visit and mask them, to measure the skip)"),
       llvm::cl::init(true)};
+  typename Base::template Option<int64_t> flashDecodeMinKeys{
+      *this, "flash-decode-min-keys",
+      llvm::cl::desc("Tile a decode step's attention (one query row) only "
+                     "over a KV cache of at least this many positions (its "
+                     "key loop then stops at the position); shorter ones "
+                     "keep the plain one-row form"),
+      llvm::cl::init(512)};
   typename Base::template Option<int64_t> flashQueryTile{
       *this, "flash-query-tile",
       llvm::cl::desc("Query rows per flash-attention tile"),
@@ -300,6 +307,7 @@ struct TfmToLinalgStageOptions {
   int64_t flashQueryTile = kDefaultFlashQueryTile;
   int64_t flashKeyTile = kDefaultFlashKeyTile;
   bool flashCausalSkip = true;
+  int64_t flashDecodeMinKeys = 512;
   /// Target passes to run on tfm ops after Q/K/V fusion, before the flash
   /// form and the lowering to linalg (the GPU pipeline's attention kernel).
   std::function<void(OpPassManager &)> beforeLowering;
@@ -318,6 +326,7 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
   common.flashQueryTile = options.flashQueryTile;
   common.flashKeyTile = options.flashKeyTile;
   common.flashCausalSkip = options.flashCausalSkip;
+  common.flashDecodeMinKeys = options.flashDecodeMinKeys;
   return common;
 }
 

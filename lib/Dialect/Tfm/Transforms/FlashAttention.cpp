@@ -558,17 +558,23 @@ Value FlashBuilder::build() {
 
 struct FlashAttentionPattern : public OpRewritePattern<AttentionOp> {
   FlashAttentionPattern(MLIRContext *ctx, int64_t queryTile, int64_t keyTile,
-                        bool causalSkip, bool transposeKeys)
+                        bool causalSkip, bool transposeKeys,
+                        int64_t decodeMinKeys)
       : OpRewritePattern(ctx), queryTile(queryTile), keyTile(keyTile),
-        causalSkip(causalSkip), transposeKeys(transposeKeys) {}
+        causalSkip(causalSkip), transposeKeys(transposeKeys),
+        decodeMinKeys(decodeMinKeys) {}
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    // One query per head (a decode step): its scores are a single row of
-    // S_kv values, nothing quadratic to avoid, and tiling the key loop only
-    // adds per-tile overhead (measured 3x slower decode). Left to the plain
-    // lowering.
-    if (cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2) == 1)
+    // One query per head (a decode step) over a short cache: its scores are
+    // a single row of S_kv values, nothing quadratic to avoid, and tiling
+    // the key loop only adds per-tile overhead (measured 3x slower decode).
+    // Left to the plain lowering. Over a long cache the plain form reads
+    // every one of its S_kv keys each step; tiles that skip the keys after
+    // the position read only those written (see the pass description).
+    if (cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2) == 1 &&
+        cast<RankedTensorType>(op.getKey().getType()).getDimSize(2) <
+            decodeMinKeys)
       return rewriter.notifyMatchFailure(op, "a single query row");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     rewriter.replaceOp(
@@ -579,6 +585,7 @@ struct FlashAttentionPattern : public OpRewritePattern<AttentionOp> {
 
   int64_t queryTile, keyTile;
   bool causalSkip, transposeKeys;
+  int64_t decodeMinKeys;
 };
 
 struct FlashAttentionPass
@@ -595,7 +602,8 @@ struct FlashAttentionPass
     }
     RewritePatternSet patterns(&getContext());
     patterns.add<FlashAttentionPattern>(&getContext(), queryTile, keyTile,
-                                        causalSkip, transposeKeys);
+                                        causalSkip, transposeKeys,
+                                        decodeMinKeys);
     // One rewrite per attention op; the loops it creates are not revisited.
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);
