@@ -3,7 +3,9 @@
 byte-level Llama) over 16 x 256 = 4096 bytes of the KJV text (Debian's
 bible-kjv, the model's corpus), tfm's logits with --quantize FORMAT against
 its f32 logits: mean and max KL divergence per token, top-1 agreement, and
-each one's perplexity on the next byte.
+each one's perplexity on the next byte. Each format twice: on int8
+activations (the default where the CPU has int8 dot products: FORMAT) and
+on f32 activations (`--pipeline-options=int8-dot=0`: FORMAT/f32).
 
   build/reference-venv/bin/python bench/quant-accuracy.py [--runner PATH]
       [--formats q8_0,q4_0]
@@ -35,13 +37,17 @@ model = os.path.join(root, "models", "tiny-kjv")
 with tempfile.TemporaryDirectory() as tmp:
     np.save(f"{tmp}/ids.npy", ids)
     logits = {}
-    for name, extra in [("f32", [])] + [(f, ["--quantize", f])
-                                        for f in formats]:
+    runs = [("f32", [])]
+    for f in formats:
+        runs += [(f, ["--quantize", f]),
+                 (f + "/f32", ["--quantize", f,
+                               "--pipeline-options=int8-dot=0"])]
+    for name, extra in runs:
         subprocess.run([args.runner, f"{model}/config.json", "--weights",
                         f"{model}/model.safetensors", "--input-ids",
-                        f"{tmp}/ids.npy", "--output", f"{tmp}/{name}.npy"]
+                        f"{tmp}/ids.npy", "--output", f"{tmp}/{name.replace('/', '-')}.npy"]
                        + extra, check=True, capture_output=True)
-        logits[name] = np.load(f"{tmp}/{name}.npy").astype(np.float64)
+        logits[name] = np.load(f"{tmp}/{name.replace('/', '-')}.npy").astype(np.float64)
 
 
 def log_softmax(x):
@@ -60,7 +66,7 @@ def perplexity(l):
 
 print(f"tokens: {lp.shape[0] * lp.shape[1]} ({args.sequences} x {seq}); "
       f"perplexity f32 {perplexity(lp):.4f}")
-for name in formats:
+for name, _ in runs[1:]:
     lq = log_softmax(logits[name])
     kl = (np.exp(lp) * (lp - lq)).sum(axis=-1)
     top1 = (logits["f32"].argmax(-1) == logits[name].argmax(-1)).mean()

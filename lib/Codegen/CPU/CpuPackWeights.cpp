@@ -36,7 +36,7 @@
 // its int8 values V [J, K/32, 32, P] and f16 scales S [J, K/32, P]
 // (V[j, b, t, r] holds the weight at K step 32 b + t of column j P + r, in
 // either layout; zero past N; formats "q8_0_values" and "q8_0_scales"),
-// and the matmul becomes
+// and the matmul becomes (f32 activations)
 //
 //   C[m, j, r] += A[m, b, t] * (sitofp(V[j, b, t, r]) * extf(S[j, b, r]))
 //
@@ -46,7 +46,9 @@
 // K steps a byte as llama.cpp's blocks hold them, V [J, K/32, 16, P] (byte
 // u: steps u and u + 16 in its low and high nibble; formats "q4_0_values"
 // and "q4_0_scales"), the generic over (m, j, r, b, h, u) unpacking nibble
-// h of byte u.
+// h of byte u. With `int8_dot` planned (tfm.cpu_target) the activations are
+// int8 instead: see rewriteToQuantizedInt8; its values keep four K steps of
+// a column together (tfm.param_pack adds `group = 4`).
 //
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):

@@ -113,6 +113,19 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     `[M, K/2, 2]` and the matmul becomes a generic over (m, j, r, q, t), k
     = 2 q + t; `tfm.param_pack` adds `format = "bf16_pairs"`.
 
+    A weight held quantized (`tfm.param_quant`, Q8_0 or Q4_0) is read from
+    its values and f16 scales in panels of the micro-kernel's width
+    (formats `q8_0_values`/`q8_0_scales`, `q4_0_values`/`q4_0_scales`) by a
+    generic marked `tfm.quantized_matmul`. With `int8_dot` in
+    `tfm.cpu_target` (tfm-cpu-configure) its activations are int8: a
+    reduction computes each row's largest magnitude per block of 32 along K,
+    the generic (marked `tfm.int8_activations`) multiplies the activation
+    quantized with it (`d = amax / 127`, `roundeven(a / d) * d`) by the
+    dequantized weight, and the values are packed four K steps of a column
+    together (`group = 4`: `[J, K/32, 8 | 4, P, 4]`), an int8 dot product's
+    lane. Without it the activations stay f32 and the result is exactly the
+    dequantized weights' (`[J, K/32, 32 | 16, P]`).
+
     The new argument keeps the parameter's `tfm.param` (and
     `tfm.param_parts`) and records the packing for whoever binds weights:
     `tfm.param_pack = {layout = "in_out" | "out_in", panel = nr, shape =
@@ -226,8 +239,16 @@ def TfmCpuLowerQuantizedMatmuls
     (OpenMP, like a GEMM's cache blocks), and because the memrefs are the
     call's operands the workspace plan and deallocation see them in use.
 
+    On int8 activations (`tfm.int8_activations`) the GEMM first quantizes
+    A's rows once, `tfm_int8_quantize_rows_<isa>` into three buffers (int8
+    values, per-block scales and sums), and the column blocks call
+    `tfm_q8_0_int8_matmul_<isa>` / `tfm_q4_0_int8_matmul_<isa>` on them
+    (`avx512`: AVX-512 VNNI; `avx2`: AVX2, also on AVX-512 targets without
+    VNNI).
+
     A GEMM whose A or C rows are not unit-stride, or whose V and S are not
-    contiguous, is left to loops (exact, slow).
+    contiguous, is left to loops (slow; on int8 activations the same
+    function up to the order of its roundings).
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect", "scf::SCFDialect"];
