@@ -8,6 +8,13 @@
 // PANEL: error: argument #0 ('w') of @bad_panel: tfm.param_pack with format = "q8_0_values" needs tfm.param and {layout = "in_out" | "out_in", panel = 8 | 16 | 32, shape = array<i64: rows, cols>}
 // VALUES: error: argument #0 ('w') of @bad_values: tfm.param_pack of a 40x64 weight as q8_0_values needs a K that 32 divides and an argument i8 3x2x32x16
 // SCALES: error: argument #0 ('w') of @bad_scales: tfm.param_pack of a 40x64 weight as q8_0_scales needs a K that 32 divides and an argument f16 3x2x16
+// The int8 kernels' layout (group = 4): four bytes of a column together,
+// [J, K/32, 32/4, P, 4]; only for values, only 1 or 4.
+// RUN: not transformer-runner %s --random-weights 1 --entry bad_group_shape 2>&1 | FileCheck %s --check-prefix=GROUPSHAPE
+// RUN: not transformer-runner %s --random-weights 1 --entry bad_group 2>&1 | FileCheck %s --check-prefix=GROUP
+// RUN: not transformer-runner %s --random-weights 1 --entry group_on_scales 2>&1 | FileCheck %s --check-prefix=GROUP
+// GROUPSHAPE: error: argument #0 ('w') of @bad_group_shape: tfm.param_pack of a 40x64 weight as q8_0_values needs a K that 32 divides and an argument i8 3x2x8x16x4
+// GROUP: tfm.param_pack's group must be 1 or 4, and only with format = "q8_0_values" or "q4_0_values"
 
 func.func @bad_panel(%w: tensor<2x2x32x20xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", layout = "out_in", panel = 20 : i64, shape = array<i64: 40, 64>}})
     -> (tensor<2x2x32x20xi8> {tfm.output = "y"}) {
@@ -22,4 +29,19 @@ func.func @bad_values(%w: tensor<3x2x32x8xi8> {tfm.param = "w", tfm.param_pack =
 func.func @bad_scales(%w: tensor<3x2x16xf32> {tfm.param = "w", tfm.param_pack = {format = "q8_0_scales", layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
     -> (tensor<3x2x16xf32> {tfm.output = "y"}) {
   return %w : tensor<3x2x16xf32>
+}
+
+func.func @bad_group_shape(%w: tensor<3x2x32x16xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", group = 4 : i64, layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<3x2x32x16xi8> {tfm.output = "y"}) {
+  return %w : tensor<3x2x32x16xi8>
+}
+
+func.func @bad_group(%w: tensor<3x2x16x16x2xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", group = 2 : i64, layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<3x2x16x16x2xi8> {tfm.output = "y"}) {
+  return %w : tensor<3x2x16x16x2xi8>
+}
+
+func.func @group_on_scales(%w: tensor<3x2x16xf16> {tfm.param = "w", tfm.param_pack = {format = "q8_0_scales", group = 4 : i64, layout = "out_in", panel = 16 : i64, shape = array<i64: 40, 64>}})
+    -> (tensor<3x2x16xf16> {tfm.output = "y"}) {
+  return %w : tensor<3x2x16xf16>
 }

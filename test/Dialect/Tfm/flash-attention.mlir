@@ -97,11 +97,23 @@ func.func @odd_lengths(%q: tensor<1x2x37x8xf32>, %k: tensor<1x2x37x8xf32>, %v: t
 // -----
 
 // Decode: one query at an explicit position against a 64-slot cache. Its
-// scores are one row of 64: nothing to tile, the attention is left for the
-// plain lowering.
+// scores are one row of 64: below decode-min-keys (512) nothing to tile,
+// the attention is left for the plain lowering. From decode-min-keys on, the
+// key loop stops at the position: keys [0, min(64, pos + 1)) in tiles of
+// 16, the unmasked ones first.
+// RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 decode-min-keys=64" | FileCheck %s --check-prefix=DECODE
 // CHECK-LABEL: func.func @decode_step
 // CHECK-NOT: scf.for
 // CHECK: tfm.attention
+// DECODE-LABEL: func.func @decode_step(
+// DECODE-SAME: %[[POS:arg[0-9]+]]: index
+// DECODE: scf.forall
+// DECODE: %[[ROW:.*]] = arith.addi %[[POS]], %{{.*}} : index
+// DECODE: %[[NEXT:.*]] = arith.addi %[[ROW]], %c1 : index
+// DECODE: %[[END:.*]] = arith.minsi %c64, %[[NEXT]] : index
+// DECODE: scf.for %{{.*}} = %c0 to %[[UNMASKED:.*]] step %c16
+// DECODE: scf.for %{{.*}} = %[[UNMASKED]] to %[[END]] step %c16
+// DECODE-NOT: tfm.attention
 func.func @decode_step(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x64x8xf32>, %v: tensor<1x2x64x8xf32>, %pos: index) -> tensor<1x2x1x8xf32> {
   %a = tfm.attention %q, %k, %v, %pos : (tensor<1x2x1x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, index) -> tensor<1x2x1x8xf32>
   return %a : tensor<1x2x1x8xf32>

@@ -1,0 +1,72 @@
+// RUN: transformer-opt %s --tfm-cpu-lower-quantized-matmuls --split-input-file | FileCheck %s
+
+#a = affine_map<(m, j, r, b, u, i) -> (m, b, u, i)>
+#amax = affine_map<(m, j, r, b, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, u, i) -> (j, b, u, r, i)>
+#s = affine_map<(m, j, r, b, u, i) -> (j, b, r)>
+#c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
+
+// A Q8_0 GEMM on int8 activations (tfm.int8_activations), AVX-512 with
+// VNNI: A's 8 rows are quantized once, before the column blocks, into
+// three new buffers (int8 values [M, K], per-block scales and sums [M,
+// K/32]) by tfm_int8_quantize_rows_avx512 (A viewed as [M, K/32, 32] and
+// its blocks' largest magnitudes); each block of 128 columns (4 panels of
+// 32) then calls the VNNI kernel on them, the values [J, K/32, 8, P, 4]
+// and the scales.
+// CHECK-DAG: func.func private @tfm_int8_quantize_rows_avx512(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tfm_q8_0_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @vnni
+// CHECK-SAME: %[[A:.*]]: memref<8x2x8x4xf32>, %[[AMAX:.*]]: memref<8x2xf32>, %[[V:.*]]: memref<8x2x8x32x4xi8>, %[[S:.*]]: memref<8x2x32xf16>, %[[C:.*]]: memref<8x8x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[A3:.*]] = memref.collapse_shape %[[A]] {{\[}}[0], [1], [2, 3]] : memref<8x2x8x4xf32> into memref<8x2x32xf32>
+// CHECK: %[[Q:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x64xi8>
+// CHECK: %[[D:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x2xf32>
+// CHECK: %[[SUM:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x2xi32>
+// CHECK: call @tfm_int8_quantize_rows_avx512(
+// CHECK: scf.forall (%[[I:.*]]) in (2) {
+// CHECK: call @tfm_q8_0_int8_matmul_avx512(
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @vnni(%a: memref<8x2x8x4xf32>, %amax: memref<8x2xf32>, %v: memref<8x2x8x32x4xi8>, %s: memref<8x2x32xf16>, %c: memref<8x8x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s : memref<8x2x8x4xf32>, memref<8x2xf32>, memref<8x2x8x32x4xi8>, memref<8x2x32xf16>) outs(%c : memref<8x8x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#s = affine_map<(m, j, r, b, h, u, i) -> (j, b, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
+// Q4_0 on an AVX-512 target without VNNI (Skylake-X): AVX2's int8 kernels
+// on its 32-column panels; A [M, K/32, 2, 4, 4] collapsed to [M, K/32, 32].
+// CHECK-LABEL: func.func @novnni
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : memref<1x2x2x4x4xf32> into memref<1x2x32xf32>
+// CHECK: call @tfm_int8_quantize_rows_avx2(
+// CHECK: call @tfm_q4_0_int8_matmul_avx2(
+module attributes {tfm.cpu_target = {avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @novnni(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<4x2x4x32x4xi8>, %s: memref<4x2x32xf16>, %c: memref<1x4x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s : memref<1x2x2x4x4xf32>, memref<1x2xf32>, memref<4x2x4x32x4xi8>, memref<4x2x32xf16>) outs(%c : memref<1x4x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
