@@ -87,6 +87,7 @@ for kind in filter(None, args.types.split(",")):
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_freq_base(10000.0)
     w.add_file_type({"f32": LlamaFileType.ALL_F32,
+                     "bf16": LlamaFileType.MOSTLY_BF16,
                      "q8_0": LlamaFileType.MOSTLY_Q8_0,
                      "q4_0": LlamaFileType.MOSTLY_Q4_0}[kind])
     w.add_tokenizer_model("llama")
@@ -98,7 +99,8 @@ for kind in filter(None, args.types.split(",")):
     w.add_eos_token_id(2)
     for gname, hname in gg.items():
         t = hf[hname]
-        quant = {"q8_0": GGMLQuantizationType.Q8_0,
+        quant = {"bf16": GGMLQuantizationType.BF16,
+                 "q8_0": GGMLQuantizationType.Q8_0,
                  "q4_0": GGMLQuantizationType.Q4_0}.get(kind)
         # llama.cpp's own Q4_0 files keep the embedding and the output in
         # Q4_0 too (--pure): all 2-D tensors quantized, as here.

@@ -8,8 +8,8 @@ F32 and Q8_0, in interleaved rounds; medians, CPU model named.
 llama.cpp: `llama-bench -m DIR/model-<type>.gguf -p 128 -n 32 -t T -r 1`
 (its pp128 and tg32; tg32 decodes 32 tokens from an empty context).
 tfm: `transformer-runner DIR/hf --input-ids (128 ids) --generate 32
---threads T --repeat 3 [--quantize q8_0]` (warm prefill median, decode
-median ms/token after the 128-token prompt).
+--threads T --repeat 3 [--quantize q8_0|q4_0 | --dtype bf16]` (warm
+prefill median, decode median ms/token after the 128-token prompt).
 """
 import argparse
 import json
@@ -58,7 +58,9 @@ def llama_cpp(bench, model, threads):
 def tfm(runner, hf, ids, threads, quantize):
     cmd = [runner, hf, "--input-ids", ids, "--generate", "32", "--threads",
            str(threads), "--repeat", "3"]
-    if quantize:
+    if quantize == "bf16":
+        cmd += ["--dtype", "bf16"]
+    elif quantize:
         cmd += ["--quantize", quantize]
     out, rss = timed(cmd)
     prefill = float(re.search(r"^prefill: ([0-9.]+) ms", out, re.M)[1])
