@@ -625,7 +625,8 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       getQuantizedKernelTarget(func->getParentOfType<ModuleOp>());
   int64_t panel = target.panel;
   llvm::DenseMap<std::pair<Value, unsigned>, std::pair<Value, Value>> bound;
-  for (auto [op, outIn] : matmuls) {
+  for (auto [op, isOutIn] : matmuls) {
+    bool outIn = isOutIn; // captured by the lambda below
     auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
     auto weightType = cast<RankedTensorType>(weight.getType());
     int64_t n = weightType.getDimSize(outIn ? 0 : 1);

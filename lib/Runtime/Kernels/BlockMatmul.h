@@ -43,6 +43,10 @@
 #endif
 
 namespace tfm::kernels {
+// Internal to each translation unit that includes this: each compiles it
+// for its own instruction set, and one shared (ODR-merged) copy of an
+// inline function would run one set's code on every path.
+namespace {
 
 /// f16 bits to float (exact), without F16C.
 inline float halfBitsToFloat(uint16_t h) {
@@ -314,6 +318,7 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
           ...);
 }
 
+} // namespace
 } // namespace tfm::kernels
 
 /// Defines an instruction set's two entry points (Kernels.h), q8_0Matmul

@@ -46,6 +46,10 @@
 #endif
 
 namespace tfm::kernels {
+// Internal to each translation unit that includes this: each compiles it
+// for its own instruction set, and one shared (ODR-merged) copy of an
+// inline function would run one set's code on every path.
+namespace {
 
 /// The activations' M rows quantized per block of 32 (contiguous): q [M,
 /// K] int8, and for each block [M, K/32] its scale d and the sum of its q.
@@ -347,6 +351,7 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
   }
 }
 
+} // namespace
 } // namespace tfm::kernels
 
 /// Defines an instruction set's int8 entry points (Kernels.h):
