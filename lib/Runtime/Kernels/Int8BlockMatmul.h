@@ -77,7 +77,12 @@ inline void quantizeRows(const float *a, int64_t lda, const float *amax,
       int8_t *out = q + r * k + b * 32;
       int32_t total = 0;
       for (int t = 0; t < 32; ++t) {
-        out[t] = int8_t(__builtin_roundevenf(x[t] * inverse));
+        // |x| <= amax keeps q in [-127, 127]; the clamp only makes a
+        // non-finite activation's conversion defined (its block's d is then
+        // NaN or infinite, and so is the result).
+        out[t] = int8_t(__builtin_fminf(
+            __builtin_fmaxf(__builtin_roundevenf(x[t] * inverse), -127.0f),
+            127.0f));
         total += out[t];
       }
       d[r * blocks + b] = scale;
