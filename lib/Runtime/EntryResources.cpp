@@ -37,6 +37,10 @@ static std::optional<InputRange> rangeOfUse(func::FuncOp fn, OpOperand &use) {
     if (use.get() != op.getIds())
       return std::nullopt;
     int64_t rows = dimOf(op.getTable(), 0);
+    // A rank's slice of a vocab-parallel table (first_row): the ids index
+    // the whole vocabulary, the ranks' slices together.
+    if (op.getFirstRow())
+      rows *= getTensorParallelRanks(op).value_or(1);
     return InputRange{0, rows - 1,
                       llvm::formatv("tfm.embedding's ids index the {0} rows "
                                     "of its table{1}",

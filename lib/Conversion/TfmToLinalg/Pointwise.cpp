@@ -182,7 +182,8 @@ struct ResidualAddLowering : OpConversionPattern<ResidualAddOp> {
   }
 };
 
-/// result[b, s, j] = table[clamp(ids[b, s], 0, V-1), j].
+/// result[b, s, j] = table[clamp(ids[b, s], 0, V-1), j]; with a first row
+/// f, table[ids[b, s] - f, j] where that row is the table's, else 0.
 struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -205,6 +206,7 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
     AffineMap idsMap = AffineMap::get(
         3, 0, {rewriter.getAffineDimExpr(0), rewriter.getAffineDimExpr(1)},
         rewriter.getContext());
+    Value firstRow = adaptor.getFirstRow();
     rewriter.replaceOp(
         op, buildElementwise(
                 rewriter, op.getLoc(), type, adaptor.getIds(),
@@ -212,10 +214,30 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
                     -> SmallVector<Value> {
                   Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                                         args[0]);
-                  Value row = clampIndex(b, loc, id, 0, vocab - 1);
+                  Value inTable;
+                  if (firstRow) {
+                    // Rows of other ranks read row 0 and are zeroed.
+                    id = arith::SubIOp::create(b, loc, id, firstRow);
+                    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+                    inTable = arith::AndIOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                              id, zero),
+                        arith::CmpIOp::create(
+                            b, loc, arith::CmpIPredicate::slt, id,
+                            arith::ConstantIndexOp::create(b, loc, vocab)));
+                    id = arith::SelectOp::create(b, loc, inTable, id, zero);
+                  }
+                  Value row =
+                      firstRow ? id : clampIndex(b, loc, id, 0, vocab - 1);
                   Value col = linalg::IndexOp::create(b, loc, 2);
                   Value value = tensor::ExtractOp::create(b, loc, table,
                                                           ValueRange{row, col});
+                  if (inTable)
+                    value = arith::SelectOp::create(
+                        b, loc, inTable, value,
+                        arith::ConstantOp::create(
+                            b, loc, b.getZeroAttr(value.getType())));
                   if (!scale)
                     return {value};
                   Value scaled = arith::MulFOp::create(

@@ -257,6 +257,8 @@ struct ConvertTfmToLinalgPass
     target.addDynamicallyLegalOp<AllGatherOp>([](AllGatherOp op) {
       return op.getResult().getType().getElementType().isF32();
     });
+    // The rank stays a value until tfm-collectives-to-mpi.
+    target.addLegalOp<RankOp>();
 
     RewritePatternSet patterns(ctx);
     lowering::populateProjectionPatterns(patterns);

@@ -31,7 +31,7 @@ struct CollectivesToMPIPass
     ModuleOp module = getOperation();
     SmallVector<Operation *> collectives;
     module.walk([&](Operation *op) {
-      if (isa<BufferAllReduceOp, BufferAllGatherOp>(op))
+      if (isa<BufferAllReduceOp, BufferAllGatherOp, RankOp>(op))
         collectives.push_back(op);
     });
     if (collectives.empty())
@@ -41,6 +41,15 @@ struct CollectivesToMPIPass
       OpBuilder b(op);
       Location loc = op->getLoc();
       Value comm = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(ctx));
+      if (auto rank = dyn_cast<RankOp>(op)) {
+        Value index = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            mpi::CommRankOp::create(b, loc, TypeRange{b.getI32Type()}, comm)
+                .getRank());
+        rank.getResult().replaceAllUsesWith(index);
+        op->erase();
+        continue;
+      }
       // MLIR 22's mpi-to-llvm counts a buffer's elements from its first
       // dimension only: pass buffers as the 1-D buffers they are (identity
       // layouts, BufferizableOpInterfaceImpl.cpp).

@@ -85,7 +85,7 @@ Value EntryBuilder::embedTokens(const Twine &module, int64_t width,
   std::string name = module.str();
   embedWeight = param(name + ".weight", {c.vocabSize, width});
   return EmbeddingOp::create(b, loc(name), tensor({batch, seqLen, width}), ids,
-                             embedWeight, scale);
+                             embedWeight, /*first_row=*/Value(), scale);
 }
 
 Value EntryBuilder::decoderLayers(Value h) {

@@ -120,3 +120,11 @@ module attributes {tfm.tensor_parallel = 2 : i64} {
   // expected-error @+1 {{'func.func' op argument #0: 'tfm.param_shard' must be a #tfm.shard attribute, got 2 : i64}}
   func.func private @not_a_shard(tensor<64x64xf32> {tfm.param = "w", tfm.param_shard = 2})
 }
+
+// -----
+
+func.func @rank_alone() -> index {
+  // expected-error @+1 {{'tfm.rank' op is only valid in a module with 'tfm.tensor_parallel' (its ranks)}}
+  %r = tfm.rank
+  return %r : index
+}

@@ -27,6 +27,20 @@ module attributes {tfm.tensor_parallel = 2 : i64} {
 
 // -----
 
+// tfm.rank and a vocab-parallel embedding's first row round-trip.
+// CHECK-LABEL: func.func @rank_rows
+// CHECK: %[[R:.*]] = tfm.rank
+// CHECK: tfm.embedding %{{.*}}, %{{.*}}, %[[R]] : (tensor<1x4xi64>, tensor<50x8xf32>, index) -> tensor<1x4x8xf32>
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  func.func @rank_rows(%ids: tensor<1x4xi64>, %t: tensor<50x8xf32>) -> tensor<1x4x8xf32> {
+    %r = tfm.rank
+    %y = tfm.embedding %ids, %t, %r : (tensor<1x4xi64>, tensor<50x8xf32>, index) -> tensor<1x4x8xf32>
+    return %y : tensor<1x4x8xf32>
+  }
+}
+
+// -----
+
 // The bufferized form: a read of one buffer, a write of another.
 // CHECK-LABEL: func.func @buffers
 // CHECK: tfm.buffer_all_reduce %{{.*}}, %{{.*}} : memref<2x8xf32>, memref<2x8xf32>

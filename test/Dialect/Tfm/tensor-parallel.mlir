@@ -166,7 +166,7 @@ func.func @experts(%x: tensor<1x4x16xf32> {tfm.input = "x"},
 
 // The LM head is vocab-parallel (each rank's rows of the weight, its
 // logits gathered); a head tied to the embedding stays whole, as the
-// gather reads the whole table.
+// gather reads the whole table (and so does the embedding).
 // CHECK-LABEL: func.func @heads
 // CHECK-SAME: tensor<100x16xf32> {tfm.param = "embed.weight"}
 // CHECK-SAME: tensor<50x16xf32> {tfm.param = "lm_head.weight", tfm.param_shard = #tfm.shard<axis = 0, pieces = [100], shards = [2]>}
@@ -182,4 +182,41 @@ func.func @heads(%ids: tensor<1x4xi64> {tfm.input = "ids"},
   %l = tfm.lm_head %h, %w : (tensor<1x4x16xf32>, tensor<100x16xf32>) -> tensor<1x4x100xf32>
   %t = tfm.lm_head %h, %e : (tensor<1x4x16xf32>, tensor<100x16xf32>) -> tensor<1x4x100xf32>
   return %l, %t : tensor<1x4x100xf32>, tensor<1x4x100xf32>
+}
+
+// -----
+
+// An untied embedding is vocab-parallel too: each rank holds V / ranks
+// rows from rank * V / ranks (tfm.rank), gathers the ids among them (zero
+// rows for the others) and an all-reduce sums the ranks' lookups; the
+// ledger counts a rank's rows. A vocabulary the ranks do not divide stays
+// whole.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: tensor<50x16xf32> {tfm.param = "embed.weight", tfm.param_shard = #tfm.shard<axis = 0, pieces = [100], shards = [2]>}
+// CHECK: %[[RANK:.*]] = tfm.rank
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %c50 : index
+// CHECK: %[[ROWS:.*]] = tfm.embedding %{{.*}}, %{{.*}}, %[[FIRST]] : (tensor<1x4xi64>, tensor<50x16xf32>, index) -> tensor<1x4x16xf32>
+// CHECK: %[[SUM:.*]] = tfm.all_reduce %[[ROWS]] : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+// CHECK: return %[[SUM]]
+// FOUR-LABEL: func.func @embedding
+// FOUR-SAME: tensor<25x16xf32> {tfm.param = "embed.weight", tfm.param_shard = #tfm.shard<axis = 0, pieces = [100], shards = [4]>}
+// FOUR: arith.muli %{{.*}}, %c25 : index
+// LEDGER-LABEL: @embedding
+// LEDGER: tensor parallel: 2 ranks
+func.func @embedding(%ids: tensor<1x4xi64> {tfm.input = "ids"},
+    %e: tensor<100x16xf32> {tfm.param = "embed.weight"}) -> tensor<1x4x16xf32> {
+  %h = tfm.embedding %ids, %e : (tensor<1x4xi64>, tensor<100x16xf32>) -> tensor<1x4x16xf32>
+  return %h : tensor<1x4x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @embedding_whole
+// CHECK-SAME: tensor<99x16xf32> {tfm.param = "embed.weight"})
+// CHECK-NOT: tfm.rank
+// CHECK-NOT: tfm.all_reduce
+func.func @embedding_whole(%ids: tensor<1x4xi64> {tfm.input = "ids"},
+    %e: tensor<99x16xf32> {tfm.param = "embed.weight"}) -> tensor<1x4x16xf32> {
+  %h = tfm.embedding %ids, %e : (tensor<1x4xi64>, tensor<99x16xf32>) -> tensor<1x4x16xf32>
+  return %h : tensor<1x4x16xf32>
 }

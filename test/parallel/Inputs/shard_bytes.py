@@ -6,8 +6,9 @@ DIR's checkpoint (model.safetensors, or the shards its index names) holds
 Llama-named f32 tensors. With RANKS ranks, rank 0 binds 1/RANKS of each
 attention and MLP projection (q/o, gate/up/down; k/v too when the key/value
 heads are at least RANKS, else the one head its query heads read) and the
-LM head's rows when the vocabulary divides over the ranks (vocab-parallel),
-and the whole of everything else (embedding, norms).
+LM head's and the embedding's rows when the vocabulary divides over the
+ranks (vocab-parallel; a tied embedding stays whole), and the whole of
+everything else (norms).
 Exits 1 unless the runner's "tensor parallel: rank 0 of RANKS binds W bytes
 of weights" line says exactly that W.
 """
@@ -46,6 +47,10 @@ def main():
         elif any(f".{p}." in name for p in DIVIDED):
             expected += size // ranks
         elif name == "lm_head.weight" and config["vocab_size"] % ranks == 0:
+            expected += size // ranks
+        elif (name == "model.embed_tokens.weight"
+              and config["vocab_size"] % ranks == 0
+              and not config.get("tie_word_embeddings", False)):
             expected += size // ranks
         else:
             expected += size

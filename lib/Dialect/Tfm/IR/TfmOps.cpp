@@ -632,6 +632,12 @@ int64_t MoEOp::getFlopCount() {
 //===----------------------------------------------------------------------===//
 
 /// The ranks of the module around `op`, or an error naming the attribute.
+static FailureOr<int64_t> verifyTensorParallelRanks(Operation *op);
+
+LogicalResult RankOp::verify() {
+  return success(succeeded(verifyTensorParallelRanks(*this)));
+}
+
 static FailureOr<int64_t> verifyTensorParallelRanks(Operation *op) {
   if (std::optional<int64_t> ranks = getTensorParallelRanks(op))
     return *ranks;

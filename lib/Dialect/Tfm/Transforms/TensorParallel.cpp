@@ -17,6 +17,7 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -99,6 +100,7 @@ private:
   LogicalResult rewrite(Block &block);
   LogicalResult divideExperts(MoEOp moe);
   LogicalResult divideVocabulary(LMHeadOp head);
+  LogicalResult divideEmbedding(EmbeddingOp embedding);
   LogicalResult shardParameter(Value weight, Operation *user, int64_t axis,
                                ArrayRef<int64_t> pieces,
                                ArrayRef<int64_t> counts);
@@ -417,9 +419,45 @@ LogicalResult Partitioner::divideVocabulary(LMHeadOp head) {
   return success();
 }
 
+/// The embedding table is divided over the vocabulary too: each rank holds
+/// `V / ranks` rows from `rank * V / ranks` and gathers the ids in them
+/// (zero rows for the others), and an all-reduce sums the ranks' rows into
+/// the whole lookup (exact: every other rank adds zeros). A table the ranks
+/// do not divide, or one tied to the LM head (read twice), stays whole.
+LogicalResult Partitioner::divideEmbedding(EmbeddingOp embedding) {
+  auto table = dyn_cast<BlockArgument>(embedding.getTable());
+  int64_t vocab =
+      cast<RankedTensorType>(embedding.getTable().getType()).getDimSize(0);
+  if (!table || table.getOwner()->getParentOp() != func ||
+      !func.getArgAttr(table.getArgNumber(), kParamAttrName) ||
+      func.getArgAttr(table.getArgNumber(), kParamPartsAttrName) ||
+      !llvm::hasSingleElement(table.getUses()) || vocab % ranks ||
+      embedding.getFirstRow())
+    return success();
+  if (failed(shardParameter(table, embedding, 0, {vocab}, {ranks})))
+    return failure();
+  OpBuilder b(embedding);
+  Location loc = embedding.getLoc();
+  Value firstRow = arith::MulIOp::create(
+      b, loc, RankOp::create(b, loc),
+      arith::ConstantIndexOp::create(b, loc, vocab / ranks));
+  embedding.getFirstRowMutable().assign(firstRow);
+  b.setInsertionPointAfter(embedding);
+  Value rows = embedding.getResult();
+  auto reduce =
+      AllReduceOp::create(b, loc, rows.getType(), rows, Value());
+  rows.replaceAllUsesExcept(reduce.getResult(), reduce);
+  return success();
+}
+
 LogicalResult Partitioner::run() {
   if (func.isExternal())
     return success();
+  SmallVector<EmbeddingOp> embeddings;
+  func.walk([&](EmbeddingOp embedding) { embeddings.push_back(embedding); });
+  for (EmbeddingOp embedding : embeddings)
+    if (failed(divideEmbedding(embedding)))
+      return failure();
   SmallVector<LMHeadOp> heads;
   func.walk([&](LMHeadOp head) { heads.push_back(head); });
   for (LMHeadOp head : heads)

@@ -49,14 +49,22 @@ def Tfm_EmbeddingOp : Tfm_LedgerOp<"embedding"> {
       by `sqrt(d)` as a tensor of the compute dtype, so a bf16 model scales
       by `bf16(sqrt(d))`. The product is computed in f32 and rounded once.
 
-    Parameters: `V*d`. Ids outside `[0, V)` are clamped by the lowering.
+    - `first_row` (optional): the table is rows `[first_row, first_row + V)`
+      of a larger vocabulary's (a rank's slice under `tfm-tensor-parallel`):
+      an id in that range gathers `table[id - first_row]`, any other id a
+      row of zeros, so that the ranks' results sum to the whole table's.
+
+    Parameters: `V*d`. Without `first_row`, ids outside `[0, V)` are clamped
+    by the lowering.
 
     ```mlir
     %h = tfm.embedding %ids, %wte : (tensor<2x8xi64>, tensor<50257x768xf32>) -> tensor<2x8x768xf32>
+    %r = tfm.embedding %ids, %slice, %first : (tensor<2x8xi64>, tensor<25000x768xf32>, index) -> tensor<2x8x768xf32>
     %g = tfm.embedding %ids, %emb {scale = 45.254834 : f32} : (tensor<1x4xi64>, tensor<256000x2048xbf16>) -> tensor<1x4x2048xbf16>
     ```
   }];
   let arguments = (ins Tfm_TokenTensor:$ids, Tfm_FloatTensor:$table,
+                       Optional<Index>:$first_row,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs Tfm_FloatTensor:$result);
 }
@@ -586,6 +594,24 @@ def Tfm_AllReduceOp : Tfm_LedgerOp<"all_reduce",
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Optional<Tfm_FloatTensor>:$bias);
   let results = (outs Tfm_FloatTensor:$result);
+}
+
+def Tfm_RankOp : Tfm_Op<"rank", [Pure]> {
+  let summary = "this process's rank among the module's tensor-parallel ranks";
+  let description = [{
+    The rank `r` in `[0, N)` of the process running the code, in a module of
+    `tfm.tensor_parallel = N` ranks: what a rank's slice of a parameter
+    depends on at run time, one compiled module serving every rank
+    (`tfm-tensor-parallel` computes a vocab-parallel embedding's first row
+    from it). `tfm-collectives-to-mpi` lowers it to `mpi.comm_rank`.
+
+    ```mlir
+    %r = tfm.rank
+    ```
+  }];
+  let results = (outs Index:$rank);
+  let hasVerifier = 1;
+  let assemblyFormat = "attr-dict";
 }
 
 def Tfm_AllGatherOp : Tfm_LedgerOp<"all_gather", [],

@@ -110,19 +110,24 @@ def TfmTensorParallel : Pass<"tfm-tensor-parallel", "ModuleOp"> {
 
     The LM head is vocab-parallel: each rank computes the logits of
     `V / ranks` tokens (its rows of the weight), and a `tfm.all_gather`
-    gives every rank all of them. A vocabulary the ranks do not divide, or
-    a head tied to the embedding, stays whole on every rank.
+    gives every rank all of them. The embedding table likewise: each rank
+    holds `V / ranks` rows from `tfm.rank * V / ranks` (the embedding's
+    `first_row`), gathers the ids among them and zero rows for the others,
+    and a `tfm.all_reduce` sums the ranks' lookups. A vocabulary the ranks
+    do not divide, or an LM head tied to the embedding (one table read by
+    both), stays whole on every rank.
 
     A size that does not divide (query heads, key/value heads, an MLP's or
     an expert's width) is an error naming the op. Blocks of other structure
     (a norm over all heads' features, as OLMo2's q_norm) stay replicated,
-    as do embeddings and norms. `ranks = 1` leaves the module
-    as it is; a module already partitioned for `ranks` too.
+    as do norms. `ranks = 1` leaves the module as it is; a module already
+    partitioned for `ranks` too.
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "The number of ranks (processes) the model is divided over">,
   ];
+  let dependentDialects = ["arith::ArithDialect"];
 }
 
 def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
