@@ -10,6 +10,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir::tfm;
 using namespace mlir::tfm::runtime;
 namespace json = llvm::json;
@@ -27,10 +30,10 @@ GenerationConfig::getMaxNewTokens(int64_t promptLength) const {
 /// does not implement, with the value that leaves them off.
 static bool isIgnoredBehaviour(llvm::StringRef key, const json::Value &value) {
   if (key == "num_beams" || key == "num_return_sequences")
-    return value.getAsInteger().value_or(1) != 1;
+    return mlir::tfm::runtime::getJsonInteger(value).value_or(1) != 1;
   if (key == "no_repeat_ngram_size" || key == "min_new_tokens" ||
       key == "min_length")
-    return value.getAsInteger().value_or(0) != 0;
+    return mlir::tfm::runtime::getJsonInteger(value).value_or(0) != 0;
   if (key == "typical_p")
     return value.getAsNumber().value_or(1.0) != 1.0;
   if (key == "min_p" || key == "epsilon_cutoff" || key == "eta_cutoff")
@@ -69,6 +72,9 @@ public:
       std::optional<double> d = value->getAsNumber();
       if (!d)
         return error(key, "expected a number");
+      // Past float's range the conversion is undefined.
+      if (!(std::fabs(*d) <= double(std::numeric_limits<float>::max())))
+        return error(key, "expected a number within float's range");
       out = float(*d);
     }
     return llvm::Error::success();
@@ -76,7 +82,7 @@ public:
   llvm::Error readInt(llvm::StringRef key, int64_t min,
                       std::optional<int64_t> &out) {
     if (const json::Value *value = lookup(key)) {
-      std::optional<int64_t> i = value->getAsInteger();
+      std::optional<int64_t> i = mlir::tfm::runtime::getJsonInteger(*value);
       if (!i || *i < min)
         return error(key, llvm::formatv("expected an integer >= {0}", min));
       out = *i;
@@ -90,7 +96,7 @@ public:
       return llvm::Error::success();
     std::vector<int64_t> ids;
     auto add = [&](const json::Value &v) {
-      std::optional<int64_t> id = v.getAsInteger();
+      std::optional<int64_t> id = mlir::tfm::runtime::getJsonInteger(v);
       if (!id || *id < 0)
         return false;
       ids.push_back(*id);

@@ -34,7 +34,7 @@ static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
 
 /// Reads a non-negative integer JSON value exactly (no doubles).
 static std::optional<int64_t> getNonNegativeInt(const llvm::json::Value &v) {
-  std::optional<int64_t> i = v.getAsInteger();
+  std::optional<int64_t> i = mlir::tfm::runtime::getJsonInteger(v);
   if (!i || *i < 0)
     return std::nullopt;
   return i;

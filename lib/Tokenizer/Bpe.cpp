@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Components.h"
+#include "tfm/Runtime/Json.h"
 #include "Unicode.h"
 
 #include "llvm/Support/Format.h"
@@ -75,7 +76,7 @@ BpeModel::parse(const json::Value &value, const std::string &path) {
   if (!vocab)
     return makeError(path + ".vocab: expected an object of token: id");
   for (const auto &[token, idValue] : *vocab) {
-    std::optional<int64_t> id = idValue.getAsInteger();
+    std::optional<int64_t> id = mlir::tfm::runtime::getJsonInteger(idValue);
     if (!id || *id < 0 || *id > INT32_MAX)
       return makeError(path + ".vocab[\"" + token.str() +
                        "\"]: expected an id in [0, 2^31)");

@@ -1,5 +1,6 @@
 //===- Decoders.cpp - tokenizer.json "decoder" and "post_processor" -------===//
 #include "Components.h"
+#include "tfm/Runtime/Json.h"
 #include "Unicode.h"
 
 using namespace mlir::tfm::tokenizer;
@@ -257,7 +258,7 @@ parseTemplate(const json::Object &o, const std::string &path) {
                        "\" has no ids in " + path + ".special_tokens");
     std::vector<int64_t> &dest = seenSequence ? p->after : p->before;
     for (const json::Value &id : *ids) {
-      std::optional<int64_t> v = id.getAsInteger();
+      std::optional<int64_t> v = mlir::tfm::runtime::getJsonInteger(id);
       if (!v || *v < 0)
         return makeError(path + ".special_tokens[\"" + name->str() +
                          "\"].ids: expected non-negative integers");
@@ -276,7 +277,7 @@ static llvm::Expected<int64_t> getTokenPairId(const json::Object &o,
   const json::Array *pair = o.getArray(key);
   std::optional<int64_t> id;
   if (pair && pair->size() == 2 && (*pair)[0].getAsString())
-    id = (*pair)[1].getAsInteger();
+    id = mlir::tfm::runtime::getJsonInteger((*pair)[1]);
   if (!id || *id < 0)
     return makeError(path + "." + key + ": expected [\"token\", id]");
   return *id;

@@ -1,5 +1,6 @@
 //===- JsonHelpers.cpp - reading tokenizer.json fields with paths ---------===//
 #include "Components.h"
+#include "tfm/Runtime/Json.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -59,7 +60,7 @@ mlir::tfm::tokenizer::getIndex(const json::Object &object, llvm::StringRef key,
   const json::Value *value = object.get(key);
   if (!value)
     return makeError(path + ": missing \"" + key + "\"");
-  std::optional<int64_t> i = value->getAsInteger();
+  std::optional<int64_t> i = mlir::tfm::runtime::getJsonInteger(*value);
   if (!i || *i < 0)
     return makeError(path + "." + key + ": expected a non-negative integer");
   return *i;

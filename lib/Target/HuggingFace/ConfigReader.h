@@ -10,6 +10,7 @@
 #define TFM_LIB_TARGET_HUGGINGFACE_CONFIGREADER_H
 
 #include "tfm/Target/HuggingFace/ModelConfig.h"
+#include "tfm/Runtime/Json.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringSet.h"
@@ -171,7 +172,7 @@ public:
 
 private:
   std::optional<int64_t> toSize(StringRef key, const json::Value &value) {
-    std::optional<int64_t> size = value.getAsInteger();
+    std::optional<int64_t> size = mlir::tfm::runtime::getJsonInteger(value);
     if (!size || *size < 1 || *size > kMaxSize) {
       fail(key, "expected a positive integer below 2^31, got " +
                     describe(value));

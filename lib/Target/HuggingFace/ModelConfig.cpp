@@ -401,7 +401,7 @@ private:
       fail(key, "missing; this rope_type needs it");
       return std::nullopt;
     }
-    std::optional<int64_t> n = value->getAsInteger();
+    std::optional<int64_t> n = mlir::tfm::runtime::getJsonInteger(*value);
     if (!n || *n < 1 || *n > kMaxSize) {
       fail(key, "expected a positive integer below 2^31, got " +
                     describe(*value));

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Families.h"
+#include "tfm/Runtime/Json.h"
 
 #include <cmath>
 
@@ -89,7 +90,7 @@ static void readQwen3MoEExtras(FieldReader &r, ModelConfig &c) {
                     "expected an array of layer indices, got " +
                         describe(*value));
     for (auto [i, entry] : llvm::enumerate(*layers)) {
-      std::optional<int64_t> layer = entry.getAsInteger();
+      std::optional<int64_t> layer = mlir::tfm::runtime::getJsonInteger(entry);
       if (!layer || *layer < 0 || *layer >= c.numLayers)
         return r.fail(llvm::formatv("mlp_only_layers[{0}]", i).str(),
                       llvm::formatv("expected a layer index below "
