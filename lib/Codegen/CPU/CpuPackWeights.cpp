@@ -377,6 +377,28 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   rewriter.replaceOp(op, viewAsMatrix(rewriter, loc, product, initType));
 }
 
+/// In a quantized GEMM's generic body: the weight `byte` (Q8_0's int8, or
+/// the Q4_0 byte whose nibble h -- the generic's dimension 4 -- is the
+/// step: (byte >> 4 h) & 15, minus 8) times its f16 `scale`, in f32.
+static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
+                                    Value scale, bool q4) {
+  Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
+  Value integer = byte;
+  if (q4) {
+    Value h = arith::IndexCastOp::create(b, l, i8,
+                                         linalg::IndexOp::create(b, l, 4));
+    Value shift = arith::MulIOp::create(
+        b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
+    Value nibble = arith::AndIOp::create(
+        b, l, arith::ShRUIOp::create(b, l, integer, shift),
+        arith::ConstantIntOp::create(b, l, i8, 15));
+    integer = arith::SubIOp::create(b, l, nibble,
+                                    arith::ConstantIntOp::create(b, l, i8, 8));
+  }
+  return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, f32, integer),
+                               arith::ExtFOp::create(b, l, f32, scale));
+}
+
 /// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 or Q4_0 weights
 /// in panels of `panel` columns, as a generic with C viewed as [M, J, P]
 /// (padded with zero columns, sliced back, when P does not divide N):
@@ -435,23 +457,7 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter, loc, TypeRange{initPanels.getType()},
       ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
       iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
-        Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
-        Value integer = args[1];
-        if (q4) {
-          // The nibble of step 16 h + u: (byte >> 4 h) & 15, minus 8.
-          Value h = arith::IndexCastOp::create(
-              b, l, i8, linalg::IndexOp::create(b, l, 4));
-          Value shift = arith::MulIOp::create(
-              b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
-          Value nibble = arith::AndIOp::create(
-              b, l, arith::ShRUIOp::create(b, l, integer, shift),
-              arith::ConstantIntOp::create(b, l, i8, 15));
-          integer = arith::SubIOp::create(
-              b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
-        }
-        Value weight = arith::MulFOp::create(
-            b, l, arith::SIToFPOp::create(b, l, f32, integer),
-            arith::ExtFOp::create(b, l, f32, args[2]));
+        Value weight = buildDequantizedWeight(b, l, args[1], args[2], q4);
         Value product = arith::MulFOp::create(b, l, args[0], weight);
         linalg::YieldOp::create(
             b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
@@ -558,7 +564,6 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter, loc, TypeRange{initPanels.getType()},
       ValueRange{steps, amax, values, scales}, ValueRange{initPanels}, maps,
       iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
-        Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
         auto constant = [&](float value) {
           return arith::ConstantOp::create(b, l, b.getF32FloatAttr(value));
         };
@@ -572,22 +577,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
         Value q = math::RoundEvenOp::create(
             b, l, arith::MulFOp::create(b, l, args[0], inverse));
         Value x = arith::MulFOp::create(b, l, q, scale);
-        Value integer = args[2];
-        if (q4) {
-          // The nibble of step 16 h + 4 u + i: (byte >> 4 h) & 15, minus 8.
-          Value h = arith::IndexCastOp::create(
-              b, l, i8, linalg::IndexOp::create(b, l, 4));
-          Value shift = arith::MulIOp::create(
-              b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
-          Value nibble = arith::AndIOp::create(
-              b, l, arith::ShRUIOp::create(b, l, integer, shift),
-              arith::ConstantIntOp::create(b, l, i8, 15));
-          integer = arith::SubIOp::create(
-              b, l, nibble, arith::ConstantIntOp::create(b, l, i8, 8));
-        }
-        Value weight = arith::MulFOp::create(
-            b, l, arith::SIToFPOp::create(b, l, f32, integer),
-            arith::ExtFOp::create(b, l, f32, args[3]));
+        Value weight = buildDequantizedWeight(b, l, args[2], args[3], q4);
         Value product = arith::MulFOp::create(b, l, x, weight);
         linalg::YieldOp::create(
             b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
