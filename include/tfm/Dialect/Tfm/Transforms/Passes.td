@@ -178,9 +178,12 @@ def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
       `S_kv` values, and tiling would only add loop overhead. Over a longer
       KV cache the plain form reads all `S_kv` cached keys and values every
       step, written or not; the tiled form with the causal skip reads only
-      the tiles up to the step's position (TinyLlama-shaped Q4_0 decode
-      over a 2048-position cache at positions 128-160: 27.0 -> 22.6
-      ms/token, 2 threads).
+      the tiles up to the step's position (bench/llamacpp's TinyLlama-shaped
+      model, `transformer-runner /tmp/tl/hf --input-ids ids.npy --generate
+      32 --threads 2 --repeat 3 --quantize q4_0 --max-seq-len 2048`, Q4_0
+      decode at positions 128-160: 27.4 ms/token with
+      `--pipeline-options=flash-decode-min-keys=100000`, 23.6 with `=1`;
+      Xeon VM).
     - With `transpose-keys` (default on), query tiles of at least 16 rows
       (prefill) read the keys from one transposed copy `[B, Hkv, dh, S_kv]`
       made before the loops, so each score tile is a plain `[rows x dh] x
