@@ -5,7 +5,7 @@
 
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/Quantize.h"
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Checkpoint.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -178,6 +178,40 @@ static bool isBindable(const TensorView &view, const EntryArgument &arg,
          isFloatConversion(view.dtype, arg.fileDType());
 }
 
+/// A checkpoint tensor as plain elements: the view itself, or, for one
+/// stored in blocks (a GGUF file's Q8_0, Q4_K...), a view of its weights
+/// dequantized exactly (tfm/Runtime/Quantize.h) into f32 `storage`. Pages
+/// are released through `original`, never through `view`.
+struct PlainTensor {
+  const TensorView *original = nullptr;
+  TensorView view;
+  std::shared_ptr<AlignedBuffer> storage;
+};
+
+static llvm::Expected<PlainTensor> getPlainTensor(const TensorView &view) {
+  PlainTensor plain;
+  plain.original = &view;
+  plain.view = view;
+  if (view.blocks == BlockFormat::None)
+    return plain;
+  uint64_t count = view.getNumElements();
+  auto storage = AlignedBuffer::allocate(count * 4);
+  if (!storage)
+    return storage.takeError();
+  int64_t k = view.shape.back();
+  uint64_t rows = count / uint64_t(k), rowBytes = view.numBytes / rows;
+  float *out = reinterpret_cast<float *>((*storage)->get());
+  for (uint64_t row = 0; row < rows; ++row)
+    dequantizeBlocks(view.blocks, view.data + row * rowBytes, k,
+                     out + row * k);
+  plain.storage = std::move(*storage);
+  plain.view.data = plain.storage->get();
+  plain.view.numBytes = count * 4;
+  plain.view.dtype = DType::F32;
+  plain.view.blocks = BlockFormat::None;
+  return plain;
+}
+
 /// Binds a parameter that --tfm-fuse-qkv concatenated from several tensors:
 /// every part must have the argument's dtype (or one converted to it) and
 /// its dims except along the axis, and the parts' extents along the axis
@@ -186,18 +220,25 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
                              llvm::ArrayRef<int64_t> shape,
                              const WeightSource &weights, char *out) {
   const EntryArgument &arg = sig.arguments[i];
-  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  const Checkpoint &checkpoint = *weights.checkpoint;
   size_t axis = arg.concatAxis;
   std::vector<const TensorView *> views;
+  std::vector<PlainTensor> plains;
+  plains.reserve(arg.parts.size());
   int64_t extent = 0;
   for (const std::string &partName : arg.parts) {
     std::string part = weights.namePrefix + partName;
-    const TensorView *view = checkpoint.lookup(part);
-    if (!view)
+    const TensorView *stored = checkpoint.lookup(part);
+    if (!stored)
       return makeError(llvm::formatv(
           "{0}: no tensor '{1}' (a part of the fused parameter "
           "'{2}', {3})",
           checkpoint.getPath(), part, arg.name, describeArgument(sig, i)));
+    llvm::Expected<PlainTensor> plain = getPlainTensor(*stored);
+    if (!plain)
+      return plain.takeError();
+    plains.push_back(std::move(*plain));
+    const TensorView *view = &plains.back().view;
     bool fits = isBindable(*view, arg, weights) &&
                 view->shape.size() == shape.size();
     for (size_t d = 0; fits && d < shape.size(); ++d)
@@ -207,9 +248,9 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
           "{0}: tensor '{1}' is {2} {3}, which cannot be "
           "concatenated along axis {4} into the fused "
           "parameter '{5}' ({6})",
-          checkpoint.getFileOf(part), part,
-          getSafeTensorsDTypeName(view->dtype), formatShape(view->shape), axis,
-          arg.name, describeArgument(sig, i)));
+          checkpoint.getFileOf(part), part, stored->getStorageName(),
+          formatShape(view->shape), axis, arg.name,
+          describeArgument(sig, i)));
     extent += view->shape[axis];
     views.push_back(view);
   }
@@ -230,8 +271,8 @@ static llvm::Error concatenateParts(const EntrySignature &sig, size_t i,
                       view->dtype, out, arg.fileDType(), slab);
       out += slab * getDTypeSize(arg.fileDType());
     }
-  for (const TensorView *view : views)
-    checkpoint.releasePages(*view);
+  for (const PlainTensor &plain : plains)
+    checkpoint.releasePages(*plain.original);
   return llvm::Error::success();
 }
 
@@ -322,31 +363,57 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   }
 }
 
+/// Whether `layout` holds Q4_0 halves (else Q8_0's), and whether it keeps
+/// the values (else the scales).
+static bool isQ4_0(const PackedLayout &layout) {
+  return layout.quant == PackedLayout::Quant::Q4_0Values ||
+         layout.quant == PackedLayout::Quant::Q4_0Scales;
+}
+static bool keepsValues(const PackedLayout &layout) {
+  return layout.quant == PackedLayout::Quant::Q8_0Values ||
+         layout.quant == PackedLayout::Quant::Q4_0Values;
+}
+
+/// Writes the half of column `col`'s Q8_0 or Q4_0 blocks that `layout`
+/// keeps (tfm.param_pack with format "q8_0_values", "q8_0_scales",
+/// "q4_0_values" or "q4_0_scales"; see tfm/Runtime/EntrySignature.h) into
+/// its panel: V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte; with
+/// group G, V[j, b, t / G, r, t % G]) or S[j, b, r] of column j * panel + r.
+/// `values` holds the column's K (Q4_0: K / 2) bytes, `scales` its K / 32
+/// scales.
+static void placeColumn(const PackedLayout &layout, int64_t col,
+                        const int8_t *values, const uint16_t *scales,
+                        char *out) {
+  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
+  int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
+  int64_t group = layout.group;
+  int64_t valueBytes = isQ4_0(layout) ? k / 2 : k;
+  int64_t j = col / panel, r = col % panel;
+  if (keepsValues(layout)) {
+    int8_t *v = reinterpret_cast<int8_t *>(out);
+    for (int64_t byte = 0; byte < valueBytes; ++byte)
+      v[(j * valueBytes + byte - byte % group) * panel + r * group +
+        byte % group] = values[byte];
+  } else {
+    uint16_t *s = reinterpret_cast<uint16_t *>(out);
+    for (int64_t b = 0; b < blocks; ++b)
+      s[(j * blocks + b) * panel + r] = scales[b];
+  }
+}
+
 /// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 or Q4_0
-/// along K, column by column (W(:, n)), and keeps the half the format names,
-/// in panels (tfm.param_pack with format "q8_0_values", "q8_0_scales",
-/// "q4_0_values" or "q4_0_scales"; see tfm/Runtime/EntrySignature.h):
-/// V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte; with group G, V[j,
-/// b, t / G, r, t % G]) or S[j, b, r] of column j * panel + r, zero past N.
+/// along K, column by column (W(:, n)), and keeps the half the format names
+/// in panels (placeColumn), zero past N.
 static void packBlocks(const PackedLayout &layout, const char *source,
                        char *out, uint64_t numBytes) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
-  int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
-  int64_t group = layout.group;
-  bool q4 = layout.quant == PackedLayout::Quant::Q4_0Values ||
-            layout.quant == PackedLayout::Quant::Q4_0Scales;
-  // Bytes of values per column: one per weight, or one per two.
-  int64_t valueBytes = q4 ? k / 2 : k;
+  bool q4 = isQ4_0(layout);
   const float *w = reinterpret_cast<const float *>(source);
   std::vector<float> column(k);
-  std::vector<int8_t> values(valueBytes);
-  std::vector<uint16_t> scales(blocks);
-  bool keepValues = layout.quant == PackedLayout::Quant::Q8_0Values ||
-                    layout.quant == PackedLayout::Quant::Q4_0Values;
+  std::vector<int8_t> values(q4 ? k / 2 : k);
+  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
   std::memset(out, 0, numBytes);
-  int8_t *v = reinterpret_cast<int8_t *>(out);
-  uint16_t *s = reinterpret_cast<uint16_t *>(out);
   for (int64_t col = 0; col < n; ++col) {
     for (int64_t kk = 0; kk < k; ++kk)
       column[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
@@ -355,15 +422,7 @@ static void packBlocks(const PackedLayout &layout, const char *source,
                    scales.data());
     else
       quantizeQ8_0(column.data(), k, values.data(), scales.data());
-    int64_t j = col / panel, r = col % panel;
-    if (keepValues) {
-      for (int64_t byte = 0; byte < valueBytes; ++byte)
-        v[(j * valueBytes + byte - byte % group) * panel + r * group +
-          byte % group] = values[byte];
-    } else {
-      for (int64_t b = 0; b < blocks; ++b)
-        s[(j * blocks + b) * panel + r] = scales[b];
-    }
+    placeColumn(layout, col, values.data(), scales.data(), out);
   }
 }
 
@@ -396,6 +455,55 @@ static void roundTripBlocks(llvm::ArrayRef<int64_t> shape, int64_t axis,
   }
 }
 
+/// Packs parameter `i` (a Q8_0 or Q4_0 half, tfm.param_pack) from blocks
+/// its checkpoint stores in that format, rows of an out_in weight (a fused
+/// parameter's parts concatenated along N), without dequantizing: the
+/// bound integers and scales are the file's. False, with `out` untouched,
+/// where the tensors are not all such blocks: the caller packs from floats.
+static bool packStoredBlocks(const EntrySignature &sig, size_t i,
+                             const WeightSource &weights, char *out,
+                             uint64_t numBytes) {
+  const EntryArgument &arg = sig.arguments[i];
+  const PackedLayout &layout = *arg.packed;
+  BlockFormat format = isQ4_0(layout) ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
+  int64_t n = layout.fileShape[0], k = layout.fileShape[1];
+  if (!layout.outIn || (!arg.parts.empty() && arg.concatAxis != 0))
+    return false;
+  llvm::SmallVector<std::string, 3> names;
+  if (arg.parts.empty())
+    names.push_back(arg.name);
+  else
+    names.append(arg.parts.begin(), arg.parts.end());
+  llvm::SmallVector<const TensorView *, 3> views;
+  int64_t rows = 0;
+  for (const std::string &name : names) {
+    const TensorView *view =
+        weights.checkpoint->lookup(weights.namePrefix + name);
+    if (!view || view->blocks != format || view->shape.size() != 2 ||
+        view->shape[1] != k)
+      return false;
+    rows += view->shape[0];
+    views.push_back(view);
+  }
+  if (rows != n)
+    return false;
+  std::memset(out, 0, numBytes);
+  std::vector<uint8_t> values(format == BlockFormat::Q4_0 ? k / 2 : k);
+  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  uint64_t rowBytes = uint64_t(k / kQ8_0BlockSize * getBlockBytes(format));
+  int64_t col = 0;
+  for (const TensorView *view : views) {
+    for (int64_t row = 0; row < view->shape[0]; ++row, ++col) {
+      splitBlocks(format, view->data + row * rowBytes, k, values.data(),
+                  scales.data());
+      placeColumn(layout, col, reinterpret_cast<int8_t *>(values.data()),
+                  scales.data(), out);
+    }
+    weights.checkpoint->releasePages(*view);
+  }
+  return true;
+}
+
 static llvm::Expected<BoundArgument>
 bindStoredParameter(const EntrySignature &sig, size_t i,
                     const WeightSource &weights);
@@ -404,7 +512,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
 static llvm::Expected<const TensorView *>
 lookupTensor(const EntrySignature &sig, size_t i,
              const WeightSource &weights) {
-  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  const Checkpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + sig.arguments[i].name;
   if (const TensorView *view = checkpoint.lookup(name))
     return view;
@@ -485,23 +593,26 @@ static llvm::Error bindShard(const EntrySignature &sig, size_t i,
               fileDType);
     return llvm::Error::success();
   }
-  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  const Checkpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + arg.name;
   llvm::Expected<const TensorView *> found = lookupTensor(sig, i, weights);
   if (!found)
     return found.takeError();
-  const TensorView *view = *found;
+  llvm::Expected<PlainTensor> plain = getPlainTensor(**found);
+  if (!plain)
+    return plain.takeError();
+  const TensorView *view = &plain->view;
   if (!isBindable(*view, arg, weights) ||
       llvm::ArrayRef(view->shape) != llvm::ArrayRef(fullShape))
     return makeError(llvm::formatv(
         "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5} to cut rank "
         "{6}'s slice {7} from",
-        checkpoint.getFileOf(name), name, getSafeTensorsDTypeName(view->dtype),
+        checkpoint.getFileOf(name), name, (*found)->getStorageName(),
         formatShape(view->shape), sig.function,
         describe(fileDType, fullShape), weights.rank, formatShape(fileShape)));
   copyShard(shard, weights.rank, fullShape, view->data, view->dtype, out,
             fileDType);
-  checkpoint.releasePages(*view);
+  checkpoint.releasePages(**found);
   return llvm::Error::success();
 }
 
@@ -565,6 +676,19 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
         llvm::formatv("parameter '{0}' ({1}) needs a value: pass --weights "
                       "FILE.safetensors or --random-weights SEED",
                       arg.name, describeArgument(sig, i)));
+  // Blocks a GGUF file stores in the very format the code reads: placed in
+  // panels as they are.
+  if (weights.checkpoint && arg.packed &&
+      arg.packed->quant != PackedLayout::Quant::None && !arg.shard) {
+    auto storage = AlignedBuffer::allocate(numBytes);
+    if (!storage)
+      return storage.takeError();
+    if (packStoredBlocks(sig, i, weights, (*storage)->get(), numBytes)) {
+      result.storage = std::move(*storage);
+      result.data = result.storage->get();
+      return result;
+    }
+  }
   if (!weights.checkpoint || !arg.parts.empty() || arg.shard) {
     auto allocated = AlignedBuffer::allocate(fileBytes);
     if (!allocated)
@@ -590,17 +714,21 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     }
     return result;
   }
-  const SafeTensorsCheckpoint &checkpoint = *weights.checkpoint;
+  const Checkpoint &checkpoint = *weights.checkpoint;
   std::string name = weights.namePrefix + arg.name;
   llvm::Expected<const TensorView *> found = lookupTensor(sig, i, weights);
   if (!found)
     return found.takeError();
-  const TensorView *view = *found;
+  const TensorView *stored = *found;
+  llvm::Expected<PlainTensor> plain = getPlainTensor(*stored);
+  if (!plain)
+    return plain.takeError();
+  const TensorView *view = &plain->view;
   if (!isBindable(*view, arg, weights) ||
       llvm::ArrayRef(view->shape) != fileShape)
     return makeError(llvm::formatv(
         "{0}: tensor '{1}' is {2} {3}, but @{4} expects {5}",
-        checkpoint.getFileOf(name), name, getSafeTensorsDTypeName(view->dtype),
+        checkpoint.getFileOf(name), name, stored->getStorageName(),
         formatShape(view->shape), sig.function,
         arg.rounded ? "a float tensor " + formatShape(fileShape) +
                           " (bound rounded to " +
@@ -634,13 +762,13 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     // A tensor that is copied (packed, converted, aligned) is read from the
     // file once: the mapping's pages go then, or the process would hold the
     // weight twice.
-    checkpoint.releasePages(*view);
+    checkpoint.releasePages(*stored);
     return result;
   }
   if (converted) {
     result.storage = std::move(converted);
     result.data = result.storage->get();
-    checkpoint.releasePages(*view);
+    checkpoint.releasePages(*stored);
     return result;
   }
   // Generated code assumes natural alignment; safetensors only aligns the
@@ -653,8 +781,10 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     result.storage = std::move(*storage);
     std::memcpy(result.storage->get(), view->data, numBytes);
     result.data = result.storage->get();
-    checkpoint.releasePages(*view);
+    checkpoint.releasePages(*stored);
   } else {
+    // A dequantized tensor's own buffer, or the file's mapping.
+    result.storage = plain->storage;
     result.data = const_cast<char *>(view->data);
   }
   return result;

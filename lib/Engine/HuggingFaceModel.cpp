@@ -26,7 +26,8 @@
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ModelDirectory.h"
 #include "tfm/Runtime/ProcessMemory.h"
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Checkpoint.h"
+#include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Sampler.h"
 #include "tfm/Target/HuggingFace/Checkpoint.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
@@ -56,6 +57,14 @@ using namespace mlir::tfm::runtime;
 //===----------------------------------------------------------------------===//
 
 llvm::Error engine::setModelPath(ModelOptions &options, llvm::StringRef path) {
+  // A GGUF file is config and weights in one (tfm/Runtime/GgufModel.h).
+  if (isGgufPath(path) && !isModelDirectory(path)) {
+    options.configPath = path.str();
+    options.tokenizerPath.clear();
+    if (options.weightsPaths.empty() && !options.randomSeed)
+      options.weightsPaths = {path.str()};
+    return llvm::Error::success();
+  }
   llvm::Expected<ModelFiles> files = findModelFiles(path);
   if (!files)
     return files.takeError();
@@ -84,12 +93,20 @@ llvm::Expected<DType> engine::parseComputeDType(llvm::StringRef name,
 
 llvm::Expected<hf::ModelConfig> engine::readConfig(llvm::StringRef path,
                                                    const WarningHandler &warn) {
-  // A regular file of bounded size (tfm/Runtime/Limits.h): not /dev/zero.
-  auto buffer = readInputFile(path, kMaxTextFileBytes, /*isText=*/true);
-  if (!buffer)
-    return buffer.takeError();
-  llvm::Expected<hf::ModelConfig> config =
-      hf::parseModelConfig((*buffer)->getBuffer());
+  std::string text;
+  if (isGgufPath(path)) {
+    llvm::Expected<std::string> json = readGgufConfigJson(path);
+    if (!json)
+      return json.takeError();
+    text = std::move(*json);
+  } else {
+    // A regular file of bounded size (tfm/Runtime/Limits.h): not /dev/zero.
+    auto buffer = readInputFile(path, kMaxTextFileBytes, /*isText=*/true);
+    if (!buffer)
+      return buffer.takeError();
+    text = (*buffer)->getBuffer().str();
+  }
+  llvm::Expected<hf::ModelConfig> config = hf::parseModelConfig(text);
   if (!config)
     return makeError(path + ": " + llvm::toString(config.takeError()));
   for (const std::string &field : config->unknownFields)
@@ -201,7 +218,7 @@ llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
 /// loaders do: usually a checkpoint of a slightly different model, and the
 /// names help tell a misnamed tensor from a missing one.
 static void warnUnusedTensors(const WarningHandler &warn,
-                              const SafeTensorsCheckpoint &file,
+                              const Checkpoint &file,
                               llvm::StringRef prefix,
                               const hf::ModelConfig &config,
                               llvm::ArrayRef<const EntrySignature *> entries) {
@@ -582,8 +599,39 @@ static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
   releaseCompilerCodePages();
 }
 
+/// The parameters `checkpoint` stores in a block format the CPU code reads
+/// (Q8_0, Q4_0), as the pipeline's quantize-stored entries. Tensors in the
+/// K formats are bound dequantized to f32 (exact, but four to eight times
+/// their stored bytes): `warn` says so once.
+static std::vector<std::string>
+getStoredQuantization(const Checkpoint &checkpoint,
+                      const WarningHandler &warn) {
+  std::vector<std::string> stored;
+  uint64_t dequantized = 0, bytes = 0;
+  llvm::StringRef example;
+  for (const TensorView *view : checkpoint.getTensors()) {
+    if (view->blocks == BlockFormat::Q8_0)
+      stored.push_back(view->name + ":q8_0");
+    else if (view->blocks == BlockFormat::Q4_0)
+      stored.push_back(view->name + ":q4_0");
+    else if (view->blocks != BlockFormat::None) {
+      if (!dequantized++)
+        example = view->name;
+      bytes += view->getNumElements() * 4;
+    }
+  }
+  if (dequantized)
+    warn(llvm::formatv("{0}: {1} tensors (such as '{2}') are in a K format "
+                       "(Q4_K, Q5_K, Q6_K), which tfm's kernels do not read "
+                       "yet: they are bound dequantized to f32, exactly, in "
+                       "{3} MiB",
+                       checkpoint.getPath(), dequantized, example,
+                       bytes >> 20));
+  return stored;
+}
+
 struct HuggingFaceModel::State {
-  std::unique_ptr<SafeTensorsCheckpoint> file;
+  std::unique_ptr<Checkpoint> file;
   ModelBindings bindings;
   Target pipeline;
   bool warnedUnused = false;
@@ -615,7 +663,7 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
   if (!opts.weightsPaths.empty() && opts.randomSeed)
     return makeError("--weights and --random-weights are mutually exclusive");
   if (!opts.weightsPaths.empty()) {
-    auto file = SafeTensorsCheckpoint::open(opts.weightsPaths);
+    auto file = Checkpoint::open(opts.weightsPaths);
     if (!file)
       return file.takeError();
     state.file = std::move(*file);
@@ -649,6 +697,8 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       (*cpu)->tensorParallel = opts.tensorParallel;
       state.bindings.weights.rank = world->rank;
     }
+    if (state.file)
+      (*cpu)->quantizeStored = getStoredQuantization(*state.file, model->warn);
     state.pipeline.cpu = std::move(*cpu);
   } else {
     if (opts.tensorParallel > 1)

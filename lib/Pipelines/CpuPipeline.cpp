@@ -36,11 +36,13 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   // on the tfm ops, after Q/K/V fusion.
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
   common.tensorParallel = options.tensorParallel;
-  if (!options.quantize.empty()) {
-    std::string scheme = options.quantize;
-    common.beforeLowering = [scheme](OpPassManager &nested) {
-      TfmQuantizeWeightsOptions quantize;
-      quantize.scheme = scheme;
+  if (!options.quantize.empty() || !options.quantizeStored.empty()) {
+    TfmQuantizeWeightsOptions quantize;
+    quantize.scheme = options.quantize.empty() ? std::string("none")
+                                               : std::string(options.quantize);
+    quantize.stored.assign(options.quantizeStored.begin(),
+                           options.quantizeStored.end());
+    common.beforeLowering = [quantize](OpPassManager &nested) {
       nested.addPass(createTfmQuantizeWeights(quantize));
     };
   }

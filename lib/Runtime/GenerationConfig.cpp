@@ -1,5 +1,6 @@
 //===- GenerationConfig.cpp - generation defaults of a model --------------===//
 #include "tfm/Runtime/GenerationConfig.h"
+#include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/Limits.h"
 
@@ -235,7 +236,15 @@ static llvm::Expected<json::Value> readJson(llvm::StringRef path) {
 llvm::Expected<GenerationConfig>
 runtime::readGenerationDefaults(llvm::StringRef configPath) {
   GenerationConfig config;
-  llvm::Expected<json::Value> model = readJson(configPath);
+  llvm::Expected<json::Value> model =
+      isGgufPath(configPath)
+          ? [&]() -> llvm::Expected<json::Value> {
+              llvm::Expected<std::string> text = readGgufConfigJson(configPath);
+              if (!text)
+                return text.takeError();
+              return parseJson(*text);
+            }()
+          : readJson(configPath);
   if (!model)
     return model.takeError();
   if (const json::Object *object = model->getAsObject())

@@ -434,6 +434,9 @@ std::string StreamDecoder::finish() {
 
 std::optional<std::string>
 mlir::tfm::tokenizer::findTokenizer(llvm::StringRef configPath) {
+  // A GGUF file's tokenizer is in its metadata, not beside it.
+  if (configPath.ends_with(".gguf"))
+    return std::nullopt;
   llvm::SmallString<256> path = llvm::sys::path::parent_path(configPath);
   llvm::sys::path::append(path, "tokenizer.json");
   if (!llvm::sys::fs::is_regular_file(path))

@@ -52,7 +52,8 @@
 #include "tfm/Runtime/ModelDirectory.h"
 #include "tfm/Runtime/Mpi.h"
 #include "tfm/Runtime/ProcessMemory.h"
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Checkpoint.h"
+#include "tfm/Runtime/GgufModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -680,7 +681,7 @@ static PreparedEntry prepareEntry(OwningOpRef<ModuleOp> module,
 /// An entry's bound arguments, and the checkpoint whose mapping the weights
 /// used in place point into (it must outlive every call).
 struct BoundEntry {
-  std::unique_ptr<SafeTensorsCheckpoint> checkpoint;
+  std::unique_ptr<Checkpoint> checkpoint;
   std::unique_ptr<CallFrame> frame;
 };
 
@@ -689,10 +690,10 @@ struct BoundEntry {
 static BoundEntry bindEntry(const EntrySignature &sig, MemoryBudget &budget) {
   if (!weightsFiles.empty() && randomWeights.getNumOccurrences())
     fail("--weights and --random-weights are mutually exclusive");
-  std::unique_ptr<SafeTensorsCheckpoint> weightsData;
+  std::unique_ptr<Checkpoint> weightsData;
   WeightSource weights;
   if (!weightsFiles.empty()) {
-    weightsData = check(SafeTensorsCheckpoint::open(
+    weightsData = check(Checkpoint::open(
         std::vector<std::string>(weightsFiles.begin(), weightsFiles.end())));
     weights.checkpoint = weightsData.get();
   }
@@ -877,7 +878,7 @@ int main(int argc, char **argv) {
   registerEngineDialects(registry);
   MLIRContext context(registry);
   if (llvm::StringRef(modelFile).ends_with(".json") ||
-      isModelDirectory(modelFile))
+      isGgufPath(modelFile) || isModelDirectory(modelFile))
     runConfig(context, gpuChip);
   else
     runMlirModel(context, gpuChip);

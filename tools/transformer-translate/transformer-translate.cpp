@@ -21,7 +21,7 @@
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/ModelDirectory.h"
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Checkpoint.h"
 #include "tfm/Runtime/OutputFile.h"
 #include "tfm/Target/HuggingFace/Checkpoint.h"
 #include "tfm/Target/HuggingFace/ImportModel.h"
@@ -200,7 +200,7 @@ int main(int argc, char **argv) {
   if (!module)
     return fail(llvm::toString(module.takeError()));
   if (!weightsPath.empty()) {
-    auto checkpoint = tfm::runtime::SafeTensorsCheckpoint::open({weightsPath});
+    auto checkpoint = tfm::runtime::Checkpoint::open({weightsPath});
     if (!checkpoint)
       return fail(llvm::toString(checkpoint.takeError()));
     tfm::hf::annotateParamDTypes(

@@ -29,7 +29,7 @@
 #include <vector>
 
 namespace mlir::tfm::runtime {
-class SafeTensorsCheckpoint;
+class Checkpoint;
 } // namespace mlir::tfm::runtime
 
 namespace mlir::tfm::engine {
@@ -106,7 +106,7 @@ std::string describeArgument(const runtime::EntrySignature &sig, size_t i);
 /// .safetensors files), or deterministic random values when `randomSeed` is
 /// set.
 struct WeightSource {
-  const runtime::SafeTensorsCheckpoint *checkpoint = nullptr;
+  const runtime::Checkpoint *checkpoint = nullptr;
   std::optional<uint64_t> randomSeed;
   /// Prepended to every parameter name to find its tensor in `checkpoint`
   /// (GPT-2 checkpoints saved from GPT2LMHeadModel say "transformer.h.0...").

@@ -68,7 +68,7 @@ struct TokenIds {
 struct ModelOptions {
   std::string configPath;
   /// The checkpoint: .safetensors files and shard indexes (*.json), each
-  /// tensor in one of them (runtime::SafeTensorsCheckpoint); none: random
+  /// tensor in one of them (runtime::Checkpoint); none: random
   /// weights from `randomSeed`.
   std::vector<std::string> weightsPaths;
   std::optional<uint64_t> randomSeed;

@@ -251,6 +251,12 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "scales, read by the Q8_0 micro-kernel; changes the "
                      "signature). Empty: as the model declares them"),
       llvm::cl::init("")};
+  PassOptions::ListOption<std::string> quantizeStored{
+      *this, "quantize-stored",
+      llvm::cl::desc("Parameters the weight file stores quantized, as "
+                     "name:q8_0 or name:q4_0 (a GGUF file's blocks; "
+                     "--tfm-quantize-weights' stored): each held in its "
+                     "file's format, bound as stored")};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",
       llvm::cl::desc("Read matmul weights in the register tile's panel layout "

@@ -9,6 +9,8 @@
 #ifndef TFM_RUNTIME_QUANTIZE_H
 #define TFM_RUNTIME_QUANTIZE_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 
 namespace mlir::tfm::runtime {
@@ -46,6 +48,44 @@ void quantizeQ4_0(const float *weights, int64_t k, uint8_t *values,
 /// The weights a Q4_0 row stands for: (q - 8) * its block's scale.
 void dequantizeQ4_0(const uint8_t *values, const uint16_t *scales, int64_t k,
                     float *weights);
+
+/// How a weight file's tensor is stored when not as plain elements: in
+/// llama.cpp's block formats, as GGUF files carry them (tfm/Runtime/Gguf.h).
+/// A row of K weights (K a multiple of the format's block) is a sequence of
+/// blocks, each `getBlockBytes` bytes for `getBlockWeights` weights, in
+/// ggml's layout:
+/// - Q8_0: f16 d, int8 q[32]; w = q * d.
+/// - Q4_0: f16 d, uint8 q[16] (weight u in the low nibble of byte u, weight
+///   u + 16 in its high one); w = (q - 8) * d.
+/// - Q4_K: a super-block of 256 in 8 sub-blocks of 32: f16 d, f16 dmin, 12
+///   bytes of 6-bit sub-block scales and mins, uint8 q[128] (sub-blocks 2i
+///   and 2i + 1 in the low and high nibbles of bytes 32i..32i+31);
+///   w = d * scale * q - dmin * min.
+/// - Q5_K: Q4_K's header, uint8 qh[32] (the fifth bit of weight l of
+///   sub-block s in bit s of qh[l]), uint8 q[128]; w as Q4_K's with q + 16
+///   qh-bit.
+/// - Q6_K: uint8 ql[128] (low 4 bits), uint8 qh[64] (high 2 bits), int8
+///   scales[16] (one per 16 weights), f16 d; w = d * scale * (q - 32).
+enum class BlockFormat : uint8_t { None, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
+
+/// Weights per block (32, or 256 for the K formats' super-blocks).
+int64_t getBlockWeights(BlockFormat format);
+/// Bytes per block.
+int64_t getBlockBytes(BlockFormat format);
+/// llama.cpp's spelling: "Q8_0", "Q4_K", ...
+llvm::StringRef getBlockFormatName(BlockFormat format);
+
+/// The `k` weights of a row stored as `format` blocks at `blocks` (k a
+/// multiple of the format's block), exactly as ggml's dequantize_row_*:
+/// every product rounded once to f32, in ggml's order.
+void dequantizeBlocks(BlockFormat format, const char *blocks, int64_t k,
+                      float *weights);
+
+/// Splits a row of Q8_0 or Q4_0 blocks into the integers (`values`: k
+/// bytes for Q8_0, k / 2 for Q4_0, in quantizeQ8_0's and quantizeQ4_0's
+/// order) and the scales' f16 bits (k / 32 of them) tfm binds them as.
+void splitBlocks(BlockFormat format, const char *blocks, int64_t k,
+                 uint8_t *values, uint16_t *scales);
 
 } // namespace mlir::tfm::runtime
 

@@ -13,7 +13,7 @@
 #ifndef TFM_RUNTIME_SAFETENSORS_H
 #define TFM_RUNTIME_SAFETENSORS_H
 
-#include "tfm/Runtime/DType.h"
+#include "tfm/Runtime/TensorFile.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -26,18 +26,7 @@
 
 namespace mlir::tfm::runtime {
 
-/// One tensor of a file; `data` points into the file's mapping.
-struct TensorView {
-  std::string name;
-  DType dtype;
-  llvm::SmallVector<int64_t, 4> shape;
-  const char *data;
-  uint64_t numBytes;
-
-  uint64_t getNumElements() const { return numBytes / getDTypeSize(dtype); }
-};
-
-class SafeTensorsFile {
+class SafeTensorsFile : public TensorFile {
 public:
   /// Maps and validates `path`. Errors name the file and, where one is at
   /// fault, the tensor.
@@ -48,19 +37,14 @@ public:
   static llvm::Expected<std::unique_ptr<SafeTensorsFile>>
   parse(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef path);
 
-  llvm::StringRef getPath() const { return path; }
-  /// The tensor called `name`, or null.
-  const TensorView *lookup(llvm::StringRef name) const;
+  llvm::StringRef getPath() const override { return path; }
+  const TensorView *lookup(llvm::StringRef name) const override;
   /// Tensors in file order (ascending data offset).
-  llvm::ArrayRef<TensorView> getTensors() const { return tensors; }
+  llvm::ArrayRef<TensorView> getTensors() const override { return tensors; }
 
-  /// Drops this process's copy of the pages that only `view` (a tensor of
-  /// this file) occupies, once it has been copied out (packed, converted):
-  /// they would stay resident next to the copy. The file's pages are read
-  /// back in if the tensor is read again, so this only costs time; a page
-  /// written through the mapping would lose its writes, but parameters are
-  /// never written. A no-op unless the file is memory-mapped.
-  void releasePages(const TensorView &view) const;
+  /// A page written through the (private) mapping would lose its writes,
+  /// but parameters are never written.
+  void releasePages(const TensorView &view) const override;
 
 private:
   SafeTensorsFile() = default;

@@ -4,7 +4,7 @@
 #include "Families/Families.h"
 
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+#include "tfm/Runtime/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -16,7 +16,7 @@ using namespace mlir::tfm::runtime;
 using namespace mlir::tfm::hf;
 
 std::string hf::getCheckpointNamePrefix(const ModelConfig &config,
-                                        const SafeTensorsCheckpoint &file) {
+                                        const Checkpoint &file) {
   const FamilyInfo &family = getFamily(config.family);
   if (family.wrapperPrefix.empty() || file.lookup(family.prefixProbe))
     return "";
@@ -48,7 +48,7 @@ static FloatType getFloatType(MLIRContext *context, DType dtype) {
 }
 
 void hf::annotateParamDTypes(ModuleOp module,
-                             const SafeTensorsCheckpoint &checkpoint,
+                             const Checkpoint &checkpoint,
                              llvm::StringRef namePrefix) {
   MLIRContext *context = module.getContext();
   module.walk([&](func::FuncOp fn) {

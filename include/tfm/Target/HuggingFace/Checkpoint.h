@@ -16,7 +16,7 @@
 
 namespace mlir::tfm {
 namespace runtime {
-class SafeTensorsCheckpoint;
+class Checkpoint;
 } // namespace runtime
 namespace hf {
 
@@ -24,7 +24,7 @@ namespace hf {
 /// checkpoints name the body's tensors "transformer.h.0...", GPT2Model ones
 /// (and tfm's parameters) "h.0...". The checkpoint tells which.
 std::string getCheckpointNamePrefix(const ModelConfig &config,
-                                    const runtime::SafeTensorsCheckpoint &file);
+                                    const runtime::Checkpoint &file);
 
 /// Whether checkpoint tensor `name` is not a parameter of the model, as
 /// Hugging Face's loaders ignore it: a tied LM head saved anyway, the rotary
@@ -37,7 +37,7 @@ bool isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
 /// `checkpoint` has another float type than the argument (a bf16 checkpoint
 /// of an f32 model), so that the ledger counts the checkpoint's bytes.
 void annotateParamDTypes(ModuleOp module,
-                         const runtime::SafeTensorsCheckpoint &checkpoint,
+                         const runtime::Checkpoint &checkpoint,
                          llvm::StringRef namePrefix);
 
 } // namespace hf

@@ -31,9 +31,37 @@ static std::optional<WeightLayout> getProjectionLayout(OpOperand &use) {
   return std::nullopt;
 }
 
-/// Marks `func`'s quantizable weights; fails on a weight of a type the
-/// format cannot hold.
-static LogicalResult quantizeWeights(func::FuncOp func, QuantFormat format) {
+/// The format `stored` gives parameter `arg` (by its name, or all its
+/// fused parts' one format), if any.
+static std::optional<QuantFormat>
+getStoredFormat(func::FuncOp func, BlockArgument arg,
+                const llvm::StringMap<QuantFormat> &stored) {
+  if (stored.empty())
+    return std::nullopt;
+  SmallVector<StringRef> names;
+  if (auto parts = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                    kParamPartsAttrName)) {
+    for (Attribute part : parts)
+      if (auto name = dyn_cast<StringAttr>(part))
+        names.push_back(name.getValue());
+  } else {
+    names.push_back(getParamName(arg));
+  }
+  std::optional<QuantFormat> format;
+  for (StringRef name : names) {
+    auto it = stored.find(name);
+    if (it == stored.end() || (format && *format != it->second))
+      return std::nullopt;
+    format = it->second;
+  }
+  return format;
+}
+
+/// Marks `func`'s quantizable weights in `format` (none: only the stored
+/// ones); fails on a weight of a type the format cannot hold.
+static LogicalResult quantizeWeights(func::FuncOp func,
+                                     std::optional<QuantFormat> scheme,
+                                     const llvm::StringMap<QuantFormat> &stored) {
   if (func.isExternal())
     return success();
   Builder b(func.getContext());
@@ -50,19 +78,24 @@ static LogicalResult quantizeWeights(func::FuncOp func, QuantFormat format) {
     });
     if (!projectionsOnly)
       continue;
+    std::optional<QuantFormat> format = getStoredFormat(func, arg, stored);
+    if (!format)
+      format = scheme;
+    if (!format)
+      continue;
     auto type = cast<RankedTensorType>(arg.getType());
     if (!type.getElementType().isF32())
       return emitError(arg.getLoc())
              << "tfm-quantize-weights: parameter '" << getParamName(arg)
              << "' is " << type
-             << "; " << stringifyQuantFormat(format)
+             << "; " << stringifyQuantFormat(*format)
              << " weights are read with f32 activations (quantize an f32 "
                 "model: --dtype f32)";
     int64_t k = type.getDimSize(*layout == WeightLayout::out_in ? 1 : 0);
     if (k % 32 != 0)
       continue;
     func.setArgAttr(arg.getArgNumber(), kParamQuantAttrName,
-                    WeightQuantAttr::get(func.getContext(), format,
+                    WeightQuantAttr::get(func.getContext(), *format,
                                          *layout == WeightLayout::out_in));
   }
   return success();
@@ -74,14 +107,27 @@ struct QuantizeWeightsPass
   using Base::Base;
   void runOnOperation() override {
     std::optional<QuantFormat> format = symbolizeQuantFormat(scheme);
-    if (!format) {
+    if (!format && scheme != "none") {
       getOperation().emitError()
           << "tfm-quantize-weights: unknown scheme '" << scheme
-          << "' (supported: q8_0, q4_0)";
+          << "' (supported: q8_0, q4_0, none)";
       return signalPassFailure();
     }
+    llvm::StringMap<QuantFormat> storedFormats;
+    for (StringRef entry : stored) {
+      auto [name, formatName] = entry.rsplit(':');
+      std::optional<QuantFormat> storedFormat =
+          symbolizeQuantFormat(formatName);
+      if (name.empty() || !storedFormat) {
+        getOperation().emitError()
+            << "tfm-quantize-weights: stored '" << entry
+            << "': expected name:q8_0 or name:q4_0";
+        return signalPassFailure();
+      }
+      storedFormats[name] = *storedFormat;
+    }
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(quantizeWeights(func, *format)))
+      if (failed(quantizeWeights(func, format, storedFormats)))
         return signalPassFailure();
   }
 };

@@ -71,10 +71,18 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
 
     Runs after `tfm-fuse-qkv` (a fused Q/K/V weight is quantized per output
     row, as its parts would be).
+
+    `stored` names the parameters a weight file already holds in a block
+    format (a GGUF file's Q8_0 and Q4_0 tensors), `name:format` each: such
+    a parameter is held in its file's format whatever `scheme` says, so
+    that its blocks are bound as they are; a fused parameter, when all its
+    parts are stored in one format. `scheme = none` quantizes nothing else.
   }];
   let options = [
     Option<"scheme", "scheme", "std::string", /*default=*/"\"q8_0\"",
-           "Block format: q8_0 or q4_0">,
+           "Block format: q8_0, q4_0, or none (only the stored ones)">,
+    ListOption<"stored", "stored", "std::string",
+               "Parameters stored quantized, as name:format (q8_0 or q4_0)">,
   ];
 }
 

@@ -1,6 +1,8 @@
-//===- SafeTensorsCheckpoint.cpp - weights from one or more files ---------===//
-#include "tfm/Runtime/SafeTensorsCheckpoint.h"
+//===- Checkpoint.cpp - weights from one or more files --------------------===//
+#include "tfm/Runtime/Checkpoint.h"
+#include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Json.h"
+#include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Runtime/Limits.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -30,10 +32,10 @@ static bool isPlainFileName(llvm::StringRef name) {
          !name.contains('/') && !name.contains('\\') && !name.contains('\0');
 }
 
-Expected<std::unique_ptr<SafeTensorsCheckpoint>>
-SafeTensorsCheckpoint::open(llvm::ArrayRef<std::string> paths) {
-  std::unique_ptr<SafeTensorsCheckpoint> checkpoint(
-      new SafeTensorsCheckpoint());
+Expected<std::unique_ptr<Checkpoint>>
+Checkpoint::open(llvm::ArrayRef<std::string> paths) {
+  std::unique_ptr<Checkpoint> checkpoint(
+      new Checkpoint());
   checkpoint->description = llvm::join(paths, ", ");
   for (const std::string &path : paths) {
     if (llvm::StringRef(path).ends_with(".json")) {
@@ -41,8 +43,10 @@ SafeTensorsCheckpoint::open(llvm::ArrayRef<std::string> paths) {
         return std::move(err);
       continue;
     }
-    Expected<std::unique_ptr<SafeTensorsFile>> file =
-        SafeTensorsFile::open(path);
+    Expected<std::unique_ptr<TensorFile>> file =
+        llvm::StringRef(path).ends_with(".gguf")
+            ? openGgufTensors(path)
+            : Expected<std::unique_ptr<TensorFile>>(SafeTensorsFile::open(path));
     if (!file)
       return file.takeError();
     if (Error err = checkpoint->addFile(std::move(*file)))
@@ -51,7 +55,7 @@ SafeTensorsCheckpoint::open(llvm::ArrayRef<std::string> paths) {
   return checkpoint;
 }
 
-Error SafeTensorsCheckpoint::addIndex(llvm::StringRef indexPath) {
+Error Checkpoint::addIndex(llvm::StringRef indexPath) {
   auto buffer = readInputFile(indexPath, kMaxTextFileBytes, /*isText=*/true);
   if (!buffer)
     return buffer.takeError();
@@ -143,7 +147,7 @@ Error SafeTensorsCheckpoint::addIndex(llvm::StringRef indexPath) {
   return Error::success();
 }
 
-Error SafeTensorsCheckpoint::addFile(std::unique_ptr<SafeTensorsFile> file) {
+Error Checkpoint::addFile(std::unique_ptr<TensorFile> file) {
   unsigned number = files.size();
   for (const TensorView &view : file->getTensors()) {
     auto [it, inserted] = fileOf.try_emplace(view.name, number);
@@ -157,26 +161,26 @@ Error SafeTensorsCheckpoint::addFile(std::unique_ptr<SafeTensorsFile> file) {
   return Error::success();
 }
 
-const TensorView *SafeTensorsCheckpoint::lookup(llvm::StringRef name) const {
+const TensorView *Checkpoint::lookup(llvm::StringRef name) const {
   auto it = fileOf.find(name);
   return it == fileOf.end() ? nullptr : files[it->second]->lookup(name);
 }
 
-llvm::StringRef SafeTensorsCheckpoint::getFileOf(llvm::StringRef name) const {
+llvm::StringRef Checkpoint::getFileOf(llvm::StringRef name) const {
   auto it = fileOf.find(name);
   return it == fileOf.end() ? llvm::StringRef(description)
                             : files[it->second]->getPath();
 }
 
-std::vector<const TensorView *> SafeTensorsCheckpoint::getTensors() const {
+std::vector<const TensorView *> Checkpoint::getTensors() const {
   std::vector<const TensorView *> tensors;
-  for (const std::unique_ptr<SafeTensorsFile> &file : files)
+  for (const std::unique_ptr<TensorFile> &file : files)
     for (const TensorView &view : file->getTensors())
       tensors.push_back(&view);
   return tensors;
 }
 
-void SafeTensorsCheckpoint::releasePages(const TensorView &view) const {
+void Checkpoint::releasePages(const TensorView &view) const {
   auto it = fileOf.find(view.name);
   if (it != fileOf.end())
     files[it->second]->releasePages(view);

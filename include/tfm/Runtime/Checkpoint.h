@@ -1,12 +1,13 @@
-//===- SafeTensorsCheckpoint.h - weights from one or more files -*- C++ -*-===//
+//===- Checkpoint.h - weights from one or more files -----------*- C++ -*-===//
 //
-// The tensors of a checkpoint that may span several .safetensors files: a
-// single file, the shards of a sharded checkpoint named by their index
+// The tensors of a checkpoint that may span several files: a GGUF file
+// (llama.cpp's, its tensors under the Hugging Face names its model's
+// config.json would use: tfm/Runtime/GgufModel.h), a single .safetensors
+// file, the shards of a sharded checkpoint named by their index
 // (`model.safetensors.index.json`, as `save_pretrained` writes it: a
 // "weight_map" object from tensor name to shard file name, shards beside the
-// index), or several files given one by one. Every file is memory-mapped by
-// SafeTensorsFile (never read whole); a lookup goes through the tensor's one
-// file.
+// index), or several files given one by one. Every file is memory-mapped
+// (never read whole); a lookup goes through the tensor's one file.
 //
 // Everything is checked on open, so that a lookup can never pick one of two
 // candidates silently: each tensor lives in exactly one file, an index's
@@ -15,10 +16,10 @@
 // shard names are plain file names in the index's directory.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TFM_RUNTIME_SAFETENSORSCHECKPOINT_H
-#define TFM_RUNTIME_SAFETENSORSCHECKPOINT_H
+#ifndef TFM_RUNTIME_CHECKPOINT_H
+#define TFM_RUNTIME_CHECKPOINT_H
 
-#include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/TensorFile.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -34,12 +35,13 @@ namespace mlir::tfm::runtime {
 /// far below what the mappings and file descriptors of a process allow.
 constexpr uint64_t kMaxCheckpointShards = 10'000;
 
-class SafeTensorsCheckpoint {
+class Checkpoint {
 public:
   /// Opens each of `paths`: a file ending in `.json` is an index whose
-  /// shards are opened, anything else a .safetensors file. Errors name the
+  /// shards are opened, one ending in `.gguf` a GGUF file, anything else a
+  /// .safetensors file. Errors name the
   /// file (the index, or the shard at fault) and the tensor.
-  static llvm::Expected<std::unique_ptr<SafeTensorsCheckpoint>>
+  static llvm::Expected<std::unique_ptr<Checkpoint>>
   open(llvm::ArrayRef<std::string> paths);
 
   /// What the user named, for messages: the index or file, or the files
@@ -53,21 +55,21 @@ public:
   /// Every tensor, file by file in the order opened, each file's tensors in
   /// file order.
   std::vector<const TensorView *> getTensors() const;
-  /// SafeTensorsFile::releasePages on the file holding `view`.
+  /// TensorFile::releasePages on the file holding `view`.
   void releasePages(const TensorView &view) const;
 
 private:
-  SafeTensorsCheckpoint() = default;
+  Checkpoint() = default;
   llvm::Error addIndex(llvm::StringRef indexPath);
   /// Adds `file`, whose tensors must be in no file added before.
-  llvm::Error addFile(std::unique_ptr<SafeTensorsFile> file);
+  llvm::Error addFile(std::unique_ptr<TensorFile> file);
 
   std::string description;
-  std::vector<std::unique_ptr<SafeTensorsFile>> files;
+  std::vector<std::unique_ptr<TensorFile>> files;
   /// Tensor name -> index into `files`.
   llvm::StringMap<unsigned> fileOf;
 };
 
 } // namespace mlir::tfm::runtime
 
-#endif // TFM_RUNTIME_SAFETENSORSCHECKPOINT_H
+#endif // TFM_RUNTIME_CHECKPOINT_H

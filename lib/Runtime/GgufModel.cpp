@@ -1,0 +1,415 @@
+//===- GgufModel.cpp - a GGUF file as a Hugging Face model ----------------===//
+//
+// The tables here are llama.cpp's (src/llama-arch.cpp's tensor names and
+// metadata keys; convert_hf_to_gguf.py's choices), read in reverse.
+//
+//===----------------------------------------------------------------------===//
+#include "tfm/Runtime/GgufModel.h"
+#include "tfm/Runtime/Gguf.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstring>
+#include <optional>
+
+using namespace mlir::tfm::runtime;
+using llvm::Error;
+using llvm::Expected;
+namespace json = llvm::json;
+
+template <typename... Ts>
+static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
+  return llvm::createStringError(
+      std::make_error_code(std::errc::invalid_argument), "%s: %s",
+      path.str().c_str(),
+      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
+}
+
+bool mlir::tfm::runtime::isGgufPath(llvm::StringRef path) {
+  return path.ends_with(".gguf");
+}
+
+namespace {
+/// A llama.cpp architecture tfm builds, and the Hugging Face model it is.
+struct Architecture {
+  llvm::StringRef name;
+  llvm::StringRef modelType;
+  llvm::StringRef hfClass;
+  /// convert_hf_to_gguf.py's LlamaModel permutes the rows of Q and K so
+  /// that ggml's RoPE on adjacent pairs computes what rotate_half does on
+  /// halves; tfm's RoPE is the Hugging Face one, so they are permuted back.
+  bool permutedQK;
+};
+} // namespace
+
+static const Architecture kArchitectures[] = {
+    {"llama", "llama", "LlamaForCausalLM", true},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+};
+
+/// The file's architecture, or an error naming it.
+static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
+  Expected<std::optional<llvm::StringRef>> name =
+      file.getString("general.architecture");
+  if (!name)
+    return name.takeError();
+  if (!*name)
+    return makeError(file.getPath(), "no general.architecture: not a model "
+                                     "(llama.cpp's converter writes it)");
+  for (const Architecture &arch : kArchitectures)
+    if (arch.name == **name)
+      return &arch;
+  return makeError(file.getPath(),
+                   "general.architecture '{0}': tfm reads GGUF models of "
+                   "architecture llama, qwen2 and qwen3",
+                   **name);
+}
+
+/// llama.cpp's per-layer tensor names (after "blk.N.") -> Hugging Face's
+/// (after "model.layers.N.").
+static const std::pair<llvm::StringRef, llvm::StringRef> kLayerTensors[] = {
+    {"attn_norm.weight", "input_layernorm.weight"},
+    {"attn_q.weight", "self_attn.q_proj.weight"},
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.weight", "self_attn.k_proj.weight"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_output.weight", "self_attn.o_proj.weight"},
+    {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+    {"attn_k_norm.weight", "self_attn.k_norm.weight"},
+    {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    {"ffn_up.weight", "mlp.up_proj.weight"},
+    {"ffn_down.weight", "mlp.down_proj.weight"},
+};
+static const std::pair<llvm::StringRef, llvm::StringRef> kModelTensors[] = {
+    {"token_embd.weight", "model.embed_tokens.weight"},
+    {"output_norm.weight", "model.norm.weight"},
+    {"output.weight", "lm_head.weight"},
+};
+
+/// The Hugging Face name of GGUF tensor `name`; empty if it has none.
+static std::string getHuggingFaceName(llvm::StringRef name) {
+  for (auto [gguf, hf] : kModelTensors)
+    if (name == gguf)
+      return hf.str();
+  llvm::StringRef rest = name;
+  unsigned layer;
+  if (!rest.consume_front("blk.") || rest.consumeInteger(10, layer) ||
+      !rest.consume_front("."))
+    return {};
+  for (auto [gguf, hf] : kLayerTensors)
+    if (rest == gguf)
+      return llvm::formatv("model.layers.{0}.{1}", layer, hf).str();
+  return {};
+}
+
+Expected<std::string>
+mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
+  Expected<const Architecture *> arch = getArchitecture(file);
+  if (!arch)
+    return arch.takeError();
+  std::string prefix = ((*arch)->name + ".").str();
+  llvm::StringRef path = file.getPath();
+  json::Object config;
+  config["model_type"] = (*arch)->modelType;
+  config["architectures"] = json::Array{(*arch)->hfClass};
+  config["hidden_act"] = "silu";
+  config["torch_dtype"] = "float32";
+  Error error = Error::success();
+  auto count = [&](llvm::StringRef key, llvm::StringRef field,
+                   bool required) -> std::optional<uint64_t> {
+    Expected<std::optional<uint64_t>> value = file.getUnsigned(prefix + key.str());
+    if (!value) {
+      error = llvm::joinErrors(std::move(error), value.takeError());
+      return std::nullopt;
+    }
+    if (!*value && required)
+      error = llvm::joinErrors(
+          std::move(error),
+          makeError(path, "no {0}{1} (the model's {2})", prefix, key, field));
+    if (*value && !field.empty())
+      config[field] = int64_t(std::min<uint64_t>(**value, INT64_MAX));
+    return *value;
+  };
+  auto real = [&](llvm::StringRef key, llvm::StringRef field,
+                  bool required) -> std::optional<double> {
+    Expected<std::optional<double>> value = file.getFloat(prefix + key.str());
+    if (!value) {
+      error = llvm::joinErrors(std::move(error), value.takeError());
+      return std::nullopt;
+    }
+    if (!*value && required)
+      error = llvm::joinErrors(
+          std::move(error),
+          makeError(path, "no {0}{1} (the model's {2})", prefix, key, field));
+    if (*value && !field.empty())
+      config[field] = **value;
+    return *value;
+  };
+  count("embedding_length", "hidden_size", true);
+  count("block_count", "num_hidden_layers", true);
+  count("feed_forward_length", "intermediate_size", true);
+  std::optional<uint64_t> heads =
+      count("attention.head_count", "num_attention_heads", true);
+  if (!count("attention.head_count_kv", "num_key_value_heads", false) &&
+      heads)
+    config["num_key_value_heads"] = int64_t(*heads);
+  count("context_length", "max_position_embeddings", true);
+  real("attention.layer_norm_rms_epsilon", "rms_norm_eps", true);
+  if (!real("rope.freq_base", "rope_theta", false))
+    config["rope_theta"] = 10000.0;
+  std::optional<uint64_t> keyLength =
+      count("attention.key_length", "head_dim", false);
+  std::optional<uint64_t> valueLength =
+      count("attention.value_length", "", false);
+  std::optional<uint64_t> ropeDims = count("rope.dimension_count", "", false);
+  if (error)
+    return std::move(error);
+  (void)error;
+  if (valueLength && keyLength && *valueLength != *keyLength)
+    return makeError(path,
+                     "{0}attention.value_length {1} differs from "
+                     "{0}attention.key_length {2}: tfm's attention has one "
+                     "head size",
+                     prefix, *valueLength, *keyLength);
+  uint64_t hidden = uint64_t(*config.getInteger("hidden_size"));
+  uint64_t headDim =
+      keyLength ? *keyLength : (heads && *heads ? hidden / *heads : 0);
+  if (ropeDims && *ropeDims != headDim)
+    return makeError(path,
+                     "{0}rope.dimension_count {1} is not the head size {2}: "
+                     "RoPE on part of a head is not built for {3} models",
+                     prefix, *ropeDims, headDim, (*arch)->name);
+  for (llvm::StringRef key :
+       {"attention.sliding_window", "rope.scaling.attn_factor",
+        "rope.scaling.yarn_log_multiplier", "expert_count"})
+    if (file.getValue(prefix + key.str()))
+      return makeError(path, "{0}{1}: not supported for GGUF models yet",
+                       prefix, key);
+  Expected<std::optional<llvm::StringRef>> scaling =
+      file.getString(prefix + "rope.scaling.type");
+  if (!scaling)
+    return scaling.takeError();
+  if (*scaling && **scaling != "none") {
+    json::Object rope;
+    if (**scaling != "linear" && **scaling != "yarn")
+      return makeError(path,
+                       "{0}rope.scaling.type '{1}': tfm reads none, linear "
+                       "and yarn",
+                       prefix, **scaling);
+    rope["rope_type"] = **scaling;
+    Expected<std::optional<double>> factor =
+        file.getFloat(prefix + "rope.scaling.factor");
+    if (!factor)
+      return factor.takeError();
+    if (*factor)
+      rope["factor"] = **factor;
+    Expected<std::optional<uint64_t>> original =
+        file.getUnsigned(prefix + "rope.scaling.original_context_length");
+    if (!original)
+      return original.takeError();
+    if (*original)
+      rope["original_max_position_embeddings"] = int64_t(**original);
+    config["rope_scaling"] = std::move(rope);
+  }
+  // The vocabulary is the embedding's rows, whatever the token list says.
+  const GgufTensor *embedding = file.lookup("token_embd.weight");
+  if (!embedding || embedding->shape.size() != 2)
+    return makeError(path, "no 2-D tensor 'token_embd.weight' (the token "
+                           "embedding)");
+  config["vocab_size"] = embedding->shape[0];
+  config["tie_word_embeddings"] = file.lookup("output.weight") == nullptr;
+  if (file.lookup("rope_freqs.weight"))
+    return makeError(path,
+                     "tensor 'rope_freqs.weight' (per-dimension RoPE factors, "
+                     "as Llama 3.1's scaling is stored): not supported for "
+                     "GGUF models yet");
+  for (auto [key, field] :
+       {std::pair<llvm::StringRef, llvm::StringRef>{
+            "tokenizer.ggml.bos_token_id", "bos_token_id"},
+        {"tokenizer.ggml.eos_token_id", "eos_token_id"},
+        {"tokenizer.ggml.padding_token_id", "pad_token_id"}}) {
+    Expected<std::optional<uint64_t>> id = file.getUnsigned(key);
+    if (!id)
+      return id.takeError();
+    if (*id)
+      config[field] = int64_t(std::min<uint64_t>(**id, INT64_MAX));
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(std::move(config));
+  return text;
+}
+
+Expected<std::string>
+mlir::tfm::runtime::readGgufConfigJson(llvm::StringRef path) {
+  Expected<std::unique_ptr<GgufFile>> file = GgufFile::open(path);
+  if (!file)
+    return file.takeError();
+  return getGgufConfigJson(**file);
+}
+
+namespace {
+/// A GGUF file's tensors under their Hugging Face names.
+class GgufTensors : public TensorFile {
+public:
+  static Expected<std::unique_ptr<TensorFile>> open(llvm::StringRef path);
+
+  llvm::StringRef getPath() const override { return file->getPath(); }
+  const TensorView *lookup(llvm::StringRef name) const override {
+    auto it = index.find(name);
+    return it == index.end() ? nullptr : &views[it->second];
+  }
+  llvm::ArrayRef<TensorView> getTensors() const override { return views; }
+  void releasePages(const TensorView &view) const override {
+    // A permuted copy is the process's own memory, not the file's.
+    for (const auto &copy : copies)
+      if (view.data == copy->getBufferStart())
+        return;
+    file->releasePages(view.data, view.numBytes);
+  }
+
+private:
+  /// Adds the view of `tensor` as `name`.
+  Error add(const GgufTensor &tensor, std::string name);
+  /// Replaces the rows of view `i` (heads of `headDim` rows each) by their
+  /// order before convert_hf_to_gguf.py's permutation.
+  Error unpermute(size_t i, uint64_t heads);
+
+  std::unique_ptr<GgufFile> file;
+  std::vector<TensorView> views;
+  llvm::StringMap<size_t> index;
+  std::vector<std::unique_ptr<llvm::WritableMemoryBuffer>> copies;
+};
+} // namespace
+
+Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
+  TensorView view;
+  view.name = std::move(name);
+  view.shape = tensor.shape;
+  view.data = tensor.data;
+  view.numBytes = tensor.numBytes;
+  view.dtype = DType::F32;
+  llvm::StringRef type = tensor.type->name;
+  if (type == "F16")
+    view.dtype = DType::F16;
+  else if (type == "BF16")
+    view.dtype = DType::BF16;
+  else if (type == "F64")
+    view.dtype = DType::F64;
+  else if (type == "I8")
+    view.dtype = DType::I8;
+  else if (type == "I16")
+    view.dtype = DType::I16;
+  else if (type == "I32")
+    view.dtype = DType::I32;
+  else if (type == "I64")
+    view.dtype = DType::I64;
+  else if (type == "Q8_0")
+    view.blocks = BlockFormat::Q8_0;
+  else if (type == "Q4_0")
+    view.blocks = BlockFormat::Q4_0;
+  else if (type == "Q4_K")
+    view.blocks = BlockFormat::Q4_K;
+  else if (type == "Q5_K")
+    view.blocks = BlockFormat::Q5_K;
+  else if (type == "Q6_K")
+    view.blocks = BlockFormat::Q6_K;
+  else if (type != "F32")
+    return makeError(file->getPath(),
+                     "tensor '{0}' is {1}: tfm reads F32, F16, BF16, Q8_0, "
+                     "Q4_0, Q4_K, Q5_K and Q6_K tensors",
+                     tensor.name, type);
+  if (!index.try_emplace(view.name, views.size()).second)
+    return makeError(file->getPath(), "tensor '{0}' is named twice",
+                     view.name);
+  views.push_back(std::move(view));
+  return Error::success();
+}
+
+Error GgufTensors::unpermute(size_t i, uint64_t heads) {
+  TensorView &view = views[i];
+  uint64_t rows = uint64_t(view.shape[0]);
+  if (view.shape.size() != 2 || heads == 0 || rows % heads != 0 ||
+      rows / heads % 2 != 0)
+    return makeError(file->getPath(),
+                     "tensor '{0}' ({1}) does not hold {2} heads of an even "
+                     "size",
+                     view.name, formatShape(view.shape), heads);
+  uint64_t headDim = rows / heads, half = headDim / 2;
+  uint64_t rowBytes = view.numBytes / rows;
+  std::unique_ptr<llvm::WritableMemoryBuffer> copy =
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(
+          view.numBytes, view.name, llvm::Align(64));
+  if (!copy)
+    return makeError(file->getPath(), "cannot allocate {0} bytes for tensor "
+                                      "'{1}'",
+                     view.numBytes, view.name);
+  // The converter's row h * D + 2 j + i is Hugging Face's h * D + i D/2 + j.
+  for (uint64_t h = 0; h < heads; ++h)
+    for (uint64_t j = 0; j < half; ++j)
+      for (uint64_t part = 0; part < 2; ++part)
+        std::memcpy(copy->getBufferStart() +
+                        (h * headDim + part * half + j) * rowBytes,
+                    view.data + (h * headDim + 2 * j + part) * rowBytes,
+                    rowBytes);
+  view.data = copy->getBufferStart();
+  copies.push_back(std::move(copy));
+  return Error::success();
+}
+
+Expected<std::unique_ptr<TensorFile>>
+GgufTensors::open(llvm::StringRef path) {
+  Expected<std::unique_ptr<GgufFile>> file = GgufFile::open(path);
+  if (!file)
+    return file.takeError();
+  Expected<const Architecture *> arch = getArchitecture(**file);
+  if (!arch)
+    return arch.takeError();
+  std::unique_ptr<GgufTensors> tensors(new GgufTensors());
+  tensors->file = std::move(*file);
+  const GgufFile &gguf = *tensors->file;
+  for (const GgufTensor &tensor : gguf.getTensors()) {
+    std::string name = getHuggingFaceName(tensor.name);
+    // A tensor llama.cpp's tables do not name keeps its own name: the
+    // engine warns that nothing uses it.
+    if (Error err =
+            tensors->add(tensor, name.empty() ? tensor.name : std::move(name)))
+      return std::move(err);
+  }
+  if ((*arch)->permutedQK) {
+    std::string prefix = ((*arch)->name + ".").str();
+    Expected<std::optional<uint64_t>> heads =
+        gguf.getUnsigned(prefix + "attention.head_count");
+    if (!heads)
+      return heads.takeError();
+    Expected<std::optional<uint64_t>> kvHeads =
+        gguf.getUnsigned(prefix + "attention.head_count_kv");
+    if (!kvHeads)
+      return kvHeads.takeError();
+    if (!*heads)
+      return makeError(path, "no {0}attention.head_count", prefix);
+    uint64_t q = **heads, kv = kvHeads->value_or(q);
+    for (size_t i = 0; i < tensors->views.size(); ++i) {
+      llvm::StringRef name = tensors->views[i].name;
+      if (name.ends_with(".self_attn.q_proj.weight"))
+        if (Error err = tensors->unpermute(i, q))
+          return std::move(err);
+      if (name.ends_with(".self_attn.k_proj.weight"))
+        if (Error err = tensors->unpermute(i, kv))
+          return std::move(err);
+    }
+  }
+  return std::unique_ptr<TensorFile>(std::move(tensors));
+}
+
+Expected<std::unique_ptr<TensorFile>>
+mlir::tfm::runtime::openGgufTensors(llvm::StringRef path) {
+  return GgufTensors::open(path);
+}

@@ -1,0 +1,216 @@
+"""Tiny GGUF files written as llama.cpp's converter writes them, and
+transformers' own GGUF loader as the reference (run with %hf_python).
+
+usage:
+  gguf_model.py make ARCH DIR [--seed N]
+      a random ARCH (llama or qwen2) model in transformers, saved to DIR/hf
+      (config.json, f32 model.safetensors), and the same weights as GGUF
+      files as convert_hf_to_gguf.py writes them (metadata, llama.cpp's
+      tensor names, Llama's Q and K rows permuted for ggml's RoPE):
+      DIR/f32.gguf, f16.gguf (matrices f16), q8_0.gguf and q4_0.gguf
+      (matrices but the embedding quantized by gguf-py, llama.cpp's
+      quantizer), and k.gguf, whose matrices are
+      random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
+      its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
+  gguf_model.py logits GGUF IDS OUT
+      transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
+      dequantizes every tensor with gguf-py and undoes the permutation).
+  gguf_model.py blocks GGUF TENSOR OUT
+      gguf-py's dequantized f32 values of one tensor, row-major.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+# K-quant rows need K a multiple of 256: hidden 256, FFN 512.
+TINY = dict(vocab_size=96, hidden_size=256, intermediate_size=512,
+            num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=64,
+            rms_norm_eps=1e-5, rope_theta=10000.0, bos_token_id=1,
+            eos_token_id=2, tie_word_embeddings=False)
+
+LAYER = {"input_layernorm.weight": "attn_norm.weight",
+         "self_attn.q_proj.weight": "attn_q.weight",
+         "self_attn.q_proj.bias": "attn_q.bias",
+         "self_attn.k_proj.weight": "attn_k.weight",
+         "self_attn.k_proj.bias": "attn_k.bias",
+         "self_attn.v_proj.weight": "attn_v.weight",
+         "self_attn.v_proj.bias": "attn_v.bias",
+         "self_attn.o_proj.weight": "attn_output.weight",
+         "post_attention_layernorm.weight": "ffn_norm.weight",
+         "mlp.gate_proj.weight": "ffn_gate.weight",
+         "mlp.up_proj.weight": "ffn_up.weight",
+         "mlp.down_proj.weight": "ffn_down.weight"}
+TOP = {"model.embed_tokens.weight": "token_embd.weight",
+       "model.norm.weight": "output_norm.weight",
+       "lm_head.weight": "output.weight"}
+
+
+def gguf_name(name):
+    if name in TOP:
+        return TOP[name]
+    parts = name.split(".")
+    return f"blk.{parts[2]}.{LAYER['.'.join(parts[3:])]}"
+
+
+def permute(w, heads):
+    """convert_hf_to_gguf.py's LlamaModel.permute."""
+    return (w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def random_k_blocks(kind, rows, k, rng):
+    """Random but valid blocks: arbitrary integers and sub-scales, small
+    finite f16 super-block scales."""
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType as T
+    block, size = GGML_QUANT_SIZES[kind]
+    data = rng.integers(0, 256, (rows, k // block, size), dtype=np.uint8)
+    def put(offset, scale):
+        d = (scale * (0.5 + rng.random((rows, k // block)))).astype(np.float16)
+        data[:, :, offset:offset + 2] = d.view(np.uint8).reshape(
+            rows, k // block, 2)
+    if kind in (T.Q4_K, T.Q5_K):
+        put(0, 4e-4 if kind == T.Q4_K else 2e-4)  # d
+        put(2, 2e-3)  # dmin
+    else:
+        put(208, 3e-5)  # Q6_K's d, last
+    return data.reshape(rows, k // block * size)
+
+
+def cmd_make(argv):
+    import torch
+    import transformers
+    from gguf import GGMLQuantizationType as T, GGUFWriter, quants
+    p = argparse.ArgumentParser(prog="gguf_model.py make")
+    p.add_argument("arch", choices=["llama", "qwen2"])
+    p.add_argument("dir")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    rng = np.random.default_rng(a.seed)
+    cls = {"llama": transformers.LlamaConfig,
+           "qwen2": transformers.Qwen2Config}[a.arch]
+    config = cls(**TINY)
+    torch.manual_seed(a.seed)
+    model = transformers.AutoModelForCausalLM.from_config(config).float()
+    for name, t in model.named_parameters():
+        x = rng.standard_normal(tuple(t.shape))
+        if t.ndim == 1:
+            x = (1.0 if "norm" in name else 0.0) + 0.1 * x
+        elif "embed" in name:
+            x = 0.3 * x
+        else:
+            x = x * (3.0 if "lm_head" in name else 1.5) / np.sqrt(t.shape[1])
+        with torch.no_grad():
+            t.copy_(torch.from_numpy(x.astype(np.float32)))
+    hf = os.path.join(a.dir, "hf")
+    model.save_pretrained(hf, safe_serialization=True)
+    weights = {n: t.detach().numpy().copy()
+               for n, t in model.state_dict().items()}
+    heads, kv = TINY["num_attention_heads"], TINY["num_key_value_heads"]
+    for kind in ["f32", "f16", "q8_0", "q4_0", "k"]:
+        w = GGUFWriter(os.path.join(a.dir, f"{kind}.gguf"), a.arch)
+        w.add_name(f"tiny {a.arch}")
+        w.add_context_length(TINY["max_position_embeddings"])
+        w.add_embedding_length(TINY["hidden_size"])
+        w.add_block_count(TINY["num_hidden_layers"])
+        w.add_feed_forward_length(TINY["intermediate_size"])
+        w.add_head_count(heads)
+        w.add_head_count_kv(kv)
+        w.add_rope_dimension_count(TINY["hidden_size"] // heads)
+        w.add_layer_norm_rms_eps(TINY["rms_norm_eps"])
+        w.add_rope_freq_base(TINY["rope_theta"])
+        w.add_tokenizer_model("llama" if a.arch == "llama" else "gpt2")
+        tokens = [f"t{i}".encode() for i in range(TINY["vocab_size"])]
+        w.add_token_list(tokens)
+        w.add_token_types([1] * len(tokens))
+        if a.arch == "qwen2":
+            w.add_token_merges([b"t 1"])
+        else:
+            w.add_token_scores([0.0] * len(tokens))
+        w.add_bos_token_id(TINY["bos_token_id"])
+        w.add_eos_token_id(TINY["eos_token_id"])
+        for name, t in weights.items():
+            if a.arch == "llama" and name.endswith("q_proj.weight"):
+                t = permute(t, heads)
+            if a.arch == "llama" and name.endswith("k_proj.weight"):
+                t = permute(t, kv)
+            gname = gguf_name(name)
+            # The embedding stays f32 beside Q8_0 and Q4_0 (llama-quantize's
+            # --token-embedding-type f32), so that tfm's --quantize of the
+            # Hugging Face directory is the same model.
+            if t.ndim == 1 or kind == "f32" or (
+                    kind in ("q8_0", "q4_0") and "token_embd" in gname):
+                w.add_tensor(gname, t.astype(np.float32))
+            elif kind == "f16":
+                w.add_tensor(gname, t.astype(np.float16))
+            elif kind in ("q8_0", "q4_0"):
+                q = T.Q8_0 if kind == "q8_0" else T.Q4_0
+                w.add_tensor(gname, quants.quantize(t, q), raw_dtype=q)
+            elif "token_embd" in gname:
+                w.add_tensor(gname, quants.quantize(t, T.Q8_0),
+                             raw_dtype=T.Q8_0)
+            else:
+                q = (T.Q6_K if "output" == gname.split(".")[0] or
+                     "attn_v" in gname or "ffn_down" in gname else
+                     T.Q5_K if "attn_k" in gname or "ffn_up" in gname else
+                     T.Q4_K)
+                w.add_tensor(gname, random_k_blocks(q, *t.shape, rng),
+                             raw_dtype=q)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+    ids = rng.integers(0, TINY["vocab_size"], (2, 9))
+    np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
+    print(f"{a.arch}: 5 GGUF files, ids {list(ids.shape)}")
+
+
+def cmd_logits(argv):
+    """transformers' GGUF loader (load_gguf_checkpoint: what
+    from_pretrained(gguf_file=) runs, without its accelerate dependency):
+    the file's config and its tensors dequantized by gguf-py, Llama's Q/K
+    rows permuted back."""
+    import torch
+    import transformers
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+    gguf, ids, out = argv
+    loaded = load_gguf_checkpoint(gguf, return_tensors=True)
+    fields = loaded["config"]
+    arch = fields.pop("model_type")
+    config = transformers.AutoConfig.for_model(arch, **fields)
+    config.tie_word_embeddings = "lm_head.weight" not in loaded["tensors"]
+    model = transformers.AutoModelForCausalLM.from_config(config).float()
+    state = {n: torch.from_numpy(np.asarray(t, dtype=np.float32))
+             for n, t in loaded["tensors"].items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    # A tied head has no tensor of its own.
+    missing = [m for m in missing if m != "lm_head.weight" or
+               not config.tie_word_embeddings]
+    if missing or unexpected:
+        sys.exit(f"{gguf}: missing {missing}, unexpected {unexpected}")
+    model.eval()
+    with torch.no_grad():
+        logits = model(input_ids=torch.from_numpy(np.load(ids)),
+                       use_cache=False).logits.float()
+    np.save(out, logits.numpy())
+
+
+def cmd_blocks(argv):
+    from gguf import GGUFReader, dequantize
+    gguf, tensor, out = argv
+    for t in GGUFReader(gguf).tensors:
+        if t.name == tensor:
+            np.save(out, dequantize(t.data, t.tensor_type).astype(np.float32))
+            return
+    sys.exit(f"{gguf}: no tensor {tensor}")
+
+
+def main():
+    cmd, argv = sys.argv[1], sys.argv[2:]
+    {"make": cmd_make, "logits": cmd_logits, "blocks": cmd_blocks}[cmd](argv)
+
+
+if __name__ == "__main__":
+    main()
