@@ -2,6 +2,7 @@
 
 Usage: make-corpus.py SRC_ROOT OUT_DIR. Writes OUT_DIR/<target>/<n> files:
 safetensors (the bundled model's header, small valid files of each dtype),
+gguf (tiny models in f32 and in each block format tfm reads),
 npy (numpy's own files of each dtype the reader takes), config (every
 config.json under test/ and models/), ir (examples/ and the dialect tests,
 split at `// -----`), generation-config and tokenizer (small files written
@@ -153,6 +154,72 @@ for i, spec in enumerate(tokenizers):
         text = json.dumps(spec, ensure_ascii=ascii_only).encode()
         put("tokenizer", f"made-{i}-{int(ascii_only)}",
             text + b"\0" + "the theme 天地 \U00020000 <s>".encode())
+
+# GGUF: a tiny Llama (its Q/K rows permuted back on load) in f32, one with a
+# tensor of each block format tfm reads, a Qwen2 with a token list.
+def gguf_string(x):
+    b = x.encode() if isinstance(x, str) else x
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf(arch, tensors, extra=()):
+    """tensors: (name, ne, ggml type, raw bytes); extra: raw key/values."""
+    hp = [("general.architecture", 8, gguf_string(arch))] + [
+        (f"{arch}.{k}", 4, struct.pack("<I", v)) for k, v in [
+            ("context_length", 16), ("embedding_length", 32),
+            ("block_count", 1), ("feed_forward_length", 64),
+            ("attention.head_count", 2), ("attention.head_count_kv", 1)]] + [
+        (f"{arch}.attention.layer_norm_rms_epsilon", 6,
+         struct.pack("<f", 1e-5))] + list(extra)
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(hp))
+    for key, typ, raw in hp:
+        head += gguf_string(key) + struct.pack("<I", typ) + raw
+    data = b""
+    infos = b""
+    for name, ne, typ, raw in tensors:
+        data += b"\0" * (-len(data) % 32)
+        infos += gguf_string(name) + struct.pack("<I", len(ne))
+        infos += b"".join(struct.pack("<Q", e) for e in ne)
+        infos += struct.pack("<IQ", typ, len(data))
+        data += raw
+    head += infos
+    return head + b"\0" * (-len(head) % 32) + data
+
+
+rng = np.random.default_rng(0)
+def f32(*shape):
+    return (list(reversed(shape)), 0,
+            rng.standard_normal(shape).astype(np.float32).tobytes())
+llama = [("token_embd.weight", *f32(8, 32)), ("output_norm.weight", *f32(32)),
+         ("blk.0.attn_norm.weight", *f32(32)),
+         ("blk.0.attn_q.weight", *f32(32, 32)),
+         ("blk.0.attn_k.weight", *f32(16, 32)),
+         ("blk.0.attn_v.weight", *f32(16, 32)),
+         ("blk.0.attn_output.weight", *f32(32, 32)),
+         ("blk.0.ffn_norm.weight", *f32(32)),
+         ("blk.0.ffn_gate.weight", *f32(64, 32)),
+         ("blk.0.ffn_up.weight", *f32(64, 32)),
+         ("blk.0.ffn_down.weight", *f32(32, 64))]
+put("gguf", "llama-f32", gguf("llama", llama))
+# One row of each: Q8_0 (8), Q4_0 (2), Q4_K (12), Q5_K (13), Q6_K (14), F16,
+# BF16; random bytes are valid blocks (f16 scales may be inf or NaN).
+blocks = [("blk.0.attn_q.weight", [256, 1], 8, rng.bytes(8 * 34)),
+          ("blk.0.attn_k.weight", [256, 1], 2, rng.bytes(8 * 18)),
+          ("blk.0.attn_v.weight", [256, 1], 12, rng.bytes(144)),
+          ("blk.0.ffn_up.weight", [256, 1], 13, rng.bytes(176)),
+          ("blk.0.ffn_down.weight", [256, 1], 14, rng.bytes(210)),
+          ("output.weight", [32, 2], 1, rng.bytes(128)),
+          ("token_embd.weight", [32, 2], 30, rng.bytes(128))]
+put("gguf", "llama-blocks", gguf("llama", blocks))
+tokens = [b"<s>", b"</s>", b"a", b"b"]
+put("gguf", "qwen2-tokens", gguf("qwen2", llama[:3], extra=[
+    ("tokenizer.ggml.model", 8, gguf_string("gpt2")),
+    ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) +
+     b"".join(gguf_string(t) for t in tokens)),
+    ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, 4) +
+     struct.pack("<4i", 3, 3, 1, 1)),
+    ("tokenizer.ggml.bos_token_id", 4, struct.pack("<I", 0)),
+    ("general.alignment", 4, struct.pack("<I", 32))]))
 
 # Inputs that once crashed a target (fuzz/regressions/<target>/) stay seeds.
 for path in sorted(glob.glob(os.path.join(src, "fuzz/regressions/*/*"))):

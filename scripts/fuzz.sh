@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# libFuzzer targets for tfm's readers (fuzz/): the .safetensors, .npy and
-# config.json readers and transformer-opt's IR path (bound, parse, verify,
+# libFuzzer targets for tfm's readers (fuzz/): the .safetensors, .npy, GGUF
+# and config.json readers and transformer-opt's IR path (bound, parse, verify,
 # contracts), built with clang-22 -fsanitize=fuzzer,address,undefined in
 # build-fuzz/ (a small project of its own: the normal build stays lean).
 #
@@ -23,7 +23,7 @@ case "$mode" in
   *) echo "usage: scripts/fuzz.sh [smoke [SECS] | long SECS [targets...]]" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors npy config ir tokenizer generation-config)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors npy gguf config ir tokenizer generation-config)
 
 bash "$root/scripts/setup.sh" >/dev/null  # libclang-rt-22-dev among others
 # The IR target reuses the main build's generated dialect headers.

@@ -259,7 +259,8 @@ namespace {
 /// A GGUF file's tensors under their Hugging Face names.
 class GgufTensors : public TensorFile {
 public:
-  static Expected<std::unique_ptr<TensorFile>> open(llvm::StringRef path);
+  static Expected<std::unique_ptr<TensorFile>>
+  create(std::unique_ptr<GgufFile> file);
 
   llvm::StringRef getPath() const override { return file->getPath(); }
   const TensorView *lookup(llvm::StringRef name) const override {
@@ -365,15 +366,13 @@ Error GgufTensors::unpermute(size_t i, uint64_t heads) {
 }
 
 Expected<std::unique_ptr<TensorFile>>
-GgufTensors::open(llvm::StringRef path) {
-  Expected<std::unique_ptr<GgufFile>> file = GgufFile::open(path);
-  if (!file)
-    return file.takeError();
-  Expected<const Architecture *> arch = getArchitecture(**file);
+GgufTensors::create(std::unique_ptr<GgufFile> file) {
+  Expected<const Architecture *> arch = getArchitecture(*file);
   if (!arch)
     return arch.takeError();
+  llvm::StringRef path = file->getPath();
   std::unique_ptr<GgufTensors> tensors(new GgufTensors());
-  tensors->file = std::move(*file);
+  tensors->file = std::move(file);
   const GgufFile &gguf = *tensors->file;
   for (const GgufTensor &tensor : gguf.getTensors()) {
     std::string name = getHuggingFaceName(tensor.name);
@@ -410,6 +409,14 @@ GgufTensors::open(llvm::StringRef path) {
 }
 
 Expected<std::unique_ptr<TensorFile>>
+mlir::tfm::runtime::makeGgufTensors(std::unique_ptr<GgufFile> file) {
+  return GgufTensors::create(std::move(file));
+}
+
+Expected<std::unique_ptr<TensorFile>>
 mlir::tfm::runtime::openGgufTensors(llvm::StringRef path) {
-  return GgufTensors::open(path);
+  Expected<std::unique_ptr<GgufFile>> file = GgufFile::open(path);
+  if (!file)
+    return file.takeError();
+  return GgufTensors::create(std::move(*file));
 }

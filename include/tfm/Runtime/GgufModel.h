@@ -43,6 +43,9 @@ llvm::Expected<std::string> readGgufConfigJson(llvm::StringRef path);
 /// The tensors of the GGUF file `path` under their Hugging Face names.
 llvm::Expected<std::unique_ptr<TensorFile>>
 openGgufTensors(llvm::StringRef path);
+/// The same for a file already parsed (which the result then owns).
+llvm::Expected<std::unique_ptr<TensorFile>>
+makeGgufTensors(std::unique_ptr<GgufFile> file);
 
 } // namespace mlir::tfm::runtime
 
