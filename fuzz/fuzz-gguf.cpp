@@ -3,12 +3,14 @@
 // Any byte string is a candidate GGUF file: the reader must accept it with
 // every tensor inside the buffer, or return an error; never crash or read
 // out of bounds. An accepted file goes on as a model would: its metadata
-// read as a config.json, its tensors renamed (Llama's Q/K rows permuted
-// back), and every tensor read end to end, block formats dequantized.
+// read as a config.json, its vocabulary as a tokenizer (which encodes a
+// text), its tensors renamed (Llama's Q/K rows permuted back), and every
+// tensor read end to end, block formats dequantized.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Runtime/Gguf.h"
 #include "tfm/Runtime/GgufModel.h"
+#include "tfm/Tokenizer/Tokenizer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +29,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (llvm::Expected<std::string> config = getGgufConfigJson(**file); !config)
     llvm::consumeError(config.takeError());
+  if (llvm::Expected<std::string> json =
+          mlir::tfm::tokenizer::convertGgufTokenizer(**file);
+      !json) {
+    llvm::consumeError(json.takeError());
+  } else if (auto tokenizer =
+                 mlir::tfm::tokenizer::Tokenizer::parse(*json, "fuzz");
+             !tokenizer) {
+    llvm::consumeError(tokenizer.takeError());
+  } else if (auto ids = (*tokenizer)->encode("hello world 42"); !ids) {
+    llvm::consumeError(ids.takeError());
+  }
   llvm::Expected<std::unique_ptr<TensorFile>> tensors =
       makeGgufTensors(std::move(*file));
   if (!tensors) {

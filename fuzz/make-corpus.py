@@ -211,13 +211,26 @@ blocks = [("blk.0.attn_q.weight", [256, 1], 8, rng.bytes(8 * 34)),
           ("output.weight", [32, 2], 1, rng.bytes(128)),
           ("token_embd.weight", [32, 2], 30, rng.bytes(128))]
 put("gguf", "llama-blocks", gguf("llama", blocks))
-tokens = [b"<s>", b"</s>", b"a", b"b"]
+spm = [b"<unk>", b"<s>", b"</s>", b"\xe2\x96\x81", b"h", b"e", b"\xe2\x96\x81h",
+       b"he"]
+put("gguf", "llama-spm", gguf("llama", llama[:3], extra=[
+    ("tokenizer.ggml.model", 8, gguf_string("llama")),
+    ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(spm)) +
+     b"".join(gguf_string(t) for t in spm)),
+    ("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, len(spm)) +
+     struct.pack(f"<{len(spm)}f", *[-float(i) for i in range(len(spm))])),
+    ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, len(spm)) +
+     struct.pack(f"<{len(spm)}i", 2, 3, 3, 1, 1, 1, 1, 1)),
+    ("tokenizer.ggml.bos_token_id", 4, struct.pack("<I", 1))]))
+tokens = [b"<s>", b"</s>", b"a", b"b", b"ab"]
 put("gguf", "qwen2-tokens", gguf("qwen2", llama[:3], extra=[
     ("tokenizer.ggml.model", 8, gguf_string("gpt2")),
     ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) +
      b"".join(gguf_string(t) for t in tokens)),
-    ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, 4) +
-     struct.pack("<4i", 3, 3, 1, 1)),
+    ("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, 5) +
+     struct.pack("<5i", 3, 3, 1, 1, 1)),
+    ("tokenizer.ggml.merges", 9, struct.pack("<IQ", 8, 1) +
+     gguf_string("a b")),
     ("tokenizer.ggml.bos_token_id", 4, struct.pack("<I", 0)),
     ("general.alignment", 4, struct.pack("<I", 32))]))
 

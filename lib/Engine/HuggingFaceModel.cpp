@@ -122,8 +122,11 @@ llvm::Expected<TokenIds> engine::getPromptIds(llvm::StringRef prompt,
     return makeError(llvm::formatv(
         "--prompt needs a byte-level model (vocabulary of 256, one id per "
         "UTF-8 byte); {0} has a vocabulary of {1}: pass token ids with "
-        "--input-ids, or put the model's tokenizer.json next to it",
-        configPath, config.vocabSize));
+        "--input-ids, or {2}",
+        configPath, config.vocabSize,
+        isGgufPath(configPath)
+            ? "use a GGUF file that holds its vocabulary (tokenizer.ggml.*)"
+            : "put the model's tokenizer.json next to it"));
   if (prompt.empty())
     return makeError("--prompt: the prompt is empty");
   TokenIds tokens;

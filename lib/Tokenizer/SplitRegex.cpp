@@ -32,6 +32,18 @@ mlir::tfm::tokenizer::lookupSplitRegex(llvm::StringRef pattern) {
   return std::nullopt;
 }
 
+llvm::StringRef mlir::tfm::tokenizer::getSplitRegexPattern(SplitRegex regex) {
+  switch (regex) {
+  case SplitRegex::Gpt2:
+    return kGpt2Pattern;
+  case SplitRegex::Llama3:
+    return kLlama3Pattern;
+  case SplitRegex::Qwen2:
+    return kQwen2Pattern;
+  }
+  return kGpt2Pattern;
+}
+
 namespace {
 /// The scanners' view of the text: code points and their predicates.
 class Scanner {

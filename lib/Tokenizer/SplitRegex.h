@@ -29,6 +29,8 @@ enum class SplitRegex {
 
 /// The scanner for `pattern`, if it is one of the known regexes.
 std::optional<SplitRegex> lookupSplitRegex(llvm::StringRef pattern);
+/// The pattern text of `regex` (as tokenizer.json spells it).
+llvm::StringRef getSplitRegexPattern(SplitRegex regex);
 
 /// A byte range of the text and whether the regex matched it; the ranges
 /// cover the text in order (what `tokenizers`' Pattern::find_matches gives).

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Tokenizer/Tokenizer.h"
+#include "tfm/Runtime/Gguf.h"
+#include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Json.h"
 #include "Components.h"
 #include "Unicode.h"
@@ -322,6 +324,15 @@ Tokenizer::parse(llvm::StringRef text, llvm::StringRef name) {
 
 llvm::Expected<std::unique_ptr<Tokenizer>>
 Tokenizer::load(llvm::StringRef path) {
+  if (runtime::isGgufPath(path)) {
+    auto file = runtime::GgufFile::open(path);
+    if (!file)
+      return file.takeError();
+    llvm::Expected<std::string> json = convertGgufTokenizer(**file);
+    if (!json)
+      return json.takeError();
+    return parse(*json, path);
+  }
   auto buffer = runtime::readInputFile(path, runtime::kMaxTextFileBytes,
                                        /*isText=*/true);
   if (!buffer)
@@ -435,8 +446,16 @@ std::string StreamDecoder::finish() {
 std::optional<std::string>
 mlir::tfm::tokenizer::findTokenizer(llvm::StringRef configPath) {
   // A GGUF file's tokenizer is in its metadata, not beside it.
-  if (configPath.ends_with(".gguf"))
-    return std::nullopt;
+  if (runtime::isGgufPath(configPath)) {
+    auto file = runtime::GgufFile::open(configPath);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      return std::nullopt;
+    }
+    if (!(*file)->getValue("tokenizer.ggml.tokens"))
+      return std::nullopt;
+    return configPath.str();
+  }
   llvm::SmallString<256> path = llvm::sys::path::parent_path(configPath);
   llvm::sys::path::append(path, "tokenizer.json");
   if (!llvm::sys::fs::is_regular_file(path))

@@ -7,6 +7,8 @@ Usage (from lit, with the reference venv's python):
 builds STYLE, saves WORKDIR/STYLE/tokenizer.json, runs tfm-tokenize on the
 corpus and prints "STYLE: N texts, M ids, all equal" or the differences (exit
 status 1).
+  python -m tokenizer_reference gguf-STYLE WORKDIR
+the same with STYLE's vocabulary in a GGUF file (compare_gguf).
 """
 import json
 import os
@@ -263,15 +265,19 @@ def build(style, directory):
     return path
 
 
-def compare(style, workdir):
-    path = build(style, os.path.join(workdir, style))
+def compare(style, workdir, path=None, tool_path=None):
+    """tfm-tokenize on `tool_path` (default: the tokenizer.json) against
+    `tokenizers` on `path` (default: STYLE built into WORKDIR)."""
+    path = path or build(style, os.path.join(workdir, style))
+    tool_path = tool_path or path
     tok = Tokenizer.from_file(path)
     texts = CORPUS + random_corpus()
     texts_path = os.path.join(workdir, style + "-texts.json")
     with open(texts_path, "w") as f:
         json.dump(texts, f)
     tool = os.path.join(os.environ["TFM_TOOLS_DIR"], "tfm-tokenize")
-    out = subprocess.run([tool, "--tokenizer", path, "--batch", texts_path],
+    out = subprocess.run([tool, "--tokenizer", tool_path, "--batch",
+                          texts_path],
                          check=True, capture_output=True, text=True).stdout
     results = json.loads(out)
     failures, ids_seen = [], 0
@@ -291,7 +297,7 @@ def compare(style, workdir):
                                 f"  ref: {value!r}")
     if len(results) != len(texts):
         failures.append(f"{len(results)} results for {len(texts)} texts")
-    size = int(subprocess.run([tool, "--tokenizer", path, "--vocab-size"],
+    size = int(subprocess.run([tool, "--tokenizer", tool_path, "--vocab-size"],
                               check=True, capture_output=True,
                               text=True).stdout)
     if size != tok.get_vocab_size(with_added_tokens=True):
@@ -305,7 +311,97 @@ def compare(style, workdir):
     return 0
 
 
+def gguf_scores(vocab, types):
+    """SentencePiece-style scores: a normal token's is minus its id (the
+    trainer's merge order), the others' 0."""
+    return [(-float(i) if t == 1 else 0.0) for i, t in enumerate(types)]
+
+
+def rebuild_merges(tokens, scores, types):
+    """The merges `tokenizers`' SentencePieceExtractor builds from a
+    vocabulary with scores: every split of a normal token into two normal
+    tokens, ranked by the merged token's score (higher first), its id, the
+    left length."""
+    ids = {}
+    for i, t in enumerate(tokens):
+        if types[i] == 1:
+            ids.setdefault(t, i)
+    found = []
+    for i, t in enumerate(tokens):
+        if types[i] in (2, 3, 4, 5, 6):
+            continue
+        for cut in range(1, len(t)):
+            left, right = t[:cut], t[cut:]
+            if left in ids and right in ids:
+                found.append((-scores[i], i, len(left.encode()), left, right))
+    found.sort()
+    return [f"{left} {right}" for _, _, _, left, right in found]
+
+
+def compare_gguf(style, workdir):
+    """The STYLE tokenizer's vocabulary written to a GGUF file as llama.cpp's
+    converter writes it (tokens in id order, token types, merges or
+    SentencePiece scores, BOS/EOS flags, the pre-tokenizer's name); tfm reads
+    the file's vocabulary. The reference: the same tokenizer.json with what
+    a GGUF file cannot hold made plain (added tokens without lstrip, rstrip,
+    single_word or normalization), and for SentencePiece the merges rebuilt
+    from the scores."""
+    import gguf
+    directory = os.path.join(workdir, "gguf-" + style)
+    spec = json.load(open(build(style, directory)))
+    model = spec["model"]
+    total = max([*model["vocab"].values()] +
+                [a["id"] for a in spec["added_tokens"]]) + 1
+    tokens = [None] * total
+    for t, i in model["vocab"].items():
+        tokens[i] = t
+    types = [1] * total
+    for a in spec["added_tokens"]:
+        tokens[a["id"]] = a["content"]
+        types[a["id"]] = 3 if a["special"] else 4
+        a.update(single_word=False, lstrip=False, rstrip=False,
+                 normalized=False)
+    sentencepiece = model.get("byte_fallback", False)
+    if sentencepiece:
+        for i, t in enumerate(tokens):
+            if t.startswith("<0x") and len(t) == 6:
+                types[i] = 6
+        types[model["vocab"]["<unk>"]] = 2
+    w = gguf.GGUFWriter(os.path.join(directory, "vocab.gguf"), "llama")
+    if sentencepiece:
+        scores = gguf_scores(model["vocab"], types)
+        model["merges"] = rebuild_merges(tokens, scores, types)
+        w.add_tokenizer_model("llama")
+        w.add_token_scores(scores)
+        w.add_unk_token_id(model["vocab"]["<unk>"])
+        w.add_bos_token_id(model["vocab"]["<s>"])
+        w.add_add_bos_token(True)
+    else:
+        merges = [m if isinstance(m, str) else " ".join(m)
+                  for m in model["merges"]]
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre({"gpt2": "gpt-2", "llama3": "llama-bpe",
+                             "qwen2": "qwen2"}[style])
+        w.add_token_merges(merges)
+        if style == "llama3":
+            w.add_bos_token_id(model["vocab"]["<|begin_of_text|>"])
+        w.add_add_bos_token(style == "llama3")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    reference = os.path.join(directory, "reference.json")
+    with open(reference, "w") as f:
+        json.dump(spec, f)
+    return reference, os.path.join(directory, "vocab.gguf")
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1].startswith("gguf-"):
+        reference, gguf_path = compare_gguf(sys.argv[1][5:], sys.argv[2])
+        sys.exit(compare(sys.argv[1], sys.argv[2], reference, gguf_path))
     if len(sys.argv) == 4 and sys.argv[1] == "--build":
         build(sys.argv[2], sys.argv[3])
         sys.exit(0)

@@ -28,13 +28,18 @@
 #include <string>
 #include <vector>
 
+namespace mlir::tfm::runtime {
+class GgufFile;
+} // namespace mlir::tfm::runtime
+
 namespace mlir::tfm::tokenizer {
 
 class TokenizerImpl;
 
 class Tokenizer {
 public:
-  /// Reads and parses a tokenizer.json; errors name `path`.
+  /// Reads and parses a tokenizer.json, or the vocabulary of a GGUF file
+  /// (`path` ending in .gguf); errors name `path`.
   static llvm::Expected<std::unique_ptr<Tokenizer>> load(llvm::StringRef path);
   /// Parses tokenizer.json text; errors name `name`.
   static llvm::Expected<std::unique_ptr<Tokenizer>> parse(llvm::StringRef json,
@@ -88,8 +93,13 @@ private:
 };
 
 /// The tokenizer.json next to `configPath` (a model's config.json), when
-/// there is one.
+/// there is one; for a GGUF file, the file itself when it holds a
+/// vocabulary (tokenizer.ggml.tokens).
 std::optional<std::string> findTokenizer(llvm::StringRef configPath);
+
+/// The tokenizer.json text of the tokenizer a GGUF file stores
+/// (GgufVocabulary.cpp); errors name the file and the key.
+llvm::Expected<std::string> convertGgufTokenizer(const runtime::GgufFile &file);
 
 } // namespace mlir::tfm::tokenizer
 
