@@ -9,9 +9,11 @@ blocks).
   reference venv's python; --types "" writes the Hugging Face directory
   alone)
 
-Timing only: the weights are random (normal, std 0.02), the vocabulary is
-placeholders, and the GGUF's Q and K rows are not permuted as
-convert_hf_to_gguf.py permutes them (which changes no cost).
+The GGUF files are what convert_hf_to_gguf.py would write for the
+directory (its Q and K rows permuted for ggml's RoPE), so that tfm runs
+them as they are too (bench/llamacpp/run.py) and both compute one model.
+Timing only: the weights are random (normal, std 0.02) and the vocabulary
+is placeholders.
 """
 import argparse
 import json
@@ -99,6 +101,12 @@ for kind in filter(None, args.types.split(",")):
     w.add_eos_token_id(2)
     for gname, hname in gg.items():
         t = hf[hname]
+        # convert_hf_to_gguf.py's LlamaModel.permute.
+        heads = {"attn_q.weight": HEADS, "attn_k.weight": KV}.get(
+            gname.split(".", 2)[-1])
+        if heads:
+            t = (t.reshape(heads, 2, t.shape[0] // heads // 2, D)
+                 .swapaxes(1, 2).reshape(t.shape))
         quant = {"bf16": GGMLQuantizationType.BF16,
                  "q8_0": GGMLQuantizationType.Q8_0,
                  "q4_0": GGMLQuantizationType.Q4_0}.get(kind)

@@ -1,15 +1,15 @@
-"""tfm against llama.cpp on the same weights (make_model.py): prefill of 128
-tokens (ms) and decode (ms/token) at each thread count, and peak RSS, for
-F32 and Q8_0, in interleaved rounds; medians, CPU model named.
+"""tfm against llama.cpp on the same model file (make_model.py's GGUF):
+prefill of 128 tokens (ms) and decode (ms/token) at each thread count, and
+peak RSS, per type, in interleaved rounds; medians, CPU model named.
 
   run.py DIR --runner build/bin/transformer-runner --llama-bench PATH
          [--rounds 3] [--threads 1,2] [--types f32,q8_0]
 
 llama.cpp: `llama-bench -m DIR/model-<type>.gguf -p 128 -n 32 -t T -r 1`
 (its pp128 and tg32; tg32 decodes 32 tokens from an empty context).
-tfm: `transformer-runner DIR/hf --input-ids (128 ids) --generate 32
---threads T --repeat 3 [--quantize q8_0|q4_0 | --dtype bf16]` (warm
-prefill median, decode median ms/token after the 128-token prompt).
+tfm: `transformer-runner DIR/model-<type>.gguf --input-ids (128 ids)
+--generate 32 --threads T --repeat 3 [--dtype bf16]` (warm prefill median,
+decode median ms/token after the 128-token prompt).
 """
 import argparse
 import json
@@ -55,13 +55,12 @@ def llama_cpp(bench, model, threads):
     return pp["avg_ns"] / 1e6, tg["avg_ns"] / 1e6 / 32, rss
 
 
-def tfm(runner, hf, ids, threads, quantize):
-    cmd = [runner, hf, "--input-ids", ids, "--generate", "32", "--threads",
-           str(threads), "--repeat", "3"]
-    if quantize == "bf16":
+def tfm(runner, model, ids, threads, kind):
+    cmd = [runner, model, "--input-ids", ids, "--generate", "32",
+           "--threads", str(threads), "--repeat", "3"]
+    if kind == "bf16":
+        # A BF16 file computes in bf16 (else its weights widen to f32).
         cmd += ["--dtype", "bf16"]
-    elif quantize:
-        cmd += ["--quantize", quantize]
     out, rss = timed(cmd)
     prefill = float(re.search(r"^prefill: ([0-9.]+) ms", out, re.M)[1])
     decode = float(re.search(r"^decode: ([0-9.]+) ms/token", out, re.M)[1])
@@ -80,21 +79,18 @@ def main():
     timed.path = tempfile.mktemp(suffix=".out")
     ids = os.path.join(args.dir, "ids.npy")
     np.save(ids, np.random.default_rng(1).integers(3, 32000, (1, 128)))
-    hf = os.path.join(args.dir, "hf")
     threads = [int(t) for t in args.threads.split(",")]
     types = args.types.split(",")
     results = {}
     for r in range(args.rounds):
         for t in threads:
             for kind in types:
+                model = os.path.join(args.dir, f"model-{kind}.gguf")
                 for system in ("llama.cpp", "tfm"):
                     if system == "llama.cpp":
-                        m = llama_cpp(args.llama_bench,
-                                      os.path.join(args.dir,
-                                                   f"model-{kind}.gguf"), t)
+                        m = llama_cpp(args.llama_bench, model, t)
                     else:
-                        m = tfm(args.runner, hf, ids, t,
-                                None if kind == "f32" else kind)
+                        m = tfm(args.runner, model, ids, t, kind)
                     results.setdefault((kind, t, system), []).append(m)
                     print(f"round {r}: {kind} t={t} {system}: prefill "
                           f"{m[0]:.1f} ms, decode {m[1]:.2f} ms/token, "

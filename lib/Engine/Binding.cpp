@@ -178,10 +178,11 @@ static bool isBindable(const TensorView &view, const EntryArgument &arg,
          isFloatConversion(view.dtype, arg.fileDType());
 }
 
-/// A checkpoint tensor as plain elements: the view itself, or, for one
-/// stored in blocks (a GGUF file's Q8_0, Q4_K...), a view of its weights
-/// dequantized exactly (tfm/Runtime/Quantize.h) into f32 `storage`. Pages
-/// are released through `original`, never through `view`.
+/// A checkpoint tensor as plain elements in row order: the view itself, or,
+/// for one stored in blocks (a GGUF file's Q8_0, Q4_K...) or with its rows
+/// interleaved (Llama's Q and K in a GGUF file), a copy in `storage`: its
+/// weights dequantized exactly (tfm/Runtime/Quantize.h) to f32, rows in
+/// order. Pages are released through `original`, never through `view`.
 struct PlainTensor {
   const TensorView *original = nullptr;
   TensorView view;
@@ -192,23 +193,34 @@ static llvm::Expected<PlainTensor> getPlainTensor(const TensorView &view) {
   PlainTensor plain;
   plain.original = &view;
   plain.view = view;
-  if (view.blocks == BlockFormat::None)
+  if (view.blocks == BlockFormat::None && !view.interleavedHeads)
     return plain;
   uint64_t count = view.getNumElements();
-  auto storage = AlignedBuffer::allocate(count * 4);
+  uint64_t elementSize =
+      view.blocks == BlockFormat::None ? getDTypeSize(view.dtype) : 4;
+  auto storage = AlignedBuffer::allocate(count * elementSize);
   if (!storage)
     return storage.takeError();
-  int64_t k = view.shape.back();
-  uint64_t rows = count / uint64_t(k), rowBytes = view.numBytes / rows;
-  float *out = reinterpret_cast<float *>((*storage)->get());
-  for (uint64_t row = 0; row < rows; ++row)
-    dequantizeBlocks(view.blocks, view.data + row * rowBytes, k,
-                     out + row * k);
+  // Rows along the last dim (a 2-D tensor's rows: getStoredRow's).
+  uint64_t rows = view.shape.empty() ? 1 : count / uint64_t(view.shape.back());
+  uint64_t rowElements = count / rows, rowBytes = view.numBytes / rows;
+  char *out = (*storage)->get();
+  for (uint64_t row = 0; row < rows; ++row) {
+    const char *stored = view.data + view.getStoredRow(row) * rowBytes;
+    char *to = out + row * rowElements * elementSize;
+    if (view.blocks == BlockFormat::None)
+      std::memcpy(to, stored, rowBytes);
+    else
+      dequantizeBlocks(view.blocks, stored, int64_t(rowElements),
+                       reinterpret_cast<float *>(to));
+  }
   plain.storage = std::move(*storage);
   plain.view.data = plain.storage->get();
-  plain.view.numBytes = count * 4;
-  plain.view.dtype = DType::F32;
+  plain.view.numBytes = count * elementSize;
   plain.view.blocks = BlockFormat::None;
+  plain.view.interleavedHeads = 0;
+  if (view.blocks != BlockFormat::None)
+    plain.view.dtype = DType::F32;
   return plain;
 }
 
@@ -494,8 +506,8 @@ static bool packStoredBlocks(const EntrySignature &sig, size_t i,
   int64_t col = 0;
   for (const TensorView *view : views) {
     for (int64_t row = 0; row < view->shape[0]; ++row, ++col) {
-      splitBlocks(format, view->data + row * rowBytes, k, values.data(),
-                  scales.data());
+      splitBlocks(format, view->data + view->getStoredRow(row) * rowBytes, k,
+                  values.data(), scales.data());
       placeColumn(layout, col, reinterpret_cast<int8_t *>(values.data()),
                   scales.data(), out);
     }
@@ -783,9 +795,12 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     result.data = result.storage->get();
     checkpoint.releasePages(*stored);
   } else {
-    // A dequantized tensor's own buffer, or the file's mapping.
+    // A dequantized tensor's own buffer (the file's blocks then read no
+    // more), or the file's mapping.
     result.storage = plain->storage;
     result.data = const_cast<char *>(view->data);
+    if (plain->storage)
+      checkpoint.releasePages(*stored);
   }
   return result;
 }

@@ -269,24 +269,19 @@ public:
   }
   llvm::ArrayRef<TensorView> getTensors() const override { return views; }
   void releasePages(const TensorView &view) const override {
-    // A permuted copy is the process's own memory, not the file's.
-    for (const auto &copy : copies)
-      if (view.data == copy->getBufferStart())
-        return;
     file->releasePages(view.data, view.numBytes);
   }
 
 private:
   /// Adds the view of `tensor` as `name`.
   Error add(const GgufTensor &tensor, std::string name);
-  /// Replaces the rows of view `i` (heads of `headDim` rows each) by their
-  /// order before convert_hf_to_gguf.py's permutation.
-  Error unpermute(size_t i, uint64_t heads);
+  /// Marks view `i` as stored with convert_hf_to_gguf.py's permutation of
+  /// `heads` heads (TensorView::interleavedHeads): readers undo it.
+  Error markInterleaved(size_t i, uint64_t heads);
 
   std::unique_ptr<GgufFile> file;
   std::vector<TensorView> views;
   llvm::StringMap<size_t> index;
-  std::vector<std::unique_ptr<llvm::WritableMemoryBuffer>> copies;
 };
 } // namespace
 
@@ -334,7 +329,7 @@ Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
   return Error::success();
 }
 
-Error GgufTensors::unpermute(size_t i, uint64_t heads) {
+Error GgufTensors::markInterleaved(size_t i, uint64_t heads) {
   TensorView &view = views[i];
   uint64_t rows = uint64_t(view.shape[0]);
   if (view.shape.size() != 2 || heads == 0 || rows % heads != 0 ||
@@ -343,25 +338,7 @@ Error GgufTensors::unpermute(size_t i, uint64_t heads) {
                      "tensor '{0}' ({1}) does not hold {2} heads of an even "
                      "size",
                      view.name, formatShape(view.shape), heads);
-  uint64_t headDim = rows / heads, half = headDim / 2;
-  uint64_t rowBytes = view.numBytes / rows;
-  std::unique_ptr<llvm::WritableMemoryBuffer> copy =
-      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(
-          view.numBytes, view.name, llvm::Align(64));
-  if (!copy)
-    return makeError(file->getPath(), "cannot allocate {0} bytes for tensor "
-                                      "'{1}'",
-                     view.numBytes, view.name);
-  // The converter's row h * D + 2 j + i is Hugging Face's h * D + i D/2 + j.
-  for (uint64_t h = 0; h < heads; ++h)
-    for (uint64_t j = 0; j < half; ++j)
-      for (uint64_t part = 0; part < 2; ++part)
-        std::memcpy(copy->getBufferStart() +
-                        (h * headDim + part * half + j) * rowBytes,
-                    view.data + (h * headDim + 2 * j + part) * rowBytes,
-                    rowBytes);
-  view.data = copy->getBufferStart();
-  copies.push_back(std::move(copy));
+  view.interleavedHeads = int64_t(heads);
   return Error::success();
 }
 
@@ -398,10 +375,10 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
     for (size_t i = 0; i < tensors->views.size(); ++i) {
       llvm::StringRef name = tensors->views[i].name;
       if (name.ends_with(".self_attn.q_proj.weight"))
-        if (Error err = tensors->unpermute(i, q))
+        if (Error err = tensors->markInterleaved(i, q))
           return std::move(err);
       if (name.ends_with(".self_attn.k_proj.weight"))
-        if (Error err = tensors->unpermute(i, kv))
+        if (Error err = tensors->markInterleaved(i, kv))
           return std::move(err);
     }
   }

@@ -3,15 +3,17 @@
 //   transformer-runner MODEL.mlir --weights W.safetensors
 //       --input input_ids=ids.npy --input pos=0 --output logits=out.npy
 //       [--entry FN] [--repeat N] [--random-weights SEED]
-//   transformer-runner (MODEL_DIR | config.json --weights model.safetensors)
+//   transformer-runner (MODEL_DIR | MODEL.gguf |
+//                       config.json --weights model.safetensors)
 //       [--dtype f32|bf16|f16] [--quantize q8_0|q4_0]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
 //        [--seed N] [--stop TEXT]...] [--repeat N]
 //
-// A model given as a Hugging Face config.json is imported in-process at the
-// batch and length of the ids; see HuggingFaceRun.h for that mode (the code
+// A model given as a Hugging Face config.json (or a GGUF file, read as the
+// Hugging Face model it was converted from: tfm/Runtime/GgufModel.h) is
+// imported in-process at the batch and length of the ids; see HuggingFaceRun.h for that mode (the code
 // that compiles and runs models is in tfm/Engine, shared with the C API). The
 // rest of this comment is about .mlir models.
 //
@@ -86,7 +88,7 @@ static cl::OptionCategory runnerCategory("transformer-runner options");
 
 static cl::opt<std::string> modelFile(
     cl::Positional, cl::Required,
-    cl::desc("<model.mlir | config.json | model directory>"),
+    cl::desc("<model.mlir | config.json | model directory | model.gguf>"),
     cl::cat(runnerCategory));
 static cl::list<std::string> weightsFiles(
     "weights", cl::value_desc("file.safetensors|index.json"),

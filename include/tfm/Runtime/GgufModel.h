@@ -7,8 +7,9 @@
 // becomes the text of that model's config.json, which the importer reads
 // as any other, and the tensors keep their stored types (F32, F16, BF16,
 // and the blocks of Q8_0, Q4_0, Q4_K, Q5_K and Q6_K) under the checkpoint
-// names the importer binds, with what the converter changed undone (the
-// rows of Llama's Q and K projections, permuted for ggml's RoPE).
+// names the importer binds, with what the converter changed marked to be
+// undone by whoever reads them (the rows of Llama's Q and K projections,
+// permuted for ggml's RoPE: TensorView::interleavedHeads).
 //
 // Architectures: `llama` (Llama, Mistral, TinyLlama...), `qwen2`, `qwen3`.
 // Anything a file sets that tfm would not build as written (another

@@ -33,6 +33,20 @@ struct TensorView {
   /// Not None: each row (along the last dim) is a sequence of blocks of
   /// this format (tfm/Runtime/Quantize.h), not of elements.
   BlockFormat blocks = BlockFormat::None;
+  /// Not 0: the rows are stored in the order llama.cpp's converter gives
+  /// Llama's Q and K projections (tfm/Runtime/GgufModel.h), in this many
+  /// heads of D rows: row h D + i D/2 + j of the tensor is stored row
+  /// h D + 2 j + i. Readers go through getStoredRow.
+  int64_t interleavedHeads = 0;
+
+  /// Where row `row` (of the outermost dim) is stored.
+  uint64_t getStoredRow(uint64_t row) const {
+    if (!interleavedHeads)
+      return row;
+    uint64_t headRows = uint64_t(shape[0]) / uint64_t(interleavedHeads);
+    uint64_t half = headRows / 2, head = row / headRows, r = row % headRows;
+    return head * headRows + 2 * (r % half) + r / half;
+  }
 
   uint64_t getNumElements() const {
     uint64_t count = 1;

@@ -50,6 +50,11 @@
 // int8 instead: see rewriteToQuantizedInt8; its values keep four K steps of
 // a column together (tfm.param_pack adds `group = 4`).
 //
+// Any other read of an element of such a weight (a `tensor.extract`: the
+// gather of an embedding table quantized with its tied LM head, or alone)
+// reads the same element from the two new parameters and dequantizes it,
+// so that the f32 table need not be bound at all.
+//
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
 //
@@ -590,9 +595,61 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
                                   initType));
 }
 
-/// Reads each Q8_0 or Q4_0 weight of `func`'s matmuls from its values and scales
-/// in panels of the micro-kernel's width (two new arguments right after
-/// it); the weight goes when nothing else reads it.
+/// Replaces `extract`, a read of element (n, k) of a quantized weight (K
+/// along `axis`), by the same element read from its packed `values` and
+/// `scales` (the layouts above; `group` K steps of a column together) and
+/// dequantized: sitofp(q) * extf(scale), q the int8 or the nibble minus 8.
+static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
+                           Value values, Value scales, int64_t panel,
+                           int64_t group, int64_t axis, bool q4) {
+  rewriter.setInsertionPoint(extract);
+  OpBuilder &b = rewriter;
+  Location l = extract.getLoc();
+  auto index = [&](int64_t c) -> Value {
+    return arith::ConstantIndexOp::create(b, l, c);
+  };
+  auto div = [&](Value x, int64_t c) -> Value {
+    return arith::DivUIOp::create(b, l, x, index(c));
+  };
+  auto rem = [&](Value x, int64_t c) -> Value {
+    return arith::RemUIOp::create(b, l, x, index(c));
+  };
+  Value n = extract.getIndices()[axis == 1 ? 0 : 1];
+  Value k = extract.getIndices()[axis == 1 ? 1 : 0];
+  Value j = div(n, panel), r = rem(n, panel);
+  Value block = div(k, 32), step = rem(k, 32);
+  // Q4_0: byte u of a block holds steps u and u + 16.
+  Value byte = q4 ? rem(step, 16) : step;
+  SmallVector<Value> at{j, block};
+  if (group > 1)
+    at.append({div(byte, group), r, rem(byte, group)});
+  else
+    at.append({byte, r});
+  Value integer = tensor::ExtractOp::create(b, l, values, at);
+  Type i8 = b.getIntegerType(8);
+  if (q4) {
+    Value shift = arith::MulIOp::create(
+        b, l,
+        arith::IndexCastOp::create(b, l, i8, div(step, 16)),
+        arith::ConstantIntOp::create(b, l, i8, 4));
+    Value nibble = arith::AndIOp::create(
+        b, l, arith::ShRUIOp::create(b, l, integer, shift),
+        arith::ConstantIntOp::create(b, l, i8, 15));
+    integer = arith::SubIOp::create(b, l, nibble,
+                                    arith::ConstantIntOp::create(b, l, i8, 8));
+  }
+  Value scale =
+      tensor::ExtractOp::create(b, l, scales, ValueRange{j, block, r});
+  Type f32 = b.getF32Type();
+  rewriter.replaceOpWithNewOp<arith::MulFOp>(
+      extract, arith::SIToFPOp::create(b, l, f32, integer),
+      arith::ExtFOp::create(b, l, f32, scale));
+}
+
+/// Reads each Q8_0 or Q4_0 weight of `func` from its values and scales in
+/// panels of the micro-kernel's width (two new arguments right after it):
+/// its matmuls as quantized GEMMs, its element reads (tensor.extract) as
+/// dequantized elements; the weight goes when nothing else reads it.
 static LogicalResult quantizeWeights(func::FuncOp func) {
   SmallVector<std::pair<linalg::LinalgOp, bool>> matmuls;
   func.walk([&](linalg::LinalgOp op) {
@@ -606,7 +663,15 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
         getParamQuant(weight))
       matmuls.push_back({op, *outIn});
   });
-  if (matmuls.empty())
+  // Element reads of quantized weights (gathers) the matmuls leave.
+  SmallVector<tensor::ExtractOp> extracts;
+  func.walk([&](tensor::ExtractOp extract) {
+    auto weight = dyn_cast<BlockArgument>(extract.getTensor());
+    if (weight && weight.getOwner() == &func.getBody().front() &&
+        getParamQuant(weight))
+      extracts.push_back(extract);
+  });
+  if (matmuls.empty() && extracts.empty())
     return success();
   MLIRContext *ctx = func.getContext();
   Builder b(ctx);
@@ -614,13 +679,70 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
   QuantizedKernelTarget target =
       getQuantizedKernelTarget(func->getParentOfType<ModuleOp>());
   int64_t panel = target.panel;
-  llvm::DenseMap<std::pair<Value, unsigned>, std::pair<Value, Value>> bound;
-  for (auto [op, isOutIn] : matmuls) {
-    bool outIn = isOutIn; // captured by the lambda below
-    auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
+  // Each quantized weight's two packed arguments, made on first use; the
+  // panels run along N, which the quantization axis (K's) fixes.
+  llvm::DenseMap<Value, std::pair<Value, Value>> bound;
+  auto getPacked = [&](BlockArgument weight)
+      -> FailureOr<std::pair<Value, Value>> {
+    auto &[values, scales] = bound[weight];
+    if (values)
+      return std::make_pair(values, scales);
+    WeightQuantAttr quant = getParamQuant(weight);
+    bool outIn = quant.getAxis() == 1;
     auto weightType = cast<RankedTensorType>(weight.getType());
     int64_t n = weightType.getDimSize(outIn ? 0 : 1);
     int64_t k = weightType.getDimSize(outIn ? 1 : 0);
+    unsigned index = weight.getArgNumber();
+    SmallVector<NamedAttribute> common;
+    if (DictionaryAttr attrs = func.getArgAttrDict(index))
+      for (NamedAttribute attr : attrs)
+        if (attr.getName() != kParamQuantAttrName)
+          common.push_back(attr);
+    auto argument = [&](unsigned at, RankedTensorType type, StringRef format,
+                        int64_t group) -> FailureOr<Value> {
+      SmallVector<NamedAttribute> attrs(common);
+      SmallVector<NamedAttribute> pack{
+          b.getNamedAttr("layout",
+                         b.getStringAttr(outIn ? "out_in" : "in_out")),
+          b.getNamedAttr("panel", b.getI64IntegerAttr(panel)),
+          b.getNamedAttr("shape",
+                         b.getDenseI64ArrayAttr(weightType.getShape())),
+          b.getNamedAttr("format", b.getStringAttr(format))};
+      if (group > 1)
+        pack.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(group)));
+      attrs.push_back(
+          b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
+      if (failed(func.insertArgument(at, type, b.getDictionaryAttr(attrs),
+                                     weight.getLoc())))
+        return failure();
+      return Value(func.getArgument(at));
+    };
+    int64_t panels = llvm::divideCeil(n, panel);
+    bool q4 = quant.getFormat() == QuantFormat::q4_0;
+    // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block);
+    // for int8 activations, four K steps of a column together.
+    int64_t blockBytes = q4 ? 16 : 32;
+    SmallVector<int64_t> valuesShape{panels, k / 32};
+    if (target.int8)
+      valuesShape.append({blockBytes / 4, panel, 4});
+    else
+      valuesShape.append({blockBytes, panel});
+    FailureOr<Value> v = argument(
+        index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
+        q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat,
+        target.int8 ? 4 : 1);
+    FailureOr<Value> s = argument(
+        index + 2,
+        RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
+        q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat, 1);
+    if (failed(v) || failed(s))
+      return failure();
+    values = *v;
+    scales = *s;
+    return std::make_pair(values, scales);
+  };
+  for (auto [op, outIn] : matmuls) {
+    auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
     WeightQuantAttr quant = getParamQuant(weight);
     if (quant.getAxis() != (outIn ? 1 : 0))
       return op.emitError()
@@ -628,56 +750,10 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
              << "' is quantized along dimension " << quant.getAxis()
              << " but read by this matmul with K along dimension "
              << (outIn ? 1 : 0);
-    auto &[values, scales] = bound[{weight, unsigned(outIn)}];
-    if (!values) {
-      unsigned index = weight.getArgNumber();
-      SmallVector<NamedAttribute> common;
-      if (DictionaryAttr attrs = func.getArgAttrDict(index))
-        for (NamedAttribute attr : attrs)
-          if (attr.getName() != kParamQuantAttrName)
-            common.push_back(attr);
-      auto argument = [&](unsigned at, RankedTensorType type, StringRef format,
-                          int64_t group) -> FailureOr<Value> {
-        SmallVector<NamedAttribute> attrs(common);
-        SmallVector<NamedAttribute> pack{
-            b.getNamedAttr("layout",
-                           b.getStringAttr(outIn ? "out_in" : "in_out")),
-            b.getNamedAttr("panel", b.getI64IntegerAttr(panel)),
-            b.getNamedAttr("shape",
-                           b.getDenseI64ArrayAttr(weightType.getShape())),
-            b.getNamedAttr("format", b.getStringAttr(format))};
-        if (group > 1)
-          pack.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(group)));
-        attrs.push_back(
-            b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
-        if (failed(func.insertArgument(at, type, b.getDictionaryAttr(attrs),
-                                       weight.getLoc())))
-          return failure();
-        return Value(func.getArgument(at));
-      };
-      int64_t panels = llvm::divideCeil(n, panel);
-      bool q4 = quant.getFormat() == QuantFormat::q4_0;
-      // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block);
-      // for int8 activations, four K steps of a column together.
-      int64_t blockBytes = q4 ? 16 : 32;
-      SmallVector<int64_t> valuesShape{panels, k / 32};
-      if (target.int8)
-        valuesShape.append({blockBytes / 4, panel, 4});
-      else
-        valuesShape.append({blockBytes, panel});
-      FailureOr<Value> v = argument(
-          index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
-          q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat,
-          target.int8 ? 4 : 1);
-      FailureOr<Value> s = argument(
-          index + 2,
-          RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
-          q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat, 1);
-      if (failed(v) || failed(s))
-        return failure();
-      values = *v;
-      scales = *s;
-    }
+    FailureOr<std::pair<Value, Value>> packed = getPacked(weight);
+    if (failed(packed))
+      return failure();
+    auto [values, scales] = *packed;
     if (target.int8)
       rewriteToQuantizedInt8(rewriter, op, values, scales, panel,
                              quant.getFormat());
@@ -685,10 +761,20 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       rewriteToQuantized(rewriter, op, values, scales, panel,
                          quant.getFormat());
   }
+  for (tensor::ExtractOp extract : extracts) {
+    auto weight = cast<BlockArgument>(extract.getTensor());
+    FailureOr<std::pair<Value, Value>> packed = getPacked(weight);
+    if (failed(packed))
+      return failure();
+    WeightQuantAttr quant = getParamQuant(weight);
+    rewriteExtract(rewriter, extract, packed->first, packed->second, panel,
+                   target.int8 ? 4 : 1, quant.getAxis(),
+                   quant.getFormat() == QuantFormat::q4_0);
+  }
   llvm::BitVector unused(func.getNumArguments());
-  for (auto &[key, args] : bound)
-    if (key.first.use_empty())
-      unused.set(cast<BlockArgument>(key.first).getArgNumber());
+  for (auto &[weight, args] : bound)
+    if (weight.use_empty())
+      unused.set(cast<BlockArgument>(weight).getArgNumber());
   return func.eraseArguments(unused);
 }
 

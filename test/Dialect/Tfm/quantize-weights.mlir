@@ -19,22 +19,40 @@ func.func @projections(%x: tensor<1x8x64xf32> {tfm.input = "x"},
 
 // -----
 
-// Left in f32: a tied embedding (the gather reads it too), a K that 32 does
-// not divide (48), and a bias.
+// Embedding tables are marked too, their rows blocks along K as an out_in
+// LM head's: a tied table (gather and head read one weight), and one the
+// gather alone reads.
+// CHECK-LABEL: func.func @tables
+// CHECK-SAME: %{{.*}}: tensor<100x64xf32> {tfm.param = "wte", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+// CHECK-SAME: %{{.*}}: tensor<50x64xf32> {tfm.param = "table", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+func.func @tables(%ids: tensor<1x8xi32> {tfm.input = "ids"},
+                  %wte: tensor<100x64xf32> {tfm.param = "wte"},
+                  %table: tensor<50x64xf32> {tfm.param = "table"}) -> (tensor<1x8x100xf32>, tensor<1x8x64xf32>) {
+  %e = tfm.embedding %ids, %wte : (tensor<1x8xi32>, tensor<100x64xf32>) -> tensor<1x8x64xf32>
+  %l = tfm.lm_head %e, %wte : (tensor<1x8x64xf32>, tensor<100x64xf32>) -> tensor<1x8x100xf32>
+  %t = tfm.embedding %ids, %table : (tensor<1x8xi32>, tensor<50x64xf32>) -> tensor<1x8x64xf32>
+  return %l, %t : tensor<1x8x100xf32>, tensor<1x8x64xf32>
+}
+
+// -----
+
+// Left in f32: a table read in the in_out layout by a linear as well as
+// gathered (no one axis of blocks), a K that 32 does not divide (48), and a
+// bias.
 // CHECK-LABEL: func.func @left_alone
-// CHECK-SAME: %{{.*}}: tensor<100x64xf32> {tfm.param = "wte"}
+// CHECK-SAME: %{{.*}}: tensor<64x64xf32> {tfm.param = "wte"}
 // CHECK-SAME: %{{.*}}: tensor<48x64xf32> {tfm.param = "w"}
 // CHECK-SAME: %{{.*}}: tensor<64xf32> {tfm.param = "b"}
 // CHECK-NOT: tfm.param_quant
 func.func @left_alone(%ids: tensor<1x8xi32> {tfm.input = "ids"},
-                      %wte: tensor<100x64xf32> {tfm.param = "wte"},
+                      %wte: tensor<64x64xf32> {tfm.param = "wte"},
                       %w: tensor<48x64xf32> {tfm.param = "w"},
                       %b: tensor<64xf32> {tfm.param = "b"},
-                      %h: tensor<1x8x48xf32> {tfm.input = "h"}) -> (tensor<1x8x100xf32>, tensor<1x8x64xf32>) {
-  %e = tfm.embedding %ids, %wte : (tensor<1x8xi32>, tensor<100x64xf32>) -> tensor<1x8x64xf32>
-  %l = tfm.lm_head %e, %wte : (tensor<1x8x64xf32>, tensor<100x64xf32>) -> tensor<1x8x100xf32>
+                      %h: tensor<1x8x48xf32> {tfm.input = "h"}) -> (tensor<1x8x64xf32>, tensor<1x8x64xf32>) {
+  %e = tfm.embedding %ids, %wte : (tensor<1x8xi32>, tensor<64x64xf32>) -> tensor<1x8x64xf32>
+  %l = tfm.linear %e, %wte : (tensor<1x8x64xf32>, tensor<64x64xf32>) -> tensor<1x8x64xf32>
   %y = tfm.linear %h, %w, %b : (tensor<1x8x48xf32>, tensor<48x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
-  return %l, %y : tensor<1x8x100xf32>, tensor<1x8x64xf32>
+  return %l, %y : tensor<1x8x64xf32>, tensor<1x8x64xf32>
 }
 
 // -----

@@ -8,15 +8,18 @@ usage:
       files as convert_hf_to_gguf.py writes them (metadata, llama.cpp's
       tensor names, Llama's Q and K rows permuted for ggml's RoPE):
       DIR/f32.gguf, f16.gguf (matrices f16), q8_0.gguf and q4_0.gguf
-      (matrices but the embedding quantized by gguf-py, llama.cpp's
+      (matrices, the embedding's too, quantized by gguf-py, llama.cpp's
       quantizer), and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
+  gguf_model.py convert HFDIR OUT.gguf
+      a Hugging Face directory (config.json, model.safetensors) of a llama,
+      qwen2 or qwen3 model to an f32 GGUF file, as convert_hf_to_gguf.py
+      converts it (head_dim as key_length, Q/K norms, a tied head without
+      output.weight).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
-  gguf_model.py blocks GGUF TENSOR OUT
-      gguf-py's dequantized f32 values of one tensor, row-major.
 """
 import argparse
 import os
@@ -32,6 +35,8 @@ TINY = dict(vocab_size=96, hidden_size=256, intermediate_size=512,
             eos_token_id=2, tie_word_embeddings=False)
 
 LAYER = {"input_layernorm.weight": "attn_norm.weight",
+         "self_attn.q_norm.weight": "attn_q_norm.weight",
+         "self_attn.k_norm.weight": "attn_k_norm.weight",
          "self_attn.q_proj.weight": "attn_q.weight",
          "self_attn.q_proj.bias": "attn_q.bias",
          "self_attn.k_proj.weight": "attn_k.weight",
@@ -137,11 +142,7 @@ def cmd_make(argv):
             if a.arch == "llama" and name.endswith("k_proj.weight"):
                 t = permute(t, kv)
             gname = gguf_name(name)
-            # The embedding stays f32 beside Q8_0 and Q4_0 (llama-quantize's
-            # --token-embedding-type f32), so that tfm's --quantize of the
-            # Hugging Face directory is the same model.
-            if t.ndim == 1 or kind == "f32" or (
-                    kind in ("q8_0", "q4_0") and "token_embd" in gname):
+            if t.ndim == 1 or kind == "f32":
                 w.add_tensor(gname, t.astype(np.float32))
             elif kind == "f16":
                 w.add_tensor(gname, t.astype(np.float16))
@@ -165,6 +166,41 @@ def cmd_make(argv):
     ids = rng.integers(0, TINY["vocab_size"], (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
     print(f"{a.arch}: 5 GGUF files, ids {list(ids.shape)}")
+
+
+def cmd_convert(argv):
+    import json
+    from gguf import GGUFWriter
+    from safetensors.numpy import load_file
+    hf, out = argv
+    c = json.load(open(os.path.join(hf, "config.json")))
+    arch = c["model_type"]
+    weights = load_file(os.path.join(hf, "model.safetensors"))
+    heads = c["num_attention_heads"]
+    kv = c.get("num_key_value_heads", heads)
+    head_dim = c.get("head_dim") or c["hidden_size"] // heads
+    w = GGUFWriter(out, arch)
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_block_count(c["num_hidden_layers"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_rope_dimension_count(head_dim)
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_rope_freq_base(float(c["rope_theta"]))
+    for name, t in weights.items():
+        if arch == "llama" and name.endswith("q_proj.weight"):
+            t = permute(t, heads)
+        if arch == "llama" and name.endswith("k_proj.weight"):
+            t = permute(t, kv)
+        w.add_tensor(gguf_name(name), t.astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
 
 
 def cmd_logits(argv):
@@ -197,19 +233,10 @@ def cmd_logits(argv):
     np.save(out, logits.numpy())
 
 
-def cmd_blocks(argv):
-    from gguf import GGUFReader, dequantize
-    gguf, tensor, out = argv
-    for t in GGUFReader(gguf).tensors:
-        if t.name == tensor:
-            np.save(out, dequantize(t.data, t.tensor_type).astype(np.float32))
-            return
-    sys.exit(f"{gguf}: no tensor {tensor}")
-
-
 def main():
     cmd, argv = sys.argv[1], sys.argv[2:]
-    {"make": cmd_make, "logits": cmd_logits, "blocks": cmd_blocks}[cmd](argv)
+    {"make": cmd_make, "convert": cmd_convert,
+     "logits": cmd_logits}[cmd](argv)
 
 
 if __name__ == "__main__":

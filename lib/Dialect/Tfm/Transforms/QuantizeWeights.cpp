@@ -19,9 +19,14 @@ namespace mlir::tfm {
 using namespace mlir;
 using namespace mlir::tfm;
 
-/// The weight operand of a projection that reads `use`, and its layout.
-static std::optional<WeightLayout> getProjectionLayout(OpOperand &use) {
+/// The layout of the weight `use` reads: a projection's weight, or an
+/// embedding's table, whose rows are blocks along K as an out_in LM head's
+/// are (a tied table is one weight for both).
+static std::optional<WeightLayout> getQuantizableLayout(OpOperand &use) {
   Operation *user = use.getOwner();
+  if (auto embedding = dyn_cast<EmbeddingOp>(user))
+    if (&use == &embedding.getTableMutable())
+      return WeightLayout::out_in;
   if (auto linear = dyn_cast<LinearOp>(user))
     if (&use == &linear.getWeightMutable())
       return linear.getLayout();
@@ -69,14 +74,14 @@ static LogicalResult quantizeWeights(func::FuncOp func,
     if (!func.getArgAttr(arg.getArgNumber(), kParamAttrName) || arg.use_empty())
       continue;
     std::optional<WeightLayout> layout;
-    bool projectionsOnly = llvm::all_of(arg.getUses(), [&](OpOperand &use) {
-      std::optional<WeightLayout> own = getProjectionLayout(use);
+    bool quantizable = llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+      std::optional<WeightLayout> own = getQuantizableLayout(use);
       if (!own || (layout && *layout != *own))
         return false;
       layout = own;
       return true;
     });
-    if (!projectionsOnly)
+    if (!quantizable)
       continue;
     std::optional<QuantFormat> format = getStoredFormat(func, arg, stored);
     if (!format)

@@ -52,10 +52,13 @@ def TfmPrintLedger : Pass<"tfm-print-ledger", "ModuleOp"> {
 }
 
 def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
-  let summary = "Holds projection weights quantized (tfm.param_quant)";
+  let summary = "Holds projection weights and embedding tables quantized (tfm.param_quant)";
   let description = [{
     Marks each f32 weight parameter that only `tfm.linear` and `tfm.lm_head`
-    ops read (with one layout) with `tfm.param_quant = "<scheme>"`: whoever
+    ops read (with one layout), or `tfm.embedding` as its table (rows of
+    K-blocks, as an out_in LM head's: a tied table is one weight), with
+    `tfm.param_quant = "<scheme>"`, as llama.cpp's quantizer stores
+    `token_embd` too: whoever
     binds weights quantizes the weight-file tensor once, along K in blocks of
     32 (`q8_0`, `q4_0`: llama.cpp's Q8_0 and Q4_0, bit for bit), and the
     code generator reads
@@ -64,9 +67,9 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
     the ops stays exact with respect to it, and the ledger counts the bytes
     the format stores.
 
-    Left in f32: a parameter something else reads (a tied embedding's
-    table), and one whose K is no multiple of 32 (as llama.cpp's quantizer
-    leaves it). A weight of another element type (a bf16 or f16 model) is an
+    Left in f32: a parameter something else reads (a position embedding's
+    table, a norm's scale), and one whose K is no multiple of 32 (as
+    llama.cpp's quantizer leaves it). A weight of another element type (a bf16 or f16 model) is an
     error: quantized weights are read with f32 activations.
 
     Runs after `tfm-fuse-qkv` (a fused Q/K/V weight is quantized per output
