@@ -168,6 +168,17 @@ llvm::Error engine::checkTokenIds(const TokenIds &tokens,
   return llvm::Error::success();
 }
 
+int64_t engine::getPrefillChunk(int64_t requested, int64_t prompt) {
+  if (requested > 0)
+    return requested;
+  if (requested == 0)
+    return prompt;
+  int64_t chunk = kMinPrefillChunk;
+  while (chunk < prompt && chunk < kMaxPrefillChunk)
+    chunk *= 2;
+  return chunk;
+}
+
 llvm::Expected<int64_t> engine::getKVCacheLength(const hf::ModelConfig &config,
                                                  int64_t seqLen, int64_t count,
                                                  int64_t maxSeqLen,
@@ -968,13 +979,13 @@ HuggingFaceModel::generate(const TokenIds &tokens,
     return std::move(err);
   llvm::Expected<int64_t> maxSeqLen =
       getKVCacheLength(config, prompt, count, generation.maxSeqLen,
-                       /*chunked=*/generation.prefillChunk > 0);
+                       /*chunked=*/generation.prefillChunk != 0);
   if (!maxSeqLen)
     return maxSeqLen.takeError();
   GenerationResult result;
-  int64_t chunk = generation.prefillChunk
-                      ? std::min(generation.prefillChunk, *maxSeqLen)
-                      : prompt;
+  int64_t chunk = getPrefillChunk(generation.prefillChunk, prompt);
+  if (generation.prefillChunk)
+    chunk = std::min(chunk, *maxSeqLen);
   bool ragged = tokens.isRagged();
   llvm::Expected<Session *> session =
       getGenerationSession(batch, chunk, *maxSeqLen, result.compileMs,

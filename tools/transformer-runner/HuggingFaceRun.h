@@ -70,7 +70,7 @@ struct HuggingFaceRunOptions {
   /// > 0: the prompt runs through @prefill in chunks of this many tokens
   /// (also without generation: the logits then come from the chunks); 0:
   /// @prefill takes the whole prompt (generation) or @forward does; < 0:
-  /// engine::kDefaultPrefillChunk when generating, else 0.
+  /// engine::getPrefillChunk's choice when generating, else 0.
   int64_t prefillChunk = -1;
   std::string pipelineOptions;
   /// The compiled-code cache (CPU): off, or in `cacheDir` (empty: the

@@ -195,7 +195,8 @@ static cl::opt<int64_t> prefillChunk(
     "prefill-chunk", cl::init(-1), cl::value_desc("C"),
     cl::desc("config.json models: run the prompt through @prefill in chunks "
              "of C tokens over the KV cache, so that one compiled model "
-             "serves every prompt length (default: 64 with --generate; "
+             "serves every prompt length (default with --generate: the "
+             "prompt's length rounded up to a power of two in [64, 256]; "
              "without it, @forward runs the whole prompt unless this is "
              "given; 0: one chunk of the prompt's length)"),
     cl::cat(runnerCategory));

@@ -132,10 +132,21 @@ llvm::Error setLengths(TokenIds &tokens, llvm::ArrayRef<int64_t> lengths,
 llvm::Error checkTokenIds(const TokenIds &tokens, const hf::ModelConfig &config,
                           llvm::StringRef what);
 
-/// Chunked prefill (GenerationOptions::prefillChunk): the default chunk, and
-/// the longest KV cache that the model's context gives by default.
-inline constexpr int64_t kDefaultPrefillChunk = 64;
+/// Chunked prefill (GenerationOptions::prefillChunk): by default a chunk of
+/// the prompt's length rounded up to a power of two, within [64, 256]
+/// (kAutoPrefillChunk): a 128-token prompt in one chunk reads the weights
+/// once, not twice, and a short one pads little; at most three compiled
+/// prefill shapes serve every prompt. And the longest KV cache that the
+/// model's context gives by default.
+inline constexpr int64_t kAutoPrefillChunk = -1;
+inline constexpr int64_t kMinPrefillChunk = 64;
+inline constexpr int64_t kMaxPrefillChunk = 256;
 inline constexpr int64_t kDefaultMaxKVCache = 4096;
+
+/// The chunk a prompt of `prompt` tokens runs in for `requested`
+/// (GenerationOptions::prefillChunk): itself when positive, the prompt's
+/// length for 0, kAutoPrefillChunk's choice when negative.
+int64_t getPrefillChunk(int64_t requested, int64_t prompt);
 
 /// The KV cache length for generating `count` tokens after `seqLen` prompt
 /// tokens (`count` 0: no generation, only the context is checked):
@@ -175,8 +186,9 @@ struct GenerationOptions {
   int64_t maxSeqLen = 0;
   /// The prompt runs through @prefill in chunks of this many tokens (capped
   /// by the cache), at positions 0, C, 2C, ...: one compiled model serves
-  /// every prompt length. 0: one chunk of the prompt's length.
-  int64_t prefillChunk = kDefaultPrefillChunk;
+  /// every prompt length. 0: one chunk of the prompt's length;
+  /// kAutoPrefillChunk: getPrefillChunk's choice.
+  int64_t prefillChunk = kAutoPrefillChunk;
   /// How each token is chosen (tfm/Runtime/Sampler.h; greedy by default).
   runtime::SamplingOptions sampling;
   /// A sequence ends after one of these tokens, or once its generated text
