@@ -191,9 +191,10 @@ def import_hf_config(config, batch=1, seq_len=None, kv_cache=0, block=None,
 def load(path, device="cpu", threads=None, weights=None, random_weights=None,
          pipeline_options=None, cache=True, cache_dir=None, dtype=None,
          quantize=None, tensor_parallel=None):
-    """Loads a model: a config.json, or a directory as save_pretrained writes
+    """Loads a model: a config.json, a directory as save_pretrained writes
     it (config.json, model.safetensors or model.safetensors.index.json and
-    its shards). `weights`: a .safetensors file or a shard index;
+    its shards), or a GGUF file (llama.cpp's: its weights, quantized ones
+    kept in their blocks, and its vocabulary). `weights`: a .safetensors file or a shard index;
     `random_weights`: a seed for deterministic random weights
     (transformer-runner --random-weights); `threads`: threads of the
     compiled code; `cache`, `cache_dir`: the compiled-code cache shared with
@@ -347,7 +348,8 @@ class Model:
 
     @property
     def has_tokenizer(self):
-        """Whether the model has a tokenizer.json next to its config.json."""
+        """Whether the model has a tokenizer: a tokenizer.json next to its
+        config.json, or the vocabulary a GGUF file stores."""
         with self._lock:
             return bool(self._lib.tfmModelHasTokenizer(self._live()))
 

@@ -12,6 +12,8 @@ in test/python/engine-*.test; each command prints PASS lines or exits 1.
   eos-config CONFIG SEED PROMPT N OUT_DIR   (a config whose eos_token_id is a
                                         token greedy generation produces later)
   stop CONFIG SEED PROMPT N             (a stop string ends the sequence)
+  gguf GGUF IDS.npy RUNNER.npy VOCAB.gguf   (a GGUF file's logits; a GGUF
+                                        vocabulary encodes and decodes)
 """
 import json
 import sys
@@ -67,6 +69,23 @@ def quantized(args):
         fail("quantize='q4_9' loaded")
     except tfm.TfmError as e:
         print(f"PASS: TfmError: {e}")
+
+
+def gguf(args):
+    """tfm.load of a GGUF file: the runner's logits bit for bit; the
+    tokenizer a GGUF file stores."""
+    path, ids, runner, vocab = args
+    m = tfm.load(path, threads=2)
+    same("GGUF logits equal the runner's", m.logits(np.load(ids)),
+         np.load(runner), 0)
+    v = tfm.load(vocab)
+    if not v.has_tokenizer:
+        fail("the GGUF vocabulary was not read")
+    ids = v.encode("ab c")
+    same("GGUF vocabulary encodes", ids, [3, 5], 0)
+    if v.decode(ids) != "ab c":
+        fail(f"decode gave {v.decode(ids)!r}")
+    print("PASS: GGUF vocabulary decodes")
 
 
 def generate(args):
