@@ -42,13 +42,20 @@ struct Architecture {
   /// that ggml's RoPE on adjacent pairs computes what rotate_half does on
   /// halves; tfm's RoPE is the Hugging Face one, so they are permuted back.
   bool permutedQK;
+  /// Phi-3 keeps Hugging Face's fused gate_up_proj as `ffn_up` (and its
+  /// fused qkv_proj as `attn_qkv`).
+  bool fusedGateUp;
+  /// The family reads `sliding_window` (Phi-3): `attention.sliding_window`
+  /// is its value. Elsewhere the key is refused.
+  bool slidingWindow;
 };
 } // namespace
 
 static const Architecture kArchitectures[] = {
-    {"llama", "llama", "LlamaForCausalLM", true},
-    {"qwen2", "qwen2", "Qwen2ForCausalLM", false},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM", false},
+    {"llama", "llama", "LlamaForCausalLM", true, false, false},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false, false, false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false, false},
+    {"phi3", "phi3", "Phi3ForCausalLM", false, true, true},
 };
 
 /// The file's architecture, or an error naming it.
@@ -65,7 +72,7 @@ static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
       return &arch;
   return makeError(file.getPath(),
                    "general.architecture '{0}': tfm reads GGUF models of "
-                   "architecture llama, qwen2 and qwen3",
+                   "architecture llama, qwen2, qwen3 and phi3",
                    **name);
 }
 
@@ -78,6 +85,7 @@ static const std::pair<llvm::StringRef, llvm::StringRef> kLayerTensors[] = {
     {"attn_k.weight", "self_attn.k_proj.weight"},
     {"attn_k.bias", "self_attn.k_proj.bias"},
     {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_qkv.weight", "self_attn.qkv_proj.weight"},
     {"attn_v.bias", "self_attn.v_proj.bias"},
     {"attn_output.weight", "self_attn.o_proj.weight"},
     {"attn_q_norm.weight", "self_attn.q_norm.weight"},
@@ -93,8 +101,10 @@ static const std::pair<llvm::StringRef, llvm::StringRef> kModelTensors[] = {
     {"output.weight", "lm_head.weight"},
 };
 
-/// The Hugging Face name of GGUF tensor `name`; empty if it has none.
-static std::string getHuggingFaceName(llvm::StringRef name) {
+/// The Hugging Face name of GGUF tensor `name` of a model of `arch`; empty
+/// if it has none.
+static std::string getHuggingFaceName(llvm::StringRef name,
+                                      const Architecture &arch) {
   for (auto [gguf, hf] : kModelTensors)
     if (name == gguf)
       return hf.str();
@@ -103,6 +113,9 @@ static std::string getHuggingFaceName(llvm::StringRef name) {
   if (!rest.consume_front("blk.") || rest.consumeInteger(10, layer) ||
       !rest.consume_front("."))
     return {};
+  if (arch.fusedGateUp && rest == "ffn_up.weight")
+    return llvm::formatv("model.layers.{0}.mlp.gate_up_proj.weight", layer)
+        .str();
   for (auto [gguf, hf] : kLayerTensors)
     if (rest == gguf)
       return llvm::formatv("model.layers.{0}.{1}", layer, hf).str();
@@ -186,12 +199,17 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
                      "{0}rope.dimension_count {1} is not the head size {2}: "
                      "RoPE on part of a head is not built for {3} models",
                      prefix, *ropeDims, headDim, (*arch)->name);
+  if ((*arch)->slidingWindow)
+    count("attention.sliding_window", "sliding_window", false);
+  if (error)
+    return std::move(error);
   for (llvm::StringRef key :
        {"attention.sliding_window", "rope.scaling.attn_factor",
         "rope.scaling.yarn_log_multiplier", "expert_count"})
-    if (file.getValue(prefix + key.str()))
-      return makeError(path, "{0}{1}: not supported for GGUF models yet",
-                       prefix, key);
+    if (file.getValue(prefix + key.str()) &&
+        !(key == "attention.sliding_window" && (*arch)->slidingWindow))
+      return makeError(path, "{0}{1}: not supported for {2} GGUF models yet",
+                       prefix, key, (*arch)->name);
   Expected<std::optional<llvm::StringRef>> scaling =
       file.getString(prefix + "rope.scaling.type");
   if (!scaling)
@@ -225,11 +243,15 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
                            "embedding)");
   config["vocab_size"] = embedding->shape[0];
   config["tie_word_embeddings"] = file.lookup("output.weight") == nullptr;
-  if (file.lookup("rope_freqs.weight"))
-    return makeError(path,
-                     "tensor 'rope_freqs.weight' (per-dimension RoPE factors, "
-                     "as Llama 3.1's scaling is stored): not supported for "
-                     "GGUF models yet");
+  for (llvm::StringRef factors :
+       {"rope_freqs.weight", "rope_factors_long.weight",
+        "rope_factors_short.weight"})
+    if (file.lookup(factors))
+      return makeError(path,
+                       "tensor '{0}' (per-dimension RoPE factors, as Llama "
+                       "3.1's and Phi-3's long-context scalings are "
+                       "stored): not supported for GGUF models yet",
+                       factors);
   for (auto [key, field] :
        {std::pair<llvm::StringRef, llvm::StringRef>{
             "tokenizer.ggml.bos_token_id", "bos_token_id"},
@@ -352,7 +374,7 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
   tensors->file = std::move(file);
   const GgufFile &gguf = *tensors->file;
   for (const GgufTensor &tensor : gguf.getTensors()) {
-    std::string name = getHuggingFaceName(tensor.name);
+    std::string name = getHuggingFaceName(tensor.name, **arch);
     // A tensor llama.cpp's tables do not name keeps its own name: the
     // engine warns that nothing uses it.
     if (Error err =

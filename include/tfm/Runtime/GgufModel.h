@@ -11,7 +11,8 @@
 // undone by whoever reads them (the rows of Llama's Q and K projections,
 // permuted for ggml's RoPE: TensorView::interleavedHeads).
 //
-// Architectures: `llama` (Llama, Mistral, TinyLlama...), `qwen2`, `qwen3`.
+// Architectures: `llama` (Llama, Mistral, TinyLlama...), `qwen2`, `qwen3`,
+// `phi3`.
 // Anything a file sets that tfm would not build as written (another
 // architecture, partial rotary dims, a sliding window, RoPE factors stored
 // as tensors) is refused naming the key or tensor.

@@ -14,9 +14,10 @@ usage:
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
   gguf_model.py convert HFDIR OUT.gguf
       a Hugging Face directory (config.json, model.safetensors) of a llama,
-      qwen2 or qwen3 model to an f32 GGUF file, as convert_hf_to_gguf.py
-      converts it (head_dim as key_length, Q/K norms, a tied head without
-      output.weight).
+      qwen2, qwen3 or phi3 model to an f32 GGUF file, as convert_hf_to_gguf.py
+      converts it (an explicit head_dim as key_length, Q/K norms, Phi-3's
+      fused qkv_proj and gate_up_proj and its sliding window, a tied head
+      without output.weight).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
@@ -43,6 +44,8 @@ LAYER = {"input_layernorm.weight": "attn_norm.weight",
          "self_attn.k_proj.bias": "attn_k.bias",
          "self_attn.v_proj.weight": "attn_v.weight",
          "self_attn.v_proj.bias": "attn_v.bias",
+         "self_attn.qkv_proj.weight": "attn_qkv.weight",
+         "mlp.gate_up_proj.weight": "ffn_up.weight",
          "self_attn.o_proj.weight": "attn_output.weight",
          "post_attention_layernorm.weight": "ffn_norm.weight",
          "mlp.gate_proj.weight": "ffn_gate.weight",
@@ -180,14 +183,18 @@ def cmd_convert(argv):
     kv = c.get("num_key_value_heads", heads)
     head_dim = c.get("head_dim") or c["hidden_size"] // heads
     w = GGUFWriter(out, arch)
+    w.add_name(f"converted {arch}")
+    if c.get("head_dim"):
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    if c.get("sliding_window"):
+        w.add_sliding_window(c["sliding_window"])
     w.add_context_length(c["max_position_embeddings"])
     w.add_embedding_length(c["hidden_size"])
     w.add_block_count(c["num_hidden_layers"])
     w.add_feed_forward_length(c["intermediate_size"])
     w.add_head_count(heads)
     w.add_head_count_kv(kv)
-    w.add_key_length(head_dim)
-    w.add_value_length(head_dim)
     w.add_rope_dimension_count(head_dim)
     w.add_layer_norm_rms_eps(c["rms_norm_eps"])
     w.add_rope_freq_base(float(c["rope_theta"]))
