@@ -1,5 +1,6 @@
 //===- Checkpoint.cpp - weights from one or more files --------------------===//
 #include "tfm/Runtime/Checkpoint.h"
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/SafeTensors.h"
@@ -17,13 +18,6 @@ using namespace mlir::tfm::runtime;
 using llvm::Error;
 using llvm::Expected;
 
-template <typename... Ts>
-static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      "%s: %s", path.str().c_str(),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
-}
 
 /// A shard must sit beside its index: a name with a directory part (or "..")
 /// would let an index read any file of the machine.

@@ -1,5 +1,6 @@
 //===- Gguf.cpp - memory-mapped GGUF reader -------------------------------===//
 #include "tfm/Runtime/Gguf.h"
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/DType.h"
 #include "tfm/Runtime/Limits.h"
 
@@ -19,13 +20,6 @@ using namespace mlir::tfm::runtime;
 using llvm::Error;
 using llvm::Expected;
 
-template <typename... Ts>
-static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), "%s: %s",
-      path.str().c_str(),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
-}
 
 /// ggml's types (ggml.c's type_traits: block size, bytes per block). The
 /// codebook (IQ*) and ternary formats are left out: a file using them is
@@ -327,13 +321,9 @@ static Expected<GgufTensor> readTensorInfo(Cursor &cursor,
 }
 
 Expected<std::unique_ptr<GgufFile>> GgufFile::open(llvm::StringRef path) {
-  // Mapped privately, as SafeTensorsFile::open does (and for its reasons).
-  if (Error err = checkInputFile(path, kMaxDataFileBytes))
-    return std::move(err);
-  llvm::ErrorOr<std::unique_ptr<llvm::WritableMemoryBuffer>> buffer =
-      llvm::WritableMemoryBuffer::getFile(path);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = mapWeightFile(path);
   if (!buffer)
-    return makeError(path, "cannot open: {0}", buffer.getError().message());
+    return buffer.takeError();
   return parse(std::move(*buffer), path);
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Runtime/GgufModel.h"
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/Gguf.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -20,13 +21,6 @@ using llvm::Error;
 using llvm::Expected;
 namespace json = llvm::json;
 
-template <typename... Ts>
-static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), "%s: %s",
-      path.str().c_str(),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
-}
 
 bool mlir::tfm::runtime::isGgufPath(llvm::StringRef path) {
   return path.ends_with(".gguf");
@@ -135,35 +129,34 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
   config["hidden_act"] = "silu";
   config["torch_dtype"] = "float32";
   Error error = Error::success();
-  auto count = [&](llvm::StringRef key, llvm::StringRef field,
-                   bool required) -> std::optional<uint64_t> {
-    Expected<std::optional<uint64_t>> value = file.getUnsigned(prefix + key.str());
+  // Reads `prefix + key` with `get` (absent: nullopt; required: an error),
+  // and sets config field `field` (if named) to its value; errors gather in
+  // `error`.
+  auto read = [&](auto get, llvm::StringRef key, llvm::StringRef field,
+                  bool required) {
+    auto value = (file.*get)(prefix + key.str());
+    using Value = std::decay_t<decltype(**value)>;
     if (!value) {
       error = llvm::joinErrors(std::move(error), value.takeError());
-      return std::nullopt;
+      return std::optional<Value>();
     }
     if (!*value && required)
       error = llvm::joinErrors(
           std::move(error),
           makeError(path, "no {0}{1} (the model's {2})", prefix, key, field));
-    if (*value && !field.empty())
-      config[field] = int64_t(std::min<uint64_t>(**value, INT64_MAX));
-    return *value;
+    if (*value && !field.empty()) {
+      if constexpr (std::is_integral_v<Value>)
+        config[field] = int64_t(std::min<uint64_t>(**value, INT64_MAX));
+      else
+        config[field] = **value;
+    }
+    return std::optional<Value>(*value);
   };
-  auto real = [&](llvm::StringRef key, llvm::StringRef field,
-                  bool required) -> std::optional<double> {
-    Expected<std::optional<double>> value = file.getFloat(prefix + key.str());
-    if (!value) {
-      error = llvm::joinErrors(std::move(error), value.takeError());
-      return std::nullopt;
-    }
-    if (!*value && required)
-      error = llvm::joinErrors(
-          std::move(error),
-          makeError(path, "no {0}{1} (the model's {2})", prefix, key, field));
-    if (*value && !field.empty())
-      config[field] = **value;
-    return *value;
+  auto count = [&](llvm::StringRef key, llvm::StringRef field, bool required) {
+    return read(&GgufFile::getUnsigned, key, field, required);
+  };
+  auto real = [&](llvm::StringRef key, llvm::StringRef field, bool required) {
+    return read(&GgufFile::getFloat, key, field, required);
   };
   count("embedding_length", "hidden_size", true);
   count("block_count", "num_hidden_layers", true);

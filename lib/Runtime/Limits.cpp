@@ -50,6 +50,17 @@ mlir::tfm::runtime::readInputFile(StringRef path, uint64_t maxBytes,
   return std::move(*buffer);
 }
 
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::tfm::runtime::mapWeightFile(StringRef path) {
+  if (Error err = checkInputFile(path, kMaxDataFileBytes))
+    return std::move(err);
+  llvm::ErrorOr<std::unique_ptr<llvm::WritableMemoryBuffer>> buffer =
+      llvm::WritableMemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError(path + ": cannot open: " + buffer.getError().message());
+  return std::unique_ptr<llvm::MemoryBuffer>(std::move(*buffer));
+}
+
 NestingStats mlir::tfm::runtime::scanNesting(StringRef text, TextSyntax syntax,
                                              unsigned depthLimit) {
   NestingStats stats;

@@ -1,5 +1,6 @@
 //===- Npy.cpp - NumPy .npy reader and writer -----------------------------===//
 #include "tfm/Runtime/Npy.h"
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/Limits.h"
 #include "tfm/Runtime/OutputFile.h"
 
@@ -16,14 +17,6 @@ using llvm::StringRef;
 
 static constexpr char kMagic[] = "\x93NUMPY";
 static constexpr size_t kMagicSize = 6;
-
-template <typename... Ts>
-static Error makeError(StringRef path, const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument), "%s: %s",
-      path.str().c_str(),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
-}
 
 namespace {
 /// The header dict is a Python literal; this reads the subset numpy writes

@@ -1,5 +1,6 @@
 //===- SafeTensors.cpp - memory-mapped .safetensors reader ----------------===//
 #include "tfm/Runtime/SafeTensors.h"
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/Limits.h"
 
@@ -24,13 +25,6 @@ using llvm::Expected;
 /// also keeps a corrupt length from asking for a huge JSON parse.
 static constexpr uint64_t kMaxHeaderSize = 100'000'000;
 
-template <typename... Ts>
-static Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      "%s: %s", path.str().c_str(),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str().c_str());
-}
 
 /// Reads a non-negative integer JSON value exactly (no doubles).
 static std::optional<int64_t> getNonNegativeInt(const llvm::json::Value &v) {
@@ -108,16 +102,10 @@ static Expected<TensorView> parseEntry(llvm::StringRef path,
 
 Expected<std::unique_ptr<SafeTensorsFile>>
 SafeTensorsFile::open(llvm::StringRef path) {
-  // A writable buffer is a private (copy-on-write) mapping for large files:
-  // generated code that writes into an argument buffer then touches only its
-  // own pages, never the file, and never faults on a read-only mapping.
   // Only a regular file of bounded size is mapped (not /dev/zero, a FIFO).
-  if (Error err = checkInputFile(path, kMaxDataFileBytes))
-    return std::move(err);
-  llvm::ErrorOr<std::unique_ptr<llvm::WritableMemoryBuffer>> buffer =
-      llvm::WritableMemoryBuffer::getFile(path);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = mapWeightFile(path);
   if (!buffer)
-    return makeError(path, "cannot open: {0}", buffer.getError().message());
+    return buffer.takeError();
   return parse(std::move(*buffer), path);
 }
 

@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <system_error>
 
@@ -19,6 +20,14 @@ namespace mlir::tfm::runtime {
 inline llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(
       std::make_error_code(std::errc::invalid_argument), message);
+}
+
+/// "PATH: message" for a file's readers, the message as llvm::formatv
+/// formats `fmt` with `vals`.
+template <typename... Ts>
+llvm::Error makeError(llvm::StringRef path, const char *fmt, Ts &&...vals) {
+  return makeError(path + ": " +
+                   llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
 }
 
 } // namespace mlir::tfm::runtime

@@ -58,6 +58,13 @@ llvm::Error checkInputFile(llvm::StringRef path, uint64_t maxBytes);
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, uint64_t maxBytes, bool isText);
 
+/// A weight file (at most kMaxDataFileBytes) mapped privately: a writable,
+/// copy-on-write mapping for large files, so that code handed a pointer into
+/// it that writes touches only its own pages, never the file, and never
+/// faults on a read-only mapping.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mapWeightFile(llvm::StringRef path);
+
 enum class TextSyntax { Json, Mlir };
 
 /// The deepest bracket nesting of `text` and the number of `{` it opens,
