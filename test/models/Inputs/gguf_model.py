@@ -69,6 +69,20 @@ def permute(w, heads):
             .swapaxes(1, 2).reshape(w.shape))
 
 
+def add_hparams(w, c):
+    """The hyperparameters convert_hf_to_gguf.py writes for config `c`."""
+    heads = c["num_attention_heads"]
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_block_count(c["num_hidden_layers"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(c.get("num_key_value_heads", heads))
+    w.add_rope_dimension_count(c.get("head_dim") or c["hidden_size"] // heads)
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_rope_freq_base(float(c["rope_theta"]))
+
+
 def random_k_blocks(kind, rows, k, rng):
     """Random but valid blocks: arbitrary integers and sub-scales, small
     finite f16 super-block scales."""
@@ -120,15 +134,7 @@ def cmd_make(argv):
     for kind in ["f32", "f16", "q8_0", "q4_0", "k"]:
         w = GGUFWriter(os.path.join(a.dir, f"{kind}.gguf"), a.arch)
         w.add_name(f"tiny {a.arch}")
-        w.add_context_length(TINY["max_position_embeddings"])
-        w.add_embedding_length(TINY["hidden_size"])
-        w.add_block_count(TINY["num_hidden_layers"])
-        w.add_feed_forward_length(TINY["intermediate_size"])
-        w.add_head_count(heads)
-        w.add_head_count_kv(kv)
-        w.add_rope_dimension_count(TINY["hidden_size"] // heads)
-        w.add_layer_norm_rms_eps(TINY["rms_norm_eps"])
-        w.add_rope_freq_base(TINY["rope_theta"])
+        add_hparams(w, TINY)
         w.add_tokenizer_model("llama" if a.arch == "llama" else "gpt2")
         tokens = [f"t{i}".encode() for i in range(TINY["vocab_size"])]
         w.add_token_list(tokens)
@@ -189,15 +195,7 @@ def cmd_convert(argv):
         w.add_value_length(head_dim)
     if c.get("sliding_window"):
         w.add_sliding_window(c["sliding_window"])
-    w.add_context_length(c["max_position_embeddings"])
-    w.add_embedding_length(c["hidden_size"])
-    w.add_block_count(c["num_hidden_layers"])
-    w.add_feed_forward_length(c["intermediate_size"])
-    w.add_head_count(heads)
-    w.add_head_count_kv(kv)
-    w.add_rope_dimension_count(head_dim)
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    w.add_rope_freq_base(float(c["rope_theta"]))
+    add_hparams(w, c)
     for name, t in weights.items():
         if arch == "llama" and name.endswith("q_proj.weight"):
             t = permute(t, heads)
