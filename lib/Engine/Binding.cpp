@@ -179,10 +179,10 @@ static bool isBindable(const TensorView &view, const EntryArgument &arg,
 }
 
 /// A checkpoint tensor as plain elements in row order: the view itself, or,
-/// for one stored in blocks (a GGUF file's Q8_0, Q4_K...) or with its rows
-/// interleaved (Llama's Q and K in a GGUF file), a copy in `storage`: its
-/// weights dequantized exactly (tfm/Runtime/Quantize.h) to f32, rows in
-/// order. Pages are released through `original`, never through `view`.
+/// for one stored in blocks (a GGUF file's Q8_0, Q4_K...), with its rows
+/// interleaved (Llama's Q and K in a GGUF file) or plus one (Gemma's norms
+/// there), a copy in `storage`: its weights dequantized exactly
+/// (tfm/Runtime/Quantize.h) to f32, rows in order, the one subtracted. Pages are released through `original`, never through `view`.
 struct PlainTensor {
   const TensorView *original = nullptr;
   TensorView view;
@@ -193,7 +193,8 @@ static llvm::Expected<PlainTensor> getPlainTensor(const TensorView &view) {
   PlainTensor plain;
   plain.original = &view;
   plain.view = view;
-  if (view.blocks == BlockFormat::None && !view.interleavedHeads)
+  if (view.blocks == BlockFormat::None && !view.interleavedHeads &&
+      !view.storedPlusOne)
     return plain;
   uint64_t count = view.getNumElements();
   uint64_t elementSize =
@@ -214,11 +215,18 @@ static llvm::Expected<PlainTensor> getPlainTensor(const TensorView &view) {
       dequantizeBlocks(view.blocks, stored, int64_t(rowElements),
                        reinterpret_cast<float *>(to));
   }
+  // f32 only (GgufModel.cpp checks): stored - 1, exact for the stored
+  // values near 1 a norm has, so that 1 + w is the stored value again.
+  if (view.storedPlusOne)
+    for (float &w : llvm::MutableArrayRef<float>(
+             reinterpret_cast<float *>(out), count))
+      w -= 1.0f;
   plain.storage = std::move(*storage);
   plain.view.data = plain.storage->get();
   plain.view.numBytes = count * elementSize;
   plain.view.blocks = BlockFormat::None;
   plain.view.interleavedHeads = 0;
+  plain.view.storedPlusOne = false;
   if (view.blocks != BlockFormat::None)
     plain.view.dtype = DType::F32;
   return plain;

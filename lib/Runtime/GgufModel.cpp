@@ -42,14 +42,18 @@ struct Architecture {
   /// The family reads `sliding_window` (Phi-3): `attention.sliding_window`
   /// is its value. Elsewhere the key is refused.
   bool slidingWindow;
+  /// convert_hf_to_gguf.py's GemmaModel stores each norm's weight plus one
+  /// (ggml's norm multiplies by it, Gemma's by 1 + w): read back minus one.
+  bool normsPlusOne;
 };
 } // namespace
 
 static const Architecture kArchitectures[] = {
-    {"llama", "llama", "LlamaForCausalLM", true, false, false},
-    {"qwen2", "qwen2", "Qwen2ForCausalLM", false, false, false},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false, false},
-    {"phi3", "phi3", "Phi3ForCausalLM", false, true, true},
+    {"llama", "llama", "LlamaForCausalLM", true, false, false, false},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM", false, false, false, false},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false, false, false},
+    {"phi3", "phi3", "Phi3ForCausalLM", false, true, true, false},
+    {"gemma", "gemma", "GemmaForCausalLM", false, false, false, true},
 };
 
 /// The file's architecture, or an error naming it.
@@ -66,7 +70,7 @@ static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
       return &arch;
   return makeError(file.getPath(),
                    "general.architecture '{0}': tfm reads GGUF models of "
-                   "architecture llama, qwen2, qwen3 and phi3",
+                   "architecture llama, qwen2, qwen3, phi3 and gemma",
                    **name);
 }
 
@@ -374,6 +378,17 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
             tensors->add(tensor, name.empty() ? tensor.name : std::move(name)))
       return std::move(err);
   }
+  if ((*arch)->normsPlusOne)
+    for (TensorView &view : tensors->views) {
+      if (!llvm::StringRef(view.name).ends_with("norm.weight"))
+        continue;
+      if (view.dtype != DType::F32 || view.blocks != BlockFormat::None)
+        return makeError(path,
+                         "tensor '{0}' is {1}: a Gemma norm is stored as F32 "
+                         "(its weight plus one)",
+                         view.name, view.getStorageName());
+      view.storedPlusOne = true;
+    }
   if ((*arch)->permutedQK) {
     std::string prefix = ((*arch)->name + ".").str();
     Expected<std::optional<uint64_t>> heads =

@@ -9,10 +9,11 @@
 // and the blocks of Q8_0, Q4_0, Q4_K, Q5_K and Q6_K) under the checkpoint
 // names the importer binds, with what the converter changed marked to be
 // undone by whoever reads them (the rows of Llama's Q and K projections,
-// permuted for ggml's RoPE: TensorView::interleavedHeads).
+// permuted for ggml's RoPE: TensorView::interleavedHeads; Gemma's norms,
+// stored plus one: TensorView::storedPlusOne).
 //
 // Architectures: `llama` (Llama, Mistral, TinyLlama...), `qwen2`, `qwen3`,
-// `phi3`.
+// `phi3`, `gemma`.
 // Anything a file sets that tfm would not build as written (another
 // architecture, partial rotary dims, a sliding window, RoPE factors stored
 // as tensors) is refused naming the key or tensor.

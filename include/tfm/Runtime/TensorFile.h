@@ -38,6 +38,9 @@ struct TensorView {
   /// heads of D rows: row h D + i D/2 + j of the tensor is stored row
   /// h D + 2 j + i. Readers go through getStoredRow.
   int64_t interleavedHeads = 0;
+  /// The stored f32 values are the weights plus one (llama.cpp's Gemma
+  /// norms); readers subtract it.
+  bool storedPlusOne = false;
 
   /// Where row `row` (of the outermost dim) is stored.
   uint64_t getStoredRow(uint64_t row) const {

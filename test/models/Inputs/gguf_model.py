@@ -14,10 +14,10 @@ usage:
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
   gguf_model.py convert HFDIR OUT.gguf
       a Hugging Face directory (config.json, model.safetensors) of a llama,
-      qwen2, qwen3 or phi3 model to an f32 GGUF file, as convert_hf_to_gguf.py
-      converts it (an explicit head_dim as key_length, Q/K norms, Phi-3's
-      fused qkv_proj and gate_up_proj and its sliding window, a tied head
-      without output.weight).
+      qwen2, qwen3, phi3 or gemma model to an f32 GGUF file, as
+      convert_hf_to_gguf.py converts it (an explicit head_dim as key_length,
+      Q/K norms, Phi-3's fused qkv_proj and gate_up_proj and its sliding
+      window, Gemma's norms plus one, a tied head without output.weight).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
@@ -201,6 +201,8 @@ def cmd_convert(argv):
             t = permute(t, heads)
         if arch == "llama" and name.endswith("k_proj.weight"):
             t = permute(t, kv)
+        if arch == "gemma" and name.endswith("norm.weight"):
+            t = t + np.float32(1)  # GemmaModel.modify_tensors
         w.add_tensor(gguf_name(name), t.astype(np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
