@@ -182,7 +182,8 @@ static bool isBindable(const TensorView &view, const EntryArgument &arg,
 /// for one stored in blocks (a GGUF file's Q8_0, Q4_K...), with its rows
 /// interleaved (Llama's Q and K in a GGUF file) or plus one (Gemma's norms
 /// there), a copy in `storage`: its weights dequantized exactly
-/// (tfm/Runtime/Quantize.h) to f32, rows in order, the one subtracted. Pages are released through `original`, never through `view`.
+/// (tfm/Runtime/Quantize.h) to f32, rows in order, the one subtracted.
+/// Pages are released through `original`, never through `view`.
 struct PlainTensor {
   const TensorView *original = nullptr;
   TensorView view;
@@ -475,20 +476,20 @@ static void roundTripBlocks(llvm::ArrayRef<int64_t> shape, int64_t axis,
   }
 }
 
-/// Packs parameter `i` (a Q8_0 or Q4_0 half, tfm.param_pack) from blocks
-/// its checkpoint stores in that format, rows of an out_in weight (a fused
-/// parameter's parts concatenated along N), without dequantizing: the
-/// bound integers and scales are the file's. False, with `out` untouched,
-/// where the tensors are not all such blocks: the caller packs from floats.
-static bool packStoredBlocks(const EntrySignature &sig, size_t i,
-                             const WeightSource &weights, char *out,
-                             uint64_t numBytes) {
+/// The checkpoint tensors parameter `i` (a Q8_0 or Q4_0 half,
+/// tfm.param_pack) can be packed from as they are: blocks stored in that
+/// format, rows of an out_in weight (a fused parameter's parts, in order,
+/// concatenated along N). Empty where they are not all such blocks: the
+/// parameter is packed from floats.
+static llvm::SmallVector<const TensorView *, 3>
+getStoredBlocks(const EntrySignature &sig, size_t i,
+                const WeightSource &weights) {
   const EntryArgument &arg = sig.arguments[i];
   const PackedLayout &layout = *arg.packed;
   BlockFormat format = isQ4_0(layout) ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
   int64_t n = layout.fileShape[0], k = layout.fileShape[1];
   if (!layout.outIn || (!arg.parts.empty() && arg.concatAxis != 0))
-    return false;
+    return {};
   llvm::SmallVector<std::string, 3> names;
   if (arg.parts.empty())
     names.push_back(arg.name);
@@ -501,12 +502,24 @@ static bool packStoredBlocks(const EntrySignature &sig, size_t i,
         weights.checkpoint->lookup(weights.namePrefix + name);
     if (!view || view->blocks != format || view->shape.size() != 2 ||
         view->shape[1] != k)
-      return false;
+      return {};
     rows += view->shape[0];
     views.push_back(view);
   }
   if (rows != n)
-    return false;
+    return {};
+  return views;
+}
+
+/// Packs the half of `views`' stored blocks (getStoredBlocks) that `layout`
+/// keeps into `out` without dequantizing: the bound integers and scales are
+/// the file's.
+static void packStoredBlocks(const PackedLayout &layout,
+                             llvm::ArrayRef<const TensorView *> views,
+                             const Checkpoint &checkpoint, char *out,
+                             uint64_t numBytes) {
+  BlockFormat format = isQ4_0(layout) ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
+  int64_t k = layout.fileShape[1];
   std::memset(out, 0, numBytes);
   std::vector<uint8_t> values(format == BlockFormat::Q4_0 ? k / 2 : k);
   std::vector<uint16_t> scales(k / kQ8_0BlockSize);
@@ -519,9 +532,8 @@ static bool packStoredBlocks(const EntrySignature &sig, size_t i,
       placeColumn(layout, col, reinterpret_cast<int8_t *>(values.data()),
                   scales.data(), out);
     }
-    weights.checkpoint->releasePages(*view);
+    checkpoint.releasePages(*view);
   }
-  return true;
 }
 
 static llvm::Expected<BoundArgument>
@@ -700,12 +712,16 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   // panels as they are.
   if (weights.checkpoint && arg.packed &&
       arg.packed->quant != PackedLayout::Quant::None && !arg.shard) {
-    auto storage = AlignedBuffer::allocate(numBytes);
-    if (!storage)
-      return storage.takeError();
-    if (packStoredBlocks(sig, i, weights, (*storage)->get(), numBytes)) {
+    llvm::SmallVector<const TensorView *, 3> blocks =
+        getStoredBlocks(sig, i, weights);
+    if (!blocks.empty()) {
+      auto storage = AlignedBuffer::allocate(numBytes);
+      if (!storage)
+        return storage.takeError();
       result.storage = std::move(*storage);
       result.data = result.storage->get();
+      packStoredBlocks(*arg.packed, blocks, *weights.checkpoint,
+                       result.storage->get(), numBytes);
       return result;
     }
   }
