@@ -384,99 +384,134 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   }
 }
 
-/// Whether `layout` holds Q4_0 halves (else Q8_0's), and whether it keeps
-/// the values (else the scales).
-static bool isQ4_0(const PackedLayout &layout) {
-  return layout.quant == PackedLayout::Quant::Q4_0Values ||
-         layout.quant == PackedLayout::Quant::Q4_0Scales;
-}
-static bool keepsValues(const PackedLayout &layout) {
-  return layout.quant == PackedLayout::Quant::Q8_0Values ||
-         layout.quant == PackedLayout::Quant::Q4_0Values;
-}
+/// One line of weights along K in a block format, split as tfm binds it
+/// (splitBlocks): the integers, the f16 scales' bits, and Q4_K's sub-block
+/// scales and mins.
+struct SplitLine {
+  std::vector<uint8_t> values;
+  std::vector<uint16_t> scales;
+  std::vector<uint8_t> subScales;
+  SplitLine(BlockFormat format, int64_t k)
+      : values(format == BlockFormat::Q8_0 ? k : k / 2),
+        scales(format == BlockFormat::Q4_K ? k / 128 : k / 32),
+        subScales(format == BlockFormat::Q4_K ? k / 16 : 0) {}
+};
 
-/// Writes the half of column `col`'s Q8_0 or Q4_0 blocks that `layout`
-/// keeps (tfm.param_pack with format "q8_0_values", "q8_0_scales",
-/// "q4_0_values" or "q4_0_scales"; see tfm/Runtime/EntrySignature.h) into
-/// its panel: V[j, b, t, r] (Q4_0: V[j, b, u, r], two steps a byte; with
-/// group G, V[j, b, t / G, r, t % G]) or S[j, b, r] of column j * panel + r.
-/// `values` holds the column's K (Q4_0: K / 2) bytes, `scales` its K / 32
-/// scales.
+/// Writes the part of column `col`'s blocks that `layout` keeps
+/// (tfm.param_pack with format "q8_0_values", "q4_k_super", ...; see
+/// tfm/Runtime/EntrySignature.h) into its panel: V[j, b, t, r] (Q4_0,
+/// Q4_K: V[j, b, u, r], two steps a byte; with group G, V[j, b, t / G, r,
+/// t % G]), S[j, b, r] (Q4_K: the sub-block's sc and m, S[j, b, h, r]) or
+/// Q4_K's super-blocks' d and dmin, D[j, s, h, r], of column j * panel + r.
 static void placeColumn(const PackedLayout &layout, int64_t col,
-                        const int8_t *values, const uint16_t *scales,
-                        char *out) {
+                        const SplitLine &line, char *out) {
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
-  int64_t panel = layout.panel, blocks = k / kQ8_0BlockSize;
+  int64_t panel = layout.panel, blocks = k / 32, supers = k / 256;
   int64_t group = layout.group;
-  int64_t valueBytes = isQ4_0(layout) ? k / 2 : k;
+  int64_t valueBytes = int64_t(line.values.size());
   int64_t j = col / panel, r = col % panel;
-  if (keepsValues(layout)) {
-    int8_t *v = reinterpret_cast<int8_t *>(out);
+  switch (layout.quantPart) {
+  case PackedLayout::QuantPart::Values: {
     for (int64_t byte = 0; byte < valueBytes; ++byte)
-      v[(j * valueBytes + byte - byte % group) * panel + r * group +
-        byte % group] = values[byte];
-  } else {
-    uint16_t *s = reinterpret_cast<uint16_t *>(out);
+      out[(j * valueBytes + byte - byte % group) * panel + r * group +
+          byte % group] = char(line.values[byte]);
+    return;
+  }
+  case PackedLayout::QuantPart::Scales:
+    if (layout.blockFormat == BlockFormat::Q4_K) {
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t h = 0; h < 2; ++h)
+          out[((j * blocks + b) * 2 + h) * panel + r] =
+              char(line.subScales[2 * b + h]);
+      return;
+    }
     for (int64_t b = 0; b < blocks; ++b)
-      s[(j * blocks + b) * panel + r] = scales[b];
+      reinterpret_cast<uint16_t *>(out)[(j * blocks + b) * panel + r] =
+          line.scales[b];
+    return;
+  case PackedLayout::QuantPart::Super:
+    for (int64_t s = 0; s < supers; ++s)
+      for (int64_t h = 0; h < 2; ++h)
+        reinterpret_cast<uint16_t *>(out)[((j * supers + s) * 2 + h) * panel +
+                                          r] = line.scales[2 * s + h];
+    return;
+  case PackedLayout::QuantPart::None:
+    return;
   }
 }
 
-/// Quantizes a row-major f32 weight of `layout.fileShape` to Q8_0 or Q4_0
-/// along K, column by column (W(:, n)), and keeps the half the format names
-/// in panels (placeColumn), zero past N.
+/// `k` weights quantized to `format` as llama.cpp's quantizer stores them,
+/// split as tfm binds them.
+static void quantizeLine(BlockFormat format, const float *weights, int64_t k,
+                         SplitLine &line, std::vector<char> &blocks) {
+  switch (format) {
+  case BlockFormat::Q8_0:
+    quantizeQ8_0(weights, k, reinterpret_cast<int8_t *>(line.values.data()),
+                 line.scales.data());
+    return;
+  case BlockFormat::Q4_0:
+    quantizeQ4_0(weights, k, line.values.data(), line.scales.data());
+    return;
+  default:
+    blocks.resize(k / getBlockWeights(format) * getBlockBytes(format));
+    quantizeQ4_K(weights, k, blocks.data());
+    splitBlocks(format, blocks.data(), k, line.values.data(),
+                line.scales.data(), line.subScales.data());
+    return;
+  }
+}
+
+/// Quantizes a row-major f32 weight of `layout.fileShape` along K, column
+/// by column (W(:, n)), and keeps the part the format names in panels
+/// (placeColumn), zero past N.
 static void packBlocks(const PackedLayout &layout, const char *source,
                        char *out, uint64_t numBytes) {
   int64_t n = layout.fileShape[layout.outIn ? 0 : 1];
   int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
-  bool q4 = isQ4_0(layout);
   const float *w = reinterpret_cast<const float *>(source);
   std::vector<float> column(k);
-  std::vector<int8_t> values(q4 ? k / 2 : k);
-  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  SplitLine line(layout.blockFormat, k);
+  std::vector<char> blocks;
   std::memset(out, 0, numBytes);
   for (int64_t col = 0; col < n; ++col) {
     for (int64_t kk = 0; kk < k; ++kk)
       column[kk] = layout.outIn ? w[col * k + kk] : w[kk * n + col];
-    if (q4)
-      quantizeQ4_0(column.data(), k, reinterpret_cast<uint8_t *>(values.data()),
-                   scales.data());
-    else
-      quantizeQ8_0(column.data(), k, values.data(), scales.data());
-    placeColumn(layout, col, values.data(), scales.data(), out);
+    quantizeLine(layout.blockFormat, column.data(), k, line, blocks);
+    placeColumn(layout, col, line, out);
   }
 }
 
-/// A row-major f32 matrix replaced, in place, by the dequantized Q8_0 (or
-/// Q4_0) blocks of its lines along `axis` (a tfm.param_quant parameter
-/// bound as it is).
+/// A row-major f32 matrix replaced, in place, by the dequantized `format`
+/// blocks of its lines along `axis` (a tfm.param_quant parameter bound as
+/// it is).
 static void roundTripBlocks(llvm::ArrayRef<int64_t> shape, int64_t axis,
-                            bool q4, char *data) {
+                            BlockFormat format, char *data) {
   int64_t cols = shape[1], k = shape[axis], lines = shape[1 - axis];
   float *w = reinterpret_cast<float *>(data);
-  std::vector<float> line(k);
-  std::vector<int8_t> values(k);
-  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
+  std::vector<float> weights(k);
+  SplitLine line(format, k);
+  std::vector<char> blocks;
   auto at = [&](int64_t l, int64_t i) -> float & {
     return axis == 1 ? w[l * cols + i] : w[i * cols + l];
   };
   for (int64_t l = 0; l < lines; ++l) {
     for (int64_t i = 0; i < k; ++i)
-      line[i] = at(l, i);
-    if (q4) {
-      auto *nibbles = reinterpret_cast<uint8_t *>(values.data());
-      quantizeQ4_0(line.data(), k, nibbles, scales.data());
-      dequantizeQ4_0(nibbles, scales.data(), k, line.data());
-    } else {
-      quantizeQ8_0(line.data(), k, values.data(), scales.data());
-      dequantizeQ8_0(values.data(), scales.data(), k, line.data());
-    }
+      weights[i] = at(l, i);
+    quantizeLine(format, weights.data(), k, line, blocks);
+    if (format == BlockFormat::Q4_0)
+      dequantizeQ4_0(line.values.data(), line.scales.data(), k,
+                     weights.data());
+    else if (format == BlockFormat::Q8_0)
+      dequantizeQ8_0(reinterpret_cast<const int8_t *>(line.values.data()),
+                     line.scales.data(), k, weights.data());
+    else
+      dequantizeBlocks(format, blocks.data(), k, weights.data());
     for (int64_t i = 0; i < k; ++i)
-      at(l, i) = line[i];
+      at(l, i) = weights[i];
   }
 }
 
-/// The checkpoint tensors parameter `i` (a Q8_0 or Q4_0 half,
+/// The checkpoint tensors parameter `i` (a part of a quantized weight,
 /// tfm.param_pack) can be packed from as they are: blocks stored in that
 /// format, rows of an out_in weight (a fused parameter's parts, in order,
 /// concatenated along N). Empty where they are not all such blocks: the
@@ -486,7 +521,6 @@ getStoredBlocks(const EntrySignature &sig, size_t i,
                 const WeightSource &weights) {
   const EntryArgument &arg = sig.arguments[i];
   const PackedLayout &layout = *arg.packed;
-  BlockFormat format = isQ4_0(layout) ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
   int64_t n = layout.fileShape[0], k = layout.fileShape[1];
   if (!layout.outIn || (!arg.parts.empty() && arg.concatAxis != 0))
     return {};
@@ -500,8 +534,8 @@ getStoredBlocks(const EntrySignature &sig, size_t i,
   for (const std::string &name : names) {
     const TensorView *view =
         weights.checkpoint->lookup(weights.namePrefix + name);
-    if (!view || view->blocks != format || view->shape.size() != 2 ||
-        view->shape[1] != k)
+    if (!view || view->blocks != layout.blockFormat ||
+        view->shape.size() != 2 || view->shape[1] != k)
       return {};
     rows += view->shape[0];
     views.push_back(view);
@@ -511,26 +545,26 @@ getStoredBlocks(const EntrySignature &sig, size_t i,
   return views;
 }
 
-/// Packs the half of `views`' stored blocks (getStoredBlocks) that `layout`
+/// Packs the part of `views`' stored blocks (getStoredBlocks) that `layout`
 /// keeps into `out` without dequantizing: the bound integers and scales are
 /// the file's.
 static void packStoredBlocks(const PackedLayout &layout,
                              llvm::ArrayRef<const TensorView *> views,
                              const Checkpoint &checkpoint, char *out,
                              uint64_t numBytes) {
-  BlockFormat format = isQ4_0(layout) ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
+  BlockFormat format = layout.blockFormat;
   int64_t k = layout.fileShape[1];
   std::memset(out, 0, numBytes);
-  std::vector<uint8_t> values(format == BlockFormat::Q4_0 ? k / 2 : k);
-  std::vector<uint16_t> scales(k / kQ8_0BlockSize);
-  uint64_t rowBytes = uint64_t(k / kQ8_0BlockSize * getBlockBytes(format));
+  SplitLine line(format, k);
+  uint64_t rowBytes =
+      uint64_t(k / getBlockWeights(format) * getBlockBytes(format));
   int64_t col = 0;
   for (const TensorView *view : views) {
     for (int64_t row = 0; row < view->shape[0]; ++row, ++col) {
       splitBlocks(format, view->data + view->getStoredRow(row) * rowBytes, k,
-                  values.data(), scales.data());
-      placeColumn(layout, col, reinterpret_cast<int8_t *>(values.data()),
-                  scales.data(), out);
+                  line.values.data(), line.scales.data(),
+                  line.subScales.data());
+      placeColumn(layout, col, line, out);
     }
     checkpoint.releasePages(*view);
   }
@@ -664,7 +698,7 @@ bindParameter(const EntrySignature &sig, size_t i,
   std::memcpy((*copy)->get(), bound->data, bound->numBytes);
   bound->storage = std::move(*copy);
   bound->data = bound->storage->get();
-  roundTripBlocks(arg.shape, arg.quantAxis, arg.quantQ4_0,
+  roundTripBlocks(arg.shape, arg.quantAxis, arg.quantFormat,
                   static_cast<char *>(bound->data));
   return bound;
 }
@@ -692,7 +726,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
-    if (arg.packed->quant != PackedLayout::Quant::None)
+    if (arg.packed->quantPart != PackedLayout::QuantPart::None)
       packBlocks(*arg.packed, source, result.storage->get(), numBytes);
     else if (arg.packed->amxParts)
       packAmxParts(*arg.packed, source, result.storage->get());
@@ -711,7 +745,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   // Blocks a GGUF file stores in the very format the code reads: placed in
   // panels as they are.
   if (weights.checkpoint && arg.packed &&
-      arg.packed->quant != PackedLayout::Quant::None && !arg.shard) {
+      arg.packed->quantPart != PackedLayout::QuantPart::None && !arg.shard) {
     llvm::SmallVector<const TensorView *, 3> blocks =
         getStoredBlocks(sig, i, weights);
     if (!blocks.empty()) {
@@ -841,7 +875,7 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
     // by the gather and as f16 by the GPU's LM head).
     std::string key = (arg.name + "#" + getDTypeName(arg.dtype)).str();
     if (arg.quantAxis >= 0)
-      key += llvm::formatv("#{0}({1})", arg.quantQ4_0 ? "q4_0" : "q8_0",
+      key += llvm::formatv("#{0}({1})", getBlockFormatName(arg.quantFormat),
                            arg.quantAxis)
                  .str();
     if (arg.shard)
@@ -858,22 +892,19 @@ llvm::Error engine::bindParameters(const EntrySignature &sig,
                                       ","))
                  .str();
     if (arg.packed)
-      key += llvm::formatv("#packed({0},{1}{2}{3})",
-                           arg.packed->outIn ? "out_in" : "in_out",
-                           arg.packed->panel,
-                           arg.packed->group > 1 ? ",group4" : "",
-                           arg.packed->quant == PackedLayout::Quant::Q8_0Values
-                               ? ",q8_0_values"
-                           : arg.packed->quant == PackedLayout::Quant::Q8_0Scales
-                               ? ",q8_0_scales"
-                           : arg.packed->quant == PackedLayout::Quant::Q4_0Values
-                               ? ",q4_0_values"
-                           : arg.packed->quant == PackedLayout::Quant::Q4_0Scales
-                               ? ",q4_0_scales"
-                           : arg.packed->amxParts == 3 ? ",amx_bf16x3"
-                           : arg.packed->amxParts == 1 ? ",amx_bf16"
-                           : arg.packed->kPairs        ? ",bf16_pairs"
-                                                       : "")
+      key += llvm::formatv(
+                 "#packed({0},{1}{2}{3})",
+                 arg.packed->outIn ? "out_in" : "in_out", arg.packed->panel,
+                 arg.packed->group > 1 ? ",group4" : "",
+                 arg.packed->quantPart != PackedLayout::QuantPart::None
+                     ? llvm::formatv(",{0}/{1}",
+                                     getBlockFormatName(arg.packed->blockFormat),
+                                     int(arg.packed->quantPart))
+                           .str()
+                 : arg.packed->amxParts == 3 ? ",amx_bf16x3"
+                 : arg.packed->amxParts == 1 ? ",amx_bf16"
+                 : arg.packed->kPairs        ? ",bf16_pairs"
+                                             : "")
                  .str();
     auto it = shared.find(key);
     if (it == shared.end()) {

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -18,6 +19,75 @@ static llvm::Error makeError(const char *fmt, Ts &&...vals) {
   return llvm::createStringError(
       std::make_error_code(std::errc::invalid_argument),
       llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
+}
+
+/// A quantized weight's part a tfm.param_pack `format` names.
+struct QuantizedPart {
+  BlockFormat format;
+  PackedLayout::QuantPart part;
+};
+static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
+  using Part = PackedLayout::QuantPart;
+  static const std::pair<llvm::StringLiteral, QuantizedPart> parts[] = {
+      {kQ8_0ValuesWeightFormat, {BlockFormat::Q8_0, Part::Values}},
+      {kQ8_0ScalesWeightFormat, {BlockFormat::Q8_0, Part::Scales}},
+      {kQ4_0ValuesWeightFormat, {BlockFormat::Q4_0, Part::Values}},
+      {kQ4_0ScalesWeightFormat, {BlockFormat::Q4_0, Part::Scales}},
+      {kQ4_KValuesWeightFormat, {BlockFormat::Q4_K, Part::Values}},
+      {kQ4_KScalesWeightFormat, {BlockFormat::Q4_K, Part::Scales}},
+      {kQ4_KSuperWeightFormat, {BlockFormat::Q4_K, Part::Super}},
+  };
+  for (const auto &[spelling, part] : parts)
+    if (name == spelling)
+      return part;
+  return std::nullopt;
+}
+
+/// The shape of a quantized part's argument (PackedLayout's comment) for a
+/// weight of `panels` panels and `k` steps along its blocks.
+static llvm::SmallVector<int64_t, 5>
+getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
+  bool q8 = packed.blockFormat == BlockFormat::Q8_0;
+  switch (packed.quantPart) {
+  case PackedLayout::QuantPart::Values: {
+    llvm::SmallVector<int64_t, 5> shape{panels, k / 32,
+                                        (q8 ? 32 : 16) / packed.group,
+                                        packed.panel};
+    if (packed.group > 1)
+      shape.push_back(packed.group);
+    return shape;
+  }
+  case PackedLayout::QuantPart::Scales:
+    if (packed.blockFormat == BlockFormat::Q4_K)
+      return {panels, k / 32, 2, packed.panel};
+    return {panels, k / 32, packed.panel};
+  case PackedLayout::QuantPart::Super:
+    return {panels, k / 256, 2, packed.panel};
+  case PackedLayout::QuantPart::None:
+    break;
+  }
+  return {};
+}
+
+/// Its element type: bytes, or the f16 scales' bits.
+static DType getQuantizedPartDType(const PackedLayout &packed) {
+  bool bytes = packed.quantPart == PackedLayout::QuantPart::Values ||
+               (packed.quantPart == PackedLayout::QuantPart::Scales &&
+                packed.blockFormat == BlockFormat::Q4_K);
+  return bytes ? DType::I8 : DType::F16;
+}
+
+/// The runtime's name for a dialect block format.
+static BlockFormat getBlockFormat(QuantFormat format) {
+  switch (format) {
+  case QuantFormat::q8_0:
+    return BlockFormat::Q8_0;
+  case QuantFormat::q4_0:
+    return BlockFormat::Q4_0;
+  case QuantFormat::q4_k:
+    return BlockFormat::Q4_K;
+  }
+  return BlockFormat::None;
 }
 
 static std::optional<DType> getDType(Type type) {
@@ -162,12 +232,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
       Attribute format = pack.get("format");
       auto formatName = dyn_cast_or_null<StringAttr>(format);
-      bool q4 = formatName &&
-                (formatName.getValue() == kQ4_0ValuesWeightFormat ||
-                 formatName.getValue() == kQ4_0ScalesWeightFormat);
-      bool quantized =
-          formatName && (q4 || formatName.getValue() == kQ8_0ValuesWeightFormat ||
-                         formatName.getValue() == kQ8_0ScalesWeightFormat);
+      std::optional<QuantizedPart> part =
+          formatName ? getQuantizedPart(formatName.getValue()) : std::nullopt;
+      bool quantized = part.has_value();
       bool knownFormat =
           !format || quantized ||
           (formatName && (formatName.getValue() == kAmxSplitWeightFormat ||
@@ -184,53 +251,43 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                            "\"out_in\", panel = 8 | 16 | 32, shape = "
                            "array<i64: rows, cols>}",
                            what, formatName.getValue());
-        bool values = formatName.getValue() == kQ8_0ValuesWeightFormat ||
-                      formatName.getValue() == kQ4_0ValuesWeightFormat;
+        bool values = part->part == PackedLayout::QuantPart::Values;
         auto group = pack.getAs<IntegerAttr>("group");
         if (pack.get("group") &&
             (!values || !group || (group.getInt() != 1 && group.getInt() != 4)))
           return makeError("{0}: tfm.param_pack's group must be 1 or 4, and "
-                           "only with format = \"{1}\" or \"{2}\"",
+                           "only with format = \"{1}\", \"{2}\" or \"{3}\"",
                            what, kQ8_0ValuesWeightFormat,
-                           kQ4_0ValuesWeightFormat);
+                           kQ4_0ValuesWeightFormat, kQ4_KValuesWeightFormat);
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
         packed.panel = panel.getInt();
         packed.group = group ? group.getInt() : 1;
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
-        packed.quant = q4 ? (values ? PackedLayout::Quant::Q4_0Values
-                                    : PackedLayout::Quant::Q4_0Scales)
-                          : (values ? PackedLayout::Quant::Q8_0Values
-                                    : PackedLayout::Quant::Q8_0Scales);
+        packed.blockFormat = part->format;
+        packed.quantPart = part->part;
         int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
         int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
         int64_t panels = (n + packed.panel - 1) / packed.panel;
-        llvm::SmallVector<int64_t, 5> expected{panels, k / 32};
-        if (values)
-          expected.push_back((q4 ? 16 : 32) / packed.group);
-        expected.push_back(packed.panel);
-        if (packed.group > 1)
-          expected.push_back(packed.group);
+        int64_t blockWeights = getBlockWeights(part->format);
+        llvm::SmallVector<int64_t, 5> expected =
+            getQuantizedPartShape(packed, panels, k);
+        DType dtype = getQuantizedPartDType(packed);
         bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
                             arg.concatAxis == 1;
-        if (k % 32 || arg.shape != expected ||
-            arg.dtype != (values ? DType::I8 : DType::F16) || !concatenable)
-          return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
-                           "needs a K that 32 divides and an argument {4}",
-                           what, packed.fileShape[0], packed.fileShape[1],
-                           formatName.getValue(),
-                           values ? llvm::formatv("i8 {0}x{1}x{2}x{3}{4}",
-                                                  panels, k / 32,
-                                                  (q4 ? 16 : 32) / packed.group,
-                                                  packed.panel,
-                                                  packed.group > 1
-                                                      ? "x4"
-                                                      : "")
-                                        .str()
-                                  : llvm::formatv("f16 {0}x{1}x{2}", panels,
-                                                  k / 32, packed.panel)
-                                        .str());
+        if (k % blockWeights || arg.shape != expected || arg.dtype != dtype ||
+            !concatenable)
+          return makeError(
+              "{0}: tfm.param_pack of a {1}x{2} weight as {3} needs a K that "
+              "{4} divides and an argument {5} {6}",
+              what, packed.fileShape[0], packed.fileShape[1],
+              formatName.getValue(), blockWeights, getDTypeName(dtype),
+              llvm::join(llvm::map_range(expected,
+                                         [](int64_t size) {
+                                           return std::to_string(size);
+                                         }),
+                         "x"));
       } else if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
           panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 || !knownFormat)
@@ -238,11 +295,12 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
                          "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
-                         "\"{6}\" | \"{7}\"",
+                         "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | \"{10}\"",
                          what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
                          kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
                          kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
-                         kQ4_0ScalesWeightFormat);
+                         kQ4_0ScalesWeightFormat, kQ4_KValuesWeightFormat,
+                         kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat);
       if (!quantized) {
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
@@ -333,7 +391,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          "matrix whose dimension along the blocks 32 divides",
                          what);
       arg.quantAxis = weightQuant.getAxis();
-      arg.quantQ4_0 = weightQuant.getFormat() == QuantFormat::q4_0;
+      arg.quantFormat = getBlockFormat(weightQuant.getFormat());
     }
     // Parameters may legitimately repeat (a tied embedding passed twice);
     // two inputs with one name could never be told apart.

@@ -129,9 +129,10 @@ llvm::StringRef runtime::getBlockFormatName(BlockFormat format) {
   return "none";
 }
 
-// Each product and difference of the dequantizers below is rounded on its
-// own, as ggml's reference C (and gguf-py's numpy) computes them: a fused
-// multiply-add would give other floats.
+// Each product and difference of the dequantizers and the Q4_K quantizer
+// below is rounded on its own, as ggml's reference C (built without FMA for
+// x86-64's baseline) and gguf-py's numpy compute them: a fused multiply-add
+// would give other floats.
 #pragma STDC FP_CONTRACT OFF
 
 /// The f16 at `p` (unaligned), as a float.
@@ -151,6 +152,175 @@ static void getScaleMin(int j, const uint8_t *q, uint8_t &scale,
   } else {
     scale = (q[j + 4] & 0xf) | ((q[j - 4] >> 6) << 4);
     min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+/// ggml's nearest_int: `x` rounded to an integer, ties to even, by adding
+/// 1.5 * 2^23 in float (which leaves the rounded integer in the low mantissa
+/// bits) -- not roundf, which rounds ties away from zero. Exact for |x| <
+/// 2^22; beyond that, and for NaN or infinity, some integer in [-2^22, 2^22)
+/// as in ggml, which every caller clamps: never an out-of-range float to int
+/// conversion.
+static int nearestInt(float x) {
+  float biased = x + 12582912.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &biased, sizeof(bits));
+  return int(bits & 0x007fffff) - 0x00400000;
+}
+
+/// ggml's make_qkx2_quants as quantize_row_q4_K_ref calls it (n = 32, nmax =
+/// 15, rmin = -1, rdelta = 0.1, nstep = 20, squared error): the 4-bit `l` of
+/// sub-block `x` and the scale (returned) and min (`negMin`, its negation)
+/// with x ~ scale * l - negMin, fitted by least squares weighted by
+/// `importance`. It starts from the range [min(x, 0), max(x)] in 15 steps,
+/// then tries 21 step counts from 14 to 16 (by 0.1) across the range from
+/// the best min so far, each solved for the best scale and min, and keeps
+/// the one of least weighted error. Every float operation in ggml's order:
+/// the sums are sequential, not pairwise.
+static float fitQ4KSubBlock(const float *x, const float *importance, uint8_t *l,
+                            float &negMin) {
+  constexpr int n = 32, nmax = 15, nstep = 20;
+  constexpr float rmin = -1.0f, rdelta = 0.1f;
+  float min = x[0], max = x[0];
+  float sumW = importance[0];
+  float sumX = sumW * x[0];
+  for (int i = 1; i < n; ++i) {
+    if (x[i] < min)
+      min = x[i];
+    if (x[i] > max)
+      max = x[i];
+    float w = importance[i];
+    sumW += w;
+    sumX += w * x[i];
+  }
+  // The min is at most 0: a sub-block of positive weights keeps q = 0 for 0.
+  if (min > 0)
+    min = 0;
+  if (max == min) {
+    std::fill(l, l + n, 0);
+    negMin = -min;
+    return 0.0f;
+  }
+  float iscale = nmax / (max - min);
+  float scale = 1 / iscale;
+  float bestError = 0;
+  for (int i = 0; i < n; ++i) {
+    l[i] = uint8_t(std::clamp(nearestInt(iscale * (x[i] - min)), 0, nmax));
+    float diff = scale * l[i] + min - x[i];
+    bestError += importance[i] * (diff * diff);
+  }
+  uint8_t trial[n];
+  for (int step = 0; step <= nstep; ++step) {
+    iscale = (rmin + rdelta * step + nmax) / (max - min);
+    float sumL = 0, sumL2 = 0, sumXL = 0;
+    for (int i = 0; i < n; ++i) {
+      int q = std::clamp(nearestInt(iscale * (x[i] - min)), 0, nmax);
+      trial[i] = uint8_t(q);
+      float w = importance[i];
+      // As ggml's w*l*l and w*l*x[i]: left to right, l as a float.
+      sumL += w * q;
+      sumL2 += w * q * q;
+      sumXL += w * q * x[i];
+    }
+    float det = sumW * sumL2 - sumL * sumL;
+    if (!(det > 0))
+      continue;
+    float trialScale = (sumW * sumXL - sumX * sumL) / det;
+    float trialMin = (sumL2 * sumX - sumL * sumXL) / det;
+    if (trialMin > 0) {
+      trialMin = 0;
+      trialScale = sumXL / sumL2;
+    }
+    float error = 0;
+    for (int i = 0; i < n; ++i) {
+      float diff = trialScale * trial[i] + trialMin - x[i];
+      error += importance[i] * (diff * diff);
+    }
+    if (error < bestError) {
+      std::copy(trial, trial + n, l);
+      bestError = error;
+      scale = trialScale;
+      min = trialMin;
+    }
+  }
+  negMin = -min;
+  return scale;
+}
+
+void runtime::quantizeQ4_K(const float *weights, int64_t k, char *blocks) {
+  constexpr int sub = 32, subBlocks = 256 / sub;
+  auto *b = reinterpret_cast<uint8_t *>(blocks);
+  for (int64_t block = 0; block < k / 256; ++block, b += 144) {
+    const float *x = weights + block * 256;
+    uint8_t l[256];
+    float scales[subBlocks], mins[subBlocks];
+    // Scales are positive (the min is taken out), so 0 starts the maxima.
+    float maxScale = 0, maxMin = 0;
+    for (int j = 0; j < subBlocks; ++j) {
+      const float *xs = x + sub * j;
+      // Each weight's importance: the sub-block's RMS plus its magnitude.
+      float sumX2 = 0;
+      for (int i = 0; i < sub; ++i)
+        sumX2 += xs[i] * xs[i];
+      float rms = std::sqrt(sumX2 / 32);
+      float importance[sub];
+      for (int i = 0; i < sub; ++i)
+        importance[i] = rms + std::fabs(xs[i]);
+      scales[j] = fitQ4KSubBlock(xs, importance, l + sub * j, mins[j]);
+      if (scales[j] > maxScale)
+        maxScale = scales[j];
+      if (mins[j] > maxMin)
+        maxMin = mins[j];
+    }
+
+    // The 6-bit scales and mins in units of the largest / 63 (ggml's
+    // uint8_t ls = nearest_int(...): the int's low byte, then at most 63),
+    // packed as getScaleMin unpacks them.
+    float inverseScale = maxScale > 0 ? 63.f / maxScale : 0.f;
+    float inverseMin = maxMin > 0 ? 63.f / maxMin : 0.f;
+    uint8_t *packed = b + 4;
+    for (int j = 0; j < subBlocks; ++j) {
+      uint8_t ls =
+          std::min<uint8_t>(63, uint8_t(nearestInt(inverseScale * scales[j])));
+      uint8_t lm =
+          std::min<uint8_t>(63, uint8_t(nearestInt(inverseMin * mins[j])));
+      if (j < 4) {
+        packed[j] = ls;
+        packed[j + 4] = lm;
+      } else {
+        packed[j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
+        packed[j - 4] |= (ls >> 4) << 6;
+        packed[j] |= (lm >> 4) << 6;
+      }
+    }
+    uint16_t d = floatToHalf(maxScale / 63.f);
+    uint16_t dmin = floatToHalf(maxMin / 63.f);
+    b[0] = uint8_t(d);
+    b[1] = uint8_t(d >> 8);
+    b[2] = uint8_t(dmin);
+    b[3] = uint8_t(dmin >> 8);
+
+    // Each weight again against the scale and min it will be read with
+    // (the f16 d and dmin times the 6-bit ones). A sub-block whose scale
+    // rounds to 0 keeps the fit's integers, as in ggml.
+    for (int j = 0; j < subBlocks; ++j) {
+      uint8_t sc, m;
+      getScaleMin(j, packed, sc, m);
+      const float dj = halfToFloat(d) * sc;
+      if (dj == 0)
+        continue;
+      const float dmj = halfToFloat(dmin) * m;
+      for (int i = 0; i < sub; ++i)
+        l[sub * j + i] =
+            uint8_t(std::clamp(nearestInt((x[sub * j + i] + dmj) / dj), 0, 15));
+    }
+
+    // Sub-blocks 2i and 2i + 1 in the low and high nibbles of bytes
+    // 32i..32i+31.
+    uint8_t *q = b + 16;
+    for (int j = 0; j < 256; j += 64, q += 32)
+      for (int i = 0; i < 32; ++i)
+        q[i] = l[j + i] | (l[j + i + 32] << 4);
   }
 }
 
@@ -237,9 +407,31 @@ void runtime::dequantizeBlocks(BlockFormat format, const char *blocks,
 }
 
 void runtime::splitBlocks(BlockFormat format, const char *blocks, int64_t k,
-                          uint8_t *values, uint16_t *scales) {
+                          uint8_t *values, uint16_t *scales,
+                          uint8_t *subScales) {
   const auto *b = reinterpret_cast<const uint8_t *>(blocks);
   int64_t bytes = getBlockBytes(format), payload = bytes - 2;
+  if (format == BlockFormat::Q4_K) {
+    for (int64_t i = 0; i < k / 256; ++i, b += bytes) {
+      scales[2 * i] = uint16_t(b[0] | b[1] << 8);
+      scales[2 * i + 1] = uint16_t(b[2] | b[3] << 8);
+      const uint8_t *q = b + 16;
+      for (int s = 0; s < 8; ++s) {
+        getScaleMin(s, b + 4, subScales[2 * (8 * i + s)],
+                    subScales[2 * (8 * i + s) + 1]);
+        // Sub-blocks 2j and 2j + 1 are the low and high nibbles of bytes
+        // 32 j..32 j + 31; tfm's block of 32 holds steps u and u + 16 in
+        // byte u.
+        const uint8_t *pair = q + 32 * (s / 2);
+        int shift = 4 * (s % 2);
+        uint8_t *out = values + (8 * i + s) * 16;
+        for (int u = 0; u < 16; ++u)
+          out[u] = uint8_t(((pair[u] >> shift) & 15) |
+                           (((pair[u + 16] >> shift) & 15) << 4));
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < k / 32; ++i, b += bytes) {
     scales[i] = uint16_t(b[0] | b[1] << 8);
     std::memcpy(values + i * payload, b + 2, payload);

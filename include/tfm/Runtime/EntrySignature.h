@@ -12,6 +12,7 @@
 #define TFM_RUNTIME_ENTRYSIGNATURE_H
 
 #include "tfm/Runtime/DType.h"
+#include "tfm/Runtime/Quantize.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -39,24 +40,30 @@ namespace tfm::runtime {
 /// with its K pairs interleaved, [J, K / 2, panel, 2]: P[j, k / 2, r, k % 2]
 /// = W(k, j * panel + r), zero past N (AVX512-BF16's pair dot products).
 ///
-/// With `quant` (`format = "q8_0_values"` or `"q8_0_scales"`) the weight is
-/// bound as one half of its Q8_0 blocks along K (tfm/Runtime/Quantize.h),
-/// column n being W(:, n), in panels: its int8 values [J, K / 32, 32,
-/// panel], V[j, b, t, r] at K step 32 b + t of column j * panel + r, or its
-/// scales' f16 bits [J, K / 32, panel]; zero past N. Q4_0's
+/// With a quantized part (`format = "q8_0_values"` or `"q8_0_scales"`) the
+/// weight is bound as one part of its Q8_0 blocks along K (tfm/Runtime/
+/// Quantize.h), column n being W(:, n), in panels: its int8 values [J, K /
+/// 32, 32, panel], V[j, b, t, r] at K step 32 b + t of column j * panel +
+/// r, or its scales' f16 bits [J, K / 32, panel]; zero past N. Q4_0's
 /// (`"q4_0_values"`, `"q4_0_scales"`) likewise, its values [J, K / 32, 16,
 /// panel] bytes as llama.cpp's blocks hold them (byte u of block b: K steps
-/// 32 b + u and 32 b + 16 + u in its low and high nibble). With `group` =
-/// 4 (`group = 4`: the int8 kernels') the values of four consecutive bytes
-/// of a column's block are adjacent: [J, K / 32, 8 (Q4_0: 4), panel, 4],
+/// 32 b + u and 32 b + 16 + u in its low and high nibble). Q4_K's in three
+/// parts: its values as Q4_0's (`"q4_k_values"`, each block of 32 a
+/// sub-block), its sub-blocks' 6-bit scale and min [J, K / 32, 2, panel]
+/// (`"q4_k_scales"`, bytes: sc then m) and its super-blocks' f16 d and
+/// dmin [J, K / 256, 2, panel] (`"q4_k_super"`). With `group` = 4 (`group
+/// = 4`: the int8 kernels') the values of four consecutive bytes of a
+/// column's block are adjacent: [J, K / 32, 8 (Q4_0, Q4_K: 4), panel, 4],
 /// V[j, b, u, r, i] byte 4 u + i of column r's block b.
 struct PackedLayout {
-  enum class Quant { None, Q8_0Values, Q8_0Scales, Q4_0Values, Q4_0Scales };
+  /// Which part of a quantized weight's blocks an argument holds.
+  enum class QuantPart { None, Values, Scales, Super };
   bool outIn = false;
   int64_t panel = 1;
   int64_t amxParts = 0;
   bool kPairs = false;
-  Quant quant = Quant::None;
+  BlockFormat blockFormat = BlockFormat::None;
+  QuantPart quantPart = QuantPart::None;
   /// Consecutive value bytes of a column kept together (1 or 4).
   int64_t group = 1;
   /// The tensor's shape in the weight file (after concatenating any parts).
@@ -98,16 +105,16 @@ struct EntryArgument {
   /// from: `dtype`, except for AMX parts (bf16 parts of an f32 weight).
   DType fileDType() const {
     if (quantAxis >= 0 ||
-        (packed && packed->quant != PackedLayout::Quant::None))
+        (packed && packed->quantPart != PackedLayout::QuantPart::None))
       return DType::F32;
     return packed && packed->amxParts == 3 ? DType::F32 : dtype;
   }
   /// `tfm.param_quant` on an argument bound as it is (not packed): the
-  /// dimension its Q8_0 blocks run along (else -1). Its value is the
+  /// dimension its blocks run along (else -1). Its value is the
   /// dequantized weights, so it is bound quantized and dequantized again.
   int64_t quantAxis = -1;
-  /// Its block format: Q4_0 when set, else Q8_0.
-  bool quantQ4_0 = false;
+  /// Its block format.
+  BlockFormat quantFormat = BlockFormat::None;
   /// Set for a rank's slice of a tensor-parallel parameter.
   std::optional<ShardSlice> shard;
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32

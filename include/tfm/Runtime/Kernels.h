@@ -37,6 +37,11 @@ inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
 /// column r in its low and high nibble (each weight (q - 8) times its
 /// block's scale).
 inline constexpr llvm::StringLiteral kQ4_0MatmulPrefix = "tfm_q4_0_matmul_";
+/// The Q4_K matmul's, tfm_q4_k_matmul_<isa>: V as Q4_0's (unsigned q), S
+/// [J, K/256, 2, P] f16 (each super-block's d and dmin), then SC [J, K/32,
+/// 2, P] i8 (each block's 6-bit scale sc and min m), C: each weight (d *
+/// sc) * q - dmin * m, as llama.cpp dequantizes it.
+inline constexpr llvm::StringLiteral kQ4_KMatmulPrefix = "tfm_q4_k_matmul_";
 
 /// GEMMs on int8 activations ("sse2", "avx2", "avx512": AVX-512 VNNI; lib/
 /// Runtime/Kernels/Int8BlockMatmul.h). First, once per GEMM,
@@ -55,13 +60,16 @@ inline constexpr llvm::StringLiteral kQ4_0MatmulPrefix = "tfm_q4_0_matmul_";
 /// with G = 8 (Q8_0: V[j, b, u, r, i] at K step 32 b + 4 u + i) or 4
 /// (Q4_0: two 4-bit q a byte, steps 32 b + 4 u + i and 32 b + 16 + 4 u + i
 /// in its low and high nibble): each block's products summed in int32 and
-/// scaled by its two scales.
+/// scaled by its two scales. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
+/// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4).
 inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =
     "tfm_int8_quantize_rows_";
 inline constexpr llvm::StringLiteral kQ8_0Int8MatmulPrefix =
     "tfm_q8_0_int8_matmul_";
 inline constexpr llvm::StringLiteral kQ4_0Int8MatmulPrefix =
     "tfm_q4_0_int8_matmul_";
+inline constexpr llvm::StringLiteral kQ4_KInt8MatmulPrefix =
+    "tfm_q4_k_int8_matmul_";
 
 struct KernelSymbol {
   llvm::StringRef name;

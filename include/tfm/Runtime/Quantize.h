@@ -81,11 +81,26 @@ llvm::StringRef getBlockFormatName(BlockFormat format);
 void dequantizeBlocks(BlockFormat format, const char *blocks, int64_t k,
                       float *weights);
 
-/// Splits a row of Q8_0 or Q4_0 blocks into the integers (`values`: k
-/// bytes for Q8_0, k / 2 for Q4_0, in quantizeQ8_0's and quantizeQ4_0's
-/// order) and the scales' f16 bits (k / 32 of them) tfm binds them as.
+/// Quantizes `k` weights (a multiple of 256) to Q4_K: k / 256 super-blocks
+/// of 144 bytes at `blocks`, in the layout above. Bit for bit llama.cpp's
+/// quantize_row_q4_K_ref: each sub-block of 32 gets a scale and min fitted
+/// by weighted least squares (make_qkx2_quants); they are rounded to 6 bits
+/// in units of the super-block's largest / 63, whose f16 (rounded to nearest
+/// even) are d and dmin; each weight is then requantized to the nearest q
+/// (ties to even) in [0, 15] for the scale and min it will be read with.
+/// Every float operation is ggml's, in its order, none fused. NaN or
+/// infinite weights give some blocks (not necessarily ggml's).
+void quantizeQ4_K(const float *weights, int64_t k, char *blocks);
+
+/// Splits a row of Q8_0, Q4_0 or Q4_K blocks into the parts tfm binds them
+/// as: the integers (`values`: k bytes for Q8_0, k / 2 for Q4_0, in
+/// quantizeQ8_0's and quantizeQ4_0's order; Q4_K's in Q4_0's order, each
+/// sub-block of 32 as a block: byte u holding its steps u and u + 16) and
+/// the scales' f16 bits (`scales`: k / 32 of them; Q4_K: each super-block's
+/// d and dmin, k / 128). Q4_K's sub-blocks' 6-bit scale and min, unpacked,
+/// go to `subScales` (k / 16 bytes: sc, m per sub-block; else unused).
 void splitBlocks(BlockFormat format, const char *blocks, int64_t k,
-                 uint8_t *values, uint16_t *scales);
+                 uint8_t *values, uint16_t *scales, uint8_t *subScales);
 
 } // namespace mlir::tfm::runtime
 

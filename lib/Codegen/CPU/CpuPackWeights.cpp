@@ -46,7 +46,13 @@
 // K steps a byte as llama.cpp's blocks hold them, V [J, K/32, 16, P] (byte
 // u: steps u and u + 16 in its low and high nibble; formats "q4_0_values"
 // and "q4_0_scales"), the generic over (m, j, r, b, h, u) unpacking nibble
-// h of byte u. With `int8_dot` planned (tfm.cpu_target) the activations are
+// h of byte u. A Q4_K weight's values likewise (each block of 32 a
+// sub-block, its nibbles unsigned), with two more arguments: its super-
+// blocks' f16 d and dmin D [J, K/256, 2, P] ("q4_k_super") and its
+// sub-blocks' 6-bit scale and min SC [J, K/32, 2, P] ("q4_k_scales"); the
+// generic dequantizes (d * sc) * q - dmin * m as llama.cpp does, reading D
+// and SC twice each (d and dmin, sc and m: constant indices).
+// With `int8_dot` planned (tfm.cpu_target) the activations are
 // int8 instead: see rewriteToQuantizedInt8; its values keep four K steps of
 // a column together (tfm.param_pack adds `group = 4`).
 //
@@ -382,26 +388,73 @@ static void rewriteToPacked(RewriterBase &rewriter, const PackCandidate &c,
   rewriter.replaceOp(op, viewAsMatrix(rewriter, loc, product, initType));
 }
 
+namespace {
+/// A quantized weight's packed arguments: its values and f16 scales (Q4_K:
+/// the super-blocks' d and dmin, [J, K/256, 2, P]), and Q4_K's sub-blocks'
+/// 6-bit scales and mins ([J, K/32, 2, P] i8; else null).
+struct PackedQuant {
+  Value values, scales, subScales;
+};
+} // namespace
+
+/// The scale operands of a quantized GEMM's generic after its values, and
+/// their maps given its dims j, b (the block of 32) and r: S[j, b, r], or
+/// for Q4_K the super-block's d and dmin D[j, b floordiv 8, 0 | 1, r] and
+/// the sub-block's sc and m SC[j, b, 0 | 1, r].
+static void appendScaleOperands(const PackedQuant &packed, QuantFormat format,
+                                AffineExpr j, AffineExpr b, AffineExpr r,
+                                unsigned numDims,
+                                SmallVectorImpl<Value> &inputs,
+                                SmallVectorImpl<AffineMap> &maps) {
+  MLIRContext *ctx = j.getContext();
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(numDims, 0, results, ctx);
+  };
+  if (format != QuantFormat::q4_k) {
+    inputs.push_back(packed.scales);
+    maps.push_back(map({j, b, r}));
+    return;
+  }
+  AffineExpr zero = getAffineConstantExpr(0, ctx),
+             one = getAffineConstantExpr(1, ctx);
+  inputs.append({packed.scales, packed.scales, packed.subScales,
+                 packed.subScales});
+  maps.append({map({j, b.floorDiv(8), zero, r}), map({j, b.floorDiv(8), one, r}),
+               map({j, b, zero, r}), map({j, b, one, r})});
+}
+
 /// In a quantized GEMM's generic body: the weight `byte` (Q8_0's int8, or
-/// the Q4_0 byte whose nibble h -- the generic's dimension 4 -- is the
-/// step: (byte >> 4 h) & 15, minus 8) times its f16 `scale`, in f32.
+/// the Q4_0/Q4_K byte whose nibble h -- the generic's dimension 4 -- is the
+/// step: (byte >> 4 h) & 15, minus 8 for Q4_0) dequantized by `scales`
+/// (appendScaleOperands' block arguments): times its f16 scale, or Q4_K's
+/// (d * sc) * q - dmin * m, as llama.cpp dequantizes it.
 static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
-                                    Value scale, bool q4) {
+                                    ValueRange scales, QuantFormat format) {
   Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
   Value integer = byte;
-  if (q4) {
+  if (format != QuantFormat::q8_0) {
     Value h = arith::IndexCastOp::create(b, l, i8,
                                          linalg::IndexOp::create(b, l, 4));
     Value shift = arith::MulIOp::create(
         b, l, h, arith::ConstantIntOp::create(b, l, i8, 4));
-    Value nibble = arith::AndIOp::create(
+    integer = arith::AndIOp::create(
         b, l, arith::ShRUIOp::create(b, l, integer, shift),
         arith::ConstantIntOp::create(b, l, i8, 15));
-    integer = arith::SubIOp::create(b, l, nibble,
-                                    arith::ConstantIntOp::create(b, l, i8, 8));
   }
-  return arith::MulFOp::create(b, l, arith::SIToFPOp::create(b, l, f32, integer),
-                               arith::ExtFOp::create(b, l, f32, scale));
+  if (format == QuantFormat::q4_0)
+    integer = arith::SubIOp::create(b, l, integer,
+                                    arith::ConstantIntOp::create(b, l, i8, 8));
+  auto toFloat = [&](Value x) { return arith::SIToFPOp::create(b, l, f32, x); };
+  if (format != QuantFormat::q4_k)
+    return arith::MulFOp::create(b, l, toFloat(integer),
+                                 arith::ExtFOp::create(b, l, f32, scales[0]));
+  // The sub-block's scale and min (6 bits, non-negative as i8).
+  Value d = arith::ExtFOp::create(b, l, f32, scales[0]);
+  Value dmin = arith::ExtFOp::create(b, l, f32, scales[1]);
+  Value scale = arith::MulFOp::create(b, l, d, toFloat(scales[2]));
+  Value min = arith::MulFOp::create(b, l, dmin, toFloat(scales[3]));
+  return arith::SubFOp::create(
+      b, l, arith::MulFOp::create(b, l, scale, toFloat(integer)), min);
 }
 
 /// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 or Q4_0 weights
@@ -413,8 +466,9 @@ static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
 ///   block holding steps u and u + 16 in its low and high nibble:
 ///     C[m, j, r] += A[m, b, h, u]
 ///                   * (sitofp(((V[j, b, u, r] >> 4 h) & 15) - 8) * S[j, b, r])
+///   Q4_K likewise, its weight (d * sc) * q - dmin * m (buildDequantizedWeight)
 static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
-                               Value values, Value scales, int64_t panel,
+                               const PackedQuant &packed, int64_t panel,
                                QuantFormat format) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -425,7 +479,7 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  bool q4 = format == QuantFormat::q4_0;
+  bool q4 = format != QuantFormat::q8_0;
   // A's K as the generic's reduction dims: [K/32, 32] or [K/32, 2, 16].
   SmallVector<int64_t> blockShape{m, k / kBlock};
   if (q4)
@@ -446,26 +500,27 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   auto map = [&](ArrayRef<AffineExpr> results) {
     return AffineMap::get(numDims, 0, results, ctx);
   };
-  // dm, dj, dr, db, then t (Q8_0) or h, u (Q4_0).
+  // dm, dj, dr, db, then t (Q8_0) or h, u (Q4_0, Q4_K).
+  SmallVector<Value> inputs{blocks, packed.values};
   SmallVector<AffineMap> maps =
       q4 ? SmallVector<AffineMap>{map({d[0], d[3], d[4], d[5]}),
-                                  map({d[1], d[3], d[5], d[2]}),
-                                  map({d[1], d[3], d[2]}),
-                                  map({d[0], d[1], d[2]})}
+                                  map({d[1], d[3], d[5], d[2]})}
          : SmallVector<AffineMap>{map({d[0], d[3], d[4]}),
-                                  map({d[1], d[3], d[4], d[2]}),
-                                  map({d[1], d[3], d[2]}),
-                                  map({d[0], d[1], d[2]})};
+                                  map({d[1], d[3], d[4], d[2]})};
+  appendScaleOperands(packed, format, d[1], d[3], d[2], numDims, inputs, maps);
+  maps.push_back(map({d[0], d[1], d[2]}));
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(numDims - 3, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initPanels.getType()},
-      ValueRange{blocks, values, scales}, ValueRange{initPanels}, maps,
-      iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
-        Value weight = buildDequantizedWeight(b, l, args[1], args[2], q4);
+      rewriter, loc, TypeRange{initPanels.getType()}, inputs,
+      ValueRange{initPanels}, maps, iterators,
+      [format](OpBuilder &b, Location l, ValueRange args) {
+        Value weight = buildDequantizedWeight(b, l, args[1],
+                                              args.drop_front(2).drop_back(),
+                                              format);
         Value product = arith::MulFOp::create(b, l, args[0], weight);
         linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[3], product)});
+            b, l, ValueRange{arith::AddFOp::create(b, l, args.back(), product)});
       });
   generic->setAttr(kQuantizedMatmulAttrName,
                    rewriter.getStringAttr(stringifyQuantFormat(format)));
@@ -474,7 +529,7 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
                                   initType));
 }
 
-/// The matmul `op` over Q8_0 or Q4_0 weights on int8 activations
+/// The matmul `op` over Q8_0, Q4_0 or Q4_K weights on int8 activations
 /// (`int8_dot` planned), values four K steps a column together
 /// (V [J, K/32, 8 or 4, P, 4]): A's blocks' largest magnitudes
 ///   AMAX[m, b] = max_t |A[m, b, t]|
@@ -482,10 +537,11 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
 ///   C[m, j, r] += (roundeven(A[m, k] * id) * d) * (w * S[j, b, r])
 /// over (m, j, r, b, u, i), K step k = 32 b + 4 u + i, w = V[j, b, u, r, i]
 /// (Q8_0), or over (m, j, r, b, h, u, i), k = 32 b + 16 h + 4 u + i, w =
-/// nibble h of V[j, b, u, r, i] minus 8 (Q4_0). The micro-kernel sums each
+/// nibble h of V[j, b, u, r, i] minus 8 (Q4_0; Q4_K: that nibble q,
+/// (d * sc) * q - dmin * m). The micro-kernel sums each
 /// block's integer products exactly before scaling (Int8BlockMatmul.h).
 static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
-                                   Value values, Value scales, int64_t panel,
+                                   const PackedQuant &packed, int64_t panel,
                                    QuantFormat format) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -496,7 +552,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  bool q4 = format == QuantFormat::q4_0;
+  bool q4 = format != QuantFormat::q8_0;
   Type f32 = rewriter.getF32Type();
   auto dims = [&](unsigned n) {
     SmallVector<AffineExpr> d;
@@ -560,15 +616,17 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   if (q4)
     aResults.push_back(d[4]);
   aResults.append({du, di});
+  SmallVector<Value> inputs{steps, amax, packed.values};
   SmallVector<AffineMap> maps{map(aResults), map({d[0], d[3]}),
-                              map({d[1], d[3], du, d[2], di}),
-                              map({d[1], d[3], d[2]}), map({d[0], d[1], d[2]})};
+                              map({d[1], d[3], du, d[2], di})};
+  appendScaleOperands(packed, format, d[1], d[3], d[2], numDims, inputs, maps);
+  maps.push_back(map({d[0], d[1], d[2]}));
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(numDims - 3, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initPanels.getType()},
-      ValueRange{steps, amax, values, scales}, ValueRange{initPanels}, maps,
-      iterators, [q4](OpBuilder &b, Location l, ValueRange args) {
+      rewriter, loc, TypeRange{initPanels.getType()}, inputs,
+      ValueRange{initPanels}, maps, iterators,
+      [format](OpBuilder &b, Location l, ValueRange args) {
         auto constant = [&](float value) {
           return arith::ConstantOp::create(b, l, b.getF32FloatAttr(value));
         };
@@ -582,10 +640,11 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
         Value q = math::RoundEvenOp::create(
             b, l, arith::MulFOp::create(b, l, args[0], inverse));
         Value x = arith::MulFOp::create(b, l, q, scale);
-        Value weight = buildDequantizedWeight(b, l, args[2], args[3], q4);
+        Value weight = buildDequantizedWeight(
+            b, l, args[2], args.drop_front(3).drop_back(), format);
         Value product = arith::MulFOp::create(b, l, x, weight);
         linalg::YieldOp::create(
-            b, l, ValueRange{arith::AddFOp::create(b, l, args[4], product)});
+            b, l, ValueRange{arith::AddFOp::create(b, l, args.back(), product)});
       });
   generic->setAttr(kQuantizedMatmulAttrName,
                    rewriter.getStringAttr(stringifyQuantFormat(format)));
@@ -596,12 +655,12 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Replaces `extract`, a read of element (n, k) of a quantized weight (K
-/// along `axis`), by the same element read from its packed `values` and
-/// `scales` (the layouts above; `group` K steps of a column together) and
-/// dequantized: sitofp(q) * extf(scale), q the int8 or the nibble minus 8.
+/// along `axis`), by the same element read from its packed arguments (the
+/// layouts above; `group` K steps of a column together) and dequantized as
+/// buildDequantizedWeight does.
 static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
-                           Value values, Value scales, int64_t panel,
-                           int64_t group, int64_t axis, bool q4) {
+                           const PackedQuant &packed, int64_t panel,
+                           int64_t group, int64_t axis, QuantFormat format) {
   rewriter.setInsertionPoint(extract);
   OpBuilder &b = rewriter;
   Location l = extract.getLoc();
@@ -618,36 +677,55 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
   Value k = extract.getIndices()[axis == 1 ? 1 : 0];
   Value j = div(n, panel), r = rem(n, panel);
   Value block = div(k, 32), step = rem(k, 32);
-  // Q4_0: byte u of a block holds steps u and u + 16.
-  Value byte = q4 ? rem(step, 16) : step;
+  // Q4_0, Q4_K: byte u of a block holds steps u and u + 16.
+  bool nibbles = format != QuantFormat::q8_0;
+  Value byte = nibbles ? rem(step, 16) : step;
   SmallVector<Value> at{j, block};
   if (group > 1)
     at.append({div(byte, group), r, rem(byte, group)});
   else
     at.append({byte, r});
-  Value integer = tensor::ExtractOp::create(b, l, values, at);
+  Value integer = tensor::ExtractOp::create(b, l, packed.values, at);
   Type i8 = b.getIntegerType(8);
-  if (q4) {
+  if (nibbles) {
     Value shift = arith::MulIOp::create(
         b, l,
         arith::IndexCastOp::create(b, l, i8, div(step, 16)),
         arith::ConstantIntOp::create(b, l, i8, 4));
-    Value nibble = arith::AndIOp::create(
+    integer = arith::AndIOp::create(
         b, l, arith::ShRUIOp::create(b, l, integer, shift),
         arith::ConstantIntOp::create(b, l, i8, 15));
-    integer = arith::SubIOp::create(b, l, nibble,
-                                    arith::ConstantIntOp::create(b, l, i8, 8));
   }
-  Value scale =
-      tensor::ExtractOp::create(b, l, scales, ValueRange{j, block, r});
+  if (format == QuantFormat::q4_0)
+    integer = arith::SubIOp::create(b, l, integer,
+                                    arith::ConstantIntOp::create(b, l, i8, 8));
   Type f32 = b.getF32Type();
-  rewriter.replaceOpWithNewOp<arith::MulFOp>(
-      extract, arith::SIToFPOp::create(b, l, f32, integer),
-      arith::ExtFOp::create(b, l, f32, scale));
+  auto toFloat = [&](Value x) { return arith::SIToFPOp::create(b, l, f32, x); };
+  if (format != QuantFormat::q4_k) {
+    Value scale = tensor::ExtractOp::create(b, l, packed.scales,
+                                            ValueRange{j, block, r});
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(
+        extract, toFloat(integer), arith::ExtFOp::create(b, l, f32, scale));
+    return;
+  }
+  Value super = div(block, 8);
+  auto part = [&](Value tensor, Value at, int64_t which) -> Value {
+    return tensor::ExtractOp::create(b, l, tensor,
+                                     ValueRange{j, at, index(which), r});
+  };
+  Value d = arith::ExtFOp::create(b, l, f32, part(packed.scales, super, 0));
+  Value dmin = arith::ExtFOp::create(b, l, f32, part(packed.scales, super, 1));
+  Value scale = arith::MulFOp::create(
+      b, l, d, toFloat(part(packed.subScales, block, 0)));
+  Value min = arith::MulFOp::create(
+      b, l, dmin, toFloat(part(packed.subScales, block, 1)));
+  rewriter.replaceOpWithNewOp<arith::SubFOp>(
+      extract, arith::MulFOp::create(b, l, scale, toFloat(integer)), min);
 }
 
-/// Reads each Q8_0 or Q4_0 weight of `func` from its values and scales in
-/// panels of the micro-kernel's width (two new arguments right after it):
+/// Reads each Q8_0, Q4_0 or Q4_K weight of `func` from its values and
+/// scales in panels of the micro-kernel's width (two new arguments right
+/// after it, three for Q4_K):
 /// its matmuls as quantized GEMMs, its element reads (tensor.extract) as
 /// dequantized elements; the weight goes when nothing else reads it.
 static LogicalResult quantizeWeights(func::FuncOp func) {
@@ -679,14 +757,13 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
   QuantizedKernelTarget target =
       getQuantizedKernelTarget(func->getParentOfType<ModuleOp>());
   int64_t panel = target.panel;
-  // Each quantized weight's two packed arguments, made on first use; the
+  // Each quantized weight's packed arguments, made on first use; the
   // panels run along N, which the quantization axis (K's) fixes.
-  llvm::DenseMap<Value, std::pair<Value, Value>> bound;
-  auto getPacked = [&](BlockArgument weight)
-      -> FailureOr<std::pair<Value, Value>> {
-    auto &[values, scales] = bound[weight];
-    if (values)
-      return std::make_pair(values, scales);
+  llvm::DenseMap<Value, PackedQuant> bound;
+  auto getPacked = [&](BlockArgument weight) -> FailureOr<PackedQuant> {
+    PackedQuant &packed = bound[weight];
+    if (packed.values)
+      return packed;
     WeightQuantAttr quant = getParamQuant(weight);
     bool outIn = quant.getAxis() == 1;
     auto weightType = cast<RankedTensorType>(weight.getType());
@@ -718,28 +795,46 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       return Value(func.getArgument(at));
     };
     int64_t panels = llvm::divideCeil(n, panel);
-    bool q4 = quant.getFormat() == QuantFormat::q4_0;
-    // Q8_0: a byte a K step; Q4_0: two steps a byte (16 bytes a block);
-    // for int8 activations, four K steps of a column together.
-    int64_t blockBytes = q4 ? 16 : 32;
+    QuantFormat format = quant.getFormat();
+    bool q4k = format == QuantFormat::q4_k;
+    // Q8_0: a byte a K step; Q4_0, Q4_K: two steps a byte (16 bytes a
+    // block); for int8 activations, four K steps of a column together.
+    int64_t blockBytes = format == QuantFormat::q8_0 ? 32 : 16;
     SmallVector<int64_t> valuesShape{panels, k / 32};
     if (target.int8)
       valuesShape.append({blockBytes / 4, panel, 4});
     else
       valuesShape.append({blockBytes, panel});
+    auto [valuesFormat, scalesFormat] =
+        format == QuantFormat::q8_0
+            ? std::make_pair(kQ8_0ValuesWeightFormat, kQ8_0ScalesWeightFormat)
+        : format == QuantFormat::q4_0
+            ? std::make_pair(kQ4_0ValuesWeightFormat, kQ4_0ScalesWeightFormat)
+            : std::make_pair(kQ4_KValuesWeightFormat, kQ4_KSuperWeightFormat);
     FailureOr<Value> v = argument(
         index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
-        q4 ? kQ4_0ValuesWeightFormat : kQ8_0ValuesWeightFormat,
-        target.int8 ? 4 : 1);
-    FailureOr<Value> s = argument(
-        index + 2,
-        RankedTensorType::get({panels, k / 32, panel}, b.getF16Type()),
-        q4 ? kQ4_0ScalesWeightFormat : kQ8_0ScalesWeightFormat, 1);
+        valuesFormat, target.int8 ? 4 : 1);
+    // Q4_K's f16 scales are its super-blocks' d and dmin.
+    SmallVector<int64_t> scalesShape =
+        q4k ? SmallVector<int64_t>{panels, k / 256, 2, panel}
+            : SmallVector<int64_t>{panels, k / 32, panel};
+    FailureOr<Value> s =
+        argument(index + 2, RankedTensorType::get(scalesShape, b.getF16Type()),
+                 scalesFormat, 1);
     if (failed(v) || failed(s))
       return failure();
-    values = *v;
-    scales = *s;
-    return std::make_pair(values, scales);
+    packed.values = *v;
+    packed.scales = *s;
+    if (q4k) {
+      FailureOr<Value> sub = argument(
+          index + 3,
+          RankedTensorType::get({panels, k / 32, 2, panel}, b.getIntegerType(8)),
+          kQ4_KScalesWeightFormat, 1);
+      if (failed(sub))
+        return failure();
+      packed.subScales = *sub;
+    }
+    return packed;
   };
   for (auto [op, outIn] : matmuls) {
     auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
@@ -750,26 +845,22 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
              << "' is quantized along dimension " << quant.getAxis()
              << " but read by this matmul with K along dimension "
              << (outIn ? 1 : 0);
-    FailureOr<std::pair<Value, Value>> packed = getPacked(weight);
+    FailureOr<PackedQuant> packed = getPacked(weight);
     if (failed(packed))
       return failure();
-    auto [values, scales] = *packed;
     if (target.int8)
-      rewriteToQuantizedInt8(rewriter, op, values, scales, panel,
-                             quant.getFormat());
+      rewriteToQuantizedInt8(rewriter, op, *packed, panel, quant.getFormat());
     else
-      rewriteToQuantized(rewriter, op, values, scales, panel,
-                         quant.getFormat());
+      rewriteToQuantized(rewriter, op, *packed, panel, quant.getFormat());
   }
   for (tensor::ExtractOp extract : extracts) {
     auto weight = cast<BlockArgument>(extract.getTensor());
-    FailureOr<std::pair<Value, Value>> packed = getPacked(weight);
+    FailureOr<PackedQuant> packed = getPacked(weight);
     if (failed(packed))
       return failure();
     WeightQuantAttr quant = getParamQuant(weight);
-    rewriteExtract(rewriter, extract, packed->first, packed->second, panel,
-                   target.int8 ? 4 : 1, quant.getAxis(),
-                   quant.getFormat() == QuantFormat::q4_0);
+    rewriteExtract(rewriter, extract, *packed, panel, target.int8 ? 4 : 1,
+                   quant.getAxis(), quant.getFormat());
   }
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[weight, args] : bound)

@@ -1,6 +1,6 @@
 //===- LowerQuantizedMatmuls.cpp - quantized GEMMs as micro-kernel calls --===//
 //
-// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0 or Q4_0 weights
+// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0, Q4_0 or Q4_K weights
 // (tfm.quantized_matmul, from tfm-cpu-pack-weights) becomes an scf.forall
 // over blocks of C's columns calling the micro-kernel of its format for the target's
 // instruction set (see the pass description in Passes.td).
@@ -101,18 +101,25 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   // S [J, K/32, P], C [M, J, P]; on int8 activations A [M, K/32, 8, 4]
   // (Q4_0: [M, K/32, 2, 4, 4]) and its blocks' AMAX [M, K/32] before V, V
   // [J, K/32, 8 or 4, P, 4].
+  // Q4_K: S is its super-blocks' D [J, K/256, 2, P] (read twice, d and
+  // dmin), then its sub-blocks' SC [J, K/32, 2, P] (read twice, sc and m).
   bool int8 = op->hasAttr(kInt8ActivationsAttrName);
+  bool q4k = format == QuantFormat::q4_k;
   unsigned next = 0;
   Value a = op.getDpsInputOperand(next++)->get();
   Value amax = int8 ? op.getDpsInputOperand(next++)->get() : Value();
   Value values = op.getDpsInputOperand(next++)->get();
   Value scales = op.getDpsInputOperand(next++)->get();
+  Value subScales = q4k ? op.getDpsInputOperand(next + 1)->get() : Value();
+  if (q4k && (op.getDpsInputOperand(next)->get() != scales ||
+              op.getDpsInputOperand(next + 2)->get() != subScales))
+    return;
   Value c = op.getDpsInitOperand(0)->get();
   auto aType = dyn_cast<MemRefType>(a.getType());
   auto vType = dyn_cast<MemRefType>(values.getType());
   auto sType = dyn_cast<MemRefType>(scales.getType());
   auto cType = dyn_cast<MemRefType>(c.getType());
-  bool q4 = format == QuantFormat::q4_0;
+  bool q4 = format != QuantFormat::q8_0;
   SmallVector<int64_t> aInner =
       int8 ? (q4 ? SmallVector<int64_t>{32, 16, 4, 1}
                  : SmallVector<int64_t>{32, 4, 1})
@@ -123,6 +130,11 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
+  if (q4k) {
+    auto subType = dyn_cast<MemRefType>(subScales.getType());
+    if (!subType || !subType.getLayout().isIdentity())
+      return;
+  }
   if (int8) {
     auto amaxType = dyn_cast<MemRefType>(amax.getType());
     if (!amaxType || !amaxType.hasStaticShape() ||
@@ -180,13 +192,24 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
                          castAll(quantizeOperands, quantizeTypes));
     memrefs = {q, d, sum};
   }
-  memrefs.append({values, scales, c});
+  memrefs.append({values, scales});
+  if (q4k)
+    memrefs.push_back(subScales);
+  memrefs.push_back(c);
   SmallVector<Type> types = dynamicTypes(memrefs);
   types.append(2, b.getIndexType());
-  StringRef prefix =
-      int8 ? (q4 ? runtime::kQ4_0Int8MatmulPrefix
-                 : runtime::kQ8_0Int8MatmulPrefix)
-           : (q4 ? runtime::kQ4_0MatmulPrefix : runtime::kQ8_0MatmulPrefix);
+  StringRef prefix;
+  switch (format) {
+  case QuantFormat::q8_0:
+    prefix = int8 ? runtime::kQ8_0Int8MatmulPrefix : runtime::kQ8_0MatmulPrefix;
+    break;
+  case QuantFormat::q4_0:
+    prefix = int8 ? runtime::kQ4_0Int8MatmulPrefix : runtime::kQ4_0MatmulPrefix;
+    break;
+  case QuantFormat::q4_k:
+    prefix = int8 ? runtime::kQ4_KInt8MatmulPrefix : runtime::kQ4_KMatmulPrefix;
+    break;
+  }
   func::FuncOp kernel = getKernel(
       module, (prefix + (int8 ? target.int8Isa : target.isa)).str(), types);
 

@@ -1,4 +1,4 @@
-//===- BlockMatmul.h - f32 rows times Q8_0/Q4_0 weights ---------*- C++ -*-===//
+//===- BlockMatmul.h - f32 rows times Q8_0/Q4_0/Q4_K weights ----*- C++ -*-===//
 //
 // The body of tfm's quantized matmul micro-kernels, written once over a
 // vector of W floats (clang's ext_vector_type); each translation unit that
@@ -12,9 +12,15 @@
 //   Q8_0: V[j, b, t, r] (int8)                   S[j, b, r] (f16)
 //   Q4_0: V[j, b, t % 16, r] (two 4-bit q a byte: step t in the low nibble
 //         when t < 16, else the high one; w's integer is q - 8)
+//   Q4_K: V as Q4_0's, w = (d * sc) * q - dmin * m with the super-block's
+//         D[j, b / 8, 0 | 1, r] (f16 d, dmin) and the block's SC[j, b,
+//         0 | 1, r] (6-bit sc, m)
 //
-// and w = integer * S, exact in f32; one K step of a panel is P contiguous
-// bytes and one block's scales P contiguous f16, and
+// and w = integer * S, exact in f32 (Q4_K's as llama.cpp rounds it: d * sc
+// and dmin * m are exact, so is their product with q, and the difference
+// is rounded once, as fma(q, d * sc, -(dmin * m)) rounds it); one K step of
+// a panel is P contiguous bytes and one block's scales P contiguous f16,
+// and
 //
 //   C[m, j * P + r] += sum_{b, t} A[m, b * 32 + t] * V[j, b, t, r] * S[j, b, r]
 //
@@ -65,9 +71,14 @@ inline float halfBitsToFloat(uint16_t h) {
   return value;
 }
 
-/// W lanes per vector, V vectors per panel (P = V W columns); Q4: Q4_0
-/// weights, else Q8_0.
-template <int W, int V, bool Q4> struct BlockMatmul {
+/// The block formats the kernels read.
+enum class WeightFormat { Q8_0, Q4_0, Q4_K };
+
+/// W lanes per vector, V vectors per panel (P = V W columns), weights in
+/// format Fm.
+template <int W, int V, WeightFormat Fm> struct BlockMatmul {
+  /// Two 4-bit steps a byte (Q4_0, Q4_K).
+  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
   using F = float __attribute__((ext_vector_type(W)));
   using Q = int8_t __attribute__((ext_vector_type(W)));
   using U = uint8_t __attribute__((ext_vector_type(W)));
@@ -98,16 +109,17 @@ template <int W, int V, bool Q4> struct BlockMatmul {
       return ((kk / kBlock) * (kBlock / 2) + kk % (kBlock / 2)) * kPanel;
     return kk * kPanel;
   }
-  /// W weights of K step kk: their integers times `scale`. Q4_0's
-  /// (q - 8) d is formed as fma(q, d, -8 d): the exact product, rounded
-  /// once, is the representable (q - 8) d, so it is the same float in one
-  /// operation fewer (decode is bound by these operations, not memory).
-  static F dequantize(const int8_t *p, int64_t kk, F scale) {
+  /// W weights of K step kk: their integers times `scale`, plus `bias`
+  /// for 4-bit q. Q4_0's (q - 8) d is formed as fma(q, d, -8 d): the exact
+  /// product, rounded once, is the representable (q - 8) d, so it is the
+  /// same float in one operation fewer (decode is bound by these
+  /// operations, not memory); Q4_K's as fma(q, d * sc, -(dmin * m)).
+  static F dequantize(const int8_t *p, int64_t kk, F scale, F bias) {
     if constexpr (Q4) {
       U v;
       std::memcpy(&v, p, sizeof v);
       v = kk % kBlock < kBlock / 2 ? v & uint8_t(15) : v >> uint8_t(4);
-      return fma(__builtin_convertvector(v, F), scale, scale * F(-8.0f));
+      return fma(__builtin_convertvector(v, F), scale, bias);
     } else {
       Q v;
       std::memcpy(&v, p, sizeof v);
@@ -140,11 +152,20 @@ template <int W, int V, bool Q4> struct BlockMatmul {
     return f;
   }
   static F fma(F a, F b, F c) { return __builtin_elementwise_fma(a, b, c); }
+  /// W 6-bit bytes as floats.
+  static F bytes(const uint8_t *p) {
+    U v;
+    std::memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, F);
+  }
 
   struct Operands {
     const float *a;
     const int8_t *v;
+    /// The f16 scales (Q4_K: the super-blocks' d and dmin) and Q4_K's
+    /// blocks' sc and m.
     const uint16_t *s;
+    const uint8_t *sc;
     float *c;
     int64_t lda, ldc, m, k;
     /// Panel j's values (a byte a K step, or half a byte) and scales.
@@ -152,9 +173,27 @@ template <int W, int V, bool Q4> struct BlockMatmul {
       return v + j * (Q4 ? k / 2 : k) * kPanel;
     }
     const uint16_t *scalesOf(int64_t j) const {
-      return s + j * (k / kBlock) * kPanel;
+      return s + j * (Fm == WeightFormat::Q4_K ? k / 256 * 2 : k / kBlock) *
+                     kPanel;
+    }
+    const uint8_t *subScalesOf(int64_t j) const {
+      return sc + j * (k / kBlock) * 2 * kPanel;
     }
   };
+
+  /// Block b's scale and bias (dequantize) for vector i of panel j.
+  static void blockScale(const Operands &o, int64_t j, int64_t b, int i,
+                         F &scale, F &bias) {
+    if constexpr (Fm == WeightFormat::Q4_K) {
+      const uint16_t *super = o.scalesOf(j) + b / 8 * 2 * kPanel + i * W;
+      const uint8_t *sub = o.subScalesOf(j) + b * 2 * kPanel + i * W;
+      scale = scales(super) * bytes(sub);
+      bias = -(scales(super + kPanel) * bytes(sub + kPanel));
+    } else {
+      scale = scales(o.scalesOf(j) + b * kPanel + i * W);
+      bias = scale * F(-8.0f);
+    }
+  }
 
   /// Decode: R rows of A against NP panels from j.
   template <int R, int NP>
@@ -165,10 +204,10 @@ template <int W, int V, bool Q4> struct BlockMatmul {
         for (int i = 0; i < V; ++i)
           acc[r][p][i] = load(c + r * o.ldc + (j + p) * kPanel + i * W);
     for (int64_t b = 0; b < o.k / kBlock; ++b) {
-      F scale[NP][V];
+      F scale[NP][V], bias[NP][V];
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i)
-          scale[p][i] = scales(o.scalesOf(j + p) + b * kPanel + i * W);
+          blockScale(o, j + p, b, i, scale[p][i], bias[p][i]);
       for (int64_t t = 0; t < kBlock; ++t) {
         int64_t kk = b * kBlock + t;
         for (int p = 0; p < NP; ++p) {
@@ -177,7 +216,7 @@ template <int W, int V, bool Q4> struct BlockMatmul {
             __builtin_prefetch(q + kPrefetchBytes);
           F w[V];
           for (int i = 0; i < V; ++i)
-            w[i] = dequantize(q + i * W, kk, scale[p][i]);
+            w[i] = dequantize(q + i * W, kk, scale[p][i], bias[p][i]);
           for (int r = 0; r < R; ++r) {
             F x = F(a[r * o.lda + kk]);
             for (int i = 0; i < V; ++i)
@@ -207,15 +246,15 @@ template <int W, int V, bool Q4> struct BlockMatmul {
   static void dequantizePanel(const Operands &o, int64_t j, int64_t k0,
                               int64_t depth, float *panel) {
     const int8_t *q = o.values(j);
-    const uint16_t *s = o.scalesOf(j) + k0 / kBlock * kPanel;
     for (int64_t kk = 0; kk < depth; kk += kBlock) {
-      F scale[V];
+      F scale[V], bias[V];
       for (int i = 0; i < V; ++i)
-        scale[i] = scales(s + kk / kBlock * kPanel + i * W);
+        blockScale(o, j, (k0 + kk) / kBlock, i, scale[i], bias[i]);
       for (int64_t t = kk; t < kk + kBlock; ++t)
         for (int i = 0; i < V; ++i)
           store(panel + t * kPanel + i * W,
-                dequantize(q + stepOffset(k0 + t) + i * W, k0 + t, scale[i]));
+                dequantize(q + stepOffset(k0 + t) + i * W, k0 + t, scale[i],
+                           bias[i]));
     }
   }
 
@@ -279,9 +318,9 @@ template <int W, int V, bool Q4> struct BlockMatmul {
 
   /// C[m, j * P + r] += ... for panels [j0, j1).
   static void run(const float *a, const int8_t *v, const uint16_t *s,
-                  float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                  int64_t j0, int64_t j1) {
-    Operands o{a, v, s, c, lda, ldc, m, k};
+                  const uint8_t *sc, float *c, int64_t lda, int64_t ldc,
+                  int64_t m, int64_t k, int64_t j0, int64_t j1) {
+    Operands o{a, v, s, sc, c, lda, ldc, m, k};
     if (m > kDecodeRows)
       return prefill(o, j0, j1);
     for (int64_t r = 0; r < m; r += 4) {
@@ -308,12 +347,13 @@ template <int W, int V, bool Q4> struct BlockMatmul {
 /// Runs the kernel whose panel, W x V columns for one of `Vs`, is `panel`
 /// wide; false if none is (each instruction set's translation unit lists
 /// the vectors per panel it has code for).
-template <int W, bool Q4, int... Vs>
+template <int W, WeightFormat Fm, int... Vs>
 bool runPanel(int64_t panel, const float *a, const int8_t *v,
-              const uint16_t *s, float *c, int64_t lda, int64_t ldc, int64_t m,
-              int64_t k, int64_t j0, int64_t j1) {
+              const uint16_t *s, const uint8_t *sc, float *c, int64_t lda,
+              int64_t ldc, int64_t m, int64_t k, int64_t j0, int64_t j1) {
   return ((panel == W * Vs &&
-           (BlockMatmul<W, Vs, Q4>::run(a, v, s, c, lda, ldc, m, k, j0, j1),
+           (BlockMatmul<W, Vs, Fm>::run(a, v, s, sc, c, lda, ldc, m, k, j0,
+                                        j1),
             true)) ||
           ...);
 }
@@ -321,22 +361,20 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
 } // namespace
 } // namespace tfm::kernels
 
-/// Defines an instruction set's two entry points (Kernels.h), q8_0Matmul
-/// ISA and q4_0Matmul ISA, for panels of W x V columns, V in the rest.
-#define TFM_DEFINE_BLOCK_MATMULS(ISA, W, ...)                                  \
-  bool tfm::kernels::q8_0Matmul##ISA(                                          \
-      const float *a, const int8_t *v, const uint16_t *s, float *c,            \
-      int64_t lda, int64_t ldc, int64_t m, int64_t k, int64_t panel,           \
-      int64_t j0, int64_t j1) {                                                \
-    return runPanel<W, false, __VA_ARGS__>(panel, a, v, s, c, lda, ldc, m, k,  \
-                                           j0, j1);                            \
-  }                                                                            \
-  bool tfm::kernels::q4_0Matmul##ISA(                                          \
-      const float *a, const int8_t *v, const uint16_t *s, float *c,            \
-      int64_t lda, int64_t ldc, int64_t m, int64_t k, int64_t panel,           \
-      int64_t j0, int64_t j1) {                                                \
-    return runPanel<W, true, __VA_ARGS__>(panel, a, v, s, c, lda, ldc, m, k,   \
-                                          j0, j1);                             \
+/// Defines an instruction set's entry points (Kernels.h), q8_0Matmul ISA,
+/// q4_0Matmul ISA and q4_kMatmul ISA, for panels of W x V columns, V in
+/// the rest.
+#define TFM_DEFINE_BLOCK_MATMUL(NAME, ISA, W, FORMAT, ...)                     \
+  bool tfm::kernels::NAME##ISA(const float *a, const int8_t *v,                \
+                               const uint16_t *s, const uint8_t *sc, float *c, \
+                               int64_t lda, int64_t ldc, int64_t m, int64_t k, \
+                               int64_t panel, int64_t j0, int64_t j1) {        \
+    return runPanel<W, WeightFormat::FORMAT, __VA_ARGS__>(                     \
+        panel, a, v, s, sc, c, lda, ldc, m, k, j0, j1);                        \
   }
+#define TFM_DEFINE_BLOCK_MATMULS(ISA, W, ...)                                  \
+  TFM_DEFINE_BLOCK_MATMUL(q8_0Matmul, ISA, W, Q8_0, __VA_ARGS__)               \
+  TFM_DEFINE_BLOCK_MATMUL(q4_0Matmul, ISA, W, Q4_0, __VA_ARGS__)               \
+  TFM_DEFINE_BLOCK_MATMUL(q4_kMatmul, ISA, W, Q4_K, __VA_ARGS__)
 
 #endif // TFM_RUNTIME_KERNELS_BLOCKMATMUL_H

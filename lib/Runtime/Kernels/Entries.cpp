@@ -27,19 +27,20 @@ template <typename T, int N> struct MemRef {
 };
 
 using Variant = bool (*)(const float *, const int8_t *, const uint16_t *,
-                        float *, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, int64_t);
+                        const uint8_t *, float *, int64_t, int64_t, int64_t,
+                        int64_t, int64_t, int64_t, int64_t);
 
-/// Panels [j0, j1) of C[M, J, P] += A[M, K/32, 32] . W, W the Q8_0 or Q4_0
-/// values V[J, K/32, 32 or 16, P] times their scales S[J, K/32, P], by the
-/// variant (`variants`: SSE2, AVX2, AVX-512) of the widest instruction set
-/// that both this CPU and `widest` (the plan's: 0 SSE2, 1 AVX2, 2 AVX-512)
-/// allow and that has code for P columns. The compiler passes A and C with
-/// unit-stride rows and V, S contiguous (tfm-cpu-lower-quantized-matmuls).
+/// Panels [j0, j1) of C[M, J, P] += A[M, K/32, 32] . W, W the Q8_0, Q4_0 or
+/// Q4_K values V[J, K/32, 32 or 16, P] times their scales `s` (Q4_K's with
+/// its sub-blocks' `sc`), by the variant (`variants`: SSE2, AVX2, AVX-512)
+/// of the widest instruction set that both this CPU and `widest` (the
+/// plan's: 0 SSE2, 1 AVX2, 2 AVX-512) allow and that has code for P
+/// columns. The compiler passes A and C with unit-stride rows and V, S, SC
+/// contiguous (tfm-cpu-lower-quantized-matmuls).
 void runBlockMatmul(const Variant (&variants)[3], int widest,
                     MemRef<float, 3> *a, MemRef<int8_t, 4> *v,
-                    MemRef<uint16_t, 3> *s, MemRef<float, 3> *c, int64_t j0,
-                    int64_t j1) {
+                    const uint16_t *s, const uint8_t *sc, MemRef<float, 3> *c,
+                    int64_t j0, int64_t j1) {
   static const int host = __builtin_cpu_supports("avx512f")   ? 2
                           : __builtin_cpu_supports("avx2") &&
                                   __builtin_cpu_supports("fma") &&
@@ -48,7 +49,7 @@ void runBlockMatmul(const Variant (&variants)[3], int widest,
                               : 0;
   int64_t panel = v->sizes[3];
   int64_t k = a->sizes[1] * a->sizes[2];
-  auto args = std::make_tuple(a->data(), v->data(), s->data(), c->data(),
+  auto args = std::make_tuple(a->data(), v->data(), s, sc, c->data(),
                               a->strides[0], c->strides[0], a->sizes[0], k,
                               panel, j0, j1);
   for (int isa = std::min(widest, host); isa >= 0; --isa)
@@ -58,8 +59,9 @@ void runBlockMatmul(const Variant (&variants)[3], int widest,
 }
 
 using Int8Variant = bool (*)(const int8_t *, const float *, const int32_t *,
-                            const int8_t *, const uint16_t *, float *, int64_t,
-                            int64_t, int64_t, int64_t, int64_t, int64_t);
+                            const int8_t *, const uint16_t *, const uint8_t *,
+                            float *, int64_t, int64_t, int64_t, int64_t,
+                            int64_t, int64_t);
 using QuantizeVariant = void (*)(const float *, int64_t, const float *,
                                  int64_t, int64_t, int64_t, int8_t *, float *,
                                  int32_t *);
@@ -93,18 +95,19 @@ void runQuantizeRows(int widest, MemRef<float, 3> *a, MemRef<float, 2> *amax,
 }
 
 /// Panels [j0, j1) of C[M, J, P] += the int8 matmul of the quantized rows
-/// Q [M, K], D, SUM [M, K/32] and the Q8_0 or Q4_0 weights V[J, K/32, G, P,
-/// 4], S[J, K/32, P], by the widest variant (SSE2, AVX2, AVX-512 VNNI) that
-/// both this CPU and `widest` allow and that has code for P columns.
+/// Q [M, K], D, SUM [M, K/32] and the Q8_0, Q4_0 or Q4_K weights V[J, K/32,
+/// G, P, 4], `s` (and Q4_K's `sc`), by the widest variant (SSE2, AVX2,
+/// AVX-512 VNNI) that both this CPU and `widest` allow and that has code
+/// for P columns.
 void runInt8BlockMatmul(const Int8Variant (&variants)[3], int widest,
                         MemRef<int8_t, 2> *q, MemRef<float, 2> *d,
                         MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,
-                        MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,
-                        int64_t j0, int64_t j1) {
+                        const uint16_t *s, const uint8_t *sc,
+                        MemRef<float, 3> *c, int64_t j0, int64_t j1) {
   int64_t panel = v->sizes[3];
-  auto args = std::make_tuple(q->data(), d->data(), sum->data(), v->data(),
-                              s->data(), c->data(), c->strides[0],
-                              q->sizes[0], q->sizes[1], panel, j0, j1);
+  auto args = std::make_tuple(q->data(), d->data(), sum->data(), v->data(), s,
+                              sc, c->data(), c->strides[0], q->sizes[0],
+                              q->sizes[1], panel, j0, j1);
   for (int isa = int8Isa(widest); isa >= 0; --isa)
     if (std::apply(variants[isa], args))
       return;
@@ -115,18 +118,22 @@ constexpr Int8Variant kQ8_0Int8Variants[3] = {
     q8_0Int8MatmulSse2, q8_0Int8MatmulAvx2, q8_0Int8MatmulAvx512};
 constexpr Int8Variant kQ4_0Int8Variants[3] = {
     q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512};
+constexpr Int8Variant kQ4_KInt8Variants[3] = {
+    q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512};
 
 constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
                                       q8_0MatmulAvx512};
 constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
                                       q4_0MatmulAvx512};
+constexpr Variant kQ4_KVariants[3] = {q4_kMatmulSse2, q4_kMatmulAvx2,
+                                      q4_kMatmulAvx512};
 } // namespace
 
 #define TFM_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                               \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
                        MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,           \
                        int64_t j0, int64_t j1) {                               \
-    runBlockMatmul(VARIANTS, WIDEST, a, v, s, c, j0, j1);                      \
+    runBlockMatmul(VARIANTS, WIDEST, a, v, s->data(), nullptr, c, j0, j1);     \
   }
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_matmul_sse2, kQ8_0Variants, 0)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_matmul_avx2, kQ8_0Variants, 1)
@@ -135,6 +142,19 @@ TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_sse2, kQ4_0Variants, 0)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx2, kQ4_0Variants, 1)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
 #undef TFM_BLOCK_MATMUL
+
+/// Q4_K's: S [J, K/256, 2, P] and SC [J, K/32, 2, P] (Kernels.h).
+#define TFM_Q4_K_MATMUL(NAME, WIDEST)                                          \
+  extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
+                       MemRef<uint16_t, 4> *s, MemRef<uint8_t, 4> *sc,        \
+                       MemRef<float, 3> *c, int64_t j0, int64_t j1) {          \
+    runBlockMatmul(kQ4_KVariants, WIDEST, a, v, s->data(), sc->data(), c, j0,  \
+                   j1);                                                        \
+  }
+TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_sse2, 0)
+TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx2, 1)
+TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx512, 2)
+#undef TFM_Q4_K_MATMUL
 
 #define TFM_QUANTIZE_ROWS(NAME, WIDEST)                                        \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<float, 2> *amax,           \
@@ -152,7 +172,8 @@ TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx512, 2)
                        MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,         \
                        MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,           \
                        int64_t j0, int64_t j1) {                               \
-    runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s, c, j0, j1);          \
+    runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s->data(), nullptr, c,  \
+                       j0, j1);                                                \
   }
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2, kQ8_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2, kQ8_0Int8Variants, 1)
@@ -162,31 +183,44 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2, kQ4_0Int8Variants,
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variants, 2)
 #undef TFM_INT8_BLOCK_MATMUL
 
+#define TFM_Q4_K_INT8_MATMUL(NAME, WIDEST)                                     \
+  extern "C" void NAME(MemRef<int8_t, 2> *q, MemRef<float, 2> *d,             \
+                       MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,         \
+                       MemRef<uint16_t, 4> *s, MemRef<uint8_t, 4> *sc,        \
+                       MemRef<float, 3> *c, int64_t j0, int64_t j1) {          \
+    runInt8BlockMatmul(kQ4_KInt8Variants, WIDEST, q, d, sum, v, s->data(),     \
+                       sc->data(), c, j0, j1);                                 \
+  }
+TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, 0)
+TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, 1)
+TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, 2)
+#undef TFM_Q4_K_INT8_MATMUL
+
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
 #define TFM_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)},
   static const KernelSymbol symbols[] = {
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx2)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
-      {"_mlir_ciface_tfm_q8_0_matmul_sse2",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_sse2)},
-      {"_mlir_ciface_tfm_q8_0_matmul_avx2",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_avx2)},
-      {"_mlir_ciface_tfm_q8_0_matmul_avx512",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q8_0_matmul_avx512)},
-      {"_mlir_ciface_tfm_q4_0_matmul_sse2",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_sse2)},
-      {"_mlir_ciface_tfm_q4_0_matmul_avx2",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_avx2)},
-      {"_mlir_ciface_tfm_q4_0_matmul_avx512",
-       reinterpret_cast<void *>(&_mlir_ciface_tfm_q4_0_matmul_avx512)},
   };
 #undef TFM_SYMBOL
   return symbols;

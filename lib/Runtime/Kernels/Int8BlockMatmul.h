@@ -1,4 +1,4 @@
-//===- Int8BlockMatmul.h - int8 rows times Q8_0/Q4_0 weights ----*- C++ -*-===//
+//===- Int8BlockMatmul.h - int8 rows times Q8_0/Q4_0/Q4_K weights -*- C++ -*-===//
 //
 // The body of tfm's int8 quantized matmul micro-kernels: the activations'
 // rows quantized per block of 32 along K to int8 (Q8_0's scheme: d = max |a|
@@ -9,9 +9,16 @@
 //                 C[m, n])       for blocks b = 0, 1, ... in order
 //
 // (Q4_0's integer is its 4-bit q minus 8). That is the function llama.cpp's
-// CPU backend computes for Q8_0 and Q4_0 weights, and every instruction
-// set's variant here gives the same floats: the integer sums are exact and
-// the scaling is the same two roundings in the same order.
+// CPU backend computes for Q8_0 and Q4_0 weights. A Q4_K weight (d * sc) *
+// q - dmin * m has two terms, each block's scaled by its own integers:
+//
+//   C[m, n] = fma(float(sc * sum_t qa q), d * da, C[m, n])
+//   C[m, n] = fma(float(m * sum_t qa), dmin * -da, C[m, n])
+//
+// (llama.cpp sums a super-block's sub-blocks in integers first, its
+// activations quantized per 256; here per 32, as for the other formats).
+// Every instruction set's variant gives the same floats: the integer sums
+// are exact and the scaling is the same roundings in the same order.
 //
 // The weights come in panels of P columns with four K steps of a column in
 // adjacent bytes, one 32-bit lane of an int8 dot product:
@@ -19,8 +26,10 @@
 //   Q8_0: V[j, b, u, r, i] = the int8 at K step 32 b + 4 u + i (u < 8)
 //   Q4_0: V[j, b, u, r, i] = two 4-bit q (u < 4): K step 32 b + 4 u + i in
 //         the low nibble, 32 b + 16 + 4 u + i in the high one
+//   Q4_K: as Q4_0's
 //
-// and the scales S[j, b, r] (f16) as for the f32 kernels (BlockMatmul.h).
+// and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
+// (BlockMatmul.h).
 //
 // An instruction set is a traits struct (Isa below): `dotU8` adds to each
 // 32-bit lane the four products of unsigned weight bytes and signed
@@ -91,10 +100,11 @@ inline void quantizeRows(const float *a, int64_t lda, const float *amax,
 }
 
 /// Any instruction set: the definition above, one column at a time.
-template <bool Q4> struct Int8BlockMatmulScalar {
+template <WeightFormat Fm> struct Int8BlockMatmulScalar {
+  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
-                  float *c, int64_t ldc, int64_t m, int64_t k, int64_t panel,
-                  int64_t j0, int64_t j1) {
+                  const uint8_t *sc, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t panel, int64_t j0, int64_t j1) {
     int64_t blocks = k / 32, blockBytes = (Q4 ? 16 : 32) * panel;
     for (int64_t j = j0; j < j1; ++j)
       for (int64_t r = 0; r < panel; ++r)
@@ -108,13 +118,27 @@ template <bool Q4> struct Int8BlockMatmulScalar {
               int u = (Q4 ? t % 16 : t) / 4, i = t % 4;
               int8_t byte = block[(u * panel + r) * 4 + i];
               int32_t w = Q4 ? int32_t((uint8_t(byte) >> (t < 16 ? 0 : 4)) &
-                                       15) - 8
+                                       15)
                              : int32_t(byte);
+              if (Fm == WeightFormat::Q4_0)
+                w -= 8;
               sum += w * q[t];
             }
-            float scale = halfBitsToFloat(s[(j * blocks + b) * panel + r]) *
-                          x.d[row * blocks + b];
-            acc = std::fma(float(sum), scale, acc);
+            float da = x.d[row * blocks + b];
+            if constexpr (Fm == WeightFormat::Q4_K) {
+              const uint16_t *super = s + (j * (blocks / 8) + b / 8) * 2 * panel;
+              const uint8_t *sub = sc + (j * blocks + b) * 2 * panel;
+              float d = halfBitsToFloat(super[r]);
+              float dmin = halfBitsToFloat(super[panel + r]);
+              acc = std::fma(float(int32_t(sub[r]) * sum), d * da, acc);
+              acc = std::fma(float(int32_t(sub[panel + r]) *
+                                   x.sum[row * blocks + b]),
+                             dmin * -da, acc);
+            } else {
+              float scale = halfBitsToFloat(s[(j * blocks + b) * panel + r]) *
+                            da;
+              acc = std::fma(float(sum), scale, acc);
+            }
           }
           c[row * ldc + j * panel + r] = acc;
         }
@@ -141,6 +165,13 @@ struct Avx512Vnni {
     return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(15));
   }
   static I dotU8(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+  /// 16 bytes widened to int32 lanes, an int32 splat, a lane product.
+  static I widenU8(const uint8_t *p) {
+    return _mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
+  static I splatI(int32_t x) { return _mm512_set1_epi32(x); }
+  static I mulI(I a, I b) { return _mm512_mullo_epi32(a, b); }
   using Q8 = I;
   static Q8 prepareQ8(I w) {
     return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80)));
@@ -187,6 +218,12 @@ struct Avx2 {
         acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s),
                                _mm256_set1_epi16(1)));
   }
+  static I widenU8(const uint8_t *p) {
+    return _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+  }
+  static I splatI(int32_t x) { return _mm256_set1_epi32(x); }
+  static I mulI(I a, I b) { return _mm256_mullo_epi32(a, b); }
   struct Q8 {
     I magnitude, sign;
   };
@@ -209,15 +246,19 @@ struct Avx2 {
 };
 #endif
 
-/// V vectors of Isa's lanes per panel; Q4: Q4_0 weights, else Q8_0.
-template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
+/// V vectors of Isa's lanes per panel, weights in format Fm.
+template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   using I = typename Isa::I;
   using F = typename Isa::F;
+  /// Two 4-bit steps a byte (Q4_0, Q4_K).
+  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
   static constexpr int kPanel = V * Isa::kLanes;
   /// Groups of four K steps a block holds per column (a nibble each for
   /// Q4_0: the low one, steps 4 u..; the high one, 16 + 4 u..).
   static constexpr int kQuads = Q4 ? 4 : 8;
-  static constexpr int32_t kOffset = Q4 ? 8 : Isa::kQ8Offset;
+  static constexpr int32_t kOffset = Fm == WeightFormat::Q4_0   ? 8
+                                     : Fm == WeightFormat::Q4_K ? 0
+                                                                : Isa::kQ8Offset;
   static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
   /// How far ahead (bytes) each panel's values are prefetched.
   static constexpr int64_t kPrefetchBytes = 2048;
@@ -226,6 +267,7 @@ template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
     const Int8Rows &x;
     const int8_t *v;
     const uint16_t *s;
+    const uint8_t *sc;
     float *c;
     int64_t ldc, m, k;
   };
@@ -280,6 +322,26 @@ template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
       }
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i) {
+          if constexpr (Fm == WeightFormat::Q4_K) {
+            const uint16_t *super =
+                o.s + (((j + p) * (blocks / 8) + b / 8) * 2 * kPanel +
+                       i * Isa::kLanes);
+            const uint8_t *sub = o.sc + (((j + p) * blocks + b) * 2 * kPanel +
+                                         i * Isa::kLanes);
+            F d = Isa::scales(super), dmin = Isa::scales(super + kPanel);
+            I scale = Isa::widenU8(sub), min = Isa::widenU8(sub + kPanel);
+            for (int r = 0; r < R; ++r) {
+              int64_t at = (m0 + r) * blocks + b;
+              float da = o.x.d[at];
+              acc[r][p][i] = Isa::fma(
+                  Isa::toFloat(Isa::mulI(sum[r][p][i], scale), 0),
+                  Isa::mul(d, Isa::splat(da)), acc[r][p][i]);
+              acc[r][p][i] = Isa::fma(
+                  Isa::toFloat(Isa::mulI(min, Isa::splatI(o.x.sum[at])), 0),
+                  Isa::mul(dmin, Isa::splat(-da)), acc[r][p][i]);
+            }
+            continue;
+          }
           F dw = Isa::scales(o.s + ((j + p) * blocks + b) * kPanel +
                              i * Isa::kLanes);
           for (int r = 0; r < R; ++r) {
@@ -312,9 +374,9 @@ template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
   }
 
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
-                  float *c, int64_t ldc, int64_t m, int64_t k, int64_t j0,
-                  int64_t j1) {
-    Operands o{x, v, s, c, ldc, m, k};
+                  const uint8_t *sc, float *c, int64_t ldc, int64_t m,
+                  int64_t k, int64_t j0, int64_t j1) {
+    Operands o{x, v, s, sc, c, ldc, m, k};
     constexpr int kRows = Isa::kMaxRows;
     int64_t m0 = 0;
     for (; m0 + kRows <= m; m0 += kRows)
@@ -340,17 +402,18 @@ template <class Isa, int V, bool Q4> struct Int8BlockMatmul {
 /// Runs, for panels of `panel` columns, the variant whose panel is Isa's
 /// lanes x one of `Vs` (false if none is); Isa void: the scalar
 /// definition, any panel.
-template <class Isa, bool Q4, int... Vs>
+template <class Isa, WeightFormat Fm, int... Vs>
 bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
-                  const uint16_t *s, float *c, int64_t ldc, int64_t m,
-                  int64_t k, int64_t j0, int64_t j1) {
+                  const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc,
+                  int64_t m, int64_t k, int64_t j0, int64_t j1) {
   if constexpr (std::is_void_v<Isa>) {
-    Int8BlockMatmulScalar<Q4>::run(rows, v, s, c, ldc, m, k, panel, j0, j1);
+    Int8BlockMatmulScalar<Fm>::run(rows, v, s, sc, c, ldc, m, k, panel, j0,
+                                   j1);
     return true;
   } else {
     return ((panel == Isa::kLanes * Vs &&
-             (Int8BlockMatmul<Isa, Vs, Q4>::run(rows, v, s, c, ldc, m, k, j0,
-                                                j1),
+             (Int8BlockMatmul<Isa, Vs, Fm>::run(rows, v, s, sc, c, ldc, m, k,
+                                                j0, j1),
               true)) ||
             ...);
   }
@@ -360,8 +423,17 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
 } // namespace tfm::kernels
 
 /// Defines an instruction set's int8 entry points (Kernels.h):
-/// quantizeRows ISA, and q8_0Int8Matmul ISA and q4_0Int8Matmul ISA by
-/// `runInt8Panel<TRAITS, Q4, Vs...>`.
+/// quantizeRows ISA, and q8_0Int8Matmul ISA, q4_0Int8Matmul ISA and
+/// q4_kInt8Matmul ISA by `runInt8Panel<TRAITS, format, Vs...>`.
+#define TFM_DEFINE_INT8_BLOCK_MATMUL(NAME, ISA, TRAITS, FORMAT, ...)           \
+  bool tfm::kernels::NAME##ISA(                                                \
+      const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
+      const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc, int64_t m,  \
+      int64_t k, int64_t panel, int64_t j0, int64_t j1) {                      \
+    return runInt8Panel<TRAITS, WeightFormat::FORMAT __VA_OPT__(, )            \
+                            __VA_ARGS__>(panel, Int8Rows{q, d, sum}, v, s, sc, \
+                                         c, ldc, m, k, j0, j1);                \
+  }
 #define TFM_DEFINE_INT8_BLOCK_MATMULS(ISA, TRAITS, ...)                        \
   void tfm::kernels::quantizeRows##ISA(const float *a, int64_t lda,            \
                                        const float *amax, int64_t ldamax,      \
@@ -369,19 +441,11 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
                                        float *d, int32_t *sum) {               \
     quantizeRows(a, lda, amax, ldamax, m, k, q, d, sum);                       \
   }                                                                            \
-  bool tfm::kernels::q8_0Int8Matmul##ISA(                                      \
-      const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
-      const uint16_t *s, float *c, int64_t ldc, int64_t m, int64_t k,          \
-      int64_t panel, int64_t j0, int64_t j1) {                                 \
-    return runInt8Panel<TRAITS, false __VA_OPT__(, ) __VA_ARGS__>(             \
-        panel, Int8Rows{q, d, sum}, v, s, c, ldc, m, k, j0, j1);               \
-  }                                                                            \
-  bool tfm::kernels::q4_0Int8Matmul##ISA(                                      \
-      const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
-      const uint16_t *s, float *c, int64_t ldc, int64_t m, int64_t k,          \
-      int64_t panel, int64_t j0, int64_t j1) {                                 \
-    return runInt8Panel<TRAITS, true __VA_OPT__(, ) __VA_ARGS__>(              \
-        panel, Int8Rows{q, d, sum}, v, s, c, ldc, m, k, j0, j1);               \
-  }
+  TFM_DEFINE_INT8_BLOCK_MATMUL(q8_0Int8Matmul, ISA, TRAITS,                    \
+                               Q8_0 __VA_OPT__(, ) __VA_ARGS__)                \
+  TFM_DEFINE_INT8_BLOCK_MATMUL(q4_0Int8Matmul, ISA, TRAITS,                    \
+                               Q4_0 __VA_OPT__(, ) __VA_ARGS__)                \
+  TFM_DEFINE_INT8_BLOCK_MATMUL(q4_kInt8Matmul, ISA, TRAITS,                    \
+                               Q4_K __VA_OPT__(, ) __VA_ARGS__)
 
 #endif // TFM_RUNTIME_KERNELS_INT8BLOCKMATMUL_H

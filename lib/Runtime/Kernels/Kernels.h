@@ -7,52 +7,48 @@
 namespace tfm::kernels {
 /// C[m, j * panel + r] += A[m, :] . the dequantized weights of panel j,
 /// column r, for panels [j0, j1) (BlockMatmul.h), compiled for SSE2
-/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0 and over Q4_0 weights.
-/// False if this variant has no code for `panel` columns.
-bool q8_0MatmulSse2(const float *a, const int8_t *v, const uint16_t *s,
-                    float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                    int64_t panel, int64_t j0, int64_t j1);
-bool q8_0MatmulAvx2(const float *a, const int8_t *v, const uint16_t *s,
-                    float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                    int64_t panel, int64_t j0, int64_t j1);
-bool q8_0MatmulAvx512(const float *a, const int8_t *v, const uint16_t *s,
-                      float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                      int64_t panel, int64_t j0, int64_t j1);
-bool q4_0MatmulSse2(const float *a, const int8_t *v, const uint16_t *s,
-                    float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                    int64_t panel, int64_t j0, int64_t j1);
-bool q4_0MatmulAvx2(const float *a, const int8_t *v, const uint16_t *s,
-                    float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                    int64_t panel, int64_t j0, int64_t j1);
-bool q4_0MatmulAvx512(const float *a, const int8_t *v, const uint16_t *s,
-                      float *c, int64_t lda, int64_t ldc, int64_t m, int64_t k,
-                      int64_t panel, int64_t j0, int64_t j1);
+/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0, Q4_0 and Q4_K weights
+/// (`s` the f16 scales, Q4_K's super-blocks' d and dmin; `sc` Q4_K's
+/// blocks' scales and mins, else unused). False if this variant has no code
+/// for `panel` columns.
+#define TFM_DECLARE_BLOCK_MATMUL(NAME)                                         \
+  bool NAME(const float *a, const int8_t *v, const uint16_t *s,                \
+            const uint8_t *sc, float *c, int64_t lda, int64_t ldc, int64_t m,  \
+            int64_t k, int64_t panel, int64_t j0, int64_t j1);
+#define TFM_DECLARE_BLOCK_MATMULS(ISA)                                         \
+  TFM_DECLARE_BLOCK_MATMUL(q8_0Matmul##ISA)                                    \
+  TFM_DECLARE_BLOCK_MATMUL(q4_0Matmul##ISA)                                    \
+  TFM_DECLARE_BLOCK_MATMUL(q4_kMatmul##ISA)
+TFM_DECLARE_BLOCK_MATMULS(Sse2)
+TFM_DECLARE_BLOCK_MATMULS(Avx2)
+TFM_DECLARE_BLOCK_MATMULS(Avx512)
+#undef TFM_DECLARE_BLOCK_MATMULS
+#undef TFM_DECLARE_BLOCK_MATMUL
 /// A's rows (lda apart) quantized per block of 32 with the blocks' largest
 /// magnitudes amax [M, K/32] (ldamax apart) into q [M, K], d and sum [M,
 /// K/32] (Int8BlockMatmul.h's quantizeRows), and C[m, j * panel + r] +=
 /// the int8 definition of Int8BlockMatmul.h for those rows against the
-/// Q8_0 or Q4_0 weights of panels [j0, j1) with four K steps a column
+/// Q8_0, Q4_0 or Q4_K weights of panels [j0, j1) with four K steps a column
 /// adjacent. Compiled for SSE2 (the scalar definition, any panel), AVX2 +
 /// FMA + F16C (vpmaddubsw), AVX-512 VNNI + BW. False if this variant has
 /// no code for `panel` columns.
+#define TFM_DECLARE_INT8_BLOCK_MATMUL(NAME)                                    \
+  bool NAME(const int8_t *q, const float *d, const int32_t *sum,               \
+            const int8_t *v, const uint16_t *s, const uint8_t *sc, float *c,   \
+            int64_t ldc, int64_t m, int64_t k, int64_t panel, int64_t j0,      \
+            int64_t j1);
 #define TFM_DECLARE_INT8_MATMUL(ISA)                                           \
   void quantizeRows##ISA(const float *a, int64_t lda, const float *amax,      \
                          int64_t ldamax, int64_t m, int64_t k, int8_t *q,      \
                          float *d, int32_t *sum);                              \
-  bool q8_0Int8Matmul##ISA(const int8_t *q, const float *d,                    \
-                           const int32_t *sum, const int8_t *v,                \
-                           const uint16_t *s, float *c, int64_t ldc,           \
-                           int64_t m, int64_t k, int64_t panel, int64_t j0,    \
-                           int64_t j1);                                        \
-  bool q4_0Int8Matmul##ISA(const int8_t *q, const float *d,                    \
-                           const int32_t *sum, const int8_t *v,                \
-                           const uint16_t *s, float *c, int64_t ldc,           \
-                           int64_t m, int64_t k, int64_t panel, int64_t j0,    \
-                           int64_t j1);
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q8_0Int8Matmul##ISA)                           \
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q4_0Int8Matmul##ISA)                           \
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q4_kInt8Matmul##ISA)
 TFM_DECLARE_INT8_MATMUL(Sse2)
 TFM_DECLARE_INT8_MATMUL(Avx2)
 TFM_DECLARE_INT8_MATMUL(Avx512)
 #undef TFM_DECLARE_INT8_MATMUL
+#undef TFM_DECLARE_INT8_BLOCK_MATMUL
 } // namespace tfm::kernels
 
 #endif // TFM_RUNTIME_KERNELS_KERNELS_H

@@ -70,3 +70,75 @@ func.func @novnni(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<
   return
 }
 }
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 0, r)>
+#dmin = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 1, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b, 0, r)>
+#min = affine_map<(m, j, r, b, h, u, i) -> (j, b, 1, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
+// Q4_K with VNNI: the kernel takes its super-blocks' D [J, K/256, 2, P]
+// and sub-blocks' SC [J, K/32, 2, P] once each (the generic reads each
+// twice), after the values.
+// CHECK-DAG: func.func private @tfm_q4_k_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf16, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @q4_k
+// CHECK-SAME: %[[V:arg[0-9]+]]: memref<2x8x4x32x4xi8>, %[[S:arg[0-9]+]]: memref<2x1x2x32xf16>, %[[SC:arg[0-9]+]]: memref<2x8x2x32xi8>
+// CHECK-NOT: linalg.generic
+// CHECK: call @tfm_int8_quantize_rows_avx512(
+// CHECK: scf.forall
+// CHECK: %[[VC:.*]] = memref.cast %[[V]]
+// CHECK: %[[SCAST:.*]] = memref.cast %[[S]]
+// CHECK: %[[SCC:.*]] = memref.cast %[[SC]]
+// CHECK: call @tfm_q4_k_int8_matmul_avx512(%{{.*}}, %{{.*}}, %{{.*}}, %[[VC]], %[[SCAST]], %[[SCC]], %{{.*}}, %{{.*}}, %{{.*}})
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @q4_k(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<3x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<3x8x2x4x4xf32>, memref<3x8xf32>, memref<2x8x4x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<3x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 0, r)>
+#dmin = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 1, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b, 0, r)>
+#min = affine_map<(m, j, r, b, h, u, i) -> (j, b, 1, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
+// A Q4_K generic whose d and dmin come from different buffers is not the
+// form the kernel reads: left to loops.
+// CHECK-LABEL: func.func @q4_k_two_buffers
+// CHECK: linalg.generic
+// CHECK-NOT: call @tfm_q4_k
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @q4_k_two_buffers(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x1x2x32xf16>, %s2: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<3x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s2, %sc, %sc : memref<3x8x2x4x4xf32>, memref<3x8xf32>, memref<2x8x4x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<3x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}

@@ -47,3 +47,10 @@ func.func @vector(%x: tensor<8x64xf32>, %w: tensor<64xf32> {tfm.param = "w", tfm
 func.func @blocks(%x: tensor<8x64xf32>, %w: tensor<64x80xf32> {tfm.param = "w", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{argument #1: #tfm.quant<q4_k, axis = 1> needs dimension 1 of 'tensor<64x288xf32>' (288) to be a multiple of its blocks of 256}}
+func.func @super_blocks(%x: tensor<8x64xf32>, %w: tensor<64x288xf32> {tfm.param = "w", tfm.param_quant = #tfm.quant<q4_k, axis = 1>}) {
+  return
+}

@@ -97,11 +97,12 @@ static LogicalResult quantizeWeights(func::FuncOp func,
              << " weights are read with f32 activations (quantize an f32 "
                 "model: --dtype f32)";
     int64_t k = type.getDimSize(*layout == WeightLayout::out_in ? 1 : 0);
-    if (k % 32 != 0)
+    auto quant = WeightQuantAttr::get(func.getContext(), *format,
+                                      *layout == WeightLayout::out_in);
+    // A K the format's blocks do not divide stays f32.
+    if (k % quant.getBlockSize() != 0)
       continue;
-    func.setArgAttr(arg.getArgNumber(), kParamQuantAttrName,
-                    WeightQuantAttr::get(func.getContext(), *format,
-                                         *layout == WeightLayout::out_in));
+    func.setArgAttr(arg.getArgNumber(), kParamQuantAttrName, quant);
   }
   return success();
 }
@@ -115,7 +116,7 @@ struct QuantizeWeightsPass
     if (!format && scheme != "none") {
       getOperation().emitError()
           << "tfm-quantize-weights: unknown scheme '" << scheme
-          << "' (supported: q8_0, q4_0, none)";
+          << "' (supported: q8_0, q4_0, q4_k, none)";
       return signalPassFailure();
     }
     llvm::StringMap<QuantFormat> storedFormats;
@@ -126,7 +127,7 @@ struct QuantizeWeightsPass
       if (name.empty() || !storedFormat) {
         getOperation().emitError()
             << "tfm-quantize-weights: stored '" << entry
-            << "': expected name:q8_0 or name:q4_0";
+            << "': expected name:q8_0, name:q4_0 or name:q4_k";
         return signalPassFailure();
       }
       storedFormats[name] = *storedFormat;

@@ -64,6 +64,13 @@ inline constexpr llvm::StringLiteral kQ8_0ScalesWeightFormat = "q8_0_scales";
 /// holding steps u and u + 16 in its low and high nibble), and its scales.
 inline constexpr llvm::StringLiteral kQ4_0ValuesWeightFormat = "q4_0_values";
 inline constexpr llvm::StringLiteral kQ4_0ScalesWeightFormat = "q4_0_scales";
+/// The three a Q4_K weight is bound as: its 4-bit values as Q4_0's (each
+/// block of 32 a sub-block), its sub-blocks' 6-bit scales and mins ([N, K /
+/// 32, 2] bytes: sc, m) and its super-blocks' f16 d and dmin ([N, K / 256,
+/// 2]).
+inline constexpr llvm::StringLiteral kQ4_KValuesWeightFormat = "q4_k_values";
+inline constexpr llvm::StringLiteral kQ4_KScalesWeightFormat = "q4_k_scales";
+inline constexpr llvm::StringLiteral kQ4_KSuperWeightFormat = "q4_k_super";
 /// On a parameter of a tensor-parallel module: the #tfm.shard slice of its
 /// weight-file tensor each rank binds (tfm-tensor-parallel). Verified by
 /// the dialect.

@@ -133,7 +133,8 @@ def Tfm_GpuKernelAttr : AttrDef<Tfm_Dialect, "GpuKernel"> {
 def Tfm_QuantFormat : I32EnumAttr<"QuantFormat",
     "block format of quantized weights", [
       I32EnumAttrCase<"q8_0", 0>,
-      I32EnumAttrCase<"q4_0", 1>
+      I32EnumAttrCase<"q4_0", 1>,
+      I32EnumAttrCase<"q4_k", 2>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tfm";
@@ -153,11 +154,14 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
       int8 times one f16 scale `d = max |w| / 127` of its block; 34 bytes
       per 32 weights; `q4_0` (llama.cpp's Q4_0): blocks of 32 weights, each
       `(q - 8) * d` for a 4-bit `q` and one f16 scale `d` (the block's
-      largest-magnitude weight over -8); 18 bytes per 32 weights
-      (tfm/Runtime/Quantize.h);
+      largest-magnitude weight over -8); 18 bytes per 32 weights; `q4_k`
+      (llama.cpp's Q4_K): super-blocks of 256 weights in eight sub-blocks
+      of 32, each weight `d * sc * q - dmin * m` for a 4-bit `q`, the
+      sub-block's 6-bit scale `sc` and min `m`, and the super-block's f16
+      `d` and `dmin`; 144 bytes per 256 weights (tfm/Runtime/Quantize.h);
     - `axis`: the dimension of the stored matrix the blocks run along, the
       projection's K (0 for an `in_out` weight, 1 for `out_in`); its size
-      is a multiple of 32.
+      is a multiple of the format's block (32, or 256 for `q4_k`).
 
     ```mlir
     %w: tensor<4096x4096xf32> {tfm.param = "q_proj.weight",
@@ -169,11 +173,21 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
   let assemblyFormat = "`<` $format `,` `axis` `=` $axis `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Weights per block (32 for Q8_0 and Q4_0) and the bytes a block
-    /// stores (its integers and its f16 scale).
-    int64_t getBlockSize() const { return 32; }
+    /// Weights per block (32 for Q8_0 and Q4_0, a super-block of 256 for
+    /// Q4_K) and the bytes a block stores (its integers and scales).
+    int64_t getBlockSize() const {
+      return getFormat() == QuantFormat::q4_k ? 256 : 32;
+    }
     int64_t getBlockBytes() const {
-      return getFormat() == QuantFormat::q4_0 ? 18 : 34;
+      switch (getFormat()) {
+      case QuantFormat::q8_0:
+        return 34;
+      case QuantFormat::q4_0:
+        return 18;
+      case QuantFormat::q4_k:
+        return 144;
+      }
+      return 0;
     }
   }];
 }
