@@ -48,6 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   volatile float sink = 0;
   std::vector<float> row;
+  // What the binder splits stored blocks into (packStoredBlocks): values,
+  // f16 scales, the K formats' sub-block scales.
+  std::vector<uint8_t> values;
+  std::vector<uint16_t> scales;
+  std::vector<uint8_t> subScales;
   for (const TensorView &t : (*tensors)->getTensors()) {
     if (t.blocks == BlockFormat::None) {
       for (uint64_t i = 0; i < t.numBytes; ++i)
@@ -58,9 +63,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint64_t rows = t.getNumElements() / uint64_t(k);
     row.resize(k);
     for (uint64_t r = 0; r < rows; ++r) {
-      dequantizeBlocks(t.blocks, t.data + r * (t.numBytes / rows), k,
-                       row.data());
+      const char *blocks = t.data + r * (t.numBytes / rows);
+      dequantizeBlocks(t.blocks, blocks, k, row.data());
       sink = sink + row[0];
+      if (t.blocks != BlockFormat::Q5_K) {
+        values.resize(k);
+        scales.resize(k / 32);
+        subScales.resize(k / 16);
+        splitBlocks(t.blocks, blocks, k, values.data(), scales.data(),
+                    subScales.data());
+        sink = sink + float(values[0]);
+      }
     }
   }
   (void)sink;

@@ -385,55 +385,59 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
 }
 
 /// One line of weights along K in a block format, split as tfm binds it
-/// (splitBlocks): the integers, the f16 scales' bits, and Q4_K's sub-block
-/// scales and mins.
+/// (splitBlocks): the integers, the f16 scales' bits (the K formats': their
+/// super-blocks'), and the K formats' sub-block scales (k / 16 bytes).
 struct SplitLine {
   std::vector<uint8_t> values;
   std::vector<uint16_t> scales;
   std::vector<uint8_t> subScales;
   SplitLine(BlockFormat format, int64_t k)
-      : values(format == BlockFormat::Q8_0 ? k : k / 2),
-        scales(format == BlockFormat::Q4_K ? k / 128 : k / 32),
-        subScales(format == BlockFormat::Q4_K ? k / 16 : 0) {}
+      : values(format == BlockFormat::Q8_0 || format == BlockFormat::Q6_K
+                   ? k
+                   : k / 2),
+        scales(format == BlockFormat::Q4_K   ? k / 128
+               : format == BlockFormat::Q6_K ? k / 256
+                                             : k / 32),
+        subScales(format == BlockFormat::Q4_K || format == BlockFormat::Q6_K
+                      ? k / 16
+                      : 0) {}
 };
 
 /// Writes the part of column `col`'s blocks that `layout` keeps
 /// (tfm.param_pack with format "q8_0_values", "q4_k_super", ...; see
 /// tfm/Runtime/EntrySignature.h) into its panel: V[j, b, t, r] (Q4_0,
 /// Q4_K: V[j, b, u, r], two steps a byte; with group G, V[j, b, t / G, r,
-/// t % G]), S[j, b, r] (Q4_K: the sub-block's sc and m, S[j, b, h, r]) or
-/// Q4_K's super-blocks' d and dmin, D[j, s, h, r], of column j * panel + r.
+/// t % G]), S[j, b, r], the K formats' sub-block scales (Q4_K: sc and m of
+/// each 32, Q6_K: the scale of each 16; k / 16 a column either way) or
+/// their super-blocks' f16 scales (Q4_K: d and dmin, Q6_K: d), of column j
+/// * panel + r.
 static void placeColumn(const PackedLayout &layout, int64_t col,
                         const SplitLine &line, char *out) {
-  int64_t k = layout.fileShape[layout.outIn ? 1 : 0];
-  int64_t panel = layout.panel, blocks = k / 32, supers = k / 256;
-  int64_t group = layout.group;
-  int64_t valueBytes = int64_t(line.values.size());
+  int64_t panel = layout.panel, group = layout.group;
   int64_t j = col / panel, r = col % panel;
+  // Each part is a column's `count` elements, panel of them side by side.
+  auto place = [&](auto *to, const auto &from) {
+    int64_t count = int64_t(from.size());
+    for (int64_t e = 0; e < count; ++e)
+      to[(j * count + e) * panel + r] = from[e];
+  };
   switch (layout.quantPart) {
   case PackedLayout::QuantPart::Values: {
+    int64_t valueBytes = int64_t(line.values.size());
     for (int64_t byte = 0; byte < valueBytes; ++byte)
       out[(j * valueBytes + byte - byte % group) * panel + r * group +
           byte % group] = char(line.values[byte]);
     return;
   }
   case PackedLayout::QuantPart::Scales:
-    if (layout.blockFormat == BlockFormat::Q4_K) {
-      for (int64_t b = 0; b < blocks; ++b)
-        for (int64_t h = 0; h < 2; ++h)
-          out[((j * blocks + b) * 2 + h) * panel + r] =
-              char(line.subScales[2 * b + h]);
-      return;
-    }
-    for (int64_t b = 0; b < blocks; ++b)
-      reinterpret_cast<uint16_t *>(out)[(j * blocks + b) * panel + r] =
-          line.scales[b];
+    if (layout.blockFormat == BlockFormat::Q4_K ||
+        layout.blockFormat == BlockFormat::Q6_K)
+      place(reinterpret_cast<uint8_t *>(out), line.subScales);
+    else
+      place(reinterpret_cast<uint16_t *>(out), line.scales);
     return;
   case PackedLayout::QuantPart::Super:
-    for (int64_t s = 0; s < supers; ++s)
-      for (int64_t h = 0; h < 2; ++h)
-        reinterpret_cast<uint16_t *>(out)[((j * supers + s) * 2 + h) * panel +
-                                          r] = line.scales[2 * s + h];
+    place(reinterpret_cast<uint16_t *>(out), line.scales);
     return;
   case PackedLayout::QuantPart::None:
     return;
@@ -454,7 +458,10 @@ static void quantizeLine(BlockFormat format, const float *weights, int64_t k,
     return;
   default:
     blocks.resize(k / getBlockWeights(format) * getBlockBytes(format));
-    quantizeQ4_K(weights, k, blocks.data());
+    if (format == BlockFormat::Q6_K)
+      quantizeQ6_K(weights, k, blocks.data());
+    else
+      quantizeQ4_K(weights, k, blocks.data());
     splitBlocks(format, blocks.data(), k, line.values.data(),
                 line.scales.data(), line.subScales.data());
     return;

@@ -614,9 +614,9 @@ static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
 }
 
 /// The parameters `checkpoint` stores in a block format the CPU code reads
-/// (Q8_0, Q4_0, Q4_K), as the pipeline's quantize-stored entries. Tensors
-/// in Q5_K and Q6_K are bound dequantized to f32 (exact, but five to six
-/// times their stored bytes): `warn` says so once.
+/// (Q8_0, Q4_0, Q4_K, Q6_K), as the pipeline's quantize-stored entries.
+/// Tensors in Q5_K are bound dequantized to f32 (exact, but about six times
+/// their stored bytes): `warn` says so once.
 static std::vector<std::string>
 getStoredQuantization(const Checkpoint &checkpoint,
                       const WarningHandler &warn) {
@@ -630,6 +630,8 @@ getStoredQuantization(const Checkpoint &checkpoint,
       stored.push_back(view->name + ":q4_0");
     else if (view->blocks == BlockFormat::Q4_K)
       stored.push_back(view->name + ":q4_k");
+    else if (view->blocks == BlockFormat::Q6_K)
+      stored.push_back(view->name + ":q6_k");
     else if (view->blocks != BlockFormat::None) {
       if (!dequantized++)
         example = view->name;
@@ -637,8 +639,8 @@ getStoredQuantization(const Checkpoint &checkpoint,
     }
   }
   if (dequantized)
-    warn(llvm::formatv("{0}: {1} tensors (such as '{2}') are in Q5_K or Q6_K, "
-                       "which tfm's kernels do not read yet: they are bound dequantized to f32, exactly, in "
+    warn(llvm::formatv("{0}: {1} tensors (such as '{2}') are in Q5_K, which "
+                       "tfm's kernels do not read yet: they are bound dequantized to f32, exactly, in "
                        "{3} MiB",
                        checkpoint.getPath(), dequantized, example,
                        bytes >> 20));

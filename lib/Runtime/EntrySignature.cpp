@@ -36,6 +36,9 @@ static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
       {kQ4_KValuesWeightFormat, {BlockFormat::Q4_K, Part::Values}},
       {kQ4_KScalesWeightFormat, {BlockFormat::Q4_K, Part::Scales}},
       {kQ4_KSuperWeightFormat, {BlockFormat::Q4_K, Part::Super}},
+      {kQ6_KValuesWeightFormat, {BlockFormat::Q6_K, Part::Values}},
+      {kQ6_KScalesWeightFormat, {BlockFormat::Q6_K, Part::Scales}},
+      {kQ6_KSuperWeightFormat, {BlockFormat::Q6_K, Part::Super}},
   };
   for (const auto &[spelling, part] : parts)
     if (name == spelling)
@@ -47,11 +50,13 @@ static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
 /// weight of `panels` panels and `k` steps along its blocks.
 static llvm::SmallVector<int64_t, 5>
 getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
-  bool q8 = packed.blockFormat == BlockFormat::Q8_0;
+  // A byte a K step (Q8_0, Q6_K) or two (Q4_0, Q4_K).
+  bool bytes = packed.blockFormat == BlockFormat::Q8_0 ||
+               packed.blockFormat == BlockFormat::Q6_K;
   switch (packed.quantPart) {
   case PackedLayout::QuantPart::Values: {
     llvm::SmallVector<int64_t, 5> shape{panels, k / 32,
-                                        (q8 ? 32 : 16) / packed.group,
+                                        (bytes ? 32 : 16) / packed.group,
                                         packed.panel};
     if (packed.group > 1)
       shape.push_back(packed.group);
@@ -60,8 +65,12 @@ getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
   case PackedLayout::QuantPart::Scales:
     if (packed.blockFormat == BlockFormat::Q4_K)
       return {panels, k / 32, 2, packed.panel};
+    if (packed.blockFormat == BlockFormat::Q6_K)
+      return {panels, k / 16, packed.panel};
     return {panels, k / 32, packed.panel};
   case PackedLayout::QuantPart::Super:
+    if (packed.blockFormat == BlockFormat::Q6_K)
+      return {panels, k / 256, packed.panel};
     return {panels, k / 256, 2, packed.panel};
   case PackedLayout::QuantPart::None:
     break;
@@ -73,7 +82,8 @@ getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
 static DType getQuantizedPartDType(const PackedLayout &packed) {
   bool bytes = packed.quantPart == PackedLayout::QuantPart::Values ||
                (packed.quantPart == PackedLayout::QuantPart::Scales &&
-                packed.blockFormat == BlockFormat::Q4_K);
+                (packed.blockFormat == BlockFormat::Q4_K ||
+                 packed.blockFormat == BlockFormat::Q6_K));
   return bytes ? DType::I8 : DType::F16;
 }
 
@@ -86,6 +96,8 @@ static BlockFormat getBlockFormat(QuantFormat format) {
     return BlockFormat::Q4_0;
   case QuantFormat::q4_k:
     return BlockFormat::Q4_K;
+  case QuantFormat::q6_k:
+    return BlockFormat::Q6_K;
   }
   return BlockFormat::None;
 }
@@ -256,9 +268,10 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         if (pack.get("group") &&
             (!values || !group || (group.getInt() != 1 && group.getInt() != 4)))
           return makeError("{0}: tfm.param_pack's group must be 1 or 4, and "
-                           "only with format = \"{1}\", \"{2}\" or \"{3}\"",
+                           "only with the values of a quantized weight "
+                           "(format = \"{1}\", \"{2}\", ...)",
                            what, kQ8_0ValuesWeightFormat,
-                           kQ4_0ValuesWeightFormat, kQ4_KValuesWeightFormat);
+                           kQ4_0ValuesWeightFormat);
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
         packed.panel = panel.getInt();
@@ -295,12 +308,15 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          "\"in_out\" | \"out_in\", panel = N > 0, shape = "
                          "array<i64: rows, cols>} and optionally format = "
                          "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
-                         "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | \"{10}\"",
+                         "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | "
+                         "\"{10}\" | \"{11}\" | \"{12}\" | \"{13}\"",
                          what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
                          kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
                          kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
                          kQ4_0ScalesWeightFormat, kQ4_KValuesWeightFormat,
-                         kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat);
+                         kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat,
+                         kQ6_KValuesWeightFormat, kQ6_KScalesWeightFormat,
+                         kQ6_KSuperWeightFormat);
       if (!quantized) {
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";

@@ -129,10 +129,10 @@ llvm::StringRef runtime::getBlockFormatName(BlockFormat format) {
   return "none";
 }
 
-// Each product and difference of the dequantizers and the Q4_K quantizer
-// below is rounded on its own, as ggml's reference C (built without FMA for
-// x86-64's baseline) and gguf-py's numpy compute them: a fused multiply-add
-// would give other floats.
+// Each product and difference of the dequantizers and the Q4_K and Q6_K
+// quantizers below is rounded on its own, as ggml's reference C (built without
+// FMA for x86-64's baseline) and gguf-py's numpy compute them: a fused
+// multiply-add would give other floats.
 #pragma STDC FP_CONTRACT OFF
 
 /// The f16 at `p` (unaligned), as a float.
@@ -324,6 +324,129 @@ void runtime::quantizeQ4_K(const float *weights, int64_t k, char *blocks) {
   }
 }
 
+/// ggml's make_qx_quants as quantize_row_q6_K_ref calls it (n = 16, nmax =
+/// 32, rmse_type 1, no importance given): the 6-bit `l` (q + 32, q in [-32,
+/// 31]) of sub-block `x` and its scale (returned), x ~ scale * q, fitted by
+/// least squares weighted by x^2. It starts from q = round(-32 x / max), max
+/// the weight of largest magnitude (the first of equals; its q is -32, the
+/// side with one more step), then tries the 18 step counts 32 + 0.1 is (is
+/// in [-9, 9] but 0), each solved for the best scale, and keeps the one of
+/// largest sum(w x q)^2 / sum(w q^2) (the first of equals; the comparison is
+/// ggml's sumLX^2 > best * sumL2). A sub-block whose every |x| is below
+/// ggml's GROUP_MAX_EPS (1e-15) gets q = -32 and scale 0. Every float
+/// operation in ggml's order: the sums are sequential.
+static float fitQ6KSubBlock(const float *x, uint8_t *l) {
+  constexpr int n = 16, nmax = 32;
+  float max = 0, amax = 0;
+  for (int i = 0; i < n; ++i) {
+    float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < 1e-15f) {
+    std::fill(l, l + n, 0);
+    return 0.0f;
+  }
+  float iscale = -nmax / max;
+  float sumLX = 0, sumL2 = 0;
+  for (int i = 0; i < n; ++i) {
+    int q = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
+    l[i] = uint8_t(q + nmax);
+    // As ggml's w*x[i]*l and w*l*l: left to right, l as a float.
+    float w = x[i] * x[i];
+    sumLX += w * x[i] * q;
+    sumL2 += w * q * q;
+  }
+  float scale = sumL2 != 0 ? sumLX / sumL2 : 0.0f;
+  float best = scale * sumLX;
+  uint8_t trial[n];
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0)
+      continue;
+    iscale = -(nmax + 0.1f * is) / max;
+    sumLX = sumL2 = 0;
+    for (int i = 0; i < n; ++i) {
+      int q = std::clamp(nearestInt(iscale * x[i]), -nmax, nmax - 1);
+      trial[i] = uint8_t(q + nmax);
+      float w = x[i] * x[i];
+      sumLX += w * x[i] * q;
+      sumL2 += w * q * q;
+    }
+    if (sumL2 > 0 && sumLX * sumLX > best * sumL2) {
+      std::copy(trial, trial + n, l);
+      scale = sumLX / sumL2;
+      best = scale * sumLX;
+    }
+  }
+  return scale;
+}
+
+void runtime::quantizeQ6_K(const float *weights, int64_t k, char *blocks) {
+  constexpr int sub = 16, subBlocks = 256 / sub;
+  auto *b = reinterpret_cast<uint8_t *>(blocks);
+  for (int64_t block = 0; block < k / 256; ++block, b += 210) {
+    const float *x = weights + block * 256;
+    uint8_t l[256];
+    float scales[subBlocks];
+    // The signed scale of largest magnitude, the first of equals (a NaN
+    // never replaces it).
+    float maxScale = 0, maxAbsScale = 0;
+    for (int j = 0; j < subBlocks; ++j) {
+      scales[j] = fitQ6KSubBlock(x + sub * j, l + sub * j);
+      float magnitude = std::fabs(scales[j]);
+      if (magnitude > maxAbsScale) {
+        maxAbsScale = magnitude;
+        maxScale = scales[j];
+      }
+    }
+    if (maxAbsScale < 1e-15f) {
+      std::memset(b, 0, 210);
+      continue;
+    }
+
+    // The int8 scales in units of d = -maxScale / 128 (so maxScale's is
+    // -128): ggml's int8_t = MIN(127, nearest_int(...)). For finite weights
+    // the int lies in [-128, 127]; otherwise its low byte, as ggml stores
+    // it, taken without an implementation-defined conversion.
+    float iscale = -128.f / maxScale;
+    uint16_t d = floatToHalf(1 / iscale);
+    uint8_t *sc = b + 192;
+    for (int j = 0; j < subBlocks; ++j)
+      sc[j] = uint8_t(std::min(127, nearestInt(iscale * scales[j])));
+    b[208] = uint8_t(d);
+    b[209] = uint8_t(d >> 8);
+
+    // Each weight again against the scale it will be read with (the f16 d
+    // times the int8 one). A sub-block whose scale is 0 keeps the fit's
+    // integers, as in ggml.
+    for (int j = 0; j < subBlocks; ++j) {
+      int scale = (sc[j] ^ 0x80) - 0x80;
+      const float dj = halfToFloat(d) * scale;
+      if (dj == 0)
+        continue;
+      for (int i = 0; i < sub; ++i)
+        l[sub * j + i] =
+            uint8_t(std::clamp(nearestInt(x[sub * j + i] / dj), -32, 31) + 32);
+    }
+
+    // Per half of 128: weights i, i + 32, i + 64, i + 96 (i < 32) keep
+    // their low 4 bits in the low nibble of ql[i], of ql[i + 32], the high
+    // nibble of ql[i], of ql[i + 32], and their high 2 bits in bits 0-1,
+    // 2-3, 4-5, 6-7 of qh[i], as dequantizeQ6K reads them.
+    uint8_t *ql = b, *qh = b + 128;
+    for (int j = 0; j < 256; j += 128, ql += 64, qh += 32)
+      for (int i = 0; i < 32; ++i) {
+        const uint8_t *q = l + j + i;
+        ql[i] = uint8_t((q[0] & 0xf) | (q[64] & 0xf) << 4);
+        ql[i + 32] = uint8_t((q[32] & 0xf) | (q[96] & 0xf) << 4);
+        qh[i] = uint8_t(q[0] >> 4 | (q[32] >> 4) << 2 | (q[64] >> 4) << 4 |
+                        (q[96] >> 4) << 6);
+      }
+  }
+}
+
 /// One Q4_K (or, with `qh`, Q5_K) super-block.
 static void dequantizeQ4Q5K(const uint8_t *block, bool five, float *y) {
   float d = loadHalf(block), dmin = loadHalf(block + 2);
@@ -411,6 +534,24 @@ void runtime::splitBlocks(BlockFormat format, const char *blocks, int64_t k,
                           uint8_t *subScales) {
   const auto *b = reinterpret_cast<const uint8_t *>(blocks);
   int64_t bytes = getBlockBytes(format), payload = bytes - 2;
+  if (format == BlockFormat::Q6_K) {
+    for (int64_t i = 0; i < k / 256; ++i, b += bytes) {
+      const uint8_t *ql = b, *qh = b + 128;
+      uint8_t *q = values + i * 256;
+      // dequantizeQ6K's order: of each 128, weight l + 32 g (g < 4) has its
+      // low bits in a nibble of ql and its high two in bits 2 g of qh[l].
+      for (int n = 0; n < 2; ++n, ql += 64, qh += 32, q += 128)
+        for (int l = 0; l < 32; ++l) {
+          q[l] = uint8_t((ql[l] & 0xf) | ((qh[l] >> 0 & 3) << 4));
+          q[l + 32] = uint8_t((ql[l + 32] & 0xf) | ((qh[l] >> 2 & 3) << 4));
+          q[l + 64] = uint8_t((ql[l] >> 4) | ((qh[l] >> 4 & 3) << 4));
+          q[l + 96] = uint8_t((ql[l + 32] >> 4) | ((qh[l] >> 6 & 3) << 4));
+        }
+      std::memcpy(subScales + i * 16, b + 192, 16);
+      scales[i] = uint16_t(b[208] | b[209] << 8);
+    }
+    return;
+  }
   if (format == BlockFormat::Q4_K) {
     for (int64_t i = 0; i < k / 256; ++i, b += bytes) {
       scales[2 * i] = uint16_t(b[0] | b[1] << 8);

@@ -201,8 +201,9 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     transformer-runner (--no-cache, --cache-dir); `dtype`: the compute type
     ("f32", the default, "bf16" or "f16"; f32, bf16 and f16 checkpoints
     all load, converted once; logits are f32 whatever the type);
-    `quantize`: "q8_0", "q4_0" or "q4_k" holds the projection weights as
-    llama.cpp's Q8_0, Q4_0 or Q4_K blocks (transformer-runner --quantize; CPU
+    `quantize`: "q8_0", "q4_0", "q4_k" or "q6_k" holds the projection
+    weights as llama.cpp's blocks of that format (transformer-runner
+    --quantize; CPU
     only); `tensor_parallel`: N
     when this process is one of N ranks started by `mpirun -np N`
     (transformer-runner --tensor-parallel; CPU only): every rank loads the
@@ -225,9 +226,9 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
             raise TfmError(f"--threads: {threads} is out of range")
         options.threads = threads
     if quantize is not None:
-        if quantize not in ("q8_0", "q4_0", "q4_k"):
-            raise TfmError(f"--quantize '{quantize}': expected q8_0, q4_0 "
-                           "or q4_k")
+        if quantize not in ("q8_0", "q4_0", "q4_k", "q6_k"):
+            raise TfmError(f"--quantize '{quantize}': expected q8_0, q4_0, "
+                           "q4_k or q6_k")
         if device != "cpu":
             raise TfmError("--quantize applies to --device cpu (quantized "
                            "GPU kernels are not built yet)")

@@ -246,14 +246,15 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(1)};
   PassOptions::Option<std::string> quantize{
       *this, "quantize",
-      llvm::cl::desc("Hold the projection weights quantized: q8_0, q4_0 or "
-                     "q4_k (--tfm-quantize-weights; bound in blocks, read by "
+      llvm::cl::desc("Hold the projection weights quantized: q8_0, q4_0, "
+                     "q4_k or q6_k (--tfm-quantize-weights; bound in blocks, read by "
                      "the format's micro-kernel; changes the signature). Empty: as the model declares them"),
       llvm::cl::init("")};
   PassOptions::ListOption<std::string> quantizeStored{
       *this, "quantize-stored",
       llvm::cl::desc("Parameters the weight file stores quantized, as "
-                     "name:q8_0, name:q4_0 or name:q4_k (a GGUF file's "
+                     "name:format, format q8_0, q4_0, q4_k or q6_k (a GGUF "
+                     "file's "
                      "blocks; "
                      "--tfm-quantize-weights' stored): each held in its "
                      "file's format, bound as stored")};

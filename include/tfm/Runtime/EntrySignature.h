@@ -51,7 +51,11 @@ namespace tfm::runtime {
 /// parts: its values as Q4_0's (`"q4_k_values"`, each block of 32 a
 /// sub-block), its sub-blocks' 6-bit scale and min [J, K / 32, 2, panel]
 /// (`"q4_k_scales"`, bytes: sc then m) and its super-blocks' f16 d and
-/// dmin [J, K / 256, 2, panel] (`"q4_k_super"`). With `group` = 4 (`group
+/// dmin [J, K / 256, 2, panel] (`"q4_k_super"`). Q6_K's likewise: its 6-bit
+/// q as Q8_0's values, a byte a K step (`"q6_k_values"`), the signed 8-bit
+/// scale of each 16 weights [J, K / 16, panel] (`"q6_k_scales"`) and its
+/// super-blocks' f16 d [J, K / 256, panel] (`"q6_k_super"`). With `group`
+/// = 4 (`group
 /// = 4`: the int8 kernels') the values of four consecutive bytes of a
 /// column's block are adjacent: [J, K / 32, 8 (Q4_0, Q4_K: 4), panel, 4],
 /// V[j, b, u, r, i] byte 4 u + i of column r's block b.

@@ -51,7 +51,10 @@
 // blocks' f16 d and dmin D [J, K/256, 2, P] ("q4_k_super") and its
 // sub-blocks' 6-bit scale and min SC [J, K/32, 2, P] ("q4_k_scales"); the
 // generic dequantizes (d * sc) * q - dmin * m as llama.cpp does, reading D
-// and SC twice each (d and dmin, sc and m: constant indices).
+// and SC twice each (d and dmin, sc and m: constant indices). A Q6_K
+// weight's values are Q8_0's (its unsigned 6-bit q, a byte a K step), its
+// super-blocks' d D [J, K/256, P] ("q6_k_super") and the signed scale of
+// each 16 steps SC [J, K/16, P] ("q6_k_scales"): (d * sc) * (q - 32).
 // With `int8_dot` planned (tfm.cpu_target) the activations are
 // int8 instead: see rewriteToQuantizedInt8; its values keep four K steps of
 // a column together (tfm.param_pack adds `group = 4`).
@@ -398,18 +401,26 @@ struct PackedQuant {
 } // namespace
 
 /// The scale operands of a quantized GEMM's generic after its values, and
-/// their maps given its dims j, b (the block of 32) and r: S[j, b, r], or
-/// for Q4_K the super-block's d and dmin D[j, b floordiv 8, 0 | 1, r] and
-/// the sub-block's sc and m SC[j, b, 0 | 1, r].
+/// their maps given its dims j, b (the block of 32), r, and `half`, the
+/// block's half of 16 the K step is in: S[j, b, r]; for Q4_K the
+/// super-block's d and dmin D[j, b floordiv 8, 0 | 1, r] and the
+/// sub-block's sc and m SC[j, b, 0 | 1, r]; for Q6_K the super-block's d
+/// D[j, b floordiv 8, r] and the scale of the step's 16 SC[j, 2 b + half,
+/// r].
 static void appendScaleOperands(const PackedQuant &packed, QuantFormat format,
                                 AffineExpr j, AffineExpr b, AffineExpr r,
-                                unsigned numDims,
+                                AffineExpr half, unsigned numDims,
                                 SmallVectorImpl<Value> &inputs,
                                 SmallVectorImpl<AffineMap> &maps) {
   MLIRContext *ctx = j.getContext();
   auto map = [&](ArrayRef<AffineExpr> results) {
     return AffineMap::get(numDims, 0, results, ctx);
   };
+  if (format == QuantFormat::q6_k) {
+    inputs.append({packed.scales, packed.subScales});
+    maps.append({map({j, b.floorDiv(8), r}), map({j, b * 2 + half, r})});
+    return;
+  }
   if (format != QuantFormat::q4_k) {
     inputs.push_back(packed.scales);
     maps.push_back(map({j, b, r}));
@@ -423,16 +434,22 @@ static void appendScaleOperands(const PackedQuant &packed, QuantFormat format,
                map({j, b, zero, r}), map({j, b, one, r})});
 }
 
-/// In a quantized GEMM's generic body: the weight `byte` (Q8_0's int8, or
-/// the Q4_0/Q4_K byte whose nibble h -- the generic's dimension 4 -- is the
-/// step: (byte >> 4 h) & 15, minus 8 for Q4_0) dequantized by `scales`
-/// (appendScaleOperands' block arguments): times its f16 scale, or Q4_K's
-/// (d * sc) * q - dmin * m, as llama.cpp dequantizes it.
+/// Whether a format keeps two K steps a byte (else one).
+static bool isNibbles(QuantFormat format) {
+  return format == QuantFormat::q4_0 || format == QuantFormat::q4_k;
+}
+
+/// In a quantized GEMM's generic body: the weight `byte` (Q8_0's int8, Q6_K's
+/// q minus 32, or the Q4_0/Q4_K byte whose nibble h -- the generic's
+/// dimension 4 -- is the step: (byte >> 4 h) & 15, minus 8 for Q4_0)
+/// dequantized by `scales` (appendScaleOperands' block arguments): times
+/// its f16 scale, or as llama.cpp dequantizes it, Q4_K's (d * sc) * q -
+/// dmin * m and Q6_K's (d * sc) * (q - 32).
 static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
                                     ValueRange scales, QuantFormat format) {
   Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
   Value integer = byte;
-  if (format != QuantFormat::q8_0) {
+  if (isNibbles(format)) {
     Value h = arith::IndexCastOp::create(b, l, i8,
                                          linalg::IndexOp::create(b, l, 4));
     Value shift = arith::MulIOp::create(
@@ -441,10 +458,17 @@ static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
         b, l, arith::ShRUIOp::create(b, l, integer, shift),
         arith::ConstantIntOp::create(b, l, i8, 15));
   }
-  if (format == QuantFormat::q4_0)
-    integer = arith::SubIOp::create(b, l, integer,
-                                    arith::ConstantIntOp::create(b, l, i8, 8));
+  if (format == QuantFormat::q4_0 || format == QuantFormat::q6_k)
+    integer = arith::SubIOp::create(
+        b, l, integer,
+        arith::ConstantIntOp::create(b, l, i8,
+                                     format == QuantFormat::q4_0 ? 8 : 32));
   auto toFloat = [&](Value x) { return arith::SIToFPOp::create(b, l, f32, x); };
+  if (format == QuantFormat::q6_k) {
+    Value scale = arith::MulFOp::create(
+        b, l, arith::ExtFOp::create(b, l, f32, scales[0]), toFloat(scales[1]));
+    return arith::MulFOp::create(b, l, scale, toFloat(integer));
+  }
   if (format != QuantFormat::q4_k)
     return arith::MulFOp::create(b, l, toFloat(integer),
                                  arith::ExtFOp::create(b, l, f32, scales[0]));
@@ -479,7 +503,7 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  bool q4 = format != QuantFormat::q8_0;
+  bool q4 = isNibbles(format);
   // A's K as the generic's reduction dims: [K/32, 32] or [K/32, 2, 16].
   SmallVector<int64_t> blockShape{m, k / kBlock};
   if (q4)
@@ -507,7 +531,10 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
                                   map({d[1], d[3], d[5], d[2]})}
          : SmallVector<AffineMap>{map({d[0], d[3], d[4]}),
                                   map({d[1], d[3], d[4], d[2]})};
-  appendScaleOperands(packed, format, d[1], d[3], d[2], numDims, inputs, maps);
+  // The step's half of its block: h (Q4_0, Q4_K) or t floordiv 16.
+  AffineExpr half = q4 ? d[4] : d[4].floorDiv(16);
+  appendScaleOperands(packed, format, d[1], d[3], d[2], half, numDims, inputs,
+                      maps);
   maps.push_back(map({d[0], d[1], d[2]}));
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(numDims - 3, utils::IteratorType::reduction);
@@ -552,7 +579,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  bool q4 = format != QuantFormat::q8_0;
+  bool q4 = isNibbles(format);
   Type f32 = rewriter.getF32Type();
   auto dims = [&](unsigned n) {
     SmallVector<AffineExpr> d;
@@ -619,7 +646,10 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<Value> inputs{steps, amax, packed.values};
   SmallVector<AffineMap> maps{map(aResults), map({d[0], d[3]}),
                               map({d[1], d[3], du, d[2], di})};
-  appendScaleOperands(packed, format, d[1], d[3], d[2], numDims, inputs, maps);
+  // The step's half of its block: h (Q4_0, Q4_K) or u floordiv 4.
+  AffineExpr half = q4 ? d[4] : du.floorDiv(4);
+  appendScaleOperands(packed, format, d[1], d[3], d[2], half, numDims, inputs,
+                      maps);
   maps.push_back(map({d[0], d[1], d[2]}));
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(numDims - 3, utils::IteratorType::reduction);
@@ -678,7 +708,7 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
   Value j = div(n, panel), r = rem(n, panel);
   Value block = div(k, 32), step = rem(k, 32);
   // Q4_0, Q4_K: byte u of a block holds steps u and u + 16.
-  bool nibbles = format != QuantFormat::q8_0;
+  bool nibbles = isNibbles(format);
   Value byte = nibbles ? rem(step, 16) : step;
   SmallVector<Value> at{j, block};
   if (group > 1)
@@ -696,11 +726,24 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
         b, l, arith::ShRUIOp::create(b, l, integer, shift),
         arith::ConstantIntOp::create(b, l, i8, 15));
   }
-  if (format == QuantFormat::q4_0)
-    integer = arith::SubIOp::create(b, l, integer,
-                                    arith::ConstantIntOp::create(b, l, i8, 8));
+  if (format == QuantFormat::q4_0 || format == QuantFormat::q6_k)
+    integer = arith::SubIOp::create(
+        b, l, integer,
+        arith::ConstantIntOp::create(b, l, i8,
+                                     format == QuantFormat::q4_0 ? 8 : 32));
   Type f32 = b.getF32Type();
   auto toFloat = [&](Value x) { return arith::SIToFPOp::create(b, l, f32, x); };
+  if (format == QuantFormat::q6_k) {
+    Value d = tensor::ExtractOp::create(b, l, packed.scales,
+                                        ValueRange{j, div(block, 8), r});
+    Value sc = tensor::ExtractOp::create(b, l, packed.subScales,
+                                         ValueRange{j, div(k, 16), r});
+    Value scale = arith::MulFOp::create(
+        b, l, arith::ExtFOp::create(b, l, f32, d), toFloat(sc));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(extract, scale,
+                                               toFloat(integer));
+    return;
+  }
   if (format != QuantFormat::q4_k) {
     Value scale = tensor::ExtractOp::create(b, l, packed.scales,
                                             ValueRange{j, block, r});
@@ -723,9 +766,9 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
       extract, arith::MulFOp::create(b, l, scale, toFloat(integer)), min);
 }
 
-/// Reads each Q8_0, Q4_0 or Q4_K weight of `func` from its values and
-/// scales in panels of the micro-kernel's width (two new arguments right
-/// after it, three for Q4_K):
+/// Reads each quantized weight of `func` from its values and scales in
+/// panels of the micro-kernel's width (two new arguments right after it,
+/// three for the K formats):
 /// its matmuls as quantized GEMMs, its element reads (tensor.extract) as
 /// dequantized elements; the weight goes when nothing else reads it.
 static LogicalResult quantizeWeights(func::FuncOp func) {
@@ -796,28 +839,45 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
     };
     int64_t panels = llvm::divideCeil(n, panel);
     QuantFormat format = quant.getFormat();
-    bool q4k = format == QuantFormat::q4_k;
-    // Q8_0: a byte a K step; Q4_0, Q4_K: two steps a byte (16 bytes a
+    bool q4k = format == QuantFormat::q4_k, q6k = format == QuantFormat::q6_k;
+    // Q8_0, Q6_K: a byte a K step; Q4_0, Q4_K: two steps a byte (16 bytes a
     // block); for int8 activations, four K steps of a column together.
-    int64_t blockBytes = format == QuantFormat::q8_0 ? 32 : 16;
+    int64_t blockBytes = isNibbles(format) ? 16 : 32;
     SmallVector<int64_t> valuesShape{panels, k / 32};
     if (target.int8)
       valuesShape.append({blockBytes / 4, panel, 4});
     else
       valuesShape.append({blockBytes, panel});
-    auto [valuesFormat, scalesFormat] =
-        format == QuantFormat::q8_0
-            ? std::make_pair(kQ8_0ValuesWeightFormat, kQ8_0ScalesWeightFormat)
-        : format == QuantFormat::q4_0
-            ? std::make_pair(kQ4_0ValuesWeightFormat, kQ4_0ScalesWeightFormat)
-            : std::make_pair(kQ4_KValuesWeightFormat, kQ4_KSuperWeightFormat);
+    StringRef valuesFormat, scalesFormat, subFormat;
+    switch (format) {
+    case QuantFormat::q8_0:
+      valuesFormat = kQ8_0ValuesWeightFormat;
+      scalesFormat = kQ8_0ScalesWeightFormat;
+      break;
+    case QuantFormat::q4_0:
+      valuesFormat = kQ4_0ValuesWeightFormat;
+      scalesFormat = kQ4_0ScalesWeightFormat;
+      break;
+    case QuantFormat::q4_k:
+      valuesFormat = kQ4_KValuesWeightFormat;
+      scalesFormat = kQ4_KSuperWeightFormat;
+      subFormat = kQ4_KScalesWeightFormat;
+      break;
+    case QuantFormat::q6_k:
+      valuesFormat = kQ6_KValuesWeightFormat;
+      scalesFormat = kQ6_KSuperWeightFormat;
+      subFormat = kQ6_KScalesWeightFormat;
+      break;
+    }
     FailureOr<Value> v = argument(
         index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
         valuesFormat, target.int8 ? 4 : 1);
-    // Q4_K's f16 scales are its super-blocks' d and dmin.
+    // The K formats' f16 scales are their super-blocks' (Q4_K: d and
+    // dmin).
     SmallVector<int64_t> scalesShape =
-        q4k ? SmallVector<int64_t>{panels, k / 256, 2, panel}
-            : SmallVector<int64_t>{panels, k / 32, panel};
+        q4k   ? SmallVector<int64_t>{panels, k / 256, 2, panel}
+        : q6k ? SmallVector<int64_t>{panels, k / 256, panel}
+              : SmallVector<int64_t>{panels, k / 32, panel};
     FailureOr<Value> s =
         argument(index + 2, RankedTensorType::get(scalesShape, b.getF16Type()),
                  scalesFormat, 1);
@@ -825,11 +885,14 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       return failure();
     packed.values = *v;
     packed.scales = *s;
-    if (q4k) {
+    if (q4k || q6k) {
+      // Q4_K: each sub-block's sc and m; Q6_K: each 16's scale.
+      SmallVector<int64_t> subShape =
+          q4k ? SmallVector<int64_t>{panels, k / 32, 2, panel}
+              : SmallVector<int64_t>{panels, k / 16, panel};
       FailureOr<Value> sub = argument(
-          index + 3,
-          RankedTensorType::get({panels, k / 32, 2, panel}, b.getIntegerType(8)),
-          kQ4_KScalesWeightFormat, 1);
+          index + 3, RankedTensorType::get(subShape, b.getIntegerType(8)),
+          subFormat, 1);
       if (failed(sub))
         return failure();
       packed.subScales = *sub;

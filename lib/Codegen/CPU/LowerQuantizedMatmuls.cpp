@@ -1,6 +1,6 @@
 //===- LowerQuantizedMatmuls.cpp - quantized GEMMs as micro-kernel calls --===//
 //
-// tfm-cpu-lower-quantized-matmuls: each GEMM over Q8_0, Q4_0 or Q4_K weights
+// tfm-cpu-lower-quantized-matmuls: each GEMM over quantized weights
 // (tfm.quantized_matmul, from tfm-cpu-pack-weights) becomes an scf.forall
 // over blocks of C's columns calling the micro-kernel of its format for the target's
 // instruction set (see the pass description in Passes.td).
@@ -103,23 +103,30 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   // [J, K/32, 8 or 4, P, 4].
   // Q4_K: S is its super-blocks' D [J, K/256, 2, P] (read twice, d and
   // dmin), then its sub-blocks' SC [J, K/32, 2, P] (read twice, sc and m).
+  // Q6_K: S is its super-blocks' D [J, K/256, P], then the scales of its
+  // 16s SC [J, K/16, P].
   bool int8 = op->hasAttr(kInt8ActivationsAttrName);
-  bool q4k = format == QuantFormat::q4_k;
+  bool q4k = format == QuantFormat::q4_k, q6k = format == QuantFormat::q6_k;
   unsigned next = 0;
   Value a = op.getDpsInputOperand(next++)->get();
   Value amax = int8 ? op.getDpsInputOperand(next++)->get() : Value();
   Value values = op.getDpsInputOperand(next++)->get();
   Value scales = op.getDpsInputOperand(next++)->get();
-  Value subScales = q4k ? op.getDpsInputOperand(next + 1)->get() : Value();
-  if (q4k && (op.getDpsInputOperand(next)->get() != scales ||
-              op.getDpsInputOperand(next + 2)->get() != subScales))
-    return;
+  Value subScales;
+  if (q4k) {
+    subScales = op.getDpsInputOperand(next + 1)->get();
+    if (op.getDpsInputOperand(next)->get() != scales ||
+        op.getDpsInputOperand(next + 2)->get() != subScales)
+      return;
+  } else if (q6k) {
+    subScales = op.getDpsInputOperand(next)->get();
+  }
   Value c = op.getDpsInitOperand(0)->get();
   auto aType = dyn_cast<MemRefType>(a.getType());
   auto vType = dyn_cast<MemRefType>(values.getType());
   auto sType = dyn_cast<MemRefType>(scales.getType());
   auto cType = dyn_cast<MemRefType>(c.getType());
-  bool q4 = format != QuantFormat::q8_0;
+  bool q4 = format == QuantFormat::q4_0 || q4k;
   SmallVector<int64_t> aInner =
       int8 ? (q4 ? SmallVector<int64_t>{32, 16, 4, 1}
                  : SmallVector<int64_t>{32, 4, 1})
@@ -130,7 +137,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
-  if (q4k) {
+  if (subScales) {
     auto subType = dyn_cast<MemRefType>(subScales.getType());
     if (!subType || !subType.getLayout().isIdentity())
       return;
@@ -193,7 +200,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     memrefs = {q, d, sum};
   }
   memrefs.append({values, scales});
-  if (q4k)
+  if (subScales)
     memrefs.push_back(subScales);
   memrefs.push_back(c);
   SmallVector<Type> types = dynamicTypes(memrefs);
@@ -208,6 +215,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     break;
   case QuantFormat::q4_k:
     prefix = int8 ? runtime::kQ4_KInt8MatmulPrefix : runtime::kQ4_KMatmulPrefix;
+    break;
+  case QuantFormat::q6_k:
+    prefix = int8 ? runtime::kQ6_KInt8MatmulPrefix : runtime::kQ6_KMatmulPrefix;
     break;
   }
   func::FuncOp kernel = getKernel(

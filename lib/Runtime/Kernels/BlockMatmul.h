@@ -1,4 +1,4 @@
-//===- BlockMatmul.h - f32 rows times Q8_0/Q4_0/Q4_K weights ----*- C++ -*-===//
+//===- BlockMatmul.h - f32 rows times block-quantized weights ---*- C++ -*-===//
 //
 // The body of tfm's quantized matmul micro-kernels, written once over a
 // vector of W floats (clang's ext_vector_type); each translation unit that
@@ -15,6 +15,9 @@
 //   Q4_K: V as Q4_0's, w = (d * sc) * q - dmin * m with the super-block's
 //         D[j, b / 8, 0 | 1, r] (f16 d, dmin) and the block's SC[j, b,
 //         0 | 1, r] (6-bit sc, m)
+//   Q6_K: V as Q8_0's (an unsigned 6-bit q), w = (d * sc) * (q - 32) with
+//         the super-block's D[j, b / 8, r] (f16) and the 16 steps' SC[j,
+//         2 b + t / 16, r] (int8)
 //
 // and w = integer * S, exact in f32 (Q4_K's as llama.cpp rounds it: d * sc
 // and dmin * m are exact, so is their product with q, and the difference
@@ -72,13 +75,15 @@ inline float halfBitsToFloat(uint16_t h) {
 }
 
 /// The block formats the kernels read.
-enum class WeightFormat { Q8_0, Q4_0, Q4_K };
+enum class WeightFormat { Q8_0, Q4_0, Q4_K, Q6_K };
 
 /// W lanes per vector, V vectors per panel (P = V W columns), weights in
 /// format Fm.
 template <int W, int V, WeightFormat Fm> struct BlockMatmul {
   /// Two 4-bit steps a byte (Q4_0, Q4_K).
-  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
+  static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
+  /// The parts of a block with scales of their own (Q6_K's 16s).
+  static constexpr int kHalves = Fm == WeightFormat::Q6_K ? 2 : 1;
   using F = float __attribute__((ext_vector_type(W)));
   using Q = int8_t __attribute__((ext_vector_type(W)));
   using U = uint8_t __attribute__((ext_vector_type(W)));
@@ -110,15 +115,21 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
     return kk * kPanel;
   }
   /// W weights of K step kk: their integers times `scale`, plus `bias`
-  /// for 4-bit q. Q4_0's (q - 8) d is formed as fma(q, d, -8 d): the exact
-  /// product, rounded once, is the representable (q - 8) d, so it is the
-  /// same float in one operation fewer (decode is bound by these
-  /// operations, not memory); Q4_K's as fma(q, d * sc, -(dmin * m)).
+  /// for unsigned q. Q4_0's (q - 8) d is formed as fma(q, d, -8 d): the
+  /// exact product, rounded once, is the representable (q - 8) d, so it is
+  /// the same float in one operation fewer (decode is bound by these
+  /// operations, not memory); Q4_K's as fma(q, d * sc, -(dmin * m)); Q6_K's
+  /// (d * sc) (q - 32) as fma(q, d * sc, -32 (d * sc)), the exact value
+  /// rounded once as ggml's product rounds it.
   static F dequantize(const int8_t *p, int64_t kk, F scale, F bias) {
     if constexpr (Q4) {
       U v;
       std::memcpy(&v, p, sizeof v);
       v = kk % kBlock < kBlock / 2 ? v & uint8_t(15) : v >> uint8_t(4);
+      return fma(__builtin_convertvector(v, F), scale, bias);
+    } else if constexpr (Fm == WeightFormat::Q6_K) {
+      U v;
+      std::memcpy(&v, p, sizeof v);
       return fma(__builtin_convertvector(v, F), scale, bias);
     } else {
       Q v;
@@ -152,9 +163,14 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
     return f;
   }
   static F fma(F a, F b, F c) { return __builtin_elementwise_fma(a, b, c); }
-  /// W 6-bit bytes as floats.
+  /// W unsigned (Q4_K's 6-bit) or signed (Q6_K's) bytes as floats.
   static F bytes(const uint8_t *p) {
     U v;
+    std::memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, F);
+  }
+  static F signedBytes(const uint8_t *p) {
+    Q v;
     std::memcpy(&v, p, sizeof v);
     return __builtin_convertvector(v, F);
   }
@@ -173,18 +189,27 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
       return v + j * (Q4 ? k / 2 : k) * kPanel;
     }
     const uint16_t *scalesOf(int64_t j) const {
-      return s + j * (Fm == WeightFormat::Q4_K ? k / 256 * 2 : k / kBlock) *
+      return s + j *
+                     (Fm == WeightFormat::Q4_K   ? k / 256 * 2
+                      : Fm == WeightFormat::Q6_K ? k / 256
+                                                 : k / kBlock) *
                      kPanel;
     }
+    /// The K formats' k / 16 sub-block scales a column.
     const uint8_t *subScalesOf(int64_t j) const {
-      return sc + j * (k / kBlock) * 2 * kPanel;
+      return sc + j * (k / 16) * kPanel;
     }
   };
 
-  /// Block b's scale and bias (dequantize) for vector i of panel j.
-  static void blockScale(const Operands &o, int64_t j, int64_t b, int i,
-                         F &scale, F &bias) {
-    if constexpr (Fm == WeightFormat::Q4_K) {
+  /// Block b's (Q6_K: its half h's) scale and bias (dequantize) for vector
+  /// i of panel j.
+  static void blockScale(const Operands &o, int64_t j, int64_t b, int h,
+                         int i, F &scale, F &bias) {
+    if constexpr (Fm == WeightFormat::Q6_K) {
+      scale = scales(o.scalesOf(j) + b / 8 * kPanel + i * W) *
+              signedBytes(o.subScalesOf(j) + (2 * b + h) * kPanel + i * W);
+      bias = scale * F(-32.0f);
+    } else if constexpr (Fm == WeightFormat::Q4_K) {
       const uint16_t *super = o.scalesOf(j) + b / 8 * 2 * kPanel + i * W;
       const uint8_t *sub = o.subScalesOf(j) + b * 2 * kPanel + i * W;
       scale = scales(super) * bytes(sub);
@@ -203,12 +228,14 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i)
           acc[r][p][i] = load(c + r * o.ldc + (j + p) * kPanel + i * W);
-    for (int64_t b = 0; b < o.k / kBlock; ++b) {
+    for (int64_t b = 0; b < o.k / kBlock; ++b)
+      for (int h = 0; h < kHalves; ++h) {
       F scale[NP][V], bias[NP][V];
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i)
-          blockScale(o, j + p, b, i, scale[p][i], bias[p][i]);
-      for (int64_t t = 0; t < kBlock; ++t) {
+          blockScale(o, j + p, b, h, i, scale[p][i], bias[p][i]);
+      for (int64_t t = h * kBlock / kHalves; t < (h + 1) * kBlock / kHalves;
+           ++t) {
         int64_t kk = b * kBlock + t;
         for (int p = 0; p < NP; ++p) {
           const int8_t *q = o.values(j + p) + stepOffset(kk);
@@ -247,14 +274,17 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
                               int64_t depth, float *panel) {
     const int8_t *q = o.values(j);
     for (int64_t kk = 0; kk < depth; kk += kBlock) {
-      F scale[V], bias[V];
-      for (int i = 0; i < V; ++i)
-        blockScale(o, j, (k0 + kk) / kBlock, i, scale[i], bias[i]);
-      for (int64_t t = kk; t < kk + kBlock; ++t)
+      for (int h = 0; h < kHalves; ++h) {
+        F scale[V], bias[V];
         for (int i = 0; i < V; ++i)
-          store(panel + t * kPanel + i * W,
-                dequantize(q + stepOffset(k0 + t) + i * W, k0 + t, scale[i],
-                           bias[i]));
+          blockScale(o, j, (k0 + kk) / kBlock, h, i, scale[i], bias[i]);
+        for (int64_t t = kk + h * kBlock / kHalves;
+             t < kk + (h + 1) * kBlock / kHalves; ++t)
+          for (int i = 0; i < V; ++i)
+            store(panel + t * kPanel + i * W,
+                  dequantize(q + stepOffset(k0 + t) + i * W, k0 + t,
+                             scale[i], bias[i]));
+      }
     }
   }
 
@@ -362,8 +392,8 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
 } // namespace tfm::kernels
 
 /// Defines an instruction set's entry points (Kernels.h), q8_0Matmul ISA,
-/// q4_0Matmul ISA and q4_kMatmul ISA, for panels of W x V columns, V in
-/// the rest.
+/// q4_0Matmul ISA, q4_kMatmul ISA and q6_kMatmul ISA, for panels of W x V
+/// columns, V in the rest.
 #define TFM_DEFINE_BLOCK_MATMUL(NAME, ISA, W, FORMAT, ...)                     \
   bool tfm::kernels::NAME##ISA(const float *a, const int8_t *v,                \
                                const uint16_t *s, const uint8_t *sc, float *c, \
@@ -375,6 +405,7 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
 #define TFM_DEFINE_BLOCK_MATMULS(ISA, W, ...)                                  \
   TFM_DEFINE_BLOCK_MATMUL(q8_0Matmul, ISA, W, Q8_0, __VA_ARGS__)               \
   TFM_DEFINE_BLOCK_MATMUL(q4_0Matmul, ISA, W, Q4_0, __VA_ARGS__)               \
-  TFM_DEFINE_BLOCK_MATMUL(q4_kMatmul, ISA, W, Q4_K, __VA_ARGS__)
+  TFM_DEFINE_BLOCK_MATMUL(q4_kMatmul, ISA, W, Q4_K, __VA_ARGS__)               \
+  TFM_DEFINE_BLOCK_MATMUL(q6_kMatmul, ISA, W, Q6_K, __VA_ARGS__)
 
 #endif // TFM_RUNTIME_KERNELS_BLOCKMATMUL_H

@@ -120,6 +120,8 @@ constexpr Int8Variant kQ4_0Int8Variants[3] = {
     q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512};
 constexpr Int8Variant kQ4_KInt8Variants[3] = {
     q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512};
+constexpr Int8Variant kQ6_KInt8Variants[3] = {
+    q6_kInt8MatmulSse2, q6_kInt8MatmulAvx2, q6_kInt8MatmulAvx512};
 
 constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
                                       q8_0MatmulAvx512};
@@ -127,6 +129,8 @@ constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
                                       q4_0MatmulAvx512};
 constexpr Variant kQ4_KVariants[3] = {q4_kMatmulSse2, q4_kMatmulAvx2,
                                       q4_kMatmulAvx512};
+constexpr Variant kQ6_KVariants[3] = {q6_kMatmulSse2, q6_kMatmulAvx2,
+                                      q6_kMatmulAvx512};
 } // namespace
 
 #define TFM_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                               \
@@ -143,18 +147,21 @@ TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx2, kQ4_0Variants, 1)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
 #undef TFM_BLOCK_MATMUL
 
-/// Q4_K's: S [J, K/256, 2, P] and SC [J, K/32, 2, P] (Kernels.h).
-#define TFM_Q4_K_MATMUL(NAME, WIDEST)                                          \
+/// The K formats': S and SC of rank RANK (Q4_K: [J, K/256, 2, P] and
+/// [J, K/32, 2, P]; Q6_K: [J, K/256, P] and [J, K/16, P]; Kernels.h).
+#define TFM_K_MATMUL(NAME, VARIANTS, RANK, WIDEST)                             \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
-                       MemRef<uint16_t, 4> *s, MemRef<uint8_t, 4> *sc,        \
+                       MemRef<uint16_t, RANK> *s, MemRef<uint8_t, RANK> *sc,  \
                        MemRef<float, 3> *c, int64_t j0, int64_t j1) {          \
-    runBlockMatmul(kQ4_KVariants, WIDEST, a, v, s->data(), sc->data(), c, j0,  \
-                   j1);                                                        \
+    runBlockMatmul(VARIANTS, WIDEST, a, v, s->data(), sc->data(), c, j0, j1);  \
   }
-TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_sse2, 0)
-TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx2, 1)
-TFM_Q4_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx512, 2)
-#undef TFM_Q4_K_MATMUL
+TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_sse2, kQ4_KVariants, 4, 0)
+TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx2, kQ4_KVariants, 4, 1)
+TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx512, kQ4_KVariants, 4, 2)
+TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_sse2, kQ6_KVariants, 3, 0)
+TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_avx2, kQ6_KVariants, 3, 1)
+TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_avx512, kQ6_KVariants, 3, 2)
+#undef TFM_K_MATMUL
 
 #define TFM_QUANTIZE_ROWS(NAME, WIDEST)                                        \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<float, 2> *amax,           \
@@ -183,18 +190,21 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2, kQ4_0Int8Variants,
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variants, 2)
 #undef TFM_INT8_BLOCK_MATMUL
 
-#define TFM_Q4_K_INT8_MATMUL(NAME, WIDEST)                                     \
+#define TFM_K_INT8_MATMUL(NAME, VARIANTS, RANK, WIDEST)                        \
   extern "C" void NAME(MemRef<int8_t, 2> *q, MemRef<float, 2> *d,             \
                        MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,         \
-                       MemRef<uint16_t, 4> *s, MemRef<uint8_t, 4> *sc,        \
+                       MemRef<uint16_t, RANK> *s, MemRef<uint8_t, RANK> *sc,  \
                        MemRef<float, 3> *c, int64_t j0, int64_t j1) {          \
-    runInt8BlockMatmul(kQ4_KInt8Variants, WIDEST, q, d, sum, v, s->data(),     \
-                       sc->data(), c, j0, j1);                                 \
+    runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s->data(), sc->data(),  \
+                       c, j0, j1);                                             \
   }
-TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, 0)
-TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, 1)
-TFM_Q4_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, 2)
-#undef TFM_Q4_K_INT8_MATMUL
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, kQ4_KInt8Variants, 4, 0)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, kQ4_KInt8Variants, 4, 1)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, kQ4_KInt8Variants, 4, 2)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2, kQ6_KInt8Variants, 3, 0)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2, kQ6_KInt8Variants, 3, 1)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512, kQ6_KInt8Variants, 3, 2)
+#undef TFM_K_INT8_MATMUL
 
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
@@ -218,6 +228,12 @@ mlir::tfm::runtime::getKernelSymbols() {
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2)
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx512)
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx2)
       TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx512)

@@ -1,4 +1,4 @@
-//===- Int8BlockMatmul.h - int8 rows times Q8_0/Q4_0/Q4_K weights -*- C++ -*-===//
+//===- Int8BlockMatmul.h - int8 rows times block weights --------*- C++ -*-===//
 //
 // The body of tfm's int8 quantized matmul micro-kernels: the activations'
 // rows quantized per block of 32 along K to int8 (Q8_0's scheme: d = max |a|
@@ -10,13 +10,18 @@
 //
 // (Q4_0's integer is its 4-bit q minus 8). That is the function llama.cpp's
 // CPU backend computes for Q8_0 and Q4_0 weights. A Q4_K weight (d * sc) *
-// q - dmin * m has two terms, each block's scaled by its own integers:
+// q - dmin * m has two terms, the min's from the block's activation sum:
 //
-//   C[m, n] = fma(float(sc * sum_t qa q), d * da, C[m, n])
-//   C[m, n] = fma(float(m * sum_t qa), dmin * -da, C[m, n])
+//   C[m, n] = fma(float(sum_t qa q), (d * sc) * da, C[m, n])
+//   C[m, n] = fma(dmin * m, -(da * float(sum_t qa)), C[m, n])
 //
-// (llama.cpp sums a super-block's sub-blocks in integers first, its
-// activations quantized per 256; here per 32, as for the other formats).
+// (d * sc and dmin * m are exact, formed once per column for all rows, so
+// a row's block costs what a Q4_0 one does; llama.cpp sums a super-block's
+// sub-blocks in integers first, its activations quantized per 256; here per
+// 32, as for the other formats). A Q6_K weight (d * sc) * (q - 32), sc per
+// 16 steps, is two such terms a block, one per half h:
+//
+//   C[m, n] = fma(float(sum_h qa q - 32 sum_h qa), (d * sc_h) * da, C[m, n])
 // Every instruction set's variant gives the same floats: the integer sums
 // are exact and the scaling is the same roundings in the same order.
 //
@@ -27,6 +32,7 @@
 //   Q4_0: V[j, b, u, r, i] = two 4-bit q (u < 4): K step 32 b + 4 u + i in
 //         the low nibble, 32 b + 16 + 4 u + i in the high one
 //   Q4_K: as Q4_0's
+//   Q6_K: as Q8_0's, each byte an unsigned 6-bit q
 //
 // and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
 // (BlockMatmul.h).
@@ -99,9 +105,17 @@ inline void quantizeRows(const float *a, int64_t lda, const float *amax,
     }
 }
 
+/// The sum of a block's first 16 activations (Q6_K's scales are per 16).
+inline int32_t halfSum(const int8_t *q) {
+  int32_t total = 0;
+  for (int t = 0; t < 16; ++t)
+    total += q[t];
+  return total;
+}
+
 /// Any instruction set: the definition above, one column at a time.
 template <WeightFormat Fm> struct Int8BlockMatmulScalar {
-  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
+  static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
                   const uint8_t *sc, float *c, int64_t ldc, int64_t m,
                   int64_t k, int64_t panel, int64_t j0, int64_t j1) {
@@ -113,27 +127,40 @@ template <WeightFormat Fm> struct Int8BlockMatmulScalar {
           for (int64_t b = 0; b < blocks; ++b) {
             const int8_t *block = v + (j * blocks + b) * blockBytes;
             const int8_t *q = x.q + row * k + b * 32;
-            int32_t sum = 0;
+            // The block's products, and Q6_K's per 16.
+            int32_t sum = 0, halves[2] = {0, 0};
             for (int t = 0; t < 32; ++t) {
               int u = (Q4 ? t % 16 : t) / 4, i = t % 4;
               int8_t byte = block[(u * panel + r) * 4 + i];
               int32_t w = Q4 ? int32_t((uint8_t(byte) >> (t < 16 ? 0 : 4)) &
                                        15)
-                             : int32_t(byte);
+                        : Fm == WeightFormat::Q6_K ? int32_t(uint8_t(byte))
+                                                   : int32_t(byte);
               if (Fm == WeightFormat::Q4_0)
                 w -= 8;
               sum += w * q[t];
+              halves[t / 16] += w * q[t];
             }
             float da = x.d[row * blocks + b];
-            if constexpr (Fm == WeightFormat::Q4_K) {
+            if constexpr (Fm == WeightFormat::Q6_K) {
+              float d = halfBitsToFloat(s[(j * (blocks / 8) + b / 8) * panel + r]);
+              int32_t first = halfSum(q);
+              int32_t sums[2] = {first, x.sum[row * blocks + b] - first};
+              for (int h = 0; h < 2; ++h) {
+                float scale =
+                    d * float(int8_t(sc[(j * (k / 16) + 2 * b + h) * panel + r]));
+                acc = std::fma(float(halves[h] - 32 * sums[h]), scale * da,
+                               acc);
+              }
+            } else if constexpr (Fm == WeightFormat::Q4_K) {
               const uint16_t *super = s + (j * (blocks / 8) + b / 8) * 2 * panel;
               const uint8_t *sub = sc + (j * blocks + b) * 2 * panel;
-              float d = halfBitsToFloat(super[r]);
-              float dmin = halfBitsToFloat(super[panel + r]);
-              acc = std::fma(float(int32_t(sub[r]) * sum), d * da, acc);
-              acc = std::fma(float(int32_t(sub[panel + r]) *
-                                   x.sum[row * blocks + b]),
-                             dmin * -da, acc);
+              float scale = halfBitsToFloat(super[r]) * float(sub[r]);
+              float min = halfBitsToFloat(super[panel + r]) *
+                          float(sub[panel + r]);
+              acc = std::fma(float(sum), scale * da, acc);
+              acc = std::fma(min, -(da * float(x.sum[row * blocks + b])),
+                             acc);
             } else {
               float scale = halfBitsToFloat(s[(j * blocks + b) * panel + r]) *
                             da;
@@ -165,13 +192,15 @@ struct Avx512Vnni {
     return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(15));
   }
   static I dotU8(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
-  /// 16 bytes widened to int32 lanes, an int32 splat, a lane product.
+  /// A lane's worth of unsigned or signed bytes widened to int32 lanes.
   static I widenU8(const uint8_t *p) {
     return _mm512_cvtepu8_epi32(
         _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
   }
-  static I splatI(int32_t x) { return _mm512_set1_epi32(x); }
-  static I mulI(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  static I widenI8(const uint8_t *p) {
+    return _mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+  }
   using Q8 = I;
   static Q8 prepareQ8(I w) {
     return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80)));
@@ -222,8 +251,10 @@ struct Avx2 {
     return _mm256_cvtepu8_epi32(
         _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
   }
-  static I splatI(int32_t x) { return _mm256_set1_epi32(x); }
-  static I mulI(I a, I b) { return _mm256_mullo_epi32(a, b); }
+  static I widenI8(const uint8_t *p) {
+    return _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i *>(p)));
+  }
   struct Q8 {
     I magnitude, sign;
   };
@@ -251,14 +282,18 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   using I = typename Isa::I;
   using F = typename Isa::F;
   /// Two 4-bit steps a byte (Q4_0, Q4_K).
-  static constexpr bool Q4 = Fm != WeightFormat::Q8_0;
+  static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
+  /// Q6_K: its bytes unsigned, its sums per 16 steps (quads 0-3, 4-7).
+  static constexpr bool Q6 = Fm == WeightFormat::Q6_K;
+  static constexpr int kHalves = Q6 ? 2 : 1;
   static constexpr int kPanel = V * Isa::kLanes;
   /// Groups of four K steps a block holds per column (a nibble each for
   /// Q4_0: the low one, steps 4 u..; the high one, 16 + 4 u..).
   static constexpr int kQuads = Q4 ? 4 : 8;
-  static constexpr int32_t kOffset = Fm == WeightFormat::Q4_0   ? 8
-                                     : Fm == WeightFormat::Q4_K ? 0
-                                                                : Isa::kQ8Offset;
+  static constexpr int32_t kOffset = Fm == WeightFormat::Q4_0 ? 8
+                                     : Fm == WeightFormat::Q8_0
+                                         ? Isa::kQ8Offset
+                                         : 0;
   static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
   /// How far ahead (bytes) each panel's values are prefetched.
   static constexpr int64_t kPrefetchBytes = 2048;
@@ -284,11 +319,15 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
               Isa::loadF(o.c + (m0 + r) * o.ldc + (j + p) * kPanel +
                          i * Isa::kLanes);
     for (int64_t b = 0; b < blocks; ++b) {
-      I sum[R][NP][V];
+      // Q6_K's second half's sums in sum2.
+      I sum[R][NP][V], sum2[Q6 ? R : 1][NP][V];
       for (int r = 0; r < R; ++r)
         for (int p = 0; p < NP; ++p)
-          for (int i = 0; i < V; ++i)
+          for (int i = 0; i < V; ++i) {
             sum[r][p][i] = Isa::zero();
+            if constexpr (Q6)
+              sum2[r][p][i] = Isa::zero();
+          }
       const int8_t *q[R];
       for (int r = 0; r < R; ++r)
         q[r] = o.x.q + (m0 + r) * o.k + b * 32;
@@ -312,6 +351,11 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
                 sum[r][p][i] = Isa::dotU8(sum[r][p][i], low, a[r]);
                 sum[r][p][i] = Isa::dotU8(sum[r][p][i], high, aHigh[r]);
               }
+            } else if constexpr (Q6) {
+              for (int r = 0; r < R; ++r) {
+                I &half = u < 4 ? sum[r][p][i] : sum2[r][p][i];
+                half = Isa::dotU8(half, w, a[r]);
+              }
             } else {
               auto prepared = Isa::prepareQ8(w);
               for (int r = 0; r < R; ++r)
@@ -322,23 +366,49 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
       }
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i) {
+          if constexpr (Q6) {
+            // Per column: d * sc of each half (exact in f32); per row, the
+            // halves' activation sums for the q - 32.
+            F d = Isa::scales(o.s + ((j + p) * (blocks / 8) + b / 8) * kPanel +
+                              i * Isa::kLanes);
+            const uint8_t *sub =
+                o.sc + ((j + p) * (o.k / 16) + 2 * b) * kPanel + i * Isa::kLanes;
+            F scale0 = Isa::mul(d, Isa::toFloat(Isa::widenI8(sub), 0));
+            F scale1 =
+                Isa::mul(d, Isa::toFloat(Isa::widenI8(sub + kPanel), 0));
+            for (int r = 0; r < R; ++r) {
+              int64_t at = (m0 + r) * blocks + b;
+              float da = o.x.d[at];
+              int32_t first = halfSum(q[r]);
+              acc[r][p][i] = Isa::fma(Isa::toFloat(sum[r][p][i], 32 * first),
+                                      Isa::mul(scale0, Isa::splat(da)),
+                                      acc[r][p][i]);
+              acc[r][p][i] = Isa::fma(
+                  Isa::toFloat(sum2[r][p][i], 32 * (o.x.sum[at] - first)),
+                  Isa::mul(scale1, Isa::splat(da)), acc[r][p][i]);
+            }
+            continue;
+          }
           if constexpr (Fm == WeightFormat::Q4_K) {
+            // Per column: d * sc and dmin * m (exact in f32), once for
+            // every row.
             const uint16_t *super =
                 o.s + (((j + p) * (blocks / 8) + b / 8) * 2 * kPanel +
                        i * Isa::kLanes);
             const uint8_t *sub = o.sc + (((j + p) * blocks + b) * 2 * kPanel +
                                          i * Isa::kLanes);
-            F d = Isa::scales(super), dmin = Isa::scales(super + kPanel);
-            I scale = Isa::widenU8(sub), min = Isa::widenU8(sub + kPanel);
+            F scale = Isa::mul(Isa::scales(super),
+                               Isa::toFloat(Isa::widenU8(sub), 0));
+            F min = Isa::mul(Isa::scales(super + kPanel),
+                             Isa::toFloat(Isa::widenU8(sub + kPanel), 0));
             for (int r = 0; r < R; ++r) {
               int64_t at = (m0 + r) * blocks + b;
               float da = o.x.d[at];
+              acc[r][p][i] =
+                  Isa::fma(Isa::toFloat(sum[r][p][i], 0),
+                           Isa::mul(scale, Isa::splat(da)), acc[r][p][i]);
               acc[r][p][i] = Isa::fma(
-                  Isa::toFloat(Isa::mulI(sum[r][p][i], scale), 0),
-                  Isa::mul(d, Isa::splat(da)), acc[r][p][i]);
-              acc[r][p][i] = Isa::fma(
-                  Isa::toFloat(Isa::mulI(min, Isa::splatI(o.x.sum[at])), 0),
-                  Isa::mul(dmin, Isa::splat(-da)), acc[r][p][i]);
+                  min, Isa::splat(-(da * float(o.x.sum[at]))), acc[r][p][i]);
             }
             continue;
           }
@@ -423,8 +493,9 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
 } // namespace tfm::kernels
 
 /// Defines an instruction set's int8 entry points (Kernels.h):
-/// quantizeRows ISA, and q8_0Int8Matmul ISA, q4_0Int8Matmul ISA and
-/// q4_kInt8Matmul ISA by `runInt8Panel<TRAITS, format, Vs...>`.
+/// quantizeRows ISA, and q8_0Int8Matmul ISA, q4_0Int8Matmul ISA,
+/// q4_kInt8Matmul ISA and q6_kInt8Matmul ISA by `runInt8Panel<TRAITS,
+/// format, Vs...>`.
 #define TFM_DEFINE_INT8_BLOCK_MATMUL(NAME, ISA, TRAITS, FORMAT, ...)           \
   bool tfm::kernels::NAME##ISA(                                                \
       const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
@@ -446,6 +517,8 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
   TFM_DEFINE_INT8_BLOCK_MATMUL(q4_0Int8Matmul, ISA, TRAITS,                    \
                                Q4_0 __VA_OPT__(, ) __VA_ARGS__)                \
   TFM_DEFINE_INT8_BLOCK_MATMUL(q4_kInt8Matmul, ISA, TRAITS,                    \
-                               Q4_K __VA_OPT__(, ) __VA_ARGS__)
+                               Q4_K __VA_OPT__(, ) __VA_ARGS__)                \
+  TFM_DEFINE_INT8_BLOCK_MATMUL(q6_kInt8Matmul, ISA, TRAITS,                    \
+                               Q6_K __VA_OPT__(, ) __VA_ARGS__)
 
 #endif // TFM_RUNTIME_KERNELS_INT8BLOCKMATMUL_H

@@ -7,9 +7,9 @@
 namespace tfm::kernels {
 /// C[m, j * panel + r] += A[m, :] . the dequantized weights of panel j,
 /// column r, for panels [j0, j1) (BlockMatmul.h), compiled for SSE2
-/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0, Q4_0 and Q4_K weights
-/// (`s` the f16 scales, Q4_K's super-blocks' d and dmin; `sc` Q4_K's
-/// blocks' scales and mins, else unused). False if this variant has no code
+/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0, Q4_0, Q4_K and Q6_K
+/// weights (`s` the f16 scales, the K formats' super-blocks'; `sc` their
+/// sub-blocks' scales, else unused). False if this variant has no code
 /// for `panel` columns.
 #define TFM_DECLARE_BLOCK_MATMUL(NAME)                                         \
   bool NAME(const float *a, const int8_t *v, const uint16_t *s,                \
@@ -18,7 +18,8 @@ namespace tfm::kernels {
 #define TFM_DECLARE_BLOCK_MATMULS(ISA)                                         \
   TFM_DECLARE_BLOCK_MATMUL(q8_0Matmul##ISA)                                    \
   TFM_DECLARE_BLOCK_MATMUL(q4_0Matmul##ISA)                                    \
-  TFM_DECLARE_BLOCK_MATMUL(q4_kMatmul##ISA)
+  TFM_DECLARE_BLOCK_MATMUL(q4_kMatmul##ISA)                                    \
+  TFM_DECLARE_BLOCK_MATMUL(q6_kMatmul##ISA)
 TFM_DECLARE_BLOCK_MATMULS(Sse2)
 TFM_DECLARE_BLOCK_MATMULS(Avx2)
 TFM_DECLARE_BLOCK_MATMULS(Avx512)
@@ -28,7 +29,7 @@ TFM_DECLARE_BLOCK_MATMULS(Avx512)
 /// magnitudes amax [M, K/32] (ldamax apart) into q [M, K], d and sum [M,
 /// K/32] (Int8BlockMatmul.h's quantizeRows), and C[m, j * panel + r] +=
 /// the int8 definition of Int8BlockMatmul.h for those rows against the
-/// Q8_0, Q4_0 or Q4_K weights of panels [j0, j1) with four K steps a column
+/// Q8_0, Q4_0, Q4_K or Q6_K weights of panels [j0, j1) with four K steps a column
 /// adjacent. Compiled for SSE2 (the scalar definition, any panel), AVX2 +
 /// FMA + F16C (vpmaddubsw), AVX-512 VNNI + BW. False if this variant has
 /// no code for `panel` columns.
@@ -43,7 +44,8 @@ TFM_DECLARE_BLOCK_MATMULS(Avx512)
                          float *d, int32_t *sum);                              \
   TFM_DECLARE_INT8_BLOCK_MATMUL(q8_0Int8Matmul##ISA)                           \
   TFM_DECLARE_INT8_BLOCK_MATMUL(q4_0Int8Matmul##ISA)                           \
-  TFM_DECLARE_INT8_BLOCK_MATMUL(q4_kInt8Matmul##ISA)
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q4_kInt8Matmul##ISA)                           \
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q6_kInt8Matmul##ISA)
 TFM_DECLARE_INT8_MATMUL(Sse2)
 TFM_DECLARE_INT8_MATMUL(Avx2)
 TFM_DECLARE_INT8_MATMUL(Avx512)

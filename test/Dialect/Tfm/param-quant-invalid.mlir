@@ -54,3 +54,10 @@ func.func @blocks(%x: tensor<8x64xf32>, %w: tensor<64x80xf32> {tfm.param = "w", 
 func.func @super_blocks(%x: tensor<8x64xf32>, %w: tensor<64x288xf32> {tfm.param = "w", tfm.param_quant = #tfm.quant<q4_k, axis = 1>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{argument #1: #tfm.quant<q6_k, axis = 0> needs dimension 0 of 'tensor<128x96xf32>' (128) to be a multiple of its blocks of 256}}
+func.func @q6_k_blocks(%x: tensor<8x128xf32>, %w: tensor<128x96xf32> {tfm.param = "w", tfm.param_quant = #tfm.quant<q6_k, axis = 0>}) {
+  return
+}

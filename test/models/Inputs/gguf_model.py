@@ -9,8 +9,9 @@ usage:
       tensor names, Llama's Q and K rows permuted for ggml's RoPE):
       DIR/f32.gguf, f16.gguf (matrices f16), q8_0.gguf and q4_0.gguf
       (matrices, the embedding's too, quantized by gguf-py, llama.cpp's
-      quantizer), q4_k.gguf (likewise Q4_K, by the port of llama.cpp's
-      quantizer in test/numerics/Inputs/q4_k_ref.py: a --pure Q4_K file),
+      quantizer), q4_k.gguf and q6_k.gguf (likewise Q4_K and Q6_K, by the
+      ports of llama.cpp's quantizers in test/numerics/Inputs/q4_k_ref.py
+      and q6_k_ref.py: --pure files),
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
@@ -136,7 +137,8 @@ def cmd_make(argv):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
         __file__)), "..", "..", "numerics", "Inputs"))
     import q4_k_ref
-    for kind in ["f32", "f16", "q8_0", "q4_0", "q4_k", "k"]:
+    import q6_k_ref
+    for kind in ["f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k", "k"]:
         w = GGUFWriter(os.path.join(a.dir, f"{kind}.gguf"), a.arch)
         w.add_name(f"tiny {a.arch}")
         add_hparams(w, TINY)
@@ -166,6 +168,9 @@ def cmd_make(argv):
             elif kind == "q4_k":
                 w.add_tensor(gname, q4_k_ref.quantize_q4_k(t),
                              raw_dtype=T.Q4_K)
+            elif kind == "q6_k":
+                w.add_tensor(gname, q6_k_ref.quantize_q6_k(t),
+                             raw_dtype=T.Q6_K)
             elif "token_embd" in gname:
                 w.add_tensor(gname, quants.quantize(t, T.Q8_0),
                              raw_dtype=T.Q8_0)
@@ -182,7 +187,7 @@ def cmd_make(argv):
         w.close()
     ids = rng.integers(0, TINY["vocab_size"], (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
-    print(f"{a.arch}: 6 GGUF files, ids {list(ids.shape)}")
+    print(f"{a.arch}: 7 GGUF files, ids {list(ids.shape)}")
 
 
 def cmd_convert(argv):

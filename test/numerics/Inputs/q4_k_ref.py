@@ -14,7 +14,7 @@ q4_k-golden.npz. gguf-py has a Q4_K dequantizer but no quantizer.
                                 the float32 weights those blocks stand for
                                 (gguf-py's dequantizer)
 
-As a script (q4_k.test):
+As a script (q4_k.test; q6_k_ref.py shares these commands):
   q4_k_ref.py check-golden GOLDEN.npz
                                 quantize_q4_k(w) is the golden file's blocks
                                 (llama.cpp's own output for its rows w)
@@ -176,16 +176,18 @@ def dequantize_q4_k(blocks, shape):
     return quants.dequantize(b, GGMLQuantizationType.Q4_K).reshape(shape)
 
 
-def check_golden(path):
+# The script's commands, shared with q6_k_ref.py: each takes the format's
+# quantizer or dequantizer.
+def check_golden(path, quantize=quantize_q4_k):
     golden = np.load(path)
-    ours = quantize_q4_k(golden["w"])
+    ours = quantize(golden["w"])
     bad = np.argwhere(np.any(ours != golden["blocks"], axis=-1)).ravel()
     if ours.shape != golden["blocks"].shape or len(bad):
         raise SystemExit(f"FAIL: rows {bad.tolist()} differ from llama.cpp's")
     print(f"PASS: {len(ours)} rows as llama.cpp quantizes them")
 
 
-def golden_identity(path, out):
+def golden_identity(path, out, dequantize=dequantize_q4_k):
     import os
     from safetensors.numpy import save_file
     os.makedirs(out, exist_ok=True)
@@ -195,7 +197,7 @@ def golden_identity(path, out):
     save_file({"w": w}, f"{out}/w.safetensors")
     np.save(f"{out}/x.npy", np.eye(k, dtype=F)[None])
     np.save(f"{out}/expected.npy",
-            dequantize_q4_k(golden["blocks"], w.shape).T[None])
+            dequantize(golden["blocks"], w.shape).T[None])
     t = f"tensor<1x{k}x"
     with open(f"{out}/model.mlir", "w") as m:
         m.write(f"""func.func @forward(%x: {t}{k}xf32> {{tfm.input = "x"}},
@@ -206,8 +208,16 @@ def golden_identity(path, out):
 """)
 
 
-if __name__ == "__main__":
+def script(quantize, dequantize):
+    """Runs sys.argv's command (check-golden or golden-identity) for the
+    format of `quantize` and `dequantize`."""
     import sys
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"check-golden": check_golden,
-     "golden-identity": golden_identity}[cmd](*args)
+    {"check-golden": lambda path: check_golden(path, quantize),
+     "golden-identity": lambda path, out: golden_identity(path, out,
+                                                          dequantize),
+     }[cmd](*args)
+
+
+if __name__ == "__main__":
+    script(quantize_q4_k, dequantize_q4_k)

@@ -1,9 +1,10 @@
-"""Q8_0, Q4_0 and Q4_K weights (transformer-runner --quantize
-q8_0|q4_0|q4_k) against llama.cpp's quantizer (gguf-py's numpy port of it,
-pinned in the reference venv; for Q4_K, which gguf-py cannot quantize,
-q4_k_ref.py's port, checked against llama.cpp's own output). FORMAT is q8_0
-(the default), q4_0 or q4_k (whose super-blocks of 256 need larger K: the
-model's D is 256 and its hidden width 512, the identity's K 512).
+"""Q8_0, Q4_0, Q4_K and Q6_K weights (transformer-runner --quantize
+q8_0|q4_0|q4_k|q6_k) against llama.cpp's quantizer (gguf-py's numpy port of
+it, pinned in the reference venv; for the K formats, which gguf-py cannot
+quantize, q4_k_ref.py's and q6_k_ref.py's ports, checked against llama.cpp's
+own output). FORMAT is q8_0 (the default), q4_0, q4_k or q6_k (whose
+super-blocks of 256 need larger K: the model's D is 256 and its hidden width
+512, the identity's K 512).
 
   q8_0.py model DIR S [FORMAT]
                            a small model (linear + bias, ReLU, an out_in
@@ -35,6 +36,7 @@ D, HIDDEN, VOCAB = 64, 288, 100
 
 
 FORMAT = GGMLQuantizationType.Q8_0
+K_FORMATS = (GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q6_K)
 
 
 def llama_cpp_q8_0(w):
@@ -42,10 +44,13 @@ def llama_cpp_q8_0(w):
     dimension, dequantized (the integer times the f16 scale, exact in
     float32)."""
     w = np.ascontiguousarray(w, np.float32)
-    if FORMAT == GGMLQuantizationType.Q4_K:
+    if FORMAT in K_FORMATS:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import q4_k_ref
-        packed = q4_k_ref.quantize_q4_k(w)
+        import q6_k_ref
+        packed = (q4_k_ref.quantize_q4_k(w)
+                  if FORMAT == GGMLQuantizationType.Q4_K
+                  else q6_k_ref.quantize_q6_k(w))
     else:
         packed = quants.quantize(w, FORMAT)
     return quants.dequantize(packed, FORMAT).reshape(w.shape)
@@ -55,8 +60,9 @@ def set_format(name):
     global FORMAT, D, HIDDEN
     FORMAT = {"q8_0": GGMLQuantizationType.Q8_0,
               "q4_0": GGMLQuantizationType.Q4_0,
-              "q4_k": GGMLQuantizationType.Q4_K}[name]
-    if FORMAT == GGMLQuantizationType.Q4_K:
+              "q4_k": GGMLQuantizationType.Q4_K,
+              "q6_k": GGMLQuantizationType.Q6_K}[name]
+    if FORMAT in K_FORMATS:
         D, HIDDEN = 256, 512
 
 
@@ -120,7 +126,7 @@ def model(out, s):
 def identity(out):
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(3)
-    n, k = 40, 512 if FORMAT == GGMLQuantizationType.Q4_K else 128
+    n, k = 40, 512 if FORMAT in K_FORMATS else 128
     w = rng.standard_normal((n, k)).astype(np.float32)
     w[0, :32] = 0.0                   # an all-zero block: scale 0
     w[1, :32] *= 1e-6                 # a scale far below 2^-14: f16 subnormal
@@ -129,7 +135,7 @@ def identity(out):
     w[5, 64:96] = -w[5, 64:96]        # a negative extreme: Q4_0's d > 0
     w[6, 96:128] = np.float32(-0.25)  # equal magnitudes: the first decides
     w[4, :] = np.round(w[4, :] * 127) / 127   # ties near x.5 after scaling
-    if k > 128:                       # Q4_K: its sub-blocks and super-blocks
+    if k > 128:                       # the K formats' sub- and super-blocks
         w[7, 256:] = 0.0              # an all-zero super-block
         w[8, 288:320] *= 1e3          # one sub-block far above the rest
         w[9, :] = np.abs(w[9, :])     # no negative weight: min 0

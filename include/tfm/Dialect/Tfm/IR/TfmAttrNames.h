@@ -71,6 +71,12 @@ inline constexpr llvm::StringLiteral kQ4_0ScalesWeightFormat = "q4_0_scales";
 inline constexpr llvm::StringLiteral kQ4_KValuesWeightFormat = "q4_k_values";
 inline constexpr llvm::StringLiteral kQ4_KScalesWeightFormat = "q4_k_scales";
 inline constexpr llvm::StringLiteral kQ4_KSuperWeightFormat = "q4_k_super";
+/// The three a Q6_K weight is bound as: its 6-bit q (0..63) a byte a K step
+/// as Q8_0's values, the signed 8-bit scale of each 16 weights ([N, K /
+/// 16]) and its super-blocks' f16 d ([N, K / 256]).
+inline constexpr llvm::StringLiteral kQ6_KValuesWeightFormat = "q6_k_values";
+inline constexpr llvm::StringLiteral kQ6_KScalesWeightFormat = "q6_k_scales";
+inline constexpr llvm::StringLiteral kQ6_KSuperWeightFormat = "q6_k_super";
 /// On a parameter of a tensor-parallel module: the #tfm.shard slice of its
 /// weight-file tensor each rank binds (tfm-tensor-parallel). Verified by
 /// the dialect.
