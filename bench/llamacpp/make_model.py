@@ -27,7 +27,11 @@ p = argparse.ArgumentParser()
 p.add_argument("out")
 p.add_argument("--layers", type=int, default=22)
 p.add_argument("--types", default="f32,q8_0")
+p.add_argument("--llama-quantize")
 args = p.parse_args()
+types = [t for t in args.types.split(",") if t]
+if "q4_k_m" in types and ("f32" not in types or not args.llama_quantize):
+    p.error("q4_k_m is made from the f32 file by --llama-quantize")
 
 D, HEADS, KV, FFN, V = 2048, 32, 4, 5632, 32000
 DH = D // HEADS
@@ -75,7 +79,7 @@ with open(os.path.join(hfdir, "config.json"), "w") as f:
                "bos_token_id": 1, "eos_token_id": 2}, f)
 save_file(hf, os.path.join(hfdir, "model.safetensors"))
 
-for kind in filter(None, args.types.split(",")):
+for kind in [t for t in types if t != "q4_k_m"]:
     path = os.path.join(args.out, f"model-{kind}.gguf")
     w = GGUFWriter(path, "llama")
     w.add_name("tinyllama-shaped random")
@@ -120,4 +124,12 @@ for kind in filter(None, args.types.split(",")):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+if "q4_k_m" in types:
+    import subprocess
+    made = subprocess.run([args.llama_quantize,
+                           os.path.join(args.out, "model-f32.gguf"),
+                           os.path.join(args.out, "model-q4_k_m.gguf"),
+                           "Q4_K_M"], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise SystemExit(f"llama-quantize failed:\n{made.stderr[-2000:]}")
 print(args.out)

@@ -364,6 +364,11 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           }
         }
       }
+      // Q6_K: each row's sum of the block's first 16 activations.
+      int32_t firstHalf[R];
+      if constexpr (Q6)
+        for (int r = 0; r < R; ++r)
+          firstHalf[r] = halfSum(q[r]);
       for (int p = 0; p < NP; ++p)
         for (int i = 0; i < V; ++i) {
           if constexpr (Q6) {
@@ -379,7 +384,7 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             for (int r = 0; r < R; ++r) {
               int64_t at = (m0 + r) * blocks + b;
               float da = o.x.d[at];
-              int32_t first = halfSum(q[r]);
+              int32_t first = firstHalf[r];
               acc[r][p][i] = Isa::fma(Isa::toFloat(sum[r][p][i], 32 * first),
                                       Isa::mul(scale0, Isa::splat(da)),
                                       acc[r][p][i]);
