@@ -1,19 +1,21 @@
-"""Checks tfm's two ports of llama.cpp's K-quant quantizers, Q4_K and Q6_K,
-byte for byte against llama.cpp's own quantize_row_q4_K_ref and
-quantize_row_q6_K_ref (ggml-quants.c), called through ctypes from the
-bench's llama.cpp build (bench/llamacpp; its libggml-base.so exports them
-and dequantize_row_q4_K, dequantize_row_q6_K):
+"""Checks tfm's two ports of llama.cpp's K-quant quantizers, Q4_K, Q5_K and
+Q6_K, byte for byte against llama.cpp's own quantize_row_q4_K_ref,
+quantize_row_q5_K_ref and quantize_row_q6_K_ref (ggml-quants.c), called
+through ctypes from the bench's llama.cpp build (bench/llamacpp; its
+libggml-base.so exports them and dequantize_row_q4_K, dequantize_row_q5_K,
+dequantize_row_q6_K):
 
-- the C++ runtime's quantizeQ4_K and quantizeQ6_K (lib/Runtime/
-  Quantize.cpp), compiled here with DType.cpp into a small shared library
-  by clang++ (and g++ where there is one) under several flag sets: the
-  repository's own (-O3), -O0, and -O3 -march=native (FMA available: the
-  quantizers must still round each product on its own);
-- the numpy ports test/numerics/Inputs/q4_k_ref.py (quantize_q4_k) and
-  q6_k_ref.py (quantize_q6_k); and their dequantize_q4_k and
-  dequantize_q6_k (gguf-py's) against ggml's dequantize_row_*.
+- the C++ runtime's quantizeQ4_K, quantizeQ5_K and quantizeQ6_K
+  (lib/Runtime/Quantize.cpp), compiled here with DType.cpp into a small
+  shared library by clang++ (and g++ where there is one) under several flag
+  sets: the repository's own (-O3), -O0, and -O3 -march=native (FMA
+  available: the quantizers must still round each product on its own);
+- the numpy ports test/numerics/Inputs/q4_k_ref.py (quantize_q4_k),
+  q5_k_ref.py (quantize_q5_k) and q6_k_ref.py (quantize_q6_k); and their
+  dequantize_q4_k, dequantize_q5_k and dequantize_q6_k (gguf-py's) against
+  ggml's dequantize_row_*.
 
-Rows, the same for both formats: random (normal, uniform, heavy-tailed,
+Rows, the same for every format: random (normal, uniform, heavy-tailed,
 scaled 1e-8 .. 1e4, lengths 256 .. 2048), all-zero, constant, one huge
 outlier, all-negative, all-positive, f16-subnormal and zero scales (d
 rounding to them), tiny weights (1e-17 .. 1e-9: below ggml's GROUP_MAX_EPS,
@@ -21,19 +23,20 @@ and products w * x * l that underflow to f32 subnormals in Q6_K's fit),
 zero, constant and tiny sub-blocks among others, values on grids of halves
 and integers (ties for nearest_int; how many of its arguments were ties is
 reported), and the rows of each format's golden file
-(test/numerics/Inputs/q4_k-golden.npz, q6_k-golden.npz), whose stored
-blocks are checked against llama.cpp too. Rows with NaN, infinity or
-weights whose square overflows are run through every port (they must not
-crash; matching is reported, not required).
+(test/numerics/Inputs/q4_k-golden.npz, q5_k-golden.npz, q6_k-golden.npz),
+whose stored blocks are checked against llama.cpp too. Rows with NaN,
+infinity or weights whose square overflows are run through every port (they
+must not crash; matching is reported, not required).
 
   build/reference-venv/bin/python bench/check-q4_k-quantizer.py \\
       --ggml build/llamacpp/build/bin/libggml-base.so [--format all]
       [--rows 2000] [--cxx clang++-22,g++ | --cxx none] [--write-golden]
 
---format q4_k, q6_k or all (the default) picks the formats checked.
---write-golden (re)writes the picked formats' golden files: w (float32
-[12, 512], edge cases) and blocks (uint8 [12, 288] for Q4_K, [12, 420] for
-Q6_K: what llama.cpp writes for each row).
+--format q4_k, q5_k, q6_k or all (the default: all three) picks the formats
+checked. --write-golden (re)writes the picked formats' golden files: w
+(float32 [12, 512], edge cases) and blocks (uint8 [12, 288] for Q4_K,
+[12, 352] for Q5_K, [12, 420] for Q6_K: what llama.cpp writes for each
+row).
 """
 import argparse
 import ctypes
@@ -49,13 +52,15 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 inputs = os.path.join(root, "test", "numerics", "Inputs")
 sys.path.insert(0, inputs)
 import q4_k_ref  # noqa: E402
+import q5_k_ref  # noqa: E402
 import q6_k_ref  # noqa: E402
 
 F = np.float32
 
 p = argparse.ArgumentParser()
 p.add_argument("--ggml", required=True, help="llama.cpp's libggml-base.so")
-p.add_argument("--format", choices=["q4_k", "q6_k", "all"], default="all")
+p.add_argument("--format", choices=["q4_k", "q5_k", "q6_k", "all"],
+               default="all")
 p.add_argument("--rows", type=int, default=2000,
                help="random rows (edge cases come on top)")
 p.add_argument("--cxx", default="clang++-22,g++",
@@ -97,13 +102,15 @@ class Format:
 
 
 FORMATS = [Format("q4_k", "q4_K", 144, q4_k_ref, "quantizeQ4_K"),
+           Format("q5_k", "q5_K", 176, q5_k_ref, "quantizeQ5_K"),
            Format("q6_k", "q6_K", 210, q6_k_ref, "quantizeQ6_K")]
 formats = [f for f in FORMATS if args.format in (f.name, "all")]
 
 
 def golden_rows(name):
     """12 rows of 512: the edge cases, for CI (which has no llama.cpp).
-    Q4_K's as its golden file has them; Q6_K's with a few of its own."""
+    Q4_K's as its golden file has them; Q5_K's and Q6_K's with a few of
+    their own."""
     rng = np.random.default_rng(44)
     n = 512
     w = np.zeros((12, n), F)
@@ -123,6 +130,13 @@ def golden_rows(name):
     w[10, 96:160] = 0                                     # among others
     w[10, 288:320] = F(-0.5)                              # and a constant one
     w[11] = rng.integers(-16, 16, n) * F(0.5)             # ties
+    if name == "q5_k":
+        # Integers in [-31, 31], both ends in every sub-block of 32: the
+        # range is 62, iscale 1/2 (and again at trial step count 31), every
+        # odd weight + 31 a tie in make_qkx2_quants' rounding.
+        w[11] = rng.integers(-31, 32, n)
+        w[11, ::32] = 31
+        w[11, 1::32] = -31
     if name == "q6_k":
         # The second super-block tiny: w^2 x underflows to f32 subnormals
         # in make_qx_quants' sums (its scales are still above 1e-15).
@@ -207,7 +221,17 @@ def rows():
         top = F(rng.choice([64, 32, -64])) * step
         r[rng.integers(0, 16) + np.arange(0, k, 16)] = top
         out.append(("grid", r))
-    for name in ["q4_k", "q6_k"]:
+    # Q5_K: a sub-block of 32 spanning [-31, 31] (or [-31, 0], [0, 62])
+    # steps makes make_qkx2_quants' iscale a power of 2 in its first
+    # rounding and at step count 31, and odd weights ties.
+    for _ in range(100):
+        step = F(rng.choice([0.5, 1.0, 0.25, 1 / 16]))
+        lo, hi = [(-31, 31), (-31, 0), (0, 62)][int(rng.integers(3))]
+        r = rng.integers(lo, hi + 1, k).astype(F) * step
+        r[rng.integers(0, 32) + np.arange(0, k, 32)] = F(lo) * step
+        r[rng.integers(0, 32) + np.arange(0, k, 32)] = F(hi) * step
+        out.append(("grid", r))
+    for name in ["q4_k", "q5_k", "q6_k"]:
         for r in golden_rows(name):
             out.append(("golden", r))
     return out
@@ -266,11 +290,14 @@ def report(name, results):
 
 
 class TieCounter:
-    """Wraps a numpy port's nearest_int to count its arguments that are
-    exactly halfway between two integers (ties to even)."""
+    """Wraps a numpy port's nearest_int (its module's, and q4_k_ref's, whose
+    code q5_k_ref runs) to count its arguments that are exactly halfway
+    between two integers (ties to even)."""
 
     def __init__(self, module):
-        self.module, self.inner = module, module.nearest_int
+        self.modules = [q4_k_ref] + [m for m in [module] if m is not q4_k_ref
+                                     and hasattr(m, "nearest_int")]
+        self.inner = q4_k_ref.nearest_int
         self.ties = self.total = 0
 
     def __call__(self, x):
@@ -284,11 +311,13 @@ class TieCounter:
         return self.inner(x)
 
     def __enter__(self):
-        self.module.nearest_int = self
+        for m in self.modules:
+            m.nearest_int = self
         return self
 
     def __exit__(self, *exc):
-        self.module.nearest_int = self.inner
+        for m in self.modules:
+            m.nearest_int = self.inner
 
 
 data = rows()

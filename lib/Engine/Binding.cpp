@@ -384,6 +384,13 @@ static void packAmxParts(const PackedLayout &layout, const char *source,
   }
 }
 
+/// Whether `format` is one of the K formats (super-blocks of 256 with
+/// sub-block scales).
+static bool isKFormat(BlockFormat format) {
+  return format == BlockFormat::Q4_K || format == BlockFormat::Q5_K ||
+         format == BlockFormat::Q6_K;
+}
+
 /// One line of weights along K in a block format, split as tfm binds it
 /// (splitBlocks): the integers, the f16 scales' bits (the K formats': their
 /// super-blocks'), and the K formats' sub-block scales (k / 16 bytes).
@@ -392,15 +399,14 @@ struct SplitLine {
   std::vector<uint16_t> scales;
   std::vector<uint8_t> subScales;
   SplitLine(BlockFormat format, int64_t k)
-      : values(format == BlockFormat::Q8_0 || format == BlockFormat::Q6_K
-                   ? k
-                   : k / 2),
-        scales(format == BlockFormat::Q4_K   ? k / 128
+      : values(format == BlockFormat::Q4_0 || format == BlockFormat::Q4_K
+                   ? k / 2
+                   : k),
+        scales(format == BlockFormat::Q4_K || format == BlockFormat::Q5_K
+                   ? k / 128
                : format == BlockFormat::Q6_K ? k / 256
                                              : k / 32),
-        subScales(format == BlockFormat::Q4_K || format == BlockFormat::Q6_K
-                      ? k / 16
-                      : 0) {}
+        subScales(isKFormat(format) ? k / 16 : 0) {}
 };
 
 /// Writes the part of column `col`'s blocks that `layout` keeps
@@ -430,8 +436,7 @@ static void placeColumn(const PackedLayout &layout, int64_t col,
     return;
   }
   case PackedLayout::QuantPart::Scales:
-    if (layout.blockFormat == BlockFormat::Q4_K ||
-        layout.blockFormat == BlockFormat::Q6_K)
+    if (isKFormat(layout.blockFormat))
       place(reinterpret_cast<uint8_t *>(out), line.subScales);
     else
       place(reinterpret_cast<uint16_t *>(out), line.scales);
@@ -460,6 +465,8 @@ static void quantizeLine(BlockFormat format, const float *weights, int64_t k,
     blocks.resize(k / getBlockWeights(format) * getBlockBytes(format));
     if (format == BlockFormat::Q6_K)
       quantizeQ6_K(weights, k, blocks.data());
+    else if (format == BlockFormat::Q5_K)
+      quantizeQ5_K(weights, k, blocks.data());
     else
       quantizeQ4_K(weights, k, blocks.data());
     splitBlocks(format, blocks.data(), k, line.values.data(),

@@ -613,37 +613,16 @@ static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
   releaseCompilerCodePages();
 }
 
-/// The parameters `checkpoint` stores in a block format the CPU code reads
-/// (Q8_0, Q4_0, Q4_K, Q6_K), as the pipeline's quantize-stored entries.
-/// Tensors in Q5_K are bound dequantized to f32 (exact, but about six times
-/// their stored bytes): `warn` says so once.
+/// The parameters `checkpoint` stores in a block format (every one the CPU
+/// code reads: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), as the pipeline's
+/// quantize-stored entries.
 static std::vector<std::string>
-getStoredQuantization(const Checkpoint &checkpoint,
-                      const WarningHandler &warn) {
+getStoredQuantization(const Checkpoint &checkpoint) {
   std::vector<std::string> stored;
-  uint64_t dequantized = 0, bytes = 0;
-  llvm::StringRef example;
-  for (const TensorView *view : checkpoint.getTensors()) {
-    if (view->blocks == BlockFormat::Q8_0)
-      stored.push_back(view->name + ":q8_0");
-    else if (view->blocks == BlockFormat::Q4_0)
-      stored.push_back(view->name + ":q4_0");
-    else if (view->blocks == BlockFormat::Q4_K)
-      stored.push_back(view->name + ":q4_k");
-    else if (view->blocks == BlockFormat::Q6_K)
-      stored.push_back(view->name + ":q6_k");
-    else if (view->blocks != BlockFormat::None) {
-      if (!dequantized++)
-        example = view->name;
-      bytes += view->getNumElements() * 4;
-    }
-  }
-  if (dequantized)
-    warn(llvm::formatv("{0}: {1} tensors (such as '{2}') are in Q5_K, which "
-                       "tfm's kernels do not read yet: they are bound dequantized to f32, exactly, in "
-                       "{3} MiB",
-                       checkpoint.getPath(), dequantized, example,
-                       bytes >> 20));
+  for (const TensorView *view : checkpoint.getTensors())
+    if (view->blocks != BlockFormat::None)
+      stored.push_back(view->name + ":" +
+                       getBlockFormatName(view->blocks).lower());
   return stored;
 }
 
@@ -715,7 +694,7 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       state.bindings.weights.rank = world->rank;
     }
     if (state.file)
-      (*cpu)->quantizeStored = getStoredQuantization(*state.file, model->warn);
+      (*cpu)->quantizeStored = getStoredQuantization(*state.file);
     state.pipeline.cpu = std::move(*cpu);
   } else {
     if (opts.tensorParallel > 1)

@@ -36,6 +36,9 @@ static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
       {kQ4_KValuesWeightFormat, {BlockFormat::Q4_K, Part::Values}},
       {kQ4_KScalesWeightFormat, {BlockFormat::Q4_K, Part::Scales}},
       {kQ4_KSuperWeightFormat, {BlockFormat::Q4_K, Part::Super}},
+      {kQ5_KValuesWeightFormat, {BlockFormat::Q5_K, Part::Values}},
+      {kQ5_KScalesWeightFormat, {BlockFormat::Q5_K, Part::Scales}},
+      {kQ5_KSuperWeightFormat, {BlockFormat::Q5_K, Part::Super}},
       {kQ6_KValuesWeightFormat, {BlockFormat::Q6_K, Part::Values}},
       {kQ6_KScalesWeightFormat, {BlockFormat::Q6_K, Part::Scales}},
       {kQ6_KSuperWeightFormat, {BlockFormat::Q6_K, Part::Super}},
@@ -50,9 +53,9 @@ static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
 /// weight of `panels` panels and `k` steps along its blocks.
 static llvm::SmallVector<int64_t, 5>
 getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
-  // A byte a K step (Q8_0, Q6_K) or two (Q4_0, Q4_K).
-  bool bytes = packed.blockFormat == BlockFormat::Q8_0 ||
-               packed.blockFormat == BlockFormat::Q6_K;
+  // Two K steps a byte (Q4_0, Q4_K) or one (the others).
+  bool bytes = packed.blockFormat != BlockFormat::Q4_0 &&
+               packed.blockFormat != BlockFormat::Q4_K;
   switch (packed.quantPart) {
   case PackedLayout::QuantPart::Values: {
     llvm::SmallVector<int64_t, 5> shape{panels, k / 32,
@@ -63,7 +66,8 @@ getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
     return shape;
   }
   case PackedLayout::QuantPart::Scales:
-    if (packed.blockFormat == BlockFormat::Q4_K)
+    if (packed.blockFormat == BlockFormat::Q4_K ||
+        packed.blockFormat == BlockFormat::Q5_K)
       return {panels, k / 32, 2, packed.panel};
     if (packed.blockFormat == BlockFormat::Q6_K)
       return {panels, k / 16, packed.panel};
@@ -82,8 +86,8 @@ getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
 static DType getQuantizedPartDType(const PackedLayout &packed) {
   bool bytes = packed.quantPart == PackedLayout::QuantPart::Values ||
                (packed.quantPart == PackedLayout::QuantPart::Scales &&
-                (packed.blockFormat == BlockFormat::Q4_K ||
-                 packed.blockFormat == BlockFormat::Q6_K));
+                packed.blockFormat != BlockFormat::Q8_0 &&
+                packed.blockFormat != BlockFormat::Q4_0);
   return bytes ? DType::I8 : DType::F16;
 }
 
@@ -96,6 +100,8 @@ static BlockFormat getBlockFormat(QuantFormat format) {
     return BlockFormat::Q4_0;
   case QuantFormat::q4_k:
     return BlockFormat::Q4_K;
+  case QuantFormat::q5_k:
+    return BlockFormat::Q5_K;
   case QuantFormat::q6_k:
     return BlockFormat::Q6_K;
   }
@@ -309,14 +315,16 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                          "array<i64: rows, cols>} and optionally format = "
                          "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
                          "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | "
-                         "\"{10}\" | \"{11}\" | \"{12}\" | \"{13}\"",
+                         "\"{10}\" | \"{11}\" | \"{12}\" | \"{13}\" | "
+                         "\"{14}\" | \"{15}\" | \"{16}\"",
                          what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
                          kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
                          kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
                          kQ4_0ScalesWeightFormat, kQ4_KValuesWeightFormat,
                          kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat,
-                         kQ6_KValuesWeightFormat, kQ6_KScalesWeightFormat,
-                         kQ6_KSuperWeightFormat);
+                         kQ5_KValuesWeightFormat, kQ5_KScalesWeightFormat,
+                         kQ5_KSuperWeightFormat, kQ6_KValuesWeightFormat,
+                         kQ6_KScalesWeightFormat, kQ6_KSuperWeightFormat);
       if (!quantized) {
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";

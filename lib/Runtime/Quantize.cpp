@@ -129,10 +129,10 @@ llvm::StringRef runtime::getBlockFormatName(BlockFormat format) {
   return "none";
 }
 
-// Each product and difference of the dequantizers and the Q4_K and Q6_K
-// quantizers below is rounded on its own, as ggml's reference C (built without
-// FMA for x86-64's baseline) and gguf-py's numpy compute them: a fused
-// multiply-add would give other floats.
+// Each product and difference of the dequantizers and the Q4_K, Q5_K and
+// Q6_K quantizers below is rounded on its own, as ggml's reference C (built
+// without FMA for x86-64's baseline) and gguf-py's numpy compute them: a
+// fused multiply-add would give other floats.
 #pragma STDC FP_CONTRACT OFF
 
 /// The f16 at `p` (unaligned), as a float.
@@ -168,19 +168,22 @@ static int nearestInt(float x) {
   return int(bits & 0x007fffff) - 0x00400000;
 }
 
-/// ggml's make_qkx2_quants as quantize_row_q4_K_ref calls it (n = 32, nmax =
-/// 15, rmin = -1, rdelta = 0.1, nstep = 20, squared error): the 4-bit `l` of
-/// sub-block `x` and the scale (returned) and min (`negMin`, its negation)
-/// with x ~ scale * l - negMin, fitted by least squares weighted by
-/// `importance`. It starts from the range [min(x, 0), max(x)] in 15 steps,
-/// then tries 21 step counts from 14 to 16 (by 0.1) across the range from
-/// the best min so far, each solved for the best scale and min, and keeps
-/// the one of least weighted error. Every float operation in ggml's order:
-/// the sums are sequential, not pairwise.
-static float fitQ4KSubBlock(const float *x, const float *importance, uint8_t *l,
-                            float &negMin) {
-  constexpr int n = 32, nmax = 15, nstep = 20;
-  constexpr float rmin = -1.0f, rdelta = 0.1f;
+/// ggml's make_qkx2_quants as quantize_row_q4_K_ref and quantize_row_q5_K_ref
+/// call it (n = 32, rdelta = 0.1, squared error; Q4_K: nmax = 15, rmin = -1,
+/// nstep = 20; Q5_K: nmax = 31, rmin = -0.5, nstep = 15): the `l` in [0,
+/// nmax] of sub-block `x` and the scale (returned) and min (`negMin`, its
+/// negation) with x ~ scale * l - negMin, fitted by least squares weighted
+/// by `importance`. It starts from the range [min(x, 0), max(x)] in nmax
+/// steps, then tries the nstep + 1 step counts nmax + rmin + 0.1 i (Q4_K's
+/// 21 from 14 to 16, Q5_K's 16 from 30.5 to 32) across the range from the
+/// best min so far, each solved for the best scale and min, and keeps the
+/// one of least weighted error. Every float operation in ggml's order: the
+/// sums are sequential, not pairwise.
+static float fitQ4Q5KSubBlock(const float *x, const float *importance, int nmax,
+                              float rmin, int nstep, uint8_t *l,
+                              float &negMin) {
+  constexpr int n = 32;
+  constexpr float rdelta = 0.1f;
   float min = x[0], max = x[0];
   float sumW = importance[0];
   float sumX = sumW * x[0];
@@ -247,80 +250,108 @@ static float fitQ4KSubBlock(const float *x, const float *importance, uint8_t *l,
   return scale;
 }
 
-void runtime::quantizeQ4_K(const float *weights, int64_t k, char *blocks) {
+/// What quantize_row_q4_K_ref and quantize_row_q5_K_ref share for the 256
+/// weights `x` of a super-block, their q in [0, nmax] (15 or 31; `rmin` and
+/// `nstep` make_qkx2_quants' for it): the 16 bytes of the header (f16 d,
+/// f16 dmin, the 12 packed 6-bit scales and mins) to `b`, and each weight's
+/// q to `l`, to be packed as the format packs them.
+static void quantizeQ4Q5KSuperBlock(const float *x, int nmax, float rmin,
+                                    int nstep, uint8_t *b, uint8_t *l) {
   constexpr int sub = 32, subBlocks = 256 / sub;
+  float scales[subBlocks], mins[subBlocks];
+  // Scales are positive (the min is taken out), so 0 starts the maxima.
+  float maxScale = 0, maxMin = 0;
+  for (int j = 0; j < subBlocks; ++j) {
+    const float *xs = x + sub * j;
+    // Each weight's importance: the sub-block's RMS plus its magnitude.
+    float sumX2 = 0;
+    for (int i = 0; i < sub; ++i)
+      sumX2 += xs[i] * xs[i];
+    float rms = std::sqrt(sumX2 / 32);
+    float importance[sub];
+    for (int i = 0; i < sub; ++i)
+      importance[i] = rms + std::fabs(xs[i]);
+    scales[j] = fitQ4Q5KSubBlock(xs, importance, nmax, rmin, nstep, l + sub * j,
+                                 mins[j]);
+    if (scales[j] > maxScale)
+      maxScale = scales[j];
+    if (mins[j] > maxMin)
+      maxMin = mins[j];
+  }
+
+  // The 6-bit scales and mins in units of the largest / 63 (ggml's
+  // uint8_t ls = nearest_int(...): the int's low byte, then at most 63),
+  // packed as getScaleMin unpacks them.
+  float inverseScale = maxScale > 0 ? 63.f / maxScale : 0.f;
+  float inverseMin = maxMin > 0 ? 63.f / maxMin : 0.f;
+  uint8_t *packed = b + 4;
+  for (int j = 0; j < subBlocks; ++j) {
+    uint8_t ls =
+        std::min<uint8_t>(63, uint8_t(nearestInt(inverseScale * scales[j])));
+    uint8_t lm =
+        std::min<uint8_t>(63, uint8_t(nearestInt(inverseMin * mins[j])));
+    if (j < 4) {
+      packed[j] = ls;
+      packed[j + 4] = lm;
+    } else {
+      packed[j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
+      packed[j - 4] |= (ls >> 4) << 6;
+      packed[j] |= (lm >> 4) << 6;
+    }
+  }
+  uint16_t d = runtime::floatToHalf(maxScale / 63.f);
+  uint16_t dmin = runtime::floatToHalf(maxMin / 63.f);
+  b[0] = uint8_t(d);
+  b[1] = uint8_t(d >> 8);
+  b[2] = uint8_t(dmin);
+  b[3] = uint8_t(dmin >> 8);
+
+  // Each weight again against the scale and min it will be read with
+  // (the f16 d and dmin times the 6-bit ones). A sub-block whose scale
+  // rounds to 0 keeps the fit's integers, as in ggml.
+  for (int j = 0; j < subBlocks; ++j) {
+    uint8_t sc, m;
+    getScaleMin(j, packed, sc, m);
+    const float dj = runtime::halfToFloat(d) * sc;
+    if (dj == 0)
+      continue;
+    const float dmj = runtime::halfToFloat(dmin) * m;
+    for (int i = 0; i < sub; ++i)
+      l[sub * j + i] =
+          uint8_t(std::clamp(nearestInt((x[sub * j + i] + dmj) / dj), 0, nmax));
+  }
+}
+
+void runtime::quantizeQ4_K(const float *weights, int64_t k, char *blocks) {
   auto *b = reinterpret_cast<uint8_t *>(blocks);
   for (int64_t block = 0; block < k / 256; ++block, b += 144) {
-    const float *x = weights + block * 256;
     uint8_t l[256];
-    float scales[subBlocks], mins[subBlocks];
-    // Scales are positive (the min is taken out), so 0 starts the maxima.
-    float maxScale = 0, maxMin = 0;
-    for (int j = 0; j < subBlocks; ++j) {
-      const float *xs = x + sub * j;
-      // Each weight's importance: the sub-block's RMS plus its magnitude.
-      float sumX2 = 0;
-      for (int i = 0; i < sub; ++i)
-        sumX2 += xs[i] * xs[i];
-      float rms = std::sqrt(sumX2 / 32);
-      float importance[sub];
-      for (int i = 0; i < sub; ++i)
-        importance[i] = rms + std::fabs(xs[i]);
-      scales[j] = fitQ4KSubBlock(xs, importance, l + sub * j, mins[j]);
-      if (scales[j] > maxScale)
-        maxScale = scales[j];
-      if (mins[j] > maxMin)
-        maxMin = mins[j];
-    }
-
-    // The 6-bit scales and mins in units of the largest / 63 (ggml's
-    // uint8_t ls = nearest_int(...): the int's low byte, then at most 63),
-    // packed as getScaleMin unpacks them.
-    float inverseScale = maxScale > 0 ? 63.f / maxScale : 0.f;
-    float inverseMin = maxMin > 0 ? 63.f / maxMin : 0.f;
-    uint8_t *packed = b + 4;
-    for (int j = 0; j < subBlocks; ++j) {
-      uint8_t ls =
-          std::min<uint8_t>(63, uint8_t(nearestInt(inverseScale * scales[j])));
-      uint8_t lm =
-          std::min<uint8_t>(63, uint8_t(nearestInt(inverseMin * mins[j])));
-      if (j < 4) {
-        packed[j] = ls;
-        packed[j + 4] = lm;
-      } else {
-        packed[j + 4] = (ls & 0xf) | ((lm & 0xf) << 4);
-        packed[j - 4] |= (ls >> 4) << 6;
-        packed[j] |= (lm >> 4) << 6;
-      }
-    }
-    uint16_t d = floatToHalf(maxScale / 63.f);
-    uint16_t dmin = floatToHalf(maxMin / 63.f);
-    b[0] = uint8_t(d);
-    b[1] = uint8_t(d >> 8);
-    b[2] = uint8_t(dmin);
-    b[3] = uint8_t(dmin >> 8);
-
-    // Each weight again against the scale and min it will be read with
-    // (the f16 d and dmin times the 6-bit ones). A sub-block whose scale
-    // rounds to 0 keeps the fit's integers, as in ggml.
-    for (int j = 0; j < subBlocks; ++j) {
-      uint8_t sc, m;
-      getScaleMin(j, packed, sc, m);
-      const float dj = halfToFloat(d) * sc;
-      if (dj == 0)
-        continue;
-      const float dmj = halfToFloat(dmin) * m;
-      for (int i = 0; i < sub; ++i)
-        l[sub * j + i] =
-            uint8_t(std::clamp(nearestInt((x[sub * j + i] + dmj) / dj), 0, 15));
-    }
-
+    quantizeQ4Q5KSuperBlock(weights + block * 256, 15, -1.0f, 20, b, l);
     // Sub-blocks 2i and 2i + 1 in the low and high nibbles of bytes
     // 32i..32i+31.
     uint8_t *q = b + 16;
     for (int j = 0; j < 256; j += 64, q += 32)
       for (int i = 0; i < 32; ++i)
         q[i] = l[j + i] | (l[j + i + 32] << 4);
+  }
+}
+
+void runtime::quantizeQ5_K(const float *weights, int64_t k, char *blocks) {
+  auto *b = reinterpret_cast<uint8_t *>(blocks);
+  for (int64_t block = 0; block < k / 256; ++block, b += 176) {
+    uint8_t l[256];
+    quantizeQ4Q5KSuperBlock(weights + block * 256, 31, -0.5f, 15, b, l);
+    // Sub-blocks 2i and 2i + 1: the low 4 bits of their weights u in the
+    // low and high nibbles of q[32i + u], the fifth bits in bits 2i and
+    // 2i + 1 of qh[u].
+    uint8_t *qh = b + 16, *q = b + 48;
+    std::memset(qh, 0, 32);
+    for (int j = 0, s = 0; j < 256; j += 64, s += 2, q += 32)
+      for (int u = 0; u < 32; ++u) {
+        uint8_t lo = l[j + u], hi = l[j + u + 32];
+        q[u] = uint8_t((lo & 0xf) | (hi & 0xf) << 4);
+        qh[u] |= uint8_t((lo >> 4) << s | (hi >> 4) << (s + 1));
+      }
   }
 }
 
@@ -549,6 +580,24 @@ void runtime::splitBlocks(BlockFormat format, const char *blocks, int64_t k,
         }
       std::memcpy(subScales + i * 16, b + 192, 16);
       scales[i] = uint16_t(b[208] | b[209] << 8);
+    }
+    return;
+  }
+  if (format == BlockFormat::Q5_K) {
+    for (int64_t i = 0; i < k / 256; ++i, b += bytes) {
+      scales[2 * i] = uint16_t(b[0] | b[1] << 8);
+      scales[2 * i + 1] = uint16_t(b[2] | b[3] << 8);
+      const uint8_t *qh = b + 16, *qs = b + 48;
+      for (int s = 0; s < 8; ++s) {
+        getScaleMin(s, b + 4, subScales[2 * (8 * i + s)],
+                    subScales[2 * (8 * i + s) + 1]);
+        // As dequantizeQ4Q5K: sub-blocks 2j and 2j + 1 in the nibbles of
+        // qs[32 j..], their fifth bits in bits 2j and 2j + 1 of qh.
+        uint8_t *out = values + (8 * i + s) * 32;
+        for (int l = 0; l < 32; ++l)
+          out[l] = uint8_t(((qs[32 * (s / 2) + l] >> (4 * (s % 2))) & 15) |
+                           (((qh[l] >> s) & 1) << 4));
+      }
     }
     return;
   }

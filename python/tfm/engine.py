@@ -201,7 +201,7 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
     transformer-runner (--no-cache, --cache-dir); `dtype`: the compute type
     ("f32", the default, "bf16" or "f16"; f32, bf16 and f16 checkpoints
     all load, converted once; logits are f32 whatever the type);
-    `quantize`: "q8_0", "q4_0", "q4_k" or "q6_k" holds the projection
+    `quantize`: "q8_0", "q4_0", "q4_k", "q5_k" or "q6_k" holds the projection
     weights as llama.cpp's blocks of that format (transformer-runner
     --quantize; CPU
     only); `tensor_parallel`: N
@@ -226,9 +226,9 @@ def load(path, device="cpu", threads=None, weights=None, random_weights=None,
             raise TfmError(f"--threads: {threads} is out of range")
         options.threads = threads
     if quantize is not None:
-        if quantize not in ("q8_0", "q4_0", "q4_k", "q6_k"):
+        if quantize not in ("q8_0", "q4_0", "q4_k", "q5_k", "q6_k"):
             raise TfmError(f"--quantize '{quantize}': expected q8_0, q4_0, "
-                           "q4_k or q6_k")
+                           "q4_k, q5_k or q6_k")
         if device != "cpu":
             raise TfmError("--quantize applies to --device cpu (quantized "
                            "GPU kernels are not built yet)")

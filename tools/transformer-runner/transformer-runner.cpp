@@ -5,7 +5,7 @@
 //       [--entry FN] [--repeat N] [--random-weights SEED]
 //   transformer-runner (MODEL_DIR | MODEL.gguf |
 //                       config.json --weights model.safetensors)
-//       [--dtype f32|bf16|f16] [--quantize q8_0|q4_0|q4_k|q6_k]
+//       [--dtype f32|bf16|f16] [--quantize q8_0|q4_0|q4_k|q5_k|q6_k]
 //       (--input-ids ids.npy [--input-lengths lengths.npy] | --prompt TEXT)
 //       [--output logits.npy | --generate N [--output-tokens out.npy]
 //        [--temperature T] [--top-k K] [--top-p P] [--repetition-penalty R]
@@ -220,14 +220,15 @@ static cl::opt<std::string> pipelineOptions(
     cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
              "fuse-qkv=0'"), cl::cat(runnerCategory));
 static cl::opt<std::string> quantize(
-    "quantize", cl::value_desc("q8_0|q4_0|q4_k|q6_k"),
+    "quantize", cl::value_desc("q8_0|q4_0|q4_k|q5_k|q6_k"),
     cl::desc("Hold the projection weights (linear layers, an LM head, the "
              "embedding table) quantized, from any f32/bf16/f16 checkpoint, "
              "when bound, as llama.cpp's quantizer stores them: q8_0 (blocks "
              "of 32 int8 with an f16 scale, 1.0625 bytes a weight), q4_0 "
              "(blocks of 32 4-bit integers with an f16 scale, 0.5625 bytes a "
              "weight), q4_k (super-blocks of 256 4-bit integers, a 6-bit "
-             "scale and min per 32, 0.5625 bytes a weight) or q6_k "
+             "scale and min per 32, 0.5625 bytes a weight), q5_k (the same "
+             "with 5-bit integers, 0.6875 bytes a weight) or q6_k "
              "(super-blocks of 256 6-bit integers, an 8-bit scale per 16, "
              "0.82 bytes a weight); activations are "
              "quantized to int8 per block where the CPU has int8 dot "
@@ -551,9 +552,11 @@ static std::string checkCommandLine() {
   if (device == "cpu" && chip.getNumOccurrences())
     fail("--chip applies to --device cuda");
   if (quantize.getNumOccurrences() && quantize != "q8_0" &&
-      quantize != "q4_0" && quantize != "q4_k" && quantize != "q6_k")
-    fail(llvm::formatv("--quantize '{0}': expected q8_0, q4_0, q4_k or q6_k",
-                       quantize));
+      quantize != "q4_0" && quantize != "q4_k" && quantize != "q5_k" &&
+      quantize != "q6_k")
+    fail(llvm::formatv(
+        "--quantize '{0}': expected q8_0, q4_0, q4_k, q5_k or q6_k",
+        quantize));
   if (quantize.getNumOccurrences() && device == "cuda")
     fail("--quantize applies to --device cpu (quantized GPU kernels are not "
          "built yet)");

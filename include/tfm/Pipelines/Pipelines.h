@@ -247,16 +247,16 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<std::string> quantize{
       *this, "quantize",
       llvm::cl::desc("Hold the projection weights quantized: q8_0, q4_0, "
-                     "q4_k or q6_k (--tfm-quantize-weights; bound in blocks, read by "
-                     "the format's micro-kernel; changes the signature). Empty: as the model declares them"),
+                     "q4_k, q5_k or q6_k (--tfm-quantize-weights; bound in "
+                     "blocks, read by the format's micro-kernel; changes the "
+                     "signature). Empty: as the model declares them"),
       llvm::cl::init("")};
   PassOptions::ListOption<std::string> quantizeStored{
       *this, "quantize-stored",
       llvm::cl::desc("Parameters the weight file stores quantized, as "
-                     "name:format, format q8_0, q4_0, q4_k or q6_k (a GGUF "
-                     "file's "
-                     "blocks; "
-                     "--tfm-quantize-weights' stored): each held in its "
+                     "name:format, format q8_0, q4_0, q4_k, q5_k or q6_k (a "
+                     "GGUF file's blocks; --tfm-quantize-weights' stored): "
+                     "each held in its "
                      "file's format, bound as stored")};
   PassOptions::Option<bool> packWeights{
       *this, "pack-weights",

@@ -42,6 +42,9 @@ inline constexpr llvm::StringLiteral kQ4_0MatmulPrefix = "tfm_q4_0_matmul_";
 /// 2, P] i8 (each block's 6-bit scale sc and min m), C: each weight (d *
 /// sc) * q - dmin * m, as llama.cpp dequantizes it.
 inline constexpr llvm::StringLiteral kQ4_KMatmulPrefix = "tfm_q4_k_matmul_";
+/// The Q5_K matmul's, tfm_q5_k_matmul_<isa>: V as Q8_0's (each byte an
+/// unsigned 5-bit q), S and SC as Q4_K's.
+inline constexpr llvm::StringLiteral kQ5_KMatmulPrefix = "tfm_q5_k_matmul_";
 /// The Q6_K matmul's, tfm_q6_k_matmul_<isa>: V as Q8_0's (each byte an
 /// unsigned 6-bit q), S [J, K/256, P] f16 (each super-block's d), then SC
 /// [J, K/16, P] i8 (each 16 steps' signed scale), C: each weight (d * sc) *
@@ -67,7 +70,8 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// in its low and high nibble): each block's products summed in int32 and
 /// scaled by its two scales. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
 /// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4);
-/// tfm_q6_k_int8_matmul_<isa> Q6_K's, its values as Q8_0's (G = 8).
+/// tfm_q5_k_int8_matmul_<isa> and tfm_q6_k_int8_matmul_<isa> Q5_K's and
+/// Q6_K's, their values as Q8_0's (G = 8).
 inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =
     "tfm_int8_quantize_rows_";
 inline constexpr llvm::StringLiteral kQ8_0Int8MatmulPrefix =
@@ -76,6 +80,8 @@ inline constexpr llvm::StringLiteral kQ4_0Int8MatmulPrefix =
     "tfm_q4_0_int8_matmul_";
 inline constexpr llvm::StringLiteral kQ4_KInt8MatmulPrefix =
     "tfm_q4_k_int8_matmul_";
+inline constexpr llvm::StringLiteral kQ5_KInt8MatmulPrefix =
+    "tfm_q5_k_int8_matmul_";
 inline constexpr llvm::StringLiteral kQ6_KInt8MatmulPrefix =
     "tfm_q6_k_int8_matmul_";
 

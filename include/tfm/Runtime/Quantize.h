@@ -92,6 +92,17 @@ void dequantizeBlocks(BlockFormat format, const char *blocks, int64_t k,
 /// infinite weights give some blocks (not necessarily ggml's).
 void quantizeQ4_K(const float *weights, int64_t k, char *blocks);
 
+/// Quantizes `k` weights (a multiple of 256) to Q5_K: k / 256 super-blocks
+/// of 176 bytes at `blocks`, in the layout above. Bit for bit llama.cpp's
+/// quantize_row_q5_K_ref, which is quantize_row_q4_K_ref's with q in [0,
+/// 31]: make_qkx2_quants fits each sub-block of 32 from the range in 31
+/// steps and then 16 step counts from 30.5 to 32 (by 0.1); the 6-bit scales
+/// and mins, d and dmin are Q4_K's; each weight is then requantized to the
+/// nearest q (ties to even) in [0, 31], its low 4 bits kept in q and its
+/// fifth in qh. Every float operation is ggml's, in its order, none fused.
+/// NaN or infinite weights give some blocks (not necessarily ggml's).
+void quantizeQ5_K(const float *weights, int64_t k, char *blocks);
+
 /// Quantizes `k` weights (a multiple of 256) to Q6_K: k / 256 super-blocks
 /// of 210 bytes at `blocks`, in the layout above. Bit for bit llama.cpp's
 /// quantize_row_q6_K_ref: each sub-block of 16 gets a signed scale fitted by
@@ -104,15 +115,15 @@ void quantizeQ4_K(const float *weights, int64_t k, char *blocks);
 /// weights give some blocks (not necessarily ggml's).
 void quantizeQ6_K(const float *weights, int64_t k, char *blocks);
 
-/// Splits a row of Q8_0, Q4_0, Q4_K or Q6_K blocks into the parts tfm binds
-/// them as: the integers (`values`: k bytes for Q8_0, k / 2 for Q4_0, in
-/// quantizeQ8_0's and quantizeQ4_0's order; Q4_K's in Q4_0's order, each
-/// sub-block of 32 as a block: byte u holding its steps u and u + 16; Q6_K's
-/// unsigned 6-bit q a byte a weight, in order) and the scales' f16 bits
-/// (`scales`: k / 32 of them; Q4_K: each super-block's d and dmin, k / 128;
-/// Q6_K: its d, k / 256). The K formats' sub-block scales go to `subScales`
-/// (k / 16 bytes: Q4_K's 6-bit sc, m per sub-block, unpacked; Q6_K's signed
-/// scale of each 16; else unused).
+/// Splits a row of blocks into the parts tfm binds them as: the integers
+/// (`values`: k bytes for Q8_0, k / 2 for Q4_0, in quantizeQ8_0's and
+/// quantizeQ4_0's order; Q4_K's in Q4_0's order, each sub-block of 32 as a
+/// block: byte u holding its steps u and u + 16; Q5_K's and Q6_K's
+/// unsigned q a byte a weight, in order) and the scales' f16 bits
+/// (`scales`: k / 32 of them; Q4_K, Q5_K: each super-block's d and dmin, k
+/// / 128; Q6_K: its d, k / 256). The K formats' sub-block scales go to
+/// `subScales` (k / 16 bytes: Q4_K's and Q5_K's 6-bit sc, m per sub-block,
+/// unpacked; Q6_K's signed scale of each 16; else unused).
 void splitBlocks(BlockFormat format, const char *blocks, int64_t k,
                  uint8_t *values, uint16_t *scales, uint8_t *subScales);
 

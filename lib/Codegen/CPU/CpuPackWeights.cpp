@@ -54,7 +54,9 @@
 // and SC twice each (d and dmin, sc and m: constant indices). A Q6_K
 // weight's values are Q8_0's (its unsigned 6-bit q, a byte a K step), its
 // super-blocks' d D [J, K/256, P] ("q6_k_super") and the signed scale of
-// each 16 steps SC [J, K/16, P] ("q6_k_scales"): (d * sc) * (q - 32).
+// each 16 steps SC [J, K/16, P] ("q6_k_scales"): (d * sc) * (q - 32). A
+// Q5_K weight's values are a byte a K step too (its 5-bit q), its scales
+// Q4_K's ("q5_k_super", "q5_k_scales").
 // With `int8_dot` planned (tfm.cpu_target) the activations are
 // int8 instead: see rewriteToQuantizedInt8; its values keep four K steps of
 // a column together (tfm.param_pack adds `group = 4`).
@@ -400,9 +402,20 @@ struct PackedQuant {
 };
 } // namespace
 
+/// Whether a format keeps two K steps a byte (else one).
+static bool isNibbles(QuantFormat format) {
+  return format == QuantFormat::q4_0 || format == QuantFormat::q4_k;
+}
+
+/// Whether a format's weight is a scale times q minus a min with a 6-bit
+/// scale and min per sub-block of 32 (Q4_K, Q5_K).
+static bool hasMins(QuantFormat format) {
+  return format == QuantFormat::q4_k || format == QuantFormat::q5_k;
+}
+
 /// The scale operands of a quantized GEMM's generic after its values, and
 /// their maps given its dims j, b (the block of 32), r, and `half`, the
-/// block's half of 16 the K step is in: S[j, b, r]; for Q4_K the
+/// block's half of 16 the K step is in: S[j, b, r]; for Q4_K and Q5_K the
 /// super-block's d and dmin D[j, b floordiv 8, 0 | 1, r] and the
 /// sub-block's sc and m SC[j, b, 0 | 1, r]; for Q6_K the super-block's d
 /// D[j, b floordiv 8, r] and the scale of the step's 16 SC[j, 2 b + half,
@@ -421,7 +434,7 @@ static void appendScaleOperands(const PackedQuant &packed, QuantFormat format,
     maps.append({map({j, b.floorDiv(8), r}), map({j, b * 2 + half, r})});
     return;
   }
-  if (format != QuantFormat::q4_k) {
+  if (!hasMins(format)) {
     inputs.push_back(packed.scales);
     maps.push_back(map({j, b, r}));
     return;
@@ -434,17 +447,12 @@ static void appendScaleOperands(const PackedQuant &packed, QuantFormat format,
                map({j, b, zero, r}), map({j, b, one, r})});
 }
 
-/// Whether a format keeps two K steps a byte (else one).
-static bool isNibbles(QuantFormat format) {
-  return format == QuantFormat::q4_0 || format == QuantFormat::q4_k;
-}
-
 /// In a quantized GEMM's generic body: the weight `byte` (Q8_0's int8, Q6_K's
 /// q minus 32, or the Q4_0/Q4_K byte whose nibble h -- the generic's
 /// dimension 4 -- is the step: (byte >> 4 h) & 15, minus 8 for Q4_0)
 /// dequantized by `scales` (appendScaleOperands' block arguments): times
-/// its f16 scale, or as llama.cpp dequantizes it, Q4_K's (d * sc) * q -
-/// dmin * m and Q6_K's (d * sc) * (q - 32).
+/// its f16 scale, or as llama.cpp dequantizes it, Q4_K's and Q5_K's (d *
+/// sc) * q - dmin * m and Q6_K's (d * sc) * (q - 32).
 static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
                                     ValueRange scales, QuantFormat format) {
   Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
@@ -469,7 +477,7 @@ static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
         b, l, arith::ExtFOp::create(b, l, f32, scales[0]), toFloat(scales[1]));
     return arith::MulFOp::create(b, l, scale, toFloat(integer));
   }
-  if (format != QuantFormat::q4_k)
+  if (!hasMins(format))
     return arith::MulFOp::create(b, l, toFloat(integer),
                                  arith::ExtFOp::create(b, l, f32, scales[0]));
   // The sub-block's scale and min (6 bits, non-negative as i8).
@@ -744,7 +752,7 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
                                                toFloat(integer));
     return;
   }
-  if (format != QuantFormat::q4_k) {
+  if (!hasMins(format)) {
     Value scale = tensor::ExtractOp::create(b, l, packed.scales,
                                             ValueRange{j, block, r});
     rewriter.replaceOpWithNewOp<arith::MulFOp>(
@@ -839,7 +847,7 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
     };
     int64_t panels = llvm::divideCeil(n, panel);
     QuantFormat format = quant.getFormat();
-    bool q4k = format == QuantFormat::q4_k, q6k = format == QuantFormat::q6_k;
+    bool mins = hasMins(format), q6k = format == QuantFormat::q6_k;
     // Q8_0, Q6_K: a byte a K step; Q4_0, Q4_K: two steps a byte (16 bytes a
     // block); for int8 activations, four K steps of a column together.
     int64_t blockBytes = isNibbles(format) ? 16 : 32;
@@ -863,6 +871,11 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       scalesFormat = kQ4_KSuperWeightFormat;
       subFormat = kQ4_KScalesWeightFormat;
       break;
+    case QuantFormat::q5_k:
+      valuesFormat = kQ5_KValuesWeightFormat;
+      scalesFormat = kQ5_KSuperWeightFormat;
+      subFormat = kQ5_KScalesWeightFormat;
+      break;
     case QuantFormat::q6_k:
       valuesFormat = kQ6_KValuesWeightFormat;
       scalesFormat = kQ6_KSuperWeightFormat;
@@ -872,10 +885,10 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
     FailureOr<Value> v = argument(
         index + 1, RankedTensorType::get(valuesShape, b.getIntegerType(8)),
         valuesFormat, target.int8 ? 4 : 1);
-    // The K formats' f16 scales are their super-blocks' (Q4_K: d and
-    // dmin).
+    // The K formats' f16 scales are their super-blocks' (Q4_K, Q5_K: d
+    // and dmin).
     SmallVector<int64_t> scalesShape =
-        q4k   ? SmallVector<int64_t>{panels, k / 256, 2, panel}
+        mins  ? SmallVector<int64_t>{panels, k / 256, 2, panel}
         : q6k ? SmallVector<int64_t>{panels, k / 256, panel}
               : SmallVector<int64_t>{panels, k / 32, panel};
     FailureOr<Value> s =
@@ -885,11 +898,11 @@ static LogicalResult quantizeWeights(func::FuncOp func) {
       return failure();
     packed.values = *v;
     packed.scales = *s;
-    if (q4k || q6k) {
-      // Q4_K: each sub-block's sc and m; Q6_K: each 16's scale.
+    if (mins || q6k) {
+      // Q4_K, Q5_K: each sub-block's sc and m; Q6_K: each 16's scale.
       SmallVector<int64_t> subShape =
-          q4k ? SmallVector<int64_t>{panels, k / 32, 2, panel}
-              : SmallVector<int64_t>{panels, k / 16, panel};
+          mins ? SmallVector<int64_t>{panels, k / 32, 2, panel}
+               : SmallVector<int64_t>{panels, k / 16, panel};
       FailureOr<Value> sub = argument(
           index + 3, RankedTensorType::get(subShape, b.getIntegerType(8)),
           subFormat, 1);

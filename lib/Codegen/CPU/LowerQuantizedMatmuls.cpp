@@ -106,14 +106,16 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   // Q6_K: S is its super-blocks' D [J, K/256, P], then the scales of its
   // 16s SC [J, K/16, P].
   bool int8 = op->hasAttr(kInt8ActivationsAttrName);
+  // Q5_K: as Q4_K.
   bool q4k = format == QuantFormat::q4_k, q6k = format == QuantFormat::q6_k;
+  bool mins = q4k || format == QuantFormat::q5_k;
   unsigned next = 0;
   Value a = op.getDpsInputOperand(next++)->get();
   Value amax = int8 ? op.getDpsInputOperand(next++)->get() : Value();
   Value values = op.getDpsInputOperand(next++)->get();
   Value scales = op.getDpsInputOperand(next++)->get();
   Value subScales;
-  if (q4k) {
+  if (mins) {
     subScales = op.getDpsInputOperand(next + 1)->get();
     if (op.getDpsInputOperand(next)->get() != scales ||
         op.getDpsInputOperand(next + 2)->get() != subScales)
@@ -215,6 +217,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     break;
   case QuantFormat::q4_k:
     prefix = int8 ? runtime::kQ4_KInt8MatmulPrefix : runtime::kQ4_KMatmulPrefix;
+    break;
+  case QuantFormat::q5_k:
+    prefix = int8 ? runtime::kQ5_KInt8MatmulPrefix : runtime::kQ5_KMatmulPrefix;
     break;
   case QuantFormat::q6_k:
     prefix = int8 ? runtime::kQ6_KInt8MatmulPrefix : runtime::kQ6_KMatmulPrefix;

@@ -15,6 +15,7 @@
 //   Q4_K: V as Q4_0's, w = (d * sc) * q - dmin * m with the super-block's
 //         D[j, b / 8, 0 | 1, r] (f16 d, dmin) and the block's SC[j, b,
 //         0 | 1, r] (6-bit sc, m)
+//   Q5_K: V as Q8_0's (an unsigned 5-bit q), w and its scales as Q4_K's
 //   Q6_K: V as Q8_0's (an unsigned 6-bit q), w = (d * sc) * (q - 32) with
 //         the super-block's D[j, b / 8, r] (f16) and the 16 steps' SC[j,
 //         2 b + t / 16, r] (int8)
@@ -75,7 +76,7 @@ inline float halfBitsToFloat(uint16_t h) {
 }
 
 /// The block formats the kernels read.
-enum class WeightFormat { Q8_0, Q4_0, Q4_K, Q6_K };
+enum class WeightFormat { Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
 
 /// W lanes per vector, V vectors per panel (P = V W columns), weights in
 /// format Fm.
@@ -84,6 +85,9 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
   static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
   /// The parts of a block with scales of their own (Q6_K's 16s).
   static constexpr int kHalves = Fm == WeightFormat::Q6_K ? 2 : 1;
+  /// A scale and a min per sub-block of 32 (Q4_K, Q5_K).
+  static constexpr bool kMins =
+      Fm == WeightFormat::Q4_K || Fm == WeightFormat::Q5_K;
   using F = float __attribute__((ext_vector_type(W)));
   using Q = int8_t __attribute__((ext_vector_type(W)));
   using U = uint8_t __attribute__((ext_vector_type(W)));
@@ -127,7 +131,8 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
       std::memcpy(&v, p, sizeof v);
       v = kk % kBlock < kBlock / 2 ? v & uint8_t(15) : v >> uint8_t(4);
       return fma(__builtin_convertvector(v, F), scale, bias);
-    } else if constexpr (Fm == WeightFormat::Q6_K) {
+    } else if constexpr (Fm == WeightFormat::Q6_K ||
+                         Fm == WeightFormat::Q5_K) {
       U v;
       std::memcpy(&v, p, sizeof v);
       return fma(__builtin_convertvector(v, F), scale, bias);
@@ -190,7 +195,7 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
     }
     const uint16_t *scalesOf(int64_t j) const {
       return s + j *
-                     (Fm == WeightFormat::Q4_K   ? k / 256 * 2
+                     (kMins                      ? k / 256 * 2
                       : Fm == WeightFormat::Q6_K ? k / 256
                                                  : k / kBlock) *
                      kPanel;
@@ -209,7 +214,7 @@ template <int W, int V, WeightFormat Fm> struct BlockMatmul {
       scale = scales(o.scalesOf(j) + b / 8 * kPanel + i * W) *
               signedBytes(o.subScalesOf(j) + (2 * b + h) * kPanel + i * W);
       bias = scale * F(-32.0f);
-    } else if constexpr (Fm == WeightFormat::Q4_K) {
+    } else if constexpr (kMins) {
       const uint16_t *super = o.scalesOf(j) + b / 8 * 2 * kPanel + i * W;
       const uint8_t *sub = o.subScalesOf(j) + b * 2 * kPanel + i * W;
       scale = scales(super) * bytes(sub);
@@ -392,7 +397,8 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
 } // namespace tfm::kernels
 
 /// Defines an instruction set's entry points (Kernels.h), q8_0Matmul ISA,
-/// q4_0Matmul ISA, q4_kMatmul ISA and q6_kMatmul ISA, for panels of W x V
+/// q4_0Matmul ISA, q4_kMatmul ISA, q5_kMatmul ISA and q6_kMatmul ISA, for
+/// panels of W x V
 /// columns, V in the rest.
 #define TFM_DEFINE_BLOCK_MATMUL(NAME, ISA, W, FORMAT, ...)                     \
   bool tfm::kernels::NAME##ISA(const float *a, const int8_t *v,                \
@@ -406,6 +412,7 @@ bool runPanel(int64_t panel, const float *a, const int8_t *v,
   TFM_DEFINE_BLOCK_MATMUL(q8_0Matmul, ISA, W, Q8_0, __VA_ARGS__)               \
   TFM_DEFINE_BLOCK_MATMUL(q4_0Matmul, ISA, W, Q4_0, __VA_ARGS__)               \
   TFM_DEFINE_BLOCK_MATMUL(q4_kMatmul, ISA, W, Q4_K, __VA_ARGS__)               \
+  TFM_DEFINE_BLOCK_MATMUL(q5_kMatmul, ISA, W, Q5_K, __VA_ARGS__)               \
   TFM_DEFINE_BLOCK_MATMUL(q6_kMatmul, ISA, W, Q6_K, __VA_ARGS__)
 
 #endif // TFM_RUNTIME_KERNELS_BLOCKMATMUL_H

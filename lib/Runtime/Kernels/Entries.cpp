@@ -120,6 +120,8 @@ constexpr Int8Variant kQ4_0Int8Variants[3] = {
     q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512};
 constexpr Int8Variant kQ4_KInt8Variants[3] = {
     q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512};
+constexpr Int8Variant kQ5_KInt8Variants[3] = {
+    q5_kInt8MatmulSse2, q5_kInt8MatmulAvx2, q5_kInt8MatmulAvx512};
 constexpr Int8Variant kQ6_KInt8Variants[3] = {
     q6_kInt8MatmulSse2, q6_kInt8MatmulAvx2, q6_kInt8MatmulAvx512};
 
@@ -129,6 +131,8 @@ constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
                                       q4_0MatmulAvx512};
 constexpr Variant kQ4_KVariants[3] = {q4_kMatmulSse2, q4_kMatmulAvx2,
                                       q4_kMatmulAvx512};
+constexpr Variant kQ5_KVariants[3] = {q5_kMatmulSse2, q5_kMatmulAvx2,
+                                      q5_kMatmulAvx512};
 constexpr Variant kQ6_KVariants[3] = {q6_kMatmulSse2, q6_kMatmulAvx2,
                                       q6_kMatmulAvx512};
 } // namespace
@@ -147,7 +151,7 @@ TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx2, kQ4_0Variants, 1)
 TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
 #undef TFM_BLOCK_MATMUL
 
-/// The K formats': S and SC of rank RANK (Q4_K: [J, K/256, 2, P] and
+/// The K formats': S and SC of rank RANK (Q4_K, Q5_K: [J, K/256, 2, P] and
 /// [J, K/32, 2, P]; Q6_K: [J, K/256, P] and [J, K/16, P]; Kernels.h).
 #define TFM_K_MATMUL(NAME, VARIANTS, RANK, WIDEST)                             \
   extern "C" void NAME(MemRef<float, 3> *a, MemRef<int8_t, 4> *v,             \
@@ -158,6 +162,9 @@ TFM_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_matmul_avx512, kQ4_0Variants, 2)
 TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_sse2, kQ4_KVariants, 4, 0)
 TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx2, kQ4_KVariants, 4, 1)
 TFM_K_MATMUL(_mlir_ciface_tfm_q4_k_matmul_avx512, kQ4_KVariants, 4, 2)
+TFM_K_MATMUL(_mlir_ciface_tfm_q5_k_matmul_sse2, kQ5_KVariants, 4, 0)
+TFM_K_MATMUL(_mlir_ciface_tfm_q5_k_matmul_avx2, kQ5_KVariants, 4, 1)
+TFM_K_MATMUL(_mlir_ciface_tfm_q5_k_matmul_avx512, kQ5_KVariants, 4, 2)
 TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_sse2, kQ6_KVariants, 3, 0)
 TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_avx2, kQ6_KVariants, 3, 1)
 TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_avx512, kQ6_KVariants, 3, 2)
@@ -201,6 +208,9 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variant
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, kQ4_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, kQ4_KInt8Variants, 4, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, kQ4_KInt8Variants, 4, 2)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2, kQ5_KInt8Variants, 4, 0)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2, kQ5_KInt8Variants, 4, 1)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512, kQ5_KInt8Variants, 4, 2)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2, kQ6_KInt8Variants, 3, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2, kQ6_KInt8Variants, 3, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512, kQ6_KInt8Variants, 3, 2)
@@ -228,6 +238,12 @@ mlir::tfm::runtime::getKernelSymbols() {
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2)
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx512)
       TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx512)
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512)
       TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2)
       TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2)
       TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2)

@@ -18,7 +18,7 @@
 // (d * sc and dmin * m are exact, formed once per column for all rows, so
 // a row's block costs what a Q4_0 one does; llama.cpp sums a super-block's
 // sub-blocks in integers first, its activations quantized per 256; here per
-// 32, as for the other formats). A Q6_K weight (d * sc) * (q - 32), sc per
+// 32, as for the other formats; Q5_K likewise, its q 5-bit). A Q6_K weight (d * sc) * (q - 32), sc per
 // 16 steps, is two such terms a block, one per half h:
 //
 //   C[m, n] = fma(float(sum_h qa q - 32 sum_h qa), (d * sc_h) * da, C[m, n])
@@ -32,7 +32,7 @@
 //   Q4_0: V[j, b, u, r, i] = two 4-bit q (u < 4): K step 32 b + 4 u + i in
 //         the low nibble, 32 b + 16 + 4 u + i in the high one
 //   Q4_K: as Q4_0's
-//   Q6_K: as Q8_0's, each byte an unsigned 6-bit q
+//   Q5_K, Q6_K: as Q8_0's, each byte an unsigned 5-bit or 6-bit q
 //
 // and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
 // (BlockMatmul.h).
@@ -134,7 +134,8 @@ template <WeightFormat Fm> struct Int8BlockMatmulScalar {
               int8_t byte = block[(u * panel + r) * 4 + i];
               int32_t w = Q4 ? int32_t((uint8_t(byte) >> (t < 16 ? 0 : 4)) &
                                        15)
-                        : Fm == WeightFormat::Q6_K ? int32_t(uint8_t(byte))
+                        : Fm == WeightFormat::Q6_K || Fm == WeightFormat::Q5_K
+                            ? int32_t(uint8_t(byte))
                                                    : int32_t(byte);
               if (Fm == WeightFormat::Q4_0)
                 w -= 8;
@@ -152,7 +153,8 @@ template <WeightFormat Fm> struct Int8BlockMatmulScalar {
                 acc = std::fma(float(halves[h] - 32 * sums[h]), scale * da,
                                acc);
               }
-            } else if constexpr (Fm == WeightFormat::Q4_K) {
+            } else if constexpr (Fm == WeightFormat::Q4_K ||
+                                 Fm == WeightFormat::Q5_K) {
               const uint16_t *super = s + (j * (blocks / 8) + b / 8) * 2 * panel;
               const uint8_t *sub = sc + (j * blocks + b) * 2 * panel;
               float scale = halfBitsToFloat(super[r]) * float(sub[r]);
@@ -285,6 +287,9 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
   /// Q6_K: its bytes unsigned, its sums per 16 steps (quads 0-3, 4-7).
   static constexpr bool Q6 = Fm == WeightFormat::Q6_K;
+  /// Q4_K, Q5_K: a scale and a min per block; Q5_K's bytes unsigned.
+  static constexpr bool kMins =
+      Fm == WeightFormat::Q4_K || Fm == WeightFormat::Q5_K;
   static constexpr int kHalves = Q6 ? 2 : 1;
   static constexpr int kPanel = V * Isa::kLanes;
   /// Groups of four K steps a block holds per column (a nibble each for
@@ -351,6 +356,9 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
                 sum[r][p][i] = Isa::dotU8(sum[r][p][i], low, a[r]);
                 sum[r][p][i] = Isa::dotU8(sum[r][p][i], high, aHigh[r]);
               }
+            } else if constexpr (Fm == WeightFormat::Q5_K) {
+              for (int r = 0; r < R; ++r)
+                sum[r][p][i] = Isa::dotU8(sum[r][p][i], w, a[r]);
             } else if constexpr (Q6) {
               for (int r = 0; r < R; ++r) {
                 I &half = u < 4 ? sum[r][p][i] : sum2[r][p][i];
@@ -394,7 +402,7 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             }
             continue;
           }
-          if constexpr (Fm == WeightFormat::Q4_K) {
+          if constexpr (kMins) {
             // Per column: d * sc and dmin * m (exact in f32), once for
             // every row.
             const uint16_t *super =
@@ -499,7 +507,8 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
 
 /// Defines an instruction set's int8 entry points (Kernels.h):
 /// quantizeRows ISA, and q8_0Int8Matmul ISA, q4_0Int8Matmul ISA,
-/// q4_kInt8Matmul ISA and q6_kInt8Matmul ISA by `runInt8Panel<TRAITS,
+/// q4_kInt8Matmul ISA, q5_kInt8Matmul ISA and q6_kInt8Matmul ISA by
+/// `runInt8Panel<TRAITS,
 /// format, Vs...>`.
 #define TFM_DEFINE_INT8_BLOCK_MATMUL(NAME, ISA, TRAITS, FORMAT, ...)           \
   bool tfm::kernels::NAME##ISA(                                                \
@@ -523,6 +532,8 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
                                Q4_0 __VA_OPT__(, ) __VA_ARGS__)                \
   TFM_DEFINE_INT8_BLOCK_MATMUL(q4_kInt8Matmul, ISA, TRAITS,                    \
                                Q4_K __VA_OPT__(, ) __VA_ARGS__)                \
+  TFM_DEFINE_INT8_BLOCK_MATMUL(q5_kInt8Matmul, ISA, TRAITS,                    \
+                               Q5_K __VA_OPT__(, ) __VA_ARGS__)                \
   TFM_DEFINE_INT8_BLOCK_MATMUL(q6_kInt8Matmul, ISA, TRAITS,                    \
                                Q6_K __VA_OPT__(, ) __VA_ARGS__)
 

@@ -7,7 +7,7 @@
 namespace tfm::kernels {
 /// C[m, j * panel + r] += A[m, :] . the dequantized weights of panel j,
 /// column r, for panels [j0, j1) (BlockMatmul.h), compiled for SSE2
-/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0, Q4_0, Q4_K and Q6_K
+/// (x86-64), AVX2 + FMA + F16C, AVX-512, over Q8_0, Q4_0 and the K formats
 /// weights (`s` the f16 scales, the K formats' super-blocks'; `sc` their
 /// sub-blocks' scales, else unused). False if this variant has no code
 /// for `panel` columns.
@@ -19,6 +19,7 @@ namespace tfm::kernels {
   TFM_DECLARE_BLOCK_MATMUL(q8_0Matmul##ISA)                                    \
   TFM_DECLARE_BLOCK_MATMUL(q4_0Matmul##ISA)                                    \
   TFM_DECLARE_BLOCK_MATMUL(q4_kMatmul##ISA)                                    \
+  TFM_DECLARE_BLOCK_MATMUL(q5_kMatmul##ISA)                                    \
   TFM_DECLARE_BLOCK_MATMUL(q6_kMatmul##ISA)
 TFM_DECLARE_BLOCK_MATMULS(Sse2)
 TFM_DECLARE_BLOCK_MATMULS(Avx2)
@@ -45,6 +46,7 @@ TFM_DECLARE_BLOCK_MATMULS(Avx512)
   TFM_DECLARE_INT8_BLOCK_MATMUL(q8_0Int8Matmul##ISA)                           \
   TFM_DECLARE_INT8_BLOCK_MATMUL(q4_0Int8Matmul##ISA)                           \
   TFM_DECLARE_INT8_BLOCK_MATMUL(q4_kInt8Matmul##ISA)                           \
+  TFM_DECLARE_INT8_BLOCK_MATMUL(q5_kInt8Matmul##ISA)                           \
   TFM_DECLARE_INT8_BLOCK_MATMUL(q6_kInt8Matmul##ISA)
 TFM_DECLARE_INT8_MATMUL(Sse2)
 TFM_DECLARE_INT8_MATMUL(Avx2)

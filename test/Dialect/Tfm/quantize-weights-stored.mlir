@@ -15,7 +15,7 @@
 // SCHEME-SAME: tensor<64x96xf32> {tfm.param = "w", tfm.param_quant = #tfm.quant<q4_0, axis = 0>}
 // SCHEME-SAME: tensor<64x96xf32> {tfm.param = "v", tfm.param_quant = #tfm.quant<q4_0, axis = 1>}
 // SCHEME-SAME: tensor<100x64xf32> {tfm.param = "head", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
-// BAD: error: tfm-quantize-weights: stored 'w:q5_1': expected name:format, format q8_0, q4_0, q4_k or q6_k
+// BAD: error: tfm-quantize-weights: stored 'w:q5_1': expected name:format, format q8_0, q4_0, q4_k, q5_k or q6_k
 func.func @stored(%x: tensor<1x8x64xf32> {tfm.input = "x"},
                   %w: tensor<64x96xf32> {tfm.param = "w"},
                   %v: tensor<64x96xf32> {tfm.param = "v"},

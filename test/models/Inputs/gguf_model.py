@@ -9,9 +9,9 @@ usage:
       tensor names, Llama's Q and K rows permuted for ggml's RoPE):
       DIR/f32.gguf, f16.gguf (matrices f16), q8_0.gguf and q4_0.gguf
       (matrices, the embedding's too, quantized by gguf-py, llama.cpp's
-      quantizer), q4_k.gguf and q6_k.gguf (likewise Q4_K and Q6_K, by the
-      ports of llama.cpp's quantizers in test/numerics/Inputs/q4_k_ref.py
-      and q6_k_ref.py: --pure files),
+      quantizer), q4_k.gguf, q5_k.gguf and q6_k.gguf (likewise in the K
+      formats, by the ports of llama.cpp's quantizers in
+      test/numerics/Inputs/q*_k_ref.py: --pure files),
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
@@ -137,8 +137,12 @@ def cmd_make(argv):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
         __file__)), "..", "..", "numerics", "Inputs"))
     import q4_k_ref
+    import q5_k_ref
     import q6_k_ref
-    for kind in ["f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k", "k"]:
+    k_quantizers = {"q4_k": (q4_k_ref.quantize_q4_k, T.Q4_K),
+                    "q5_k": (q5_k_ref.quantize_q5_k, T.Q5_K),
+                    "q6_k": (q6_k_ref.quantize_q6_k, T.Q6_K)}
+    for kind in ["f32", "f16", "q8_0", "q4_0", *k_quantizers, "k"]:
         w = GGUFWriter(os.path.join(a.dir, f"{kind}.gguf"), a.arch)
         w.add_name(f"tiny {a.arch}")
         add_hparams(w, TINY)
@@ -165,12 +169,9 @@ def cmd_make(argv):
             elif kind in ("q8_0", "q4_0"):
                 q = T.Q8_0 if kind == "q8_0" else T.Q4_0
                 w.add_tensor(gname, quants.quantize(t, q), raw_dtype=q)
-            elif kind == "q4_k":
-                w.add_tensor(gname, q4_k_ref.quantize_q4_k(t),
-                             raw_dtype=T.Q4_K)
-            elif kind == "q6_k":
-                w.add_tensor(gname, q6_k_ref.quantize_q6_k(t),
-                             raw_dtype=T.Q6_K)
+            elif kind in k_quantizers:
+                quantize, q = k_quantizers[kind]
+                w.add_tensor(gname, quantize(t), raw_dtype=q)
             elif "token_embd" in gname:
                 w.add_tensor(gname, quants.quantize(t, T.Q8_0),
                              raw_dtype=T.Q8_0)
@@ -187,7 +188,7 @@ def cmd_make(argv):
         w.close()
     ids = rng.integers(0, TINY["vocab_size"], (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
-    print(f"{a.arch}: 7 GGUF files, ids {list(ids.shape)}")
+    print(f"{a.arch}: 8 GGUF files, ids {list(ids.shape)}")
 
 
 def cmd_convert(argv):

@@ -14,7 +14,8 @@ q4_k-golden.npz. gguf-py has a Q4_K dequantizer but no quantizer.
                                 the float32 weights those blocks stand for
                                 (gguf-py's dequantizer)
 
-As a script (q4_k.test; q6_k_ref.py shares these commands):
+As a script (q4_k.test; q5_k_ref.py and q6_k_ref.py share these
+commands):
   q4_k_ref.py check-golden GOLDEN.npz
                                 quantize_q4_k(w) is the golden file's blocks
                                 (llama.cpp's own output for its rows w)
@@ -109,9 +110,12 @@ def make_qkx2_quants(x, w, nmax=15, rmin=-1.0, rdelta=0.1, nstep=20):
     return L, scale, -lo
 
 
-def quantize_q4_k(w):
-    """ggml's block_q4_K bytes for w [..., K] along its last axis, as
-    quantize_row_q4_K_ref writes them."""
+def quantize_super_blocks(w, nmax, rmin, nstep):
+    """What quantize_row_q4_K_ref and quantize_row_q5_K_ref share, for w
+    [..., K] along its last axis, q in [0, nmax] (15 or 31; rmin and nstep
+    make_qkx2_quants' for it): (lead, w's leading shape; header uint8
+    [blocks, 16], f16 d, f16 dmin and the 12 bytes of 6-bit scales and mins;
+    L int [blocks, 8, 32], each weight's q), for the format to pack L."""
     w = np.ascontiguousarray(w, F)
     if w.shape[-1] % QK_K:
         raise ValueError(f"last dimension {w.shape[-1]} is not a multiple "
@@ -124,7 +128,8 @@ def quantize_q4_k(w):
         rms = np.sqrt(_sum(x * x) / F(32))
         imp = rms[..., None] + np.abs(x)
         L, scales, mins = make_qkx2_quants(x.reshape(-1, SUB),
-                                           imp.reshape(-1, SUB))
+                                           imp.reshape(-1, SUB), nmax=nmax,
+                                           rmin=rmin, nstep=nstep)
         L = L.reshape(nb, 8, SUB)
         scales, mins = scales.reshape(nb, 8), mins.reshape(nb, 8)
 
@@ -149,18 +154,28 @@ def quantize_q4_k(w):
         dj = d.astype(F)[:, None] * ls.astype(F)
         dmj = dmin.astype(F)[:, None] * lm.astype(F)
         requant = np.clip(nearest_int((x + dmj[..., None]) / dj[..., None]),
-                          0, 15)
+                          0, nmax)
         L = np.where((dj != 0)[..., None], requant, L)
 
-    out = np.empty((nb, BLOCK_BYTES), np.uint8)
-    out[:, 0:2] = d.astype("<f2").view(np.uint8).reshape(nb, 2)
-    out[:, 2:4] = dmin.astype("<f2").view(np.uint8).reshape(nb, 2)
+    head = np.empty((nb, 16), np.uint8)
+    head[:, 0:2] = d.astype("<f2").view(np.uint8).reshape(nb, 2)
+    head[:, 2:4] = dmin.astype("<f2").view(np.uint8).reshape(nb, 2)
     # get_scale_min_k4's packing: sub-blocks 0-3 in the low 6 bits of bytes
     # j (scale) and j + 4 (min); 4-7 in the nibbles of bytes j + 4 and the
     # top 2 bits of bytes j - 4 and j.
-    out[:, 4:8] = ls[:, :4] | ((ls[:, 4:] >> 4) << 6)
-    out[:, 8:12] = lm[:, :4] | ((lm[:, 4:] >> 4) << 6)
-    out[:, 12:16] = (ls[:, 4:] & 0xF) | ((lm[:, 4:] & 0xF) << 4)
+    head[:, 4:8] = ls[:, :4] | ((ls[:, 4:] >> 4) << 6)
+    head[:, 8:12] = lm[:, :4] | ((lm[:, 4:] >> 4) << 6)
+    head[:, 12:16] = (ls[:, 4:] & 0xF) | ((lm[:, 4:] & 0xF) << 4)
+    return lead, head, L
+
+
+def quantize_q4_k(w):
+    """ggml's block_q4_K bytes for w [..., K] along its last axis, as
+    quantize_row_q4_K_ref writes them."""
+    lead, head, L = quantize_super_blocks(w, nmax=15, rmin=-1.0, nstep=20)
+    nb = len(head)
+    out = np.empty((nb, BLOCK_BYTES), np.uint8)
+    out[:, :16] = head
     # Sub-blocks 2i and 2i + 1 in the low and high nibbles of bytes
     # 32i..32i+31.
     pairs = L.reshape(nb, 4, 2, SUB)
@@ -176,8 +191,8 @@ def dequantize_q4_k(blocks, shape):
     return quants.dequantize(b, GGMLQuantizationType.Q4_K).reshape(shape)
 
 
-# The script's commands, shared with q6_k_ref.py: each takes the format's
-# quantizer or dequantizer.
+# The script's commands, shared with q5_k_ref.py and q6_k_ref.py: each
+# takes the format's quantizer or dequantizer.
 def check_golden(path, quantize=quantize_q4_k):
     golden = np.load(path)
     ours = quantize(golden["w"])

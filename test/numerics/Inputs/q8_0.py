@@ -1,10 +1,10 @@
-"""Q8_0, Q4_0, Q4_K and Q6_K weights (transformer-runner --quantize
-q8_0|q4_0|q4_k|q6_k) against llama.cpp's quantizer (gguf-py's numpy port of
-it, pinned in the reference venv; for the K formats, which gguf-py cannot
-quantize, q4_k_ref.py's and q6_k_ref.py's ports, checked against llama.cpp's
-own output). FORMAT is q8_0 (the default), q4_0, q4_k or q6_k (whose
-super-blocks of 256 need larger K: the model's D is 256 and its hidden width
-512, the identity's K 512).
+"""Q8_0, Q4_0 and K-format weights (transformer-runner --quantize
+q8_0|q4_0|q4_k|q5_k|q6_k) against llama.cpp's quantizer (gguf-py's numpy
+port of it, pinned in the reference venv; for the K formats, which gguf-py
+cannot quantize, q4_k_ref.py's, q5_k_ref.py's and q6_k_ref.py's ports,
+checked against llama.cpp's own output). FORMAT is q8_0 (the default),
+q4_0, q4_k, q5_k or q6_k (the K formats' super-blocks of 256 need larger K:
+the model's D is 256 and its hidden width 512, the identity's K 512).
 
   q8_0.py model DIR S [FORMAT]
                            a small model (linear + bias, ReLU, an out_in
@@ -36,7 +36,8 @@ D, HIDDEN, VOCAB = 64, 288, 100
 
 
 FORMAT = GGMLQuantizationType.Q8_0
-K_FORMATS = (GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q6_K)
+K_FORMATS = (GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q5_K,
+             GGMLQuantizationType.Q6_K)
 
 
 def llama_cpp_q8_0(w):
@@ -47,10 +48,11 @@ def llama_cpp_q8_0(w):
     if FORMAT in K_FORMATS:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import q4_k_ref
+        import q5_k_ref
         import q6_k_ref
-        packed = (q4_k_ref.quantize_q4_k(w)
-                  if FORMAT == GGMLQuantizationType.Q4_K
-                  else q6_k_ref.quantize_q6_k(w))
+        packed = {GGMLQuantizationType.Q4_K: q4_k_ref.quantize_q4_k,
+                  GGMLQuantizationType.Q5_K: q5_k_ref.quantize_q5_k,
+                  GGMLQuantizationType.Q6_K: q6_k_ref.quantize_q6_k}[FORMAT](w)
     else:
         packed = quants.quantize(w, FORMAT)
     return quants.dequantize(packed, FORMAT).reshape(w.shape)
@@ -61,6 +63,7 @@ def set_format(name):
     FORMAT = {"q8_0": GGMLQuantizationType.Q8_0,
               "q4_0": GGMLQuantizationType.Q4_0,
               "q4_k": GGMLQuantizationType.Q4_K,
+              "q5_k": GGMLQuantizationType.Q5_K,
               "q6_k": GGMLQuantizationType.Q6_K}[name]
     if FORMAT in K_FORMATS:
         D, HIDDEN = 256, 512

@@ -113,7 +113,8 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     `[M, K/2, 2]` and the matmul becomes a generic over (m, j, r, q, t), k
     = 2 q + t; `tfm.param_pack` adds `format = "bf16_pairs"`.
 
-    A weight held quantized (`tfm.param_quant`: Q8_0, Q4_0, Q4_K, Q6_K) is read
+    A weight held quantized (`tfm.param_quant`: Q8_0, Q4_0, Q4_K, Q5_K,
+    Q6_K) is read
     from its values and scales in panels of the micro-kernel's width
     (formats `q8_0_values`/`q8_0_scales`, `q4_0_values`/`q4_0_scales`, and
     Q4_K's three parts `q4_k_values`/`q4_k_scales` (each sub-block's 6-bit
@@ -122,7 +123,8 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     `d * sc * q - dmin * m` exactly as llama.cpp dequantizes it. Q6_K's
     three parts: `q6_k_values` (its 6-bit q a byte a K step, as Q8_0's),
     `q6_k_super` (each super-block's f16 d) and `q6_k_scales` (the signed
-    scale of each 16 steps): `(d * sc) * (q - 32)`. With `int8_dot` in
+    scale of each 16 steps): `(d * sc) * (q - 32)`. Q5_K's values as
+    Q6_K's (a 5-bit q a byte), its scales as Q4_K's. With `int8_dot` in
     `tfm.cpu_target` (tfm-cpu-configure) its activations are int8: a
     reduction computes each row's largest magnitude per block of 32 along K,
     the generic (marked `tfm.int8_activations`) multiplies the activation
@@ -249,7 +251,7 @@ def TfmCpuLowerQuantizedMatmuls
     A's rows once, `tfm_int8_quantize_rows_<isa>` into three buffers (int8
     values, per-block scales and sums), and the column blocks call
     `tfm_q8_0_int8_matmul_<isa>` / `tfm_q4_0_int8_matmul_<isa>` /
-    `tfm_q4_k_int8_matmul_<isa>` / `tfm_q6_k_int8_matmul_<isa>` on them
+    `tfm_q<format>_int8_matmul_<isa>` of the K formats on them
     (`avx512`: AVX-512 VNNI; `avx2`: AVX2, also on AVX-512 targets without
     VNNI).
 

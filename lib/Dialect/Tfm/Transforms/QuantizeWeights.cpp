@@ -116,7 +116,7 @@ struct QuantizeWeightsPass
     if (!format && scheme != "none") {
       getOperation().emitError()
           << "tfm-quantize-weights: unknown scheme '" << scheme
-          << "' (supported: q8_0, q4_0, q4_k, q6_k, none)";
+          << "' (supported: q8_0, q4_0, q4_k, q5_k, q6_k, none)";
       return signalPassFailure();
     }
     llvm::StringMap<QuantFormat> storedFormats;
@@ -127,7 +127,7 @@ struct QuantizeWeightsPass
       if (name.empty() || !storedFormat) {
         getOperation().emitError()
             << "tfm-quantize-weights: stored '" << entry
-            << "': expected name:format, format q8_0, q4_0, q4_k or q6_k";
+            << "': expected name:format, format q8_0, q4_0, q4_k, q5_k or q6_k";
         return signalPassFailure();
       }
       storedFormats[name] = *storedFormat;

@@ -71,6 +71,11 @@ inline constexpr llvm::StringLiteral kQ4_0ScalesWeightFormat = "q4_0_scales";
 inline constexpr llvm::StringLiteral kQ4_KValuesWeightFormat = "q4_k_values";
 inline constexpr llvm::StringLiteral kQ4_KScalesWeightFormat = "q4_k_scales";
 inline constexpr llvm::StringLiteral kQ4_KSuperWeightFormat = "q4_k_super";
+/// The three a Q5_K weight is bound as: its 5-bit q (0..31) a byte a K
+/// step as Q8_0's values, and Q4_K's scales and mins and super-blocks.
+inline constexpr llvm::StringLiteral kQ5_KValuesWeightFormat = "q5_k_values";
+inline constexpr llvm::StringLiteral kQ5_KScalesWeightFormat = "q5_k_scales";
+inline constexpr llvm::StringLiteral kQ5_KSuperWeightFormat = "q5_k_super";
 /// The three a Q6_K weight is bound as: its 6-bit q (0..63) a byte a K step
 /// as Q8_0's values, the signed 8-bit scale of each 16 weights ([N, K /
 /// 16]) and its super-blocks' f16 d ([N, K / 256]).

@@ -135,7 +135,8 @@ def Tfm_QuantFormat : I32EnumAttr<"QuantFormat",
       I32EnumAttrCase<"q8_0", 0>,
       I32EnumAttrCase<"q4_0", 1>,
       I32EnumAttrCase<"q4_k", 2>,
-      I32EnumAttrCase<"q6_k", 3>
+      I32EnumAttrCase<"q6_k", 3>,
+      I32EnumAttrCase<"q5_k", 4>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tfm";
@@ -159,14 +160,15 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
       (llama.cpp's Q4_K): super-blocks of 256 weights in eight sub-blocks
       of 32, each weight `d * sc * q - dmin * m` for a 4-bit `q`, the
       sub-block's 6-bit scale `sc` and min `m`, and the super-block's f16
-      `d` and `dmin`; 144 bytes per 256 weights; `q6_k` (llama.cpp's Q6_K):
+      `d` and `dmin`; 144 bytes per 256 weights; `q5_k` (llama.cpp's Q5_K):
+      as `q4_k` with a 5-bit `q`, 176 bytes per 256 weights; `q6_k`
+      (llama.cpp's Q6_K):
       super-blocks of 256 weights, each `d * sc * (q - 32)` for a 6-bit `q`,
       the signed 8-bit scale `sc` of its 16 weights and the super-block's
       f16 `d`; 210 bytes per 256 weights (tfm/Runtime/Quantize.h);
     - `axis`: the dimension of the stored matrix the blocks run along, the
       projection's K (0 for an `in_out` weight, 1 for `out_in`); its size
-      is a multiple of the format's block (32, or 256 for `q4_k` and
-      `q6_k`).
+      is a multiple of the format's block (32, or 256 for the K formats).
 
     ```mlir
     %w: tensor<4096x4096xf32> {tfm.param = "q_proj.weight",
@@ -179,13 +181,13 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Weights per block (32 for Q8_0 and Q4_0, a super-block of 256 for
-    /// Q4_K and Q6_K) and the bytes a block stores (its integers and
+    /// the K formats) and the bytes a block stores (its integers and
     /// scales).
     int64_t getBlockSize() const {
-      return getFormat() == QuantFormat::q4_k ||
-                     getFormat() == QuantFormat::q6_k
-                 ? 256
-                 : 32;
+      return getFormat() == QuantFormat::q8_0 ||
+                     getFormat() == QuantFormat::q4_0
+                 ? 32
+                 : 256;
     }
     int64_t getBlockBytes() const {
       switch (getFormat()) {
@@ -195,6 +197,8 @@ def Tfm_WeightQuantAttr : AttrDef<Tfm_Dialect, "WeightQuant"> {
         return 18;
       case QuantFormat::q4_k:
         return 144;
+      case QuantFormat::q5_k:
+        return 176;
       case QuantFormat::q6_k:
         return 210;
       }

@@ -61,8 +61,8 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
     `token_embd` too: whoever
     binds weights quantizes the weight-file tensor once, along K in blocks of
     32 (`q8_0`, `q4_0`: llama.cpp's Q8_0 and Q4_0, bit for bit) or
-    super-blocks of 256 (`q4_k`, `q6_k`: llama.cpp's Q4_K and Q6_K, bit for
-    bit), and the
+    super-blocks of 256 (`q4_k`, `q5_k`, `q6_k`: llama.cpp's K formats, bit
+    for bit), and the
     code generator reads
     the blocks instead of f32 (tfm-cpu-pack-weights). The argument keeps its
     f32 type, whose value is now the dequantized weights: every lowering of
@@ -78,7 +78,7 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
     row, as its parts would be).
 
     `stored` names the parameters a weight file already holds in a block
-    format (a GGUF file's Q8_0, Q4_0, Q4_K and Q6_K tensors), `name:format`
+    format (a GGUF file's Q8_0, Q4_0 and K-format tensors), `name:format`
     each: such
     a parameter is held in its file's format whatever `scheme` says, so
     that its blocks are bound as they are; a fused parameter, when all its
@@ -86,9 +86,9 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
   }];
   let options = [
     Option<"scheme", "scheme", "std::string", /*default=*/"\"q8_0\"",
-           "Block format: q8_0, q4_0, q4_k, q6_k, or none (only the stored ones)">,
+           "Block format: q8_0, q4_0, q4_k, q5_k, q6_k, or none (only the stored ones)">,
     ListOption<"stored", "stored", "std::string",
-               "Parameters stored quantized, as name:format (q8_0, q4_0, q4_k or q6_k)">,
+               "Parameters stored quantized, as name:format (q8_0, q4_0, q4_k, q5_k or q6_k)">,
   ];
 }
 
