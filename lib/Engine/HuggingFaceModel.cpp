@@ -663,6 +663,11 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
     if (!file)
       return file.takeError();
     state.file = std::move(*file);
+    // A GPTQ checkpoint's linears, read as the blocks they are.
+    if (model->config.gptq)
+      if (llvm::Error err = state.file->addGptq(model->config.gptq->bits,
+                                                model->config.gptq->groupSize))
+        return std::move(err);
     state.bindings.weights.checkpoint = state.file.get();
     state.bindings.weights.namePrefix =
         hf::getCheckpointNamePrefix(model->config, *state.file);

@@ -2,6 +2,7 @@
 #include "tfm/Runtime/Checkpoint.h"
 #include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/GgufModel.h"
+#include "tfm/Runtime/Gptq.h"
 #include "tfm/Runtime/Json.h"
 #include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Runtime/Limits.h"
@@ -156,6 +157,8 @@ Error Checkpoint::addFile(std::unique_ptr<TensorFile> file) {
 }
 
 const TensorView *Checkpoint::lookup(llvm::StringRef name) const {
+  if (hidden.contains(name))
+    return nullptr;
   auto it = fileOf.find(name);
   return it == fileOf.end() ? nullptr : files[it->second]->lookup(name);
 }
@@ -170,8 +173,24 @@ std::vector<const TensorView *> Checkpoint::getTensors() const {
   std::vector<const TensorView *> tensors;
   for (const std::unique_ptr<TensorFile> &file : files)
     for (const TensorView &view : file->getTensors())
-      tensors.push_back(&view);
+      if (!hidden.contains(view.name))
+        tensors.push_back(&view);
   return tensors;
+}
+
+Error Checkpoint::addGptq(int64_t bits, int64_t groupSize) {
+  llvm::StringSet<> components;
+  Expected<std::unique_ptr<TensorFile>> gptq =
+      makeGptqTensors(*this, bits, groupSize, components);
+  if (!gptq)
+    return gptq.takeError();
+  if (Error err = addFile(std::move(*gptq)))
+    return err;
+  // The parts stay in fileOf (the GPTQ tensors release their pages through
+  // it) but are no longer what a name looks up or the listing shows.
+  for (const auto &name : components)
+    hidden.insert(name.getKey());
+  return Error::success();
 }
 
 void Checkpoint::releasePages(const TensorView &view) const {

@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -58,6 +59,11 @@ public:
   /// TensorFile::releasePages on the file holding `view`.
   void releasePages(const TensorView &view) const;
 
+  /// Reads the checkpoint as a GPTQ one (tfm/Runtime/Gptq.h): each linear's
+  /// qweight, scales, qzeros and g_idx give way to its `.weight` in
+  /// llama.cpp's blocks. Errors name the tensor at fault.
+  llvm::Error addGptq(int64_t bits, int64_t groupSize);
+
 private:
   Checkpoint() = default;
   llvm::Error addIndex(llvm::StringRef indexPath);
@@ -68,6 +74,9 @@ private:
   std::vector<std::unique_ptr<TensorFile>> files;
   /// Tensor name -> index into `files`.
   llvm::StringMap<unsigned> fileOf;
+  /// Tensors read only through others (a GPTQ linear's parts): not looked
+  /// up by name, not listed.
+  llvm::StringSet<> hidden;
 };
 
 } // namespace mlir::tfm::runtime

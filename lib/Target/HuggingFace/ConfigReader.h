@@ -186,10 +186,6 @@ private:
   std::string error;
 };
 
-/// Quantized checkpoints store other tensors (int weights, scales) under the
-/// same names: importing them as f32 would silently mean the wrong weights.
-void readCommonRejections(FieldReader &r);
-
 /// A family's activation field: `known` maps each accepted name to tfm's
 /// activation; any other name is an error listing `supported`.
 void readActivation(FieldReader &r, ModelConfig &c, StringRef key,

@@ -124,12 +124,81 @@ std::vector<std::string> FieldReader::getUnknownFields() const {
 }
 
 
-/// Quantized checkpoints store other tensors (int weights, scales) under the
-/// same names: importing them as f32 would silently mean the wrong weights.
-void mlir::tfm::hf::readCommonRejections(FieldReader &r) {
-  r.rejectNonNull("quantization_config",
-                  "quantized checkpoints are not supported; tfm reads float "
-                  "weights");
+/// `quantization_config`, for every family. Quantized checkpoints store
+/// other tensors (int weights, scales) in place of the float ones: a form
+/// tfm does not read is refused by name, never imported as if its tensors
+/// were the weights. Read: GPTQ, symmetric, without act-order (each input
+/// row's group its index / group_size), 4 or 8 bits, groups of a multiple
+/// of 32 rows (one scale per llama.cpp block) or one per column (-1).
+static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
+  const json::Value *value = r.lookup("quantization_config");
+  if (!value)
+    return;
+  const json::Object *q = value->getAsObject();
+  if (!q) {
+    r.fail("quantization_config", "expected an object, got " + describe(*value));
+    return;
+  }
+  auto field = [&](StringRef key) { return q->get(key); };
+  auto string = [&](StringRef key) -> std::optional<StringRef> {
+    const json::Value *v = field(key);
+    return v ? v->getAsString() : std::nullopt;
+  };
+  auto boolean = [&](StringRef key) -> std::optional<bool> {
+    const json::Value *v = field(key);
+    return v ? v->getAsBoolean() : std::nullopt;
+  };
+  std::optional<StringRef> method = string("quant_method");
+  if (method != StringRef("gptq")) {
+    r.fail("quantization_config.quant_method",
+           (method ? "'" + *method + "'" : Twine("missing")) +
+               ": tfm reads GPTQ checkpoints (quant_method \"gptq\") and "
+               "GGUF files; other quantized checkpoints are not supported");
+    return;
+  }
+  ModelConfig::Gptq gptq;
+  const json::Value *bits = field("bits");
+  std::optional<int64_t> bitsValue = bits ? bits->getAsInteger() : std::nullopt;
+  if (bitsValue != 4 && bitsValue != 8) {
+    r.fail("quantization_config.bits",
+           "expected 4 or 8 (the GPTQ widths tfm reads), got " +
+               (bits ? describe(*bits) : std::string("nothing")));
+    return;
+  }
+  gptq.bits = *bitsValue;
+  const json::Value *group = field("group_size");
+  std::optional<int64_t> groupValue =
+      group ? group->getAsInteger() : std::nullopt;
+  if (!groupValue || (*groupValue != -1 &&
+                      (*groupValue < 32 || *groupValue % 32 != 0 ||
+                       *groupValue > (int64_t(1) << 24)))) {
+    r.fail("quantization_config.group_size",
+           "expected -1 (one group per column) or a multiple of 32 (each "
+           "group whole llama.cpp blocks of 32), got " +
+               (group ? describe(*group) : std::string("nothing")));
+    return;
+  }
+  gptq.groupSize = *groupValue;
+  if (boolean("sym").value_or(true) != true) {
+    r.fail("quantization_config.sym",
+           "false: asymmetric GPTQ (a zero point per group) is not "
+           "supported; tfm reads symmetric GPTQ");
+    return;
+  }
+  if (boolean("desc_act").value_or(false)) {
+    r.fail("quantization_config.desc_act",
+           "true: act-order GPTQ (groups in g_idx order, not the rows') is "
+           "not supported; tfm reads GPTQ without act-order");
+    return;
+  }
+  std::optional<StringRef> format = string("checkpoint_format");
+  if (format && *format != "gptq") {
+    r.fail("quantization_config.checkpoint_format",
+           "'" + *format + "': tfm reads the \"gptq\" format (zeros stored "
+                          "minus one)");
+    return;
+  }
+  c.gptq = gptq;
 }
 
 /// A family's activation field: `known` maps each accepted name to tfm's
@@ -710,6 +779,7 @@ mlir::tfm::hf::parseModelConfig(llvm::StringRef jsonText) {
                      "' (tfm imports " + getImportedModelTypes() + ")");
   c.family = family->family;
   family->readConfig(r, c);
+  readQuantizationConfig(r, c);
   readLayerTypes(r, c);
   checkRoPEFactors(r, c);
   r.rejectUnreadMathFields(*type);

@@ -218,6 +218,16 @@ struct ModelConfig {
   /// Fields present in the file that the importer does not know; they were
   /// ignored, and the caller should say so.
   std::vector<std::string> unknownFields;
+
+  /// `quantization_config` of a GPTQ checkpoint (`quant_method = "gptq"`):
+  /// its linear layers stored as `qweight`/`qzeros`/`scales`/`g_idx`, in
+  /// `bits` (4 or 8) with one f16 scale per `groupSize` input rows. Only
+  /// the symmetric form without act-order is read (runtime/Gptq.h).
+  struct Gptq {
+    int64_t bits = 4;
+    int64_t groupSize = 128;
+  };
+  std::optional<Gptq> gptq;
 };
 
 /// The `dh/2` RoPE inverse frequencies of `config`, in f32 and computed as

@@ -53,7 +53,6 @@ void mlir::tfm::hf::readGPT2Config(FieldReader &r, ModelConfig &c) {
   r.rejectTrue("add_cross_attention",
                "cross-attention needs an encoder; tfm builds decoder-only "
                "models");
-  readCommonRejections(r);
 
   if (r.failed())
     return;

@@ -107,7 +107,6 @@ void mlir::tfm::hf::readGPTNeoXConfig(FieldReader &r, ModelConfig &c) {
   c.attentionBias = r.boolOr("attention_bias", true);
   c.mlpBias = true;
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
-  readCommonRejections(r);
   if (r.failed())
     return;
   c.numKVHeads = c.numHeads;

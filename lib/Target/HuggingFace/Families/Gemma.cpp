@@ -47,7 +47,6 @@ void mlir::tfm::hf::readGemmaConfig(FieldReader &r, ModelConfig &c) {
   readRoPE(r, c, 10000.0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
   c.attentionBias = r.boolOr("attention_bias", false);
-  readCommonRejections(r);
   if (r.failed())
     return;
   checkHeads(r, c, /*explicitHeadDim=*/true);
@@ -162,7 +161,6 @@ static void readGemma2Or3(FieldReader &r, ModelConfig &c) {
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", true);
   c.attentionBias = r.boolOr("attention_bias", false);
   (void)r.lookup("cache_implementation");
-  readCommonRejections(r);
   if (r.failed())
     return;
   checkHeads(r, c, /*explicitHeadDim=*/true);

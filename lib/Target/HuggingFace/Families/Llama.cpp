@@ -69,7 +69,6 @@ void mlir::tfm::hf::readLlamaLike(FieldReader &r, ModelConfig &c,
   readRoPE(r, c, defaults.ropeTheta);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
   readExtras(r, c);
-  readCommonRejections(r);
 
   if (r.failed())
     return;

@@ -47,7 +47,6 @@ void mlir::tfm::hf::readOPTConfig(FieldReader &r, ModelConfig &c) {
   // Training-time layer dropping, off at inference.
   (void)r.lookup("layerdrop");
   (void)r.lookup("init_std");
-  readCommonRejections(r);
   if (r.failed())
     return;
   c.numKVHeads = c.numHeads;

@@ -41,7 +41,6 @@ void mlir::tfm::hf::readPhi3Config(FieldReader &r, ModelConfig &c) {
                "Phi-3's qkv_proj and o_proj have no biases");
   c.slidingWindow = r.sizeOr("sliding_window", 0);
   c.tieWordEmbeddings = r.boolOr("tie_word_embeddings", false);
-  readCommonRejections(r);
   if (r.failed())
     return;
   checkHeads(r, c, /*explicitHeadDim=*/false);

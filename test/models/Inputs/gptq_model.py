@@ -1,0 +1,136 @@
+"""Tiny GPTQ checkpoints, written as AutoGPTQ / optimum write them (the
+"gptq" checkpoint format), and the float checkpoint of the weights they
+stand for (run with %hf_python).
+
+usage:
+  gptq_model.py make DIR [--bits 4|8] [--group G] [--break KIND]
+      a random Llama (gguf_model.py's TINY: hidden 256, FFN 512) whose
+      decoder linears are quantized by GPTQ's symmetric rule (per group of G
+      input rows and output column: scale = 2 max|w| / (2^bits - 1) stored
+      in f16, q = clamp(round(w / scale) + 2^(bits-1)), zero point
+      2^(bits-1) stored minus one): DIR/gptq (config.json with its
+      quantization_config, model.safetensors with each linear's qweight,
+      qzeros, scales and g_idx and the other tensors in f16), DIR/ref (the
+      same model in f32 with each weight what the GPTQ one stands for:
+      scale * (q - zero), the f16 tensors widened) and DIR/ids.npy.
+      --break writes a checkpoint tfm must refuse: asym (one zero point
+      moved), act-order (g_idx permuted), scales-f32, no-scales.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gguf_model import TINY  # noqa: E402
+
+LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+           "down_proj")
+
+
+def pack(q, bits, axis):
+    """Packs the integers q (uint32) along `axis`, 32 / bits a word, the
+    first in the low bits, into int32."""
+    per = 32 // bits
+    q = np.moveaxis(q.astype(np.uint32), axis, 0)
+    words = np.zeros((q.shape[0] // per,) + q.shape[1:], np.uint32)
+    for j in range(per):
+        words |= q[j::per] << np.uint32(bits * j)
+    return np.moveaxis(words, 0, axis).view(np.int32)
+
+
+def quantize(w, bits, group):
+    """GPTQ's symmetric rule for w [N, K] (nn.Linear's layout): qweight,
+    qzeros, scales (f16), g_idx, and the f32 weights they stand for."""
+    n, k = w.shape
+    g = k if group == -1 else group
+    maxq = 2 ** bits - 1
+    zero = (maxq + 1) // 2
+    wt = w.T.reshape(k // g, g, n)                      # [groups, G, N]
+    amax = np.abs(wt).max(axis=1)                       # [groups, N]
+    scale = (2 * amax / maxq).astype(np.float16)
+    scale = np.where(scale == 0, np.float16(1), scale)
+    s32 = scale.astype(np.float32)[:, None, :]
+    q = np.clip(np.round(wt / s32) + zero, 0, maxq).astype(np.uint32)
+    deq = (s32 * (q.astype(np.float32) - zero)).reshape(k, n).T
+    qweight = pack(q.reshape(k, n), bits, 0)
+    qzeros = pack(np.full((k // g, n), zero - 1, np.uint32), bits, 1)
+    g_idx = (np.arange(k) // g).astype(np.int32)
+    return qweight, qzeros, scale, g_idx, np.ascontiguousarray(deq)
+
+
+def cmd_make(argv):
+    import torch
+    import transformers
+    from safetensors.numpy import save_file
+    p = argparse.ArgumentParser(prog="gptq_model.py make")
+    p.add_argument("dir")
+    p.add_argument("--bits", type=int, default=4)
+    p.add_argument("--group", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--break", dest="broken", default=None,
+                   choices=["asym", "act-order", "scales-f32", "no-scales"])
+    a = p.parse_args(argv)
+    rng = np.random.default_rng(a.seed)
+    config = transformers.LlamaConfig(**TINY)
+    torch.manual_seed(a.seed)
+    model = transformers.AutoModelForCausalLM.from_config(config).float()
+    tensors, ref = {}, {}
+    for name, t in model.named_parameters():
+        x = rng.standard_normal(tuple(t.shape))
+        if t.ndim == 1:
+            x = (1.0 if "norm" in name else 0.0) + 0.1 * x
+        elif "embed" in name:
+            x = 0.3 * x
+        else:
+            x = x * (3.0 if "lm_head" in name else 1.5) / np.sqrt(t.shape[1])
+        x = x.astype(np.float32)
+        prefix = name[:-len(".weight")]
+        if prefix.rsplit(".", 1)[-1] in LINEARS:
+            qweight, qzeros, scales, g_idx, deq = quantize(x, a.bits, a.group)
+            tensors[prefix + ".qweight"] = qweight
+            tensors[prefix + ".qzeros"] = qzeros
+            tensors[prefix + ".scales"] = scales
+            tensors[prefix + ".g_idx"] = g_idx
+            ref[name] = deq
+        else:
+            half = x.astype(np.float16)
+            tensors[name] = half
+            ref[name] = half.astype(np.float32)
+    first = "model.layers.0.self_attn.q_proj"
+    if a.broken == "asym":
+        z = tensors[first + ".qzeros"].view(np.uint32).copy()
+        z[0, 0] += 1
+        tensors[first + ".qzeros"] = z.view(np.int32)
+    elif a.broken == "act-order":
+        tensors[first + ".g_idx"] = tensors[first + ".g_idx"][::-1].copy()
+    elif a.broken == "scales-f32":
+        tensors[first + ".scales"] = tensors[first + ".scales"].astype(
+            np.float32)
+    elif a.broken == "no-scales":
+        del tensors[first + ".scales"]
+    with torch.no_grad():
+        for name, t in model.named_parameters():
+            t.copy_(torch.from_numpy(ref[name]))
+    model.save_pretrained(os.path.join(a.dir, "ref"), safe_serialization=True)
+    os.makedirs(os.path.join(a.dir, "gptq"), exist_ok=True)
+    with open(os.path.join(a.dir, "ref", "config.json")) as f:
+        cfg = json.load(f)
+    cfg["torch_dtype"] = "float16"
+    cfg["quantization_config"] = {
+        "quant_method": "gptq", "bits": a.bits, "group_size": a.group,
+        "desc_act": False, "sym": True, "damp_percent": 0.01,
+        "true_sequential": True, "checkpoint_format": "gptq",
+        "model_name_or_path": None, "model_file_base_name": None}
+    with open(os.path.join(a.dir, "gptq", "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    save_file(tensors, os.path.join(a.dir, "gptq", "model.safetensors"))
+    ids = rng.integers(0, TINY["vocab_size"], (2, 9))
+    np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
+    print(f"GPTQ {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
+
+
+if __name__ == "__main__":
+    {"make": cmd_make}[sys.argv[1]](sys.argv[2:])
