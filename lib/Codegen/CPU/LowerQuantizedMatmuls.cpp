@@ -139,9 +139,24 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
       !hasInnerStrides(cType, {cType.getDimSize(2), 1}) ||
       !vType.getLayout().isIdentity() || !sType.getLayout().isIdentity())
     return;
+  // The kernels read the scales by C's panels and A's blocks: they must
+  // have exactly the shapes tfm-cpu-pack-weights gives them.
+  int64_t numPanels = cType.getDimSize(1), width = cType.getDimSize(2);
+  int64_t k = aType.getDimSize(1) * 32;
+  SmallVector<int64_t> scalesShape =
+      mins  ? SmallVector<int64_t>{numPanels, k / 256, 2, width}
+      : q6k ? SmallVector<int64_t>{numPanels, k / 256, width}
+            : SmallVector<int64_t>{numPanels, k / 32, width};
+  if (!sType.hasStaticShape() || sType.getShape() != ArrayRef(scalesShape) ||
+      vType.getDimSize(0) != numPanels || vType.getDimSize(1) != k / 32)
+    return;
   if (subScales) {
     auto subType = dyn_cast<MemRefType>(subScales.getType());
-    if (!subType || !subType.getLayout().isIdentity())
+    SmallVector<int64_t> subShape =
+        mins ? SmallVector<int64_t>{numPanels, k / 32, 2, width}
+             : SmallVector<int64_t>{numPanels, k / 16, width};
+    if (!subType || !subType.getLayout().isIdentity() ||
+        !subType.hasStaticShape() || subType.getShape() != ArrayRef(subShape))
       return;
   }
   if (int8) {

@@ -174,3 +174,36 @@ func.func @q6_k(%a: memref<2x8x8x4xf32>, %amax: memref<2x8xf32>, %v: memref<2x8x
   return
 }
 }
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 0, r)>
+#dmin = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 1, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b, 0, r)>
+#min = affine_map<(m, j, r, b, h, u, i) -> (j, b, 1, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
+// A Q4_K generic whose super-block scales are not [J, K/256, 2, P] (three
+// super-blocks for K = 256; the generic reads only the first): not the
+// layout the kernel indexes, left to loops.
+// CHECK-LABEL: func.func @q4_k_super_shape
+// CHECK: linalg.generic
+// CHECK-NOT: call @tfm_q4_k
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @q4_k_super_shape(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x3x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<3x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<3x8x2x4x4xf32>, memref<3x8xf32>, memref<2x8x4x32x4xi8>, memref<2x3x2x32xf16>, memref<2x3x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<3x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
