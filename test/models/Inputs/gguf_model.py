@@ -104,6 +104,22 @@ def random_k_blocks(kind, rows, k, rng):
     return data.reshape(rows, k // block * size)
 
 
+def randomize(model, rng):
+    """Fills every parameter of `model` with random values sized to keep
+    activations near unit scale (norms near 1, biases near 0)."""
+    import torch
+    for name, t in model.named_parameters():
+        x = rng.standard_normal(tuple(t.shape))
+        if t.ndim == 1:
+            x = (1.0 if "norm" in name else 0.0) + 0.1 * x
+        elif "embed" in name:
+            x = 0.3 * x
+        else:
+            x = x * (3.0 if "lm_head" in name else 1.5) / np.sqrt(t.shape[1])
+        with torch.no_grad():
+            t.copy_(torch.from_numpy(x.astype(np.float32)))
+
+
 def cmd_make(argv):
     import torch
     import transformers
@@ -119,16 +135,7 @@ def cmd_make(argv):
     config = cls(**TINY)
     torch.manual_seed(a.seed)
     model = transformers.AutoModelForCausalLM.from_config(config).float()
-    for name, t in model.named_parameters():
-        x = rng.standard_normal(tuple(t.shape))
-        if t.ndim == 1:
-            x = (1.0 if "norm" in name else 0.0) + 0.1 * x
-        elif "embed" in name:
-            x = 0.3 * x
-        else:
-            x = x * (3.0 if "lm_head" in name else 1.5) / np.sqrt(t.shape[1])
-        with torch.no_grad():
-            t.copy_(torch.from_numpy(x.astype(np.float32)))
+    randomize(model, rng)
     hf = os.path.join(a.dir, "hf")
     model.save_pretrained(hf, safe_serialization=True)
     weights = {n: t.detach().numpy().copy()

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gguf_model import TINY  # noqa: E402
+from gguf_model import TINY, randomize  # noqa: E402
 
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
            "down_proj")
@@ -77,16 +77,10 @@ def cmd_make(argv):
     config = transformers.LlamaConfig(**TINY)
     torch.manual_seed(a.seed)
     model = transformers.AutoModelForCausalLM.from_config(config).float()
+    randomize(model, rng)
     tensors, ref = {}, {}
     for name, t in model.named_parameters():
-        x = rng.standard_normal(tuple(t.shape))
-        if t.ndim == 1:
-            x = (1.0 if "norm" in name else 0.0) + 0.1 * x
-        elif "embed" in name:
-            x = 0.3 * x
-        else:
-            x = x * (3.0 if "lm_head" in name else 1.5) / np.sqrt(t.shape[1])
-        x = x.astype(np.float32)
+        x = t.detach().numpy().copy()
         prefix = name[:-len(".weight")]
         if prefix.rsplit(".", 1)[-1] in LINEARS:
             qweight, qzeros, scales, g_idx, deq = quantize(x, a.bits, a.group)
