@@ -14,7 +14,10 @@ usage:
       same model in f32 with each weight what the GPTQ one stands for:
       scale * (q - zero), the f16 tensors widened) and DIR/ids.npy.
       --break writes a checkpoint tfm must refuse: asym (one zero point
-      moved), act-order (g_idx permuted), scales-f32, no-scales.
+      moved), act-order (g_idx permuted), scales-f32, no-scales,
+      qweight-i64, float (the float tensors under a GPTQ config), group
+      (config.json's group_size 96, which K = 256 or 512 rows cannot
+      hold), both (a float weight beside the qweight).
 """
 import argparse
 import json
@@ -71,7 +74,8 @@ def cmd_make(argv):
     p.add_argument("--group", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--break", dest="broken", default=None,
-                   choices=["asym", "act-order", "scales-f32", "no-scales"])
+                   choices=["asym", "act-order", "scales-f32", "no-scales",
+                            "qweight-i64", "float", "group", "both"])
     a = p.parse_args(argv)
     rng = np.random.default_rng(a.seed)
     config = transformers.LlamaConfig(**TINY)
@@ -105,6 +109,13 @@ def cmd_make(argv):
             np.float32)
     elif a.broken == "no-scales":
         del tensors[first + ".scales"]
+    elif a.broken == "qweight-i64":
+        tensors[first + ".qweight"] = tensors[first + ".qweight"].astype(
+            np.int64)
+    elif a.broken == "both":
+        tensors[first + ".weight"] = ref[first + ".weight"]
+    elif a.broken == "float":
+        tensors = {n: v.astype(np.float16) for n, v in ref.items()}
     with torch.no_grad():
         for name, t in model.named_parameters():
             t.copy_(torch.from_numpy(ref[name]))
@@ -114,7 +125,8 @@ def cmd_make(argv):
         cfg = json.load(f)
     cfg["torch_dtype"] = "float16"
     cfg["quantization_config"] = {
-        "quant_method": "gptq", "bits": a.bits, "group_size": a.group,
+        "quant_method": "gptq", "bits": a.bits,
+        "group_size": 96 if a.broken == "group" else a.group,
         "desc_act": False, "sym": True, "damp_percent": 0.01,
         "true_sequential": True, "checkpoint_format": "gptq",
         "model_name_or_path": None, "model_file_base_name": None}
