@@ -1,7 +1,9 @@
 //===- EntrySignature.cpp - what a tfm entry function expects -------------===//
 #include "tfm/Runtime/EntrySignature.h"
+#include "tfm/Dialect/Tfm/IR/QuantizedParts.h"
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
+#include "tfm/Runtime/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -13,82 +15,17 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::runtime;
 
-
-template <typename... Ts>
-static llvm::Error makeError(const char *fmt, Ts &&...vals) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
-}
-
-/// A quantized weight's part a tfm.param_pack `format` names.
-struct QuantizedPart {
-  BlockFormat format;
-  PackedLayout::QuantPart part;
-};
-static std::optional<QuantizedPart> getQuantizedPart(llvm::StringRef name) {
-  using Part = PackedLayout::QuantPart;
-  static const std::pair<llvm::StringLiteral, QuantizedPart> parts[] = {
-      {kQ8_0ValuesWeightFormat, {BlockFormat::Q8_0, Part::Values}},
-      {kQ8_0ScalesWeightFormat, {BlockFormat::Q8_0, Part::Scales}},
-      {kQ4_0ValuesWeightFormat, {BlockFormat::Q4_0, Part::Values}},
-      {kQ4_0ScalesWeightFormat, {BlockFormat::Q4_0, Part::Scales}},
-      {kQ4_KValuesWeightFormat, {BlockFormat::Q4_K, Part::Values}},
-      {kQ4_KScalesWeightFormat, {BlockFormat::Q4_K, Part::Scales}},
-      {kQ4_KSuperWeightFormat, {BlockFormat::Q4_K, Part::Super}},
-      {kQ5_KValuesWeightFormat, {BlockFormat::Q5_K, Part::Values}},
-      {kQ5_KScalesWeightFormat, {BlockFormat::Q5_K, Part::Scales}},
-      {kQ5_KSuperWeightFormat, {BlockFormat::Q5_K, Part::Super}},
-      {kQ6_KValuesWeightFormat, {BlockFormat::Q6_K, Part::Values}},
-      {kQ6_KScalesWeightFormat, {BlockFormat::Q6_K, Part::Scales}},
-      {kQ6_KSuperWeightFormat, {BlockFormat::Q6_K, Part::Super}},
-  };
-  for (const auto &[spelling, part] : parts)
-    if (name == spelling)
-      return part;
-  return std::nullopt;
-}
-
-/// The shape of a quantized part's argument (PackedLayout's comment) for a
-/// weight of `panels` panels and `k` steps along its blocks.
-static llvm::SmallVector<int64_t, 5>
-getQuantizedPartShape(const PackedLayout &packed, int64_t panels, int64_t k) {
-  // Two K steps a byte (Q4_0, Q4_K) or one (the others).
-  bool bytes = packed.blockFormat != BlockFormat::Q4_0 &&
-               packed.blockFormat != BlockFormat::Q4_K;
-  switch (packed.quantPart) {
-  case PackedLayout::QuantPart::Values: {
-    llvm::SmallVector<int64_t, 5> shape{panels, k / 32,
-                                        (bytes ? 32 : 16) / packed.group,
-                                        packed.panel};
-    if (packed.group > 1)
-      shape.push_back(packed.group);
-    return shape;
+/// The runtime's name for a part of a quantized weight.
+static PackedLayout::QuantPart getRuntimePart(QuantizedPart part) {
+  switch (part) {
+  case QuantizedPart::Values:
+    return PackedLayout::QuantPart::Values;
+  case QuantizedPart::Scales:
+    return PackedLayout::QuantPart::Scales;
+  case QuantizedPart::Super:
+    return PackedLayout::QuantPart::Super;
   }
-  case PackedLayout::QuantPart::Scales:
-    if (packed.blockFormat == BlockFormat::Q4_K ||
-        packed.blockFormat == BlockFormat::Q5_K)
-      return {panels, k / 32, 2, packed.panel};
-    if (packed.blockFormat == BlockFormat::Q6_K)
-      return {panels, k / 16, packed.panel};
-    return {panels, k / 32, packed.panel};
-  case PackedLayout::QuantPart::Super:
-    if (packed.blockFormat == BlockFormat::Q6_K)
-      return {panels, k / 256, packed.panel};
-    return {panels, k / 256, 2, packed.panel};
-  case PackedLayout::QuantPart::None:
-    break;
-  }
-  return {};
-}
-
-/// Its element type: bytes, or the f16 scales' bits.
-static DType getQuantizedPartDType(const PackedLayout &packed) {
-  bool bytes = packed.quantPart == PackedLayout::QuantPart::Values ||
-               (packed.quantPart == PackedLayout::QuantPart::Scales &&
-                packed.blockFormat != BlockFormat::Q8_0 &&
-                packed.blockFormat != BlockFormat::Q4_0);
-  return bytes ? DType::I8 : DType::F16;
+  return PackedLayout::QuantPart::None;
 }
 
 /// The runtime's name for a dialect block format.
@@ -135,15 +72,15 @@ static llvm::Error getTensorInfo(Type type, const std::string &what,
                                  llvm::SmallVectorImpl<int64_t> &shape) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
-    return makeError("{0} has type {1}; expected a ranked tensor or index",
-                     what, type);
+    return formatError("{0} has type {1}; expected a ranked tensor or index",
+                       what, type);
   if (!tensor.hasStaticShape())
-    return makeError("{0} has dynamic shape {1}; shapes must be static", what,
-                     type);
+    return formatError("{0} has dynamic shape {1}; shapes must be static", what,
+                       type);
   std::optional<DType> d = getDType(tensor.getElementType());
   if (!d)
-    return makeError("{0} has unsupported element type {1}", what,
-                     tensor.getElementType());
+    return formatError("{0} has unsupported element type {1}", what,
+                       tensor.getElementType());
   dtype = *d;
   shape.assign(tensor.getShape().begin(), tensor.getShape().end());
   return llvm::Error::success();
@@ -183,7 +120,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
   std::string error;
   func::FuncOp fn = findEntry(module, entry, error);
   if (!fn)
-    return makeError("{0}", error);
+    return makeError(error);
 
   EntrySignature signature;
   signature.function = fn.getSymName().str();
@@ -195,9 +132,10 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
     auto input = fn.getArgAttrOfType<StringAttr>(i, kInputAttrName);
     auto cache = fn.getArgAttrOfType<StringAttr>(i, kKVCacheAttrName);
     if (int(bool(param)) + int(bool(input)) + int(bool(cache)) > 1)
-      return makeError("argument #{0} of @{1} has more than one of tfm.param, "
-                       "tfm.input and tfm.kv_cache",
-                       i, signature.function);
+      return formatError(
+          "argument #{0} of @{1} has more than one of tfm.param, "
+          "tfm.input and tfm.kv_cache",
+          i, signature.function);
     if (param) {
       arg.kind = EntryArgument::Kind::Param;
       arg.name = param.getValue().str();
@@ -212,9 +150,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                                      arg.name, signature.function);
     if (type.isIndex()) {
       if (param)
-        return makeError("{0} is a tfm.param of type index; parameters must "
-                         "be tensors",
-                         what);
+        return formatError("{0} is a tfm.param of type index; parameters must "
+                           "be tensors",
+                           what);
       arg.kind = EntryArgument::Kind::Index;
     } else if (llvm::Error err =
                    getTensorInfo(type, what, arg.dtype, arg.shape)) {
@@ -225,23 +163,24 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       // A packed parameter concatenates its parts in the file's 2-D shape.
       int64_t rank = fn.getArgAttr(i, kParamPackAttrName) ? 2 : arg.shape.size();
       if (!param || !axis || axis.getInt() < 0 || axis.getInt() >= rank)
-        return makeError("{0}: tfm.param_parts needs tfm.param and an in-range "
-                         "tfm.param_concat_axis",
-                         what);
+        return formatError(
+            "{0}: tfm.param_parts needs tfm.param and an in-range "
+            "tfm.param_concat_axis",
+            what);
       arg.concatAxis = axis.getInt();
       for (Attribute part : parts) {
         auto name = dyn_cast<StringAttr>(part);
         if (!name)
-          return makeError("{0}: tfm.param_parts must hold strings", what);
+          return formatError("{0}: tfm.param_parts must hold strings", what);
         arg.parts.push_back(name.getValue().str());
       }
     }
     if (fn.getArgAttr(i, kParamRoundedAttrName)) {
       if (!param || (arg.dtype != DType::F32 && arg.dtype != DType::BF16 &&
                      arg.dtype != DType::F16))
-        return makeError("{0}: tfm.param_rounded needs tfm.param and a float "
-                         "argument",
-                         what);
+        return formatError("{0}: tfm.param_rounded needs tfm.param and a float "
+                           "argument",
+                           what);
       arg.rounded = true;
     }
     if (auto pack = fn.getArgAttrOfType<DictionaryAttr>(i, kParamPackAttrName)) {
@@ -250,8 +189,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       auto shape = pack.getAs<DenseI64ArrayAttr>("shape");
       Attribute format = pack.get("format");
       auto formatName = dyn_cast_or_null<StringAttr>(format);
-      std::optional<QuantizedPart> part =
-          formatName ? getQuantizedPart(formatName.getValue()) : std::nullopt;
+      std::optional<std::pair<QuantFormat, QuantizedPart>> part =
+          formatName ? parseQuantizedPartName(formatName.getValue())
+                     : std::nullopt;
       bool quantized = part.has_value();
       bool knownFormat =
           !format || quantized ||
@@ -264,67 +204,68 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
             (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
             !llvm::is_contained({8, 16, 32}, panel.getInt()) ||
             shape[0] < 1 || shape[1] < 1)
-          return makeError("{0}: tfm.param_pack with format = \"{1}\" needs "
-                           "tfm.param and {{layout = \"in_out\" | "
-                           "\"out_in\", panel = 8 | 16 | 32, shape = "
-                           "array<i64: rows, cols>}",
-                           what, formatName.getValue());
-        bool values = part->part == PackedLayout::QuantPart::Values;
+          return formatError("{0}: tfm.param_pack with format = \"{1}\" needs "
+                             "tfm.param and {{layout = \"in_out\" | "
+                             "\"out_in\", panel = 8 | 16 | 32, shape = "
+                             "array<i64: rows, cols>}",
+                             what, formatName.getValue());
+        auto [quantFormat, quantPart] = *part;
+        bool values = quantPart == QuantizedPart::Values;
         auto group = pack.getAs<IntegerAttr>("group");
         if (pack.get("group") &&
             (!values || !group || (group.getInt() != 1 && group.getInt() != 4)))
-          return makeError("{0}: tfm.param_pack's group must be 1 or 4, and "
-                           "only with the values of a quantized weight "
-                           "(format = \"{1}\", \"{2}\", ...)",
-                           what, kQ8_0ValuesWeightFormat,
-                           kQ4_0ValuesWeightFormat);
+          return formatError("{0}: tfm.param_pack's group must be 1 or 4, and "
+                             "only with the values of a quantized weight "
+                             "(format = \"{1}\", \"{2}\", ...)",
+                             what, kQ8_0ValuesWeightFormat,
+                             kQ4_0ValuesWeightFormat);
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
         packed.panel = panel.getInt();
         packed.group = group ? group.getInt() : 1;
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
-        packed.blockFormat = part->format;
-        packed.quantPart = part->part;
+        packed.blockFormat = getBlockFormat(quantFormat);
+        packed.quantPart = getRuntimePart(quantPart);
         int64_t n = packed.fileShape[packed.outIn ? 0 : 1];
         int64_t k = packed.fileShape[packed.outIn ? 1 : 0];
         int64_t panels = (n + packed.panel - 1) / packed.panel;
-        int64_t blockWeights = getBlockWeights(part->format);
-        llvm::SmallVector<int64_t, 5> expected =
-            getQuantizedPartShape(packed, panels, k);
-        DType dtype = getQuantizedPartDType(packed);
+        int64_t blockWeights = getBlockWeights(packed.blockFormat);
+        llvm::SmallVector<int64_t, 5> expected = getQuantizedPartShape(
+            quantFormat, quantPart, panels, k, packed.panel, packed.group);
+        DType dtype =
+            isF16QuantizedPart(quantFormat, quantPart) ? DType::F16 : DType::I8;
         bool concatenable = arg.parts.empty() || arg.concatAxis == 0 ||
                             arg.concatAxis == 1;
         if (k % blockWeights || arg.shape != expected || arg.dtype != dtype ||
             !concatenable)
-          return makeError(
+          return formatError(
               "{0}: tfm.param_pack of a {1}x{2} weight as {3} needs a K that "
               "{4} divides and an argument {5} {6}",
               what, packed.fileShape[0], packed.fileShape[1],
               formatName.getValue(), blockWeights, getDTypeName(dtype),
-              llvm::join(llvm::map_range(expected,
-                                         [](int64_t size) {
-                                           return std::to_string(size);
-                                         }),
+              llvm::join(llvm::map_range(
+                             expected,
+                             [](int64_t size) { return std::to_string(size); }),
                          "x"));
       } else if (!param || !layout || !panel || !shape || shape.size() != 2 ||
           (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
           panel.getInt() < 1 || shape[0] < 1 || shape[1] < 1 || !knownFormat)
-        return makeError("{0}: tfm.param_pack needs tfm.param and {{layout = "
-                         "\"in_out\" | \"out_in\", panel = N > 0, shape = "
-                         "array<i64: rows, cols>} and optionally format = "
-                         "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
-                         "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | "
-                         "\"{10}\" | \"{11}\" | \"{12}\" | \"{13}\" | "
-                         "\"{14}\" | \"{15}\" | \"{16}\"",
-                         what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
-                         kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
-                         kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
-                         kQ4_0ScalesWeightFormat, kQ4_KValuesWeightFormat,
-                         kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat,
-                         kQ5_KValuesWeightFormat, kQ5_KScalesWeightFormat,
-                         kQ5_KSuperWeightFormat, kQ6_KValuesWeightFormat,
-                         kQ6_KScalesWeightFormat, kQ6_KSuperWeightFormat);
+        return formatError("{0}: tfm.param_pack needs tfm.param and {{layout = "
+                           "\"in_out\" | \"out_in\", panel = N > 0, shape = "
+                           "array<i64: rows, cols>} and optionally format = "
+                           "\"{1}\" | \"{2}\" | \"{3}\" | \"{4}\" | \"{5}\" | "
+                           "\"{6}\" | \"{7}\" | \"{8}\" | \"{9}\" | "
+                           "\"{10}\" | \"{11}\" | \"{12}\" | \"{13}\" | "
+                           "\"{14}\" | \"{15}\" | \"{16}\"",
+                           what, kAmxSplitWeightFormat, kAmxPairedWeightFormat,
+                           kBf16PairsWeightFormat, kQ8_0ValuesWeightFormat,
+                           kQ8_0ScalesWeightFormat, kQ4_0ValuesWeightFormat,
+                           kQ4_0ScalesWeightFormat, kQ4_KValuesWeightFormat,
+                           kQ4_KScalesWeightFormat, kQ4_KSuperWeightFormat,
+                           kQ5_KValuesWeightFormat, kQ5_KScalesWeightFormat,
+                           kQ5_KSuperWeightFormat, kQ6_KValuesWeightFormat,
+                           kQ6_KScalesWeightFormat, kQ6_KSuperWeightFormat);
       if (!quantized) {
         PackedLayout &packed = arg.packed.emplace();
         packed.outIn = layout.getValue() == "out_in";
@@ -349,35 +290,36 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
               packed.amxParts, panels * packed.panel / 16, k / 2, 32};
           if (arg.shape != expected || arg.dtype != DType::BF16 ||
               packed.panel % 16 || k % 2 || !concatenable)
-            return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
-                             "in panels of {4} needs a panel width that 16 "
-                             "divides, an even K and a bf16 argument of shape "
-                             "{7}x{5}x{6}x32",
-                             what, packed.fileShape[0], packed.fileShape[1],
-                             formatName.getValue(), packed.panel,
-                             panels * packed.panel / 16, k / 2,
-                             packed.amxParts);
+            return formatError(
+                "{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                "in panels of {4} needs a panel width that 16 "
+                "divides, an even K and a bf16 argument of shape "
+                "{7}x{5}x{6}x32",
+                what, packed.fileShape[0], packed.fileShape[1],
+                formatName.getValue(), packed.panel, panels * packed.panel / 16,
+                k / 2, packed.amxParts);
         } else if (packed.kPairs) {
           llvm::SmallVector<int64_t, 4> expected{panels, k / 2, packed.panel,
                                                  2};
           if (arg.shape != expected || arg.dtype != DType::BF16 || k % 2 ||
               !concatenable)
-            return makeError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
-                             "in panels of {4} needs an even K and a bf16 "
-                             "argument of shape {5}x{6}x{4}x2",
-                             what, packed.fileShape[0], packed.fileShape[1],
-                             kBf16PairsWeightFormat, packed.panel, panels,
-                             k / 2);
+            return formatError("{0}: tfm.param_pack of a {1}x{2} weight as {3} "
+                               "in panels of {4} needs an even K and a bf16 "
+                               "argument of shape {5}x{6}x{4}x2",
+                               what, packed.fileShape[0], packed.fileShape[1],
+                               kBf16PairsWeightFormat, packed.panel, panels,
+                               k / 2);
         } else {
           llvm::SmallVector<int64_t, 4> expected{panels, k, packed.panel};
           bool packable = arg.dtype == DType::F32 || arg.dtype == DType::BF16 ||
                           arg.dtype == DType::F16;
           if (arg.shape != expected || !packable || !concatenable)
-            return makeError("{0}: tfm.param_pack of a {1}x{2} weight in "
-                             "panels of {3} needs an f32, bf16 or f16 argument "
-                             "of shape {4}x{2}x{3}",
-                             what, packed.fileShape[0], packed.fileShape[1],
-                             packed.panel, expected[0]);
+            return formatError(
+                "{0}: tfm.param_pack of a {1}x{2} weight in "
+                "panels of {3} needs an f32, bf16 or f16 argument "
+                "of shape {4}x{2}x{3}",
+                what, packed.fileShape[0], packed.fileShape[1], packed.panel,
+                expected[0]);
         }
       }
     }
@@ -394,12 +336,12 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
           llvm::any_of(slice.getShards(), [&](int64_t count) {
             return ranks.getInt() % count != 0;
           }))
-        return makeError("{0}: tfm.param_shard needs tfm.param (parts "
-                         "concatenated along its axis), a module with "
-                         "tfm.tensor_parallel "
-                         "whose ranks its shard counts divide, and the "
-                         "slice's extent along its axis",
-                         what);
+        return formatError("{0}: tfm.param_shard needs tfm.param (parts "
+                           "concatenated along its axis), a module with "
+                           "tfm.tensor_parallel "
+                           "whose ranks its shard counts divide, and the "
+                           "slice's extent along its axis",
+                           what);
       ShardSlice &out = arg.shard.emplace();
       out.axis = slice.getAxis();
       out.ranks = ranks.getInt();
@@ -411,9 +353,9 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       if (!param || !weightQuant || arg.dtype != DType::F32 ||
           arg.shape.size() != 2 || arg.packed ||
           arg.shape[weightQuant.getAxis()] % weightQuant.getBlockSize())
-        return makeError("{0}: tfm.param_quant needs tfm.param on an f32 "
-                         "matrix whose dimension along the blocks 32 divides",
-                         what);
+        return formatError("{0}: tfm.param_quant needs tfm.param on an f32 "
+                           "matrix whose dimension along the blocks 32 divides",
+                           what);
       arg.quantAxis = weightQuant.getAxis();
       arg.quantFormat = getBlockFormat(weightQuant.getFormat());
     }
@@ -421,7 +363,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
     // two inputs with one name could never be told apart.
     if (arg.kind != EntryArgument::Kind::Param &&
         !argNames.insert(arg.name).second)
-      return makeError("{0}: another argument already has this name", what);
+      return formatError("{0}: another argument already has this name", what);
     signature.arguments.push_back(std::move(arg));
   }
 
@@ -445,14 +387,14 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
       });
       if (it == signature.arguments.end() || it->dtype != result.dtype ||
           it->shape != result.shape)
-        return makeError("{0} is a tfm.kv_cache result but no cache argument "
-                         "of that name and type exists",
-                         what);
+        return formatError("{0} is a tfm.kv_cache result but no cache argument "
+                           "of that name and type exists",
+                           what);
       result.isKVCache = true;
       result.cacheArgument = it - signature.arguments.begin();
     }
     if (!resultNames.insert(result.name).second)
-      return makeError("{0}: another result already has this name", what);
+      return formatError("{0}: another result already has this name", what);
     signature.results.push_back(std::move(result));
   }
   return signature;

@@ -1,5 +1,6 @@
 //===- OutputFile.cpp - outputs that are whole or absent ------------------===//
 #include "tfm/Runtime/OutputFile.h"
+#include "tfm/Runtime/Error.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -10,12 +11,6 @@
 using namespace mlir::tfm::runtime;
 using llvm::Error;
 using llvm::StringRef;
-
-static Error makeError(StringRef path, const llvm::Twine &message) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      (path + ": " + message).str());
-}
 
 /// Flushes and closes `out`; a failure becomes an Error (and is cleared, so
 /// the stream's destructor does not abort with "IO failure").

@@ -23,6 +23,7 @@
 
 #include "SplitRegex.h"
 
+#include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/Gguf.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -37,13 +38,8 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::tokenizer;
 using runtime::GgufFile;
 using runtime::GgufValue;
+using runtime::makeError;
 namespace json = llvm::json;
-
-static llvm::Error makeError(llvm::StringRef path, const llvm::Twine &message) {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      path + ": " + message);
-}
 
 /// llama.cpp's token types (llama_token_type).
 enum TokenType { Normal = 1, Unknown = 2, Control = 3, UserDefined = 4,

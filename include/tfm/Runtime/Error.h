@@ -22,6 +22,17 @@ inline llvm::Error makeError(const llvm::Twine &message) {
       std::make_error_code(std::errc::invalid_argument), message);
 }
 
+/// An error whose message is `fmt` formatted by llvm::formatv with `vals`.
+template <typename... Ts>
+llvm::Error formatError(const char *fmt, Ts &&...vals) {
+  return makeError(llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
+}
+
+/// "PATH: message" for a file's readers.
+inline llvm::Error makeError(llvm::StringRef path, const llvm::Twine &message) {
+  return makeError(path + ": " + message);
+}
+
 /// "PATH: message" for a file's readers, the message as llvm::formatv
 /// formats `fmt` with `vals`.
 template <typename... Ts>

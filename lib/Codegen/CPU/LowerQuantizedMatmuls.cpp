@@ -10,6 +10,7 @@
 
 #include "CpuPlan.h"
 
+#include "tfm/Dialect/Tfm/IR/QuantizedParts.h"
 #include "tfm/Runtime/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -94,6 +95,24 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name,
   return kernel;
 }
 
+/// The name of the micro-kernel for `format`'s weights on f32 or int8
+/// activations, less its instruction set.
+static StringRef getMatmulKernelPrefix(QuantFormat format, bool int8) {
+  switch (format) {
+  case QuantFormat::q8_0:
+    return int8 ? runtime::kQ8_0Int8MatmulPrefix : runtime::kQ8_0MatmulPrefix;
+  case QuantFormat::q4_0:
+    return int8 ? runtime::kQ4_0Int8MatmulPrefix : runtime::kQ4_0MatmulPrefix;
+  case QuantFormat::q4_k:
+    return int8 ? runtime::kQ4_KInt8MatmulPrefix : runtime::kQ4_KMatmulPrefix;
+  case QuantFormat::q5_k:
+    return int8 ? runtime::kQ5_KInt8MatmulPrefix : runtime::kQ5_KMatmulPrefix;
+  case QuantFormat::q6_k:
+    return int8 ? runtime::kQ6_KInt8MatmulPrefix : runtime::kQ6_KMatmulPrefix;
+  }
+  return {};
+}
+
 static void lowerQuantizedMatmul(linalg::GenericOp op,
                                  const QuantizedKernelTarget &target,
                                  QuantFormat format) {
@@ -143,18 +162,17 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   // have exactly the shapes tfm-cpu-pack-weights gives them.
   int64_t numPanels = cType.getDimSize(1), width = cType.getDimSize(2);
   int64_t k = aType.getDimSize(1) * 32;
-  SmallVector<int64_t> scalesShape =
-      mins  ? SmallVector<int64_t>{numPanels, k / 256, 2, width}
-      : q6k ? SmallVector<int64_t>{numPanels, k / 256, width}
-            : SmallVector<int64_t>{numPanels, k / 32, width};
+  // The f16 scales: the K formats' super-blocks', else the blocks'.
+  SmallVector<int64_t, 5> scalesShape = getQuantizedPartShape(
+      format, mins || q6k ? QuantizedPart::Super : QuantizedPart::Scales,
+      numPanels, k, width);
   if (!sType.hasStaticShape() || sType.getShape() != ArrayRef(scalesShape) ||
       vType.getDimSize(0) != numPanels || vType.getDimSize(1) != k / 32)
     return;
   if (subScales) {
     auto subType = dyn_cast<MemRefType>(subScales.getType());
-    SmallVector<int64_t> subShape =
-        mins ? SmallVector<int64_t>{numPanels, k / 32, 2, width}
-             : SmallVector<int64_t>{numPanels, k / 16, width};
+    SmallVector<int64_t, 5> subShape = getQuantizedPartShape(
+        format, QuantizedPart::Scales, numPanels, k, width);
     if (!subType || !subType.getLayout().isIdentity() ||
         !subType.hasStaticShape() || subType.getShape() != ArrayRef(subShape))
       return;
@@ -222,24 +240,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   memrefs.push_back(c);
   SmallVector<Type> types = dynamicTypes(memrefs);
   types.append(2, b.getIndexType());
-  StringRef prefix;
-  switch (format) {
-  case QuantFormat::q8_0:
-    prefix = int8 ? runtime::kQ8_0Int8MatmulPrefix : runtime::kQ8_0MatmulPrefix;
-    break;
-  case QuantFormat::q4_0:
-    prefix = int8 ? runtime::kQ4_0Int8MatmulPrefix : runtime::kQ4_0MatmulPrefix;
-    break;
-  case QuantFormat::q4_k:
-    prefix = int8 ? runtime::kQ4_KInt8MatmulPrefix : runtime::kQ4_KMatmulPrefix;
-    break;
-  case QuantFormat::q5_k:
-    prefix = int8 ? runtime::kQ5_KInt8MatmulPrefix : runtime::kQ5_KMatmulPrefix;
-    break;
-  case QuantFormat::q6_k:
-    prefix = int8 ? runtime::kQ6_KInt8MatmulPrefix : runtime::kQ6_KMatmulPrefix;
-    break;
-  }
+  StringRef prefix = getMatmulKernelPrefix(format, int8);
   func::FuncOp kernel = getKernel(
       module, (prefix + (int8 ? target.int8Isa : target.isa)).str(), types);
 
