@@ -10,7 +10,7 @@ to the first configuration. Used for the A/B numbers quoted in
 bench/README.md.
 
   /usr/bin/python3 bench/ab.py --gemm 512 5632 2048 \\
-      --config base: --config rows128:block-rows=128 --rounds 5 --threads 1
+      --config base: --config rows128:tiling=block-rows=128 --rounds 5 --threads 1
   /usr/bin/python3 bench/ab.py --model block.mlir --weights block.safetensors \\
       --input hidden=x.npy --config static:dynamic-schedule=0 \\
       --config dynamic: --threads 2

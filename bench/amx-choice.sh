@@ -2,8 +2,8 @@
 # Times one f32 GEMM y = x W^T (nn.Linear layout) through transformer-runner
 # with each way of running it on an AMX CPU, interleaved over ROUNDS rounds,
 # and prints each variant's per-round medians and their median:
-#   tiles     amx-choice=tiles (the default: AMX tiles, bf16x6)
-#   measured  amx-choice=measured (per thread and block of columns, the
+#   tiles     debug=amx-choice=tiles (the default: AMX tiles, bf16x6)
+#   measured  debug=amx-choice=measured (per thread and block of columns, the
 #             cheaper of tiles and FMA as timed)
 #   fma       amx=0 (the FMA pipeline)
 # On a CPU without AMX all three are the FMA path.
@@ -29,7 +29,7 @@ MLIR
 /usr/bin/python3 -c "import numpy as np; np.save('$work/x.npy', np.full((1, $M, $K), 0.01, np.float32))"
 echo "linear ${M}x${K}x${N}, $THREADS thread(s), $ROUNDS rounds of $REPEAT calls; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
-  for variant in "tiles:amx-choice=tiles" "measured:amx-choice=measured" "fma:amx=0"; do
+  for variant in "tiles:debug=amx-choice=tiles" "measured:debug=amx-choice=measured" "fma:amx=0"; do
     name=${variant%%:*} options=${variant#*:}
     ms=$("$runner" "$work/linear.mlir" --random-weights 1 --input "x=$work/x.npy" \
            --repeat "$REPEAT" --threads "$THREADS" --pipeline-options="$options" |

@@ -58,7 +58,7 @@ linear-nt-f16-sm90a linear-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-nn-f16-sm90a linear-nn forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 linear-m64-nt-f16-sm90a linear-m64-nt forward chip=sm_90a,dtype=f16 1e-3 2e-2 y
 gpt2-wgmma-f16-sm90a gpt2-wgmma forward chip=sm_90a,dtype=f16 5e-3 5e-2 logits
-linear-nn-f16-sm90a-serial linear-nn forward chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 1e-3 2e-2 y
+linear-nn-f16-sm90a-serial linear-nn forward chip=sm_90a,dtype=f16,debug=warpgroup-mma-overlap=0 1e-3 2e-2 y
 linear-matvec-nt-f16 linear-mv-nt forward dtype=f16 1e-3 2e-2 y
 linear-matvec-nn-f16 linear-mv-nn forward dtype=f16 1e-3 2e-2 y
 linear-split-nt-f16 linear-split-nt forward dtype=f16 1e-3 2e-2 y
@@ -281,7 +281,7 @@ prepare() {
     $((2 * 4096 * 4096 * 4096)) 0
   # Diagnostic: each wgmma waits for all but itself.
   timing gemm-4096-f16-sm90a-serial gemm-4096 forward \
-    chip=sm_90a,dtype=f16,warpgroup-mma-overlap=0 $((2 * 4096 * 4096 * 4096)) 0
+    chip=sm_90a,dtype=f16,debug=warpgroup-mma-overlap=0 $((2 * 4096 * 4096 * 4096)) 0
   # Matvecs: GB/s is 117.4 MB (the f16 weight) / time.
   timing matvec-nt-llama-f16 matvec-nt-llama forward dtype=f16 \
     $((2 * 14336 * 4096)) 0

@@ -6,7 +6,7 @@ compiles one tfm.attention through transformer-runner in three forms:
 
   naive       --tfm-cpu-pipeline flash-attention=0 (materialises S x S scores)
   flash       flash-attention=1 (tiled online softmax, future tiles skipped)
-  flash-noskip  flash-attention=1 flash-causal-skip=0 (every tile visited
+  flash-noskip  flash-attention=1 debug=flash-causal-skip=0 (every tile visited
               and masked: what the causal skip saves)
 
 and PyTorch 1.13's attention (matmul, masked softmax, matmul; the reference
@@ -104,7 +104,7 @@ def main():
             forms = {
                 "naive": "flash-attention=0",
                 "flash": "flash-attention=1",
-                "flash-noskip": "flash-attention=1 flash-causal-skip=0",
+                "flash-noskip": "flash-attention=1 debug=flash-causal-skip=0",
             }
             result = {}
             for form, options in forms.items():

@@ -612,7 +612,7 @@ def parse_args(argv):
                         "gemm cases (bf16: tfm and PyTorch only; inputs and "
                         "outputs stay f32, converted in the case)")
     p.add_argument("--tfm-pipeline-options", default="", metavar="OPTIONS",
-                   help="tfm's --pipeline-options, e.g. amx-choice=measured "
+                   help="tfm's --pipeline-options, e.g. debug=amx-choice=measured "
                         "(default: none, the pipeline's defaults)")
     args = p.parse_args(argv)
     global TFM_PIPELINE_OPTIONS

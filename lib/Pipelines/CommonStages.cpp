@@ -19,6 +19,42 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::tfm;
+
+llvm::ArrayRef<OptionGroupField<PipelineDebugOptions>>
+PipelineDebugOptions::getFields() {
+  using T = PipelineDebugOptions;
+  static const OptionGroupField<T> fields[] = {
+      {"flash-causal-skip", &T::flashCausalSkip,
+       "skip key tiles wholly in a causal query tile's future (0: visit and "
+       "mask them, to measure the skip)"},
+      {"vectorize", &T::vectorize,
+       "CPU: tile and vectorise f32 contractions (0: scalar loops over "
+       "unpacked weights, for comparison)"},
+      {"vectorize-elementwise", &T::vectorizeElementwise,
+       "CPU: vectorise the non-contraction ops too (elementwise along the "
+       "innermost loop, row reductions as partial sums)"},
+      {"amx-choice", &T::amxChoice,
+       "CPU with amx: per block of a GEMM's columns, `tiles` (always: the "
+       "same bits on every run and thread count), `measured` (each thread "
+       "times tiles and FMA and takes the cheaper; the last bits then vary "
+       "with the load) or `fma`"},
+      {"outline-loops", &T::outlineLoops,
+       "CPU: outline each top-level loop nest of a function with many into "
+       "a no-inline function (LLVM compile time)"},
+      {"warpgroup-mma-overlap", &T::warpgroupMmaOverlap,
+       "GPU: wgmma kernels keep a K tile's wgmmas in flight while the next "
+       "tile's are issued (0: each waits for all but itself)"},
+  };
+  return fields;
+}
+
+llvm::StringRef PipelineDebugOptions::getHelp() {
+  static const std::string help =
+      "Switches for measuring the code generator, name=value,...: " +
+      describe();
+  return help;
+}
 
 void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
                                       const TfmToLinalgStageOptions &options) {

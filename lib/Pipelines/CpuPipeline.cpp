@@ -34,6 +34,7 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   // tfm -> linalg on tensors (CommonStages.cpp); quantized weights marked
   // on the tfm ops, after Q/K/V fusion.
+  const PipelineDebugOptions &debug = options.debug;
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
   common.tensorParallel = options.tensorParallel;
   if (!options.quantize.empty() || !options.quantizeStored.empty()) {
@@ -47,20 +48,11 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
     };
   }
   buildTfmToLinalgStage(pm, common);
-  if (!options.vectorize)
+  if (!debug.vectorize)
     return;
   TfmCpuConfigureOptions configure;
   configure.cpu = options.cpu;
-  configure.registerRows = options.registerRows;
-  configure.minRegisterRows = options.minRegisterRows;
-  configure.registerCols = options.registerCols;
-  configure.blockRows = options.blockRows;
-  configure.blockCols = options.blockCols;
-  configure.blockDepth = options.blockDepth;
-  configure.dotCols = options.dotCols;
-  configure.dotDepth = options.dotDepth;
-  configure.amxBlockCols = options.amxBlockCols;
-  configure.amxBlockDepth = options.amxBlockDepth;
+  configure.tiling = options.tiling;
   configure.amx = options.amx;
   configure.bf16Dot = options.bf16Dot;
   configure.int8Dot = options.int8Dot;
@@ -70,17 +62,17 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
     pm.addPass(createTfmCpuPackWeights());
     // The weights of AMX GEMMs as their tiles' bf16 parts, split when
     // bound: the FMA path of the other choices reads f32 panels.
-    if (options.amx && options.amxChoice == "tiles" &&
-        options.amxSplitWeights)
+    if (options.amx && debug.amxChoice == "tiles" && options.amxSplitWeights)
       pm.addPass(createTfmCpuSplitAmxWeights());
   }
 }
 
 void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
                                         const CpuPipelineOptions &options) {
-  if (options.vectorize) {
+  const PipelineDebugOptions &debug = options.debug;
+  if (debug.vectorize) {
     pm.addNestedPass<func::FuncOp>(createTfmTileAndVectorizeContractions());
-    if (options.vectorizeElementwise)
+    if (debug.vectorizeElementwise)
       pm.addPass(createTfmVectorizeElementwise());
     pm.addPass(createCanonicalizerPass());
   }
@@ -92,12 +84,12 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
       pm, /*resultsInPlace=*/true, options.planWorkspace,
       [&](OpPassManager &nested) {
         // Quantized weights' GEMMs as calls of their micro-kernel.
-        if (options.vectorize && options.packWeights)
+        if (debug.vectorize && options.packWeights)
           nested.addPass(createTfmCpuLowerQuantizedMatmuls());
-        if (options.vectorize && options.amx) {
+        if (debug.vectorize && options.amx) {
           TfmCpuAmxContractionsOptions amx;
           amx.parallel = options.parallel;
-          amx.choice = options.amxChoice;
+          amx.choice = debug.amxChoice;
           nested.addPass(createTfmCpuAmxContractions(amx));
         }
       });
@@ -106,7 +98,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   pm.addPass(createTfmCollectivesToMPI());
   // Each loop nest (and each linalg op left for loops) in a function of its
   // own; identical layers give identical nests, compiled once from here on.
-  if (options.outlineLoops) {
+  if (debug.outlineLoops) {
     pm.addPass(createTfmOutlineLoopNests());
     pm.addPass(createTfmDeduplicateOutlinedFunctions());
   }
@@ -161,7 +153,7 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  if (options.outlineLoops)
+  if (debug.outlineLoops)
     pm.addPass(createTfmFinalizeOutlinedLoops());
   pm.addPass(createCanonicalizerPass());
 }

@@ -85,7 +85,7 @@ void mlir::tfm::buildTfmGpuCodegenStage(OpPassManager &pm,
   configure.matvec = options.matvec;
   pm.addPass(createTfmGpuConfigure(configure));
   TfmGpuWarpgroupMatmulOptions wgmma;
-  wgmma.overlap = options.warpgroupMmaOverlap;
+  wgmma.overlap = options.debug.getValue().warpgroupMmaOverlap;
   pm.addPass(createTfmGpuWarpgroupMatmul(wgmma));
   pm.addPass(createTfmGpuTensorCoreMatmul());
   TfmGpuMatvecOptions matvec;

@@ -1,7 +1,7 @@
 // REQUIRES: mlir-runner
 // RUN: transformer-opt %s --tfm-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="dot-cols=3 dot-depth=8" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="dot-cols=1 dot-depth=64" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="tiling=dot-cols=3,dot-depth=8" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="tiling=dot-cols=1,dot-depth=64" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 
 // Few-row (decode) projections against out_in weights [N, K]: the
 // dot-product form of the contraction code generator (partial sums along K,

@@ -28,7 +28,7 @@
 // the tile's last position; off, it runs over every key tile. (Either way
 // the tiles every row sees whole come first, in a loop of their own.)
 // RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=SKIP
-// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4 flash-causal-skip=false" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSKIP
+// RUN: transformer-opt %s --tfm-cpu-pipeline="flash-query-tile=2 flash-key-tile=4 debug=flash-causal-skip=0" --mlir-print-ir-after=tfm-to-linalg -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSKIP
 // SKIP: %[[LAST:.*]] = arith.addi %{{.*}}, %c2 : index
 // SKIP: %[[END:.*]] = arith.minsi %c8, %[[LAST]] : index
 // SKIP: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c4
@@ -56,8 +56,8 @@
 //
 // vectorize (default on): contractions become SIMD code; off, scalar loops.
 // RUN: transformer-opt %s --tfm-cpu-pipeline | FileCheck %s --check-prefix=VEC
-// RUN: transformer-opt %s --tfm-cpu-pipeline="vectorize=false" | FileCheck %s --check-prefix=SCALAR
-// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=2 register-cols=4 block-rows=4 block-cols=8 block-depth=4 dot-depth=4 vectorize-elementwise=0" | FileCheck %s --check-prefix=SMALL
+// RUN: transformer-opt %s --tfm-cpu-pipeline="debug=vectorize=0" | FileCheck %s --check-prefix=SCALAR
+// RUN: transformer-opt %s --tfm-cpu-pipeline="debug=vectorize-elementwise=0 tiling=register-rows=2,register-cols=4,block-rows=4,block-cols=8,block-depth=4,dot-depth=4" | FileCheck %s --check-prefix=SMALL
 // VEC: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // SCALAR-NOT: vector<
 // SMALL: llvm.intr.fmuladd({{.*}}) : (vector<4xf32>, vector<4xf32>, vector<4xf32>) -> vector<4xf32>
@@ -65,6 +65,24 @@
 
 // RUN: not transformer-opt %s --tfm-cpu-pipeline="no-such-option=1" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: no-such-option
+
+// tiling: one value holding every override; a field it does not have, or a
+// value that is no integer, is an error naming it.
+// RUN: not transformer-opt %s --tfm-cpu-pipeline="tiling=register-rows=2,panel-rows=3" 2>&1 | FileCheck %s --check-prefix=BADFIELD
+// RUN: not transformer-opt %s --tfm-cpu-configure="tiling=block-cols=wide" 2>&1 | FileCheck %s --check-prefix=BADVALUE
+// RUN: transformer-opt %s --tfm-cpu-pipeline="tiling={register-rows=2}" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINTED
+// BADFIELD: unknown field 'panel-rows' (expected register-rows, min-register-rows, register-cols, block-rows, block-cols, block-depth, dot-cols, dot-depth, amx-block-cols, amx-block-depth)
+// BADVALUE: field 'block-cols': bad value 'wide'
+// PRINTED: tfm-cpu-configure{{.*}}tiling={register-rows=2}
+
+// debug: the switches for measuring one mechanism against its absence, one
+// value; a field it does not have is an error, so is a bad choice.
+// RUN: not transformer-opt %s --tfm-cpu-pipeline="debug=vectorise=0" 2>&1 | FileCheck %s --check-prefix=BADDEBUG
+// RUN: not transformer-opt %s --tfm-cpu-pipeline="debug=amx-choice=bogus" 2>&1 | FileCheck %s --check-prefix=BADCHOICE
+// RUN: not transformer-opt %s --tfm-cpu-pipeline="vectorize=0" 2>&1 | FileCheck %s --check-prefix=MOVED
+// BADDEBUG: unknown field 'vectorise' (expected flash-causal-skip, vectorize, vectorize-elementwise, amx-choice, outline-loops, warpgroup-mma-overlap)
+// BADCHOICE: choice must be measured, tiles or fma, not 'bogus'
+// MOVED: no such option vectorize
 
 func.func @attn(%x: tensor<1x8x32xf32> {tfm.input = "hidden"},
                 %wq: tensor<32x32xf32> {tfm.param = "q.weight"},

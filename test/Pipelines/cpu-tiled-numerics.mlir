@@ -4,7 +4,7 @@
 // tiles; odd extents split into a bulk and remainder strips) on any host:
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=znver3" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 // RUN: transformer-opt %s --tfm-cpu-pipeline="cpu=skylake-avx512" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
-// RUN: transformer-opt %s --tfm-cpu-pipeline="register-rows=6 register-cols=16 block-rows=12 block-cols=48 block-depth=7" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
+// RUN: transformer-opt %s --tfm-cpu-pipeline="tiling=register-rows=6,register-cols=16,block-rows=12,block-cols=48,block-depth=7" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp | FileCheck %s
 
 // Projections large enough to take every path of the tiled, vectorised
 // contraction code (several cache blocks in M, N and K, register tiles, B

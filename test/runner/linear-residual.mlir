@@ -9,7 +9,7 @@
 // The same without vectorisation (scalar loops take another path through the
 // pipeline) and with a misaligned data area, which the runner must copy.
 // RUN: transformer-runner %s --weights %t/w.safetensors --input hidden=%t/x.npy \
-// RUN:   --output out=%t/scalar.npy --pipeline-options="vectorize=0"
+// RUN:   --output out=%t/scalar.npy --pipeline-options="debug=vectorize=0"
 // RUN: %python %S/Inputs/compare.py %t/scalar.npy %t/expected.npy 1e-5
 // RUN: rm -rf %t.mis && %python %S/Inputs/make_case.py misaligned %t.mis
 // RUN: transformer-runner %s --weights %t.mis/w.safetensors \

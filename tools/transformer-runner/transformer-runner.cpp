@@ -215,10 +215,11 @@ static cl::opt<uint64_t> randomWeights(
     cl::desc("Fill parameters with deterministic uniform values in "
              "[-0.05, 0.05) (1-D '*weight' norm scales around 1) instead of "
              "reading --weights"), cl::cat(runnerCategory));
-static cl::opt<std::string> pipelineOptions(
-    "pipeline-options", cl::value_desc("options"),
-    cl::desc("Options of --tfm-cpu-pipeline, e.g. 'vectorize=0 "
-             "fuse-qkv=0'"), cl::cat(runnerCategory));
+static cl::opt<std::string>
+    pipelineOptions("pipeline-options", cl::value_desc("options"),
+                    cl::desc("Options of --tfm-cpu-pipeline, e.g. 'fuse-qkv=0 "
+                             "debug=vectorize=0'"),
+                    cl::cat(runnerCategory));
 static cl::opt<std::string> quantize(
     "quantize", cl::value_desc("q8_0|q4_0|q4_k|q5_k|q6_k"),
     cl::desc("Hold the projection weights (linear layers, an LM head, the "

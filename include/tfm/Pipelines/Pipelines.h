@@ -58,6 +58,7 @@
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
 
+#include "tfm/Codegen/CPU/CpuTarget.h"
 #include "tfm/Dialect/Tfm/Transforms/FlashAttentionTiles.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -66,6 +67,44 @@
 
 namespace mlir {
 class OpPassManager;
+namespace tfm {
+
+/// Switches for measuring and debugging the code generator, not for
+/// production: each turns off (or swaps) one mechanism to compare against
+/// it. Both pipelines' `debug` option, e.g. `debug=vectorize=0`; a field
+/// the target's pipeline does not have is ignored there.
+struct PipelineDebugOptions : OptionGroup<PipelineDebugOptions> {
+  /// Skip key tiles wholly in a causal query tile's future.
+  bool flashCausalSkip = true;
+  /// CPU: tile and vectorise f32 contractions (off: scalar loops).
+  bool vectorize = true;
+  /// CPU: vectorise the non-contraction ops too.
+  bool vectorizeElementwise = true;
+  /// CPU with AMX: per block of a GEMM's columns, tiles, measured or fma.
+  std::string amxChoice = "tiles";
+  /// CPU: outline each top-level loop nest of a function with many.
+  bool outlineLoops = true;
+  /// GPU: wgmma kernels keep a K tile's wgmmas in flight.
+  bool warpgroupMmaOverlap = true;
+
+  static llvm::ArrayRef<OptionGroupField<PipelineDebugOptions>> getFields();
+  /// The `debug` option's help: its fields and what each does.
+  static llvm::StringRef getHelp();
+};
+
+} // namespace tfm
+} // namespace mlir
+
+namespace llvm::cl {
+template <>
+class parser<mlir::tfm::PipelineDebugOptions>
+    : public mlir::tfm::OptionGroupParser<mlir::tfm::PipelineDebugOptions> {
+public:
+  using OptionGroupParser::OptionGroupParser;
+};
+} // namespace llvm::cl
+
+namespace mlir {
 namespace tfm {
 
 /// The options both pipelines give with the same name and help text (those
@@ -93,11 +132,6 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
                      "about 10x the launches of the naive form for GPT-2 "
                      "small at S = 128)"),
       llvm::cl::init(Derived::kFlashAttentionByDefault)};
-  typename Base::template Option<bool> flashCausalSkip{
-      *this, "flash-causal-skip",
-      llvm::cl::desc("Skip key tiles wholly in a causal query tile's future "
-                     "(off: visit and mask them, to measure the skip)"),
-      llvm::cl::init(true)};
   typename Base::template Option<int64_t> flashDecodeMinKeys{
       *this, "flash-decode-min-keys",
       llvm::cl::desc("Tile a decode step's attention (one query row) only "
@@ -121,21 +155,12 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
                      "GPU one device allocation per call instead of one per "
                      "temporary)"),
       llvm::cl::init(true)};
+  typename Base::template Option<PipelineDebugOptions> debug{
+      *this, "debug", llvm::cl::desc(PipelineDebugOptions::getHelp())};
 };
 
 struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
   static constexpr bool kFlashAttentionByDefault = true;
-  PassOptions::Option<bool> vectorize{
-      *this, "vectorize",
-      llvm::cl::desc("Tile and vectorise f32 contractions (off: scalar loops, "
-                     "for comparison)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> vectorizeElementwise{
-      *this, "vectorize-elementwise",
-      llvm::cl::desc("Vectorise the non-contraction ops too (elementwise "
-                     "along the innermost loop, row reductions as partial "
-                     "sums)"),
-      llvm::cl::init(true)};
   PassOptions::Option<std::string> cpu{
       *this, "cpu",
       llvm::cl::desc("Target CPU (an LLVM CPU name such as znver3 or "
@@ -144,47 +169,11 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "runner's machine code is generated for it, less the "
                      "features this machine lacks"),
       llvm::cl::init("host")};
-  // Overrides of the derived tiling (0: derived from the target).
-  PassOptions::Option<int64_t> registerRows{
-      *this, "register-rows",
-      llvm::cl::desc("Rows (M) of the contraction register tile (0: from "
-                     "the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> minRegisterRows{
-      *this, "min-register-rows",
-      llvm::cl::desc("Fewest rows of a shorter register tile taken for an M "
-                     "the planned rows do not divide, instead of a remainder "
-                     "tile (0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> registerCols{
-      *this, "register-cols",
-      llvm::cl::desc("Columns (N, vector lanes) of the contraction register "
-                     "tile, a power of two (0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> blockRows{
-      *this, "block-rows", llvm::cl::desc("Cache block rows (M; 0: from the "
-                                          "target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> blockCols{
-      *this, "block-cols",
-      llvm::cl::desc("Cache block columns (N; 0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> blockDepth{
-      *this, "block-depth",
-      llvm::cl::desc("Cache block depth (K; 0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> dotCols{
-      *this, "dot-cols",
-      llvm::cl::desc("Outputs (rows of an [out, in] weight) per tile of the "
-                     "dot-product form used for fewer than 16 rows (0: from "
-                     "the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> dotDepth{
-      *this, "dot-depth",
-      llvm::cl::desc("Vector width (K) of the dot-product partial sums; "
-                     "powers of two, narrower for K remainders (0: from the "
-                     "target)"),
-      llvm::cl::init(0)};
+  PassOptions::Option<CpuTilingOverrides> tiling{
+      *this, "tiling",
+      llvm::cl::desc("Overrides of single fields of the tiling derived from "
+                     "the target, name=value,... (0: as derived), as "
+                     "tfm-cpu-configure's `tiling`")};
   PassOptions::Option<bool> amx{
       *this, "amx",
       llvm::cl::desc("Run f32 GEMMs (M at least 64, N and K multiples of 32) "
@@ -192,25 +181,6 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "as six bf16 products (bf16x6, about f32's accuracy) "
                      "where the target has AMX-BF16 (off: FMA everywhere)"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> amxBlockCols{
-      *this, "amx-block-cols",
-      llvm::cl::desc("With amx: columns of B per block, a thread's unit of "
-                     "work (0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> amxBlockDepth{
-      *this, "amx-block-depth",
-      llvm::cl::desc("With amx: K per block, over which C's tiles stay in "
-                     "registers (0: from the target)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> amxChoice{
-      *this, "amx-choice",
-      llvm::cl::desc("With amx: per block of a GEMM's columns, `tiles` "
-                     "(always: the same bits on every run and thread count), "
-                     "`measured` (each thread times tiles and FMA and takes "
-                     "the cheaper: for machines whose tile units other "
-                     "tenants share; the last bits then vary with the load) "
-                     "or `fma`"),
-      llvm::cl::init("tiles")};
   PassOptions::Option<bool> amxSplitWeights{
       *this, "amx-split-weights",
       llvm::cl::desc("With amx and amx-choice=tiles: weights that only AMX "
@@ -280,11 +250,6 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "by another tenant delays no other; off: equal static "
                      "shares. The results are the same either way"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> outlineLoops{
-      *this, "outline-loops",
-      llvm::cl::desc("Outline each top-level loop nest of a function with "
-                     "many into a no-inline function (LLVM compile time)"),
-      llvm::cl::init(true)};
 };
 
 /// tfm -> linalg -> tiled and vectorised contractions, bufferized, the rest
@@ -332,7 +297,7 @@ getTfmToLinalgStageOptions(const PipelineOptions &options) {
   common.flashAttention = options.flashAttention;
   common.flashQueryTile = options.flashQueryTile;
   common.flashKeyTile = options.flashKeyTile;
-  common.flashCausalSkip = options.flashCausalSkip;
+  common.flashCausalSkip = options.debug.getValue().flashCausalSkip;
   common.flashDecodeMinKeys = options.flashDecodeMinKeys;
   return common;
 }
@@ -397,12 +362,6 @@ struct GpuPipelineOptions : public CommonPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("With chip=sm_90a, run f16 matmuls whose shape allows "
                      "it as TMA + wgmma kernels "
                      "(--tfm-gpu-warpgroup-matmul) before mma.sync"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> warpgroupMmaOverlap{
-      *this, "warpgroup-mma-overlap",
-      llvm::cl::desc("wgmma kernels keep a K tile's wgmmas in flight while "
-                     "the next tile's are issued (false: each waits for all "
-                     "but itself; a diagnostic)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> matvec{
       *this, "matvec",

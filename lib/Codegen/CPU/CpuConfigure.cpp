@@ -96,24 +96,13 @@ struct CpuConfigurePass
     if (amx && target->hasAmxBf16 && resolveCpuName(cpu) == "host" &&
         !requestAmxTilePermission())
       target->hasAmxBf16 = false;
-    ContractionTiling overrides;
-    overrides.registerRows = registerRows;
-    overrides.registerCols = registerCols;
-    overrides.minRegisterRows = minRegisterRows;
-    overrides.blockRows = blockRows;
-    overrides.blockCols = blockCols;
-    overrides.blockDepth = blockDepth;
-    overrides.dotCols = dotCols;
-    overrides.dotDepth = dotDepth;
-    overrides.amxBlockCols = amxBlockCols;
-    overrides.amxBlockDepth = amxBlockDepth;
     MLIRContext *ctx = &getContext();
     auto plan = [&](bool halfOperands) {
       return tilingToAttr(
-          ctx, withOverrides(*target,
-                             deriveContractionTiling(*target, amx, bf16Dot,
-                                                     halfOperands),
-                             overrides));
+          ctx, withOverrides(
+                   *target,
+                   deriveContractionTiling(*target, amx, bf16Dot, halfOperands),
+                   tiling));
     };
     CpuTilingAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target, int8Dot));

@@ -239,9 +239,35 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
   return tiling;
 }
 
+llvm::ArrayRef<OptionGroupField<CpuTilingOverrides>>
+CpuTilingOverrides::getFields() {
+  using T = CpuTilingOverrides;
+  static const OptionGroupField<T> fields[] = {
+      {"register-rows", &T::registerRows, "rows (M) of the register tile"},
+      {"min-register-rows", &T::minRegisterRows,
+       "fewest rows of a shorter register tile taken for an M the planned "
+       "rows do not divide, instead of a remainder tile"},
+      {"register-cols", &T::registerCols,
+       "columns (N, vector lanes) of the register tile, a power of two"},
+      {"block-rows", &T::blockRows, "cache block rows (M)"},
+      {"block-cols", &T::blockCols, "cache block columns (N)"},
+      {"block-depth", &T::blockDepth, "cache block depth (K)"},
+      {"dot-cols", &T::dotCols,
+       "outputs (rows of an [out, in] weight) per tile of the dot-product "
+       "form used for fewer than 16 rows"},
+      {"dot-depth", &T::dotDepth,
+       "vector width (K) of the dot-product partial sums"},
+      {"amx-block-cols", &T::amxBlockCols,
+       "with amx: columns of B per block, a thread's unit of work"},
+      {"amx-block-depth", &T::amxBlockDepth,
+       "with amx: K per block, over which C's tiles stay in registers"},
+  };
+  return fields;
+}
+
 ContractionTiling mlir::tfm::withOverrides(const CpuTarget &target,
                                            ContractionTiling tiling,
-                                           const ContractionTiling &o) {
+                                           const CpuTilingOverrides &o) {
   auto pick = [](int64_t &field, int64_t override) {
     if (override > 0)
       field = override;

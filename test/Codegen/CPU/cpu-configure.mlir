@@ -3,14 +3,14 @@
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64 | FileCheck %s --check-prefix=SSE
 // RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
 // RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=4 block-depth=64 dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16 min-register-rows=5" | FileCheck %s --check-prefix=MINROWS
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16 min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=4,block-depth=64,dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=6,register-cols=16,min-register-rows=5" | FileCheck %s --check-prefix=MINROWS
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=6,register-cols=16,min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1" | FileCheck %s --check-prefix=AMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids" | FileCheck %s --check-prefix=NOAMX
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1" | FileCheck %s --check-prefix=AVX2
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 amx-block-cols=256 amx-block-depth=512" | FileCheck %s --check-prefix=AMXOVERRIDE
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1 amx-block-cols=256" | FileCheck %s --check-prefix=AVX2
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 tiling=amx-block-cols=256,amx-block-depth=512" | FileCheck %s --check-prefix=AMXOVERRIDE
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 amx=1 tiling=amx-block-cols=256" | FileCheck %s --check-prefix=AVX2
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver5 amx=1" | FileCheck %s --check-prefix=ZEN5
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver5 amx=1 bf16-dot=1" | FileCheck %s --check-prefix=PAIRS
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids bf16-dot=1" | FileCheck %s --check-prefix=PAIRS

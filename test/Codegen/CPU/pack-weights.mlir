@@ -1,4 +1,4 @@
-// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=znver3 register-rows=6 register-cols=16" --tfm-cpu-pack-weights --split-input-file | FileCheck %s
+// RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=znver3 tiling=register-rows=6,register-cols=16" --tfm-cpu-pack-weights --split-input-file | FileCheck %s
 // RUN: transformer-opt %s --tfm-to-linalg --canonicalize --tfm-cpu-configure=cpu=skylake-avx512 --tfm-cpu-pack-weights --split-input-file | FileCheck %s --check-prefix=AVX512
 
 // An in_out weight [K, N] = [64, 96] with a 16-column register tile (AVX2's

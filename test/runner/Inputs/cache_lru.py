@@ -29,15 +29,15 @@ run()
 probe = directory + "-probe"
 subprocess.run([runner, model, "--random-weights", "3", "--prompt", "In the",
                 "--generate", "4", "--cache-dir", probe,
-                "--pipeline-options=vectorize=0"], check=True,
+                "--pipeline-options=debug=vectorize=0"], check=True,
                capture_output=True)
 (b,) = glob.glob(os.path.join(probe, "*.tfmo"))
 sizes = os.path.getsize(a), os.path.getsize(b)
 limit = max(sizes) + min(sizes) // 2
 print(f"one entry: {len(entries())}")
-run("--cache-limit", str(limit), "--pipeline-options=vectorize=0")
+run("--cache-limit", str(limit), "--pipeline-options=debug=vectorize=0")
 kept = entries()
 print(f"after B under the limit: {len(kept)} entry, A evicted: "
       f"{a not in kept}")
-out = run("--cache-limit", str(limit), "--pipeline-options=vectorize=0")
+out = run("--cache-limit", str(limit), "--pipeline-options=debug=vectorize=0")
 print("B again:", "cache hit" if "(cache hit)" in out else "cache miss")

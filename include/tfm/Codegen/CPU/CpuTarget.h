@@ -12,6 +12,8 @@
 #ifndef TFM_PIPELINES_CPUTARGET_H
 #define TFM_PIPELINES_CPUTARGET_H
 
+#include "tfm/Codegen/Common/OptionGroup.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -109,13 +111,40 @@ ContractionTiling deriveContractionTiling(const CpuTarget &target,
 /// whether the process may use the tiles; false elsewhere.
 bool requestAmxTilePermission();
 
+/// Overrides of single fields of the derived tiling (0: as derived), for
+/// experiments and tests: tfm-cpu-configure's and the CPU pipeline's
+/// `tiling` option, e.g. `tiling=register-rows=4,block-cols=256`.
+struct CpuTilingOverrides : OptionGroup<CpuTilingOverrides> {
+  int64_t registerRows = 0;
+  int64_t minRegisterRows = 0;
+  int64_t registerCols = 0;
+  int64_t blockRows = 0;
+  int64_t blockCols = 0;
+  int64_t blockDepth = 0;
+  int64_t dotCols = 0;
+  int64_t dotDepth = 0;
+  int64_t amxBlockCols = 0;
+  int64_t amxBlockDepth = 0;
+
+  static llvm::ArrayRef<OptionGroupField<CpuTilingOverrides>> getFields();
+};
+
 /// `tiling` with each non-zero field of `overrides` replacing its value;
 /// minRegisterRows is derived again for the register tile that results
 /// unless it is overridden itself.
 ContractionTiling withOverrides(const CpuTarget &target,
                                 ContractionTiling tiling,
-                                const ContractionTiling &overrides);
+                                const CpuTilingOverrides &overrides);
 
 } // namespace mlir::tfm
+
+namespace llvm::cl {
+template <>
+class parser<mlir::tfm::CpuTilingOverrides>
+    : public mlir::tfm::OptionGroupParser<mlir::tfm::CpuTilingOverrides> {
+public:
+  using OptionGroupParser::OptionGroupParser;
+};
+} // namespace llvm::cl
 
 #endif // TFM_PIPELINES_CPUTARGET_H

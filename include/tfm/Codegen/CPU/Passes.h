@@ -2,6 +2,8 @@
 #ifndef TFM_CODEGEN_CPU_PASSES_H
 #define TFM_CODEGEN_CPU_PASSES_H
 
+#include "tfm/Codegen/CPU/CpuTarget.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

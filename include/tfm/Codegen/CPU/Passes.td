@@ -42,41 +42,24 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
 
     The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
     attributes, so tests check the plan for any named CPU without running
-    on it. The size options override single fields of the derived tiling
-    (0: as derived).
+    on it. The `tiling` option overrides single fields of the derived
+    tiling (0: as derived).
   }];
   let options = [
     Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
            "LLVM CPU name, or 'host'">,
-    Option<"registerRows", "register-rows", "int64_t", /*default=*/"0",
-           "Rows (M) of the contraction register tile (0: from the target)">,
-    Option<"minRegisterRows", "min-register-rows", "int64_t",
-           /*default=*/"0",
-           "Fewest rows of a shorter register tile taken for an M the "
-           "planned rows do not divide, instead of the planned rows and a "
-           "remainder tile (the `min_rows` field; 0: from the target)">,
-    Option<"registerCols", "register-cols", "int64_t", /*default=*/"0",
-           "Columns (N, vector lanes) of the register tile, a power of two "
-           "(0: from the target)">,
-    Option<"blockRows", "block-rows", "int64_t", /*default=*/"0",
-           "Cache block rows (M; 0: from the target)">,
-    Option<"blockCols", "block-cols", "int64_t", /*default=*/"0",
-           "Cache block columns (N; 0: from the target)">,
-    Option<"blockDepth", "block-depth", "int64_t", /*default=*/"0",
-           "Cache block depth (K; 0: from the target)">,
-    Option<"dotCols", "dot-cols", "int64_t", /*default=*/"0",
-           "Outputs per tile of the dot-product form (0: from the target)">,
-    Option<"dotDepth", "dot-depth", "int64_t", /*default=*/"0",
-           "Vector width (K) of the dot-product partial sums (0: from the "
-           "target)">,
+    Option<"tiling", "tiling", "::mlir::tfm::CpuTilingOverrides",
+           /*default=*/"",
+           "Overrides of single fields of the derived tiling, "
+           "`name=value,...` (0: as derived): register-rows, "
+           "min-register-rows, register-cols, block-rows, block-cols, "
+           "block-depth, dot-cols, dot-depth, amx-block-cols, "
+           "amx-block-depth (CpuTilingOverrides in "
+           "tfm/Codegen/CPU/CpuTarget.h says what each is)">,
     Option<"amx", "amx", "bool", /*default=*/"false",
            "Plan f32 GEMMs on AMX tiles as six bf16 products where the "
            "target has AMX-BF16 (the `amx` field of tfm.cpu_tiling; see "
            "tfm-cpu-amx-contractions)">,
-    Option<"amxBlockCols", "amx-block-cols", "int64_t", /*default=*/"0",
-           "With amx: columns of B per block (0: from the target)">,
-    Option<"amxBlockDepth", "amx-block-depth", "int64_t", /*default=*/"0",
-           "With amx: K per block (0: from the target)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Plan bf16 GEMMs as AVX512-BF16 pair dot products where the "
            "target has them, 512-bit vectors and no AMX plan (the "
