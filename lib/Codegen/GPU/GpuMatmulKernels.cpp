@@ -56,18 +56,6 @@ gpu_kernels::matchF16Matmul(linalg::MatmulOp matmul) {
   return shape;
 }
 
-std::string gpu_kernels::apply(llvm::StringRef expr,
-                               llvm::ArrayRef<std::string> syms) {
-  std::string symbols, operands;
-  for (size_t i = 0; i < syms.size(); ++i) {
-    symbols += (i ? ", s" : "s") + std::to_string(i);
-    operands += (i ? ", " : "") + syms[i];
-  }
-  return llvm::formatv("affine.apply affine_map<()[{0}] -> ({1})>()[{2}]",
-                       symbols, expr, operands)
-      .str();
-}
-
 Value gpu_kernels::truncateToF16(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   auto f16Type = RankedTensorType::get(type.getShape(), b.getF16Type());

@@ -2,13 +2,11 @@
 //
 // What --tfm-gpu-tensor-core-matmul (mma.sync) and --tfm-gpu-warpgroup-matmul
 // (TMA + wgmma) share: which linalg.matmul ops an f16 kernel can take, how a
-// kernel's source becomes one function per shape that replaces them, and
-// the affine.apply text their kernel sources use for index arithmetic
-// (convert-vector-to-gpu{use-nvgpu} rejects scalar arith.muli/addi next to
-// the contractions), and the f16 rounding of the f32 tensors that f16
-// tensor-core code reads (--tfm-gpu-contraction-dtype, flash attention);
-// and what each matmul kernel can take, for tfm-gpu-configure to choose.
-// Private to lib/Codegen/GPU.
+// kernel's source becomes one function per shape that replaces them, the
+// f16 rounding of the f32 tensors that f16 tensor-core code reads
+// (--tfm-gpu-contraction-dtype, flash attention), and what each matmul
+// kernel can take, for tfm-gpu-configure to choose. The kernel sources
+// themselves are written with KernelEmitter.h. Private to lib/Codegen/GPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_LIB_CODEGEN_GPU_GPUMATMULKERNELS_H
@@ -83,9 +81,6 @@ func::FuncOp lookupOrParseKernel(SymbolTable &symbols, llvm::StringRef name,
 
 /// Replaces the bufferized `matmul` with `func.call @kernel(A, B, C)`.
 void replaceWithKernelCall(linalg::MatmulOp matmul, func::FuncOp kernel);
-
-/// "affine.apply affine_map<()[s0, ...] -> (expr)>()[syms...]".
-std::string apply(llvm::StringRef expr, llvm::ArrayRef<std::string> syms);
 
 /// `value` (a static f32 tensor) rounded to f16 elementwise: a
 /// linalg.generic of arith.truncf into a fresh tensor.

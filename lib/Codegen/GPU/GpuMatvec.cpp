@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
+#include "KernelEmitter.h"
 
 #include "tfm/Codegen/GPU/Passes.h"
 
@@ -26,7 +27,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 
@@ -37,7 +37,7 @@ namespace mlir::tfm {
 
 using namespace mlir;
 namespace gpu_kernels = mlir::tfm::gpu_kernels;
-using gpu_kernels::apply;
+using gpu_kernels::KernelEmitter;
 
 namespace {
 /// Rows of C one kernel computes at once (accumulators per thread).
@@ -50,152 +50,6 @@ constexpr int64_t kVector = 8;
 /// [K, N] weight: K rows a warp reads per loop step (independent loads in
 /// flight).
 constexpr int64_t kUnroll = 4;
-
-/// `func.func private @name(%A, %B, %C) {` and the constants every kernel's
-/// launch uses (%c1, %threads).
-void emitHostFunction(llvm::raw_ostream &os, llvm::StringRef name,
-                      llvm::StringRef aType, llvm::StringRef bType,
-                      llvm::StringRef cType) {
-  os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
-                      name, aType, bType, cType);
-  os << "  %c1 = arith.constant 1 : index\n";
-  os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
-}
-
-/// `gpu.launch` over a `gridX` x `gridY` grid of %threads-thread blocks,
-/// with `workgroup` attributions when not empty; opens the body.
-void emitLaunch(llvm::raw_ostream &os, llvm::StringRef gridX,
-                llvm::StringRef gridY, llvm::StringRef workgroup = "") {
-  os << llvm::formatv("  gpu.launch blocks(%bx, %by, %bz) in (%x = {0}, %y = "
-                      "{1}, %z = %c1) threads(%tx, %ty, %tz) in (%u = "
-                      "%threads, %v = %c1, %w = %c1) ",
-                      gridX, gridY);
-  if (!workgroup.empty())
-    os << "workgroup(" << workgroup << ") ";
-  os << "{\n";
-}
-
-/// `count` f32 values added in order to `%zf`: `emitLoad(i, name)` writes
-/// the ops that load the i-th into `name`. Returns the sum's name.
-std::string
-emitSum(llvm::raw_ostream &os, llvm::StringRef indent, llvm::StringRef prefix,
-        int64_t count,
-        llvm::function_ref<void(int64_t, llvm::StringRef)> emitLoad) {
-  std::string total = "%zf";
-  for (int64_t i = 0; i < count; ++i) {
-    emitLoad(i, llvm::formatv("%{0}l{1}", prefix, i).str());
-    std::string next = llvm::formatv("%{0}t{1}", prefix, i);
-    os << indent
-       << llvm::formatv("{0} = arith.addf {1}, %{2}l{3} : f32\n", next, total,
-                        prefix, i);
-    total = next;
-  }
-  return total;
-}
-
-/// `C[m, n] += value` for the row index `row` and column `col`.
-void emitAccumulate(llvm::raw_ostream &os, llvm::StringRef indent,
-                    llvm::StringRef cType, llvm::StringRef row,
-                    llvm::StringRef col, llvm::StringRef value,
-                    llvm::StringRef id) {
-  os << indent
-     << llvm::formatv("%old{0} = memref.load %C[{1}, {2}] : {3}\n", id, row,
-                      col, cType);
-  os << indent
-     << llvm::formatv("%new{0} = arith.addf %old{0}, {1} : f32\n", id, value);
-  os << indent
-     << llvm::formatv("memref.store %new{0}, %C[{1}, {2}] : {3}\n", id, row,
-                      col, cType);
-}
-
-/// The host function `name(A, B, C)` for a transposed ([N, K]) B: warp w of
-/// block b computes column n = 8b + w for all M rows. Its lanes walk K in
-/// vectors of 8 (lane l from 8l, 256 apart: each step one coalesced 512-byte
-/// read of a weight row), then a vector reduction and a butterfly of
-/// shuffles leave the dot products in every lane; lane 0 adds them to C.
-std::string buildTransposedSource(llvm::StringRef name,
-                                  const gpu_kernels::F16Matmul &s) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  std::string aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
-  std::string bType = llvm::formatv("memref<{0}x{1}xf16>", s.n, s.k);
-  std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
-  std::string acc = llvm::formatv("vector<{0}xf32>", kVector);
-  std::string half = llvm::formatv("vector<{0}xf16>", kVector);
-  emitHostFunction(os, name, aType, bType, cType);
-  os << llvm::formatv("  %grid = arith.constant {0} : index\n",
-                      (s.n + kWarps - 1) / kWarps);
-  emitLaunch(os, "%grid", "%c1");
-  os << "    %c0 = arith.constant 0 : index\n";
-  os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
-  os << llvm::formatv("    %cN = arith.constant {0} : index\n", s.n);
-  os << llvm::formatv("    %step = arith.constant {0} : index\n",
-                      32 * kVector);
-  os << "    %c32 = arith.constant 32 : i32\n";
-  os << llvm::formatv("    %zero = arith.constant dense<0.0> : {0}\n", acc);
-  for (int64_t m = 0; m < s.m; ++m)
-    os << llvm::formatv("    %row{0} = arith.constant {0} : index\n", m);
-  os << "    %n = "
-     << apply(llvm::formatv("s0 * {0} + s1 floordiv 32", kWarps).str(),
-              {"%bx", "%tx"})
-     << "\n";
-  os << "    %k0 = "
-     << apply(llvm::formatv("(s0 mod 32) * {0}", kVector).str(), {"%tx"})
-     << "\n";
-  os << "    %lane = " << apply("s0 mod 32", {"%tx"}) << "\n";
-  // Whole warps leave together (n depends on the warp only): the shuffles
-  // below see all 32 lanes.
-  os << "    %live = arith.cmpi ult, %n, %cN : index\n";
-  os << "    scf.if %live {\n";
-  std::string iterArgs, types, yields;
-  for (int64_t m = 0; m < s.m; ++m) {
-    iterArgs += llvm::formatv("{0}%acc{1} = %zero", m ? ", " : "", m);
-    types += (m ? ", " : "") + acc;
-  }
-  os << llvm::formatv("      %sum:{0} = scf.for %k = %k0 to %cK step %step "
-                      "iter_args({1}) -> ({2}) {{\n",
-                      s.m, iterArgs, types);
-  os << llvm::formatv("        %b = vector.load %B[%n, %k] : {0}, {1}\n",
-                      bType, half);
-  os << llvm::formatv("        %bf = arith.extf %b : {0} to {1}\n", half, acc);
-  for (int64_t m = 0; m < s.m; ++m) {
-    os << llvm::formatv(
-        "        %a{0} = vector.load %A[%row{0}, %k] : {1}, {2}\n", m, aType,
-        half);
-    os << llvm::formatv("        %af{0} = arith.extf %a{0} : {1} to {2}\n", m,
-                        half, acc);
-    os << llvm::formatv(
-        "        %next{0} = vector.fma %af{0}, %bf, %acc{0} : {1}\n", m, acc);
-    yields += llvm::formatv("{0}%next{1}", m ? ", " : "", m);
-  }
-  os << "        scf.yield " << yields << " : " << types << "\n";
-  os << "      }\n";
-  os << "      %first = arith.cmpi eq, %lane, %c0 : index\n";
-  for (int64_t m = 0; m < s.m; ++m) {
-    std::string value = llvm::formatv("%dot{0}_0", m);
-    os << llvm::formatv("      {0} = vector.reduction <add>, %sum#{1} : {2} "
-                        "into f32\n",
-                        value, m, acc);
-    for (int64_t offset = 16, step = 1; offset >= 1; offset /= 2, ++step) {
-      os << llvm::formatv("      %off{0}_{1} = arith.constant {2} : i32\n", m,
-                          step, offset);
-      os << llvm::formatv("      %sh{0}_{1}, %ok{0}_{1} = gpu.shuffle xor "
-                          "{2}, %off{0}_{1}, %c32 : f32\n",
-                          m, step, value);
-      std::string next = llvm::formatv("%dot{0}_{1}", m, step);
-      os << llvm::formatv("      {0} = arith.addf {1}, %sh{2}_{3} : f32\n",
-                          next, value, m, step);
-      value = next;
-    }
-    os << "      scf.if %first {\n";
-    emitAccumulate(os, "        ", cType, llvm::formatv("%row{0}", m).str(),
-                   "%n", value, std::to_string(m));
-    os << "      }\n";
-  }
-  os << "    }\n";
-  os << "    gpu.terminator\n  }\n  return\n}\n";
-  return text;
-}
 
 /// Blocks the [K, N] kernel aims for: two per SM of an H100/H200 (132
 /// SMs), enough loads in flight to keep HBM busy.
@@ -216,7 +70,234 @@ std::pair<int64_t, int64_t> splitK(const gpu_kernels::F16Matmul &s) {
   return {(s.k + rows - 1) / rows, rows};
 }
 
-/// The host function `name(A, B, C)` for a [K, N] B, in two kernels.
+/// Writes the host function `name(A, B, C)` of one shape: buildTransposed()
+/// for an [N, K] B, buildDirect() for a [K, N] B.
+class MatvecKernelBuilder {
+public:
+  explicit MatvecKernelBuilder(const gpu_kernels::F16Matmul &s);
+  std::string buildTransposed(llvm::StringRef name);
+  std::string buildDirect(llvm::StringRef name, int64_t rows, bool chained);
+
+private:
+  // [N, K] B.
+  std::string emitDotProducts(const std::string &n, const std::string &k0,
+                              const std::string &cK, const std::string &step,
+                              const std::string &zero);
+  void emitWarpSums(const std::string &sums, const std::string &lane,
+                    const std::string &c0, const std::string &n);
+  // [K, N] B.
+  void emitPartialSums(int64_t rows, const std::string &p);
+  std::string emitSplitLoop(int64_t rows);
+  void emitBlockSums(const std::string &sums, const std::string &p);
+  void emitCombine(const std::string &p);
+  // Both.
+  void emitHostFunction(llvm::StringRef name);
+  void emitLaunch(const std::string &gridX, const std::string &gridY,
+                  const std::string &workgroup = "");
+  void emitRowIndices();
+  std::string emitSum(const std::string &zero, int64_t count,
+                      llvm::function_ref<std::string(int64_t)> emitLoad);
+  void emitAccumulate(const std::string &row, const std::string &col,
+                      const std::string &value);
+
+  const gpu_kernels::F16Matmul &s;
+  KernelEmitter e;
+  std::string aType, bType, cType;
+  /// A lane's 8 f32 accumulators and 8 f16 of a weight row.
+  std::string acc, half;
+  /// [K, N] B: the splits of K, and the types of the partial sums
+  /// P[split, m, n] and of the first kernel's workgroup buffer of the warps'
+  /// sums.
+  int64_t splits = 0;
+  std::string pType, redType;
+  /// The constant 0 .. M - 1 of each row of A and C.
+  std::vector<std::string> rowIndex;
+  /// [K, N] B, the first kernel: N, the f32 0, the constant of each warp,
+  /// and this thread's row and column in the workgroup buffer.
+  std::string cN, zf, warp, laneCol;
+  std::vector<std::string> warpIndex;
+};
+
+MatvecKernelBuilder::MatvecKernelBuilder(const gpu_kernels::F16Matmul &s)
+    : s(s) {
+  aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
+  bType = s.transposedB ? llvm::formatv("memref<{0}x{1}xf16>", s.n, s.k).str()
+                        : llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n).str();
+  cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
+  acc = llvm::formatv("vector<{0}xf32>", kVector);
+  half = llvm::formatv("vector<{0}xf16>", kVector);
+}
+
+/// `func.func private @name(%A, %B, %C) {` and the constants every kernel's
+/// launch uses (%one, %threads).
+void MatvecKernelBuilder::emitHostFunction(llvm::StringRef name) {
+  e.open(llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3})",
+                       name, aType, bType, cType));
+  e.def("one", "arith.constant 1 : index");
+  e.def("threads", llvm::formatv("arith.constant {0} : index", kThreads));
+}
+
+/// `gpu.launch` over a `gridX` x `gridY` grid of %threads-thread blocks,
+/// with `workgroup` attributions when not empty; opens the body.
+void MatvecKernelBuilder::emitLaunch(const std::string &gridX,
+                                     const std::string &gridY,
+                                     const std::string &workgroup) {
+  e.open(llvm::formatv(
+      "gpu.launch blocks(%bx, %by, %bz) in (%x = {0}, %y = "
+      "{1}, %z = %one) threads(%tx, %ty, %tz) in (%u = "
+      "%threads, %v = %one, %w = %one){2}",
+      gridX, gridY, workgroup.empty() ? "" : " workgroup(" + workgroup + ")"));
+}
+
+/// The index constants of the M rows, in rowIndex.
+void MatvecKernelBuilder::emitRowIndices() {
+  rowIndex.clear();
+  for (int64_t m = 0; m < s.m; ++m)
+    rowIndex.push_back(e.index(m));
+}
+
+/// `count` f32 values added in order to `zero`: `emitLoad(i)` writes the ops
+/// that load the i-th and returns it. Returns the sum.
+std::string MatvecKernelBuilder::emitSum(
+    const std::string &zero, int64_t count,
+    llvm::function_ref<std::string(int64_t)> emitLoad) {
+  std::string total = zero;
+  for (int64_t i = 0; i < count; ++i) {
+    std::string value = emitLoad(i);
+    total = e.let(llvm::formatv("arith.addf {0}, {1} : f32", total, value));
+  }
+  return total;
+}
+
+/// `C[row, col] += value`.
+void MatvecKernelBuilder::emitAccumulate(const std::string &row,
+                                         const std::string &col,
+                                         const std::string &value) {
+  std::string old = e.let(
+      llvm::formatv("memref.load %C[{0}, {1}] : {2}", row, col, cType), "old");
+  std::string sum =
+      e.let(llvm::formatv("arith.addf {0}, {1} : f32", old, value), "new");
+  e.line(llvm::formatv("memref.store {0}, %C[{1}, {2}] : {3}", sum, row, col,
+                       cType));
+}
+
+//===----------------------------------------------------------------------===//
+// [N, K] B
+//===----------------------------------------------------------------------===//
+
+/// The host function for a transposed ([N, K]) B: warp w of block b
+/// computes column n = 8b + w for all M rows. Its lanes walk K in vectors
+/// of 8 (lane l from 8l, 256 apart: each step one coalesced 512-byte read of
+/// a weight row), then a vector reduction and a butterfly of shuffles leave
+/// the dot products in every lane; lane 0 adds them to C.
+std::string MatvecKernelBuilder::buildTransposed(llvm::StringRef name) {
+  emitHostFunction(name);
+  std::string grid = e.index((s.n + kWarps - 1) / kWarps);
+  emitLaunch(grid, "%one");
+  std::string c0 = e.index(0);
+  std::string cK = e.index(s.k);
+  std::string cN = e.index(s.n);
+  std::string step = e.index(32 * kVector);
+  e.def("width", "arith.constant 32 : i32");
+  std::string zero =
+      e.let(llvm::formatv("arith.constant dense<0.0> : {0}", acc), "zero");
+  emitRowIndices();
+  std::string n =
+      e.apply(llvm::formatv("s0 * {0} + s1 floordiv 32", kWarps).str(),
+              {"%bx", "%tx"}, "n");
+  std::string k0 =
+      e.apply(llvm::formatv("(s0 mod 32) * {0}", kVector).str(), {"%tx"}, "k");
+  std::string lane = e.apply("s0 mod 32", {"%tx"}, "lane");
+  // Whole warps leave together (n depends on the warp only): the shuffles
+  // below see all 32 lanes.
+  std::string live =
+      e.let(llvm::formatv("arith.cmpi ult, {0}, {1} : index", n, cN), "live");
+  e.open("scf.if " + live);
+  std::string sums = emitDotProducts(n, k0, cK, step, zero);
+  emitWarpSums(sums, lane, c0, n);
+  e.close();
+  e.line("gpu.terminator");
+  e.close();
+  e.line("return");
+  e.close();
+  return e.str();
+}
+
+/// The loop over K: this lane's products of column `n` of B with each row
+/// of A, in vectors of 8 from `k0` on. Returns the loop's name.
+std::string MatvecKernelBuilder::emitDotProducts(const std::string &n,
+                                                 const std::string &k0,
+                                                 const std::string &cK,
+                                                 const std::string &step,
+                                                 const std::string &zero) {
+  std::string sums = e.fresh("sum");
+  std::string iterArgs, types;
+  std::vector<std::string> accs;
+  for (int64_t m = 0; m < s.m; ++m) {
+    accs.push_back(e.fresh("acc"));
+    iterArgs += llvm::formatv("{0}{1} = {2}", m ? ", " : "", accs[m], zero);
+    types += (m ? ", " : "") + acc;
+  }
+  std::string k = e.fresh("k");
+  e.open(llvm::formatv("{0}:{1} = scf.for {2} = {3} to {4} step {5} "
+                       "iter_args({6}) -> ({7})",
+                       sums, s.m, k, k0, cK, step, iterArgs, types));
+  std::string b = e.let(
+      llvm::formatv("vector.load %B[{0}, {1}] : {2}, {3}", n, k, bType, half),
+      "b");
+  std::string bf =
+      e.let(llvm::formatv("arith.extf {0} : {1} to {2}", b, half, acc), "bf");
+  std::string yields;
+  for (int64_t m = 0; m < s.m; ++m) {
+    std::string a = e.let(llvm::formatv("vector.load %A[{0}, {1}] : {2}, {3}",
+                                        rowIndex[m], k, aType, half),
+                          "a");
+    std::string af =
+        e.let(llvm::formatv("arith.extf {0} : {1} to {2}", a, half, acc), "af");
+    std::string next = e.let(
+        llvm::formatv("vector.fma {0}, {1}, {2} : {3}", af, bf, accs[m], acc),
+        "next");
+    yields += (m ? ", " : "") + next;
+  }
+  e.line("scf.yield " + yields + " : " + types);
+  e.close();
+  return sums;
+}
+
+/// Each row's dot product (`sums`#m, a vector per lane) reduced over the
+/// lanes of the warp; lane 0 adds it to C[m, n].
+void MatvecKernelBuilder::emitWarpSums(const std::string &sums,
+                                       const std::string &lane,
+                                       const std::string &c0,
+                                       const std::string &n) {
+  std::string first = e.let(
+      llvm::formatv("arith.cmpi eq, {0}, {1} : index", lane, c0), "first");
+  for (int64_t m = 0; m < s.m; ++m) {
+    std::string value = e.let(llvm::formatv("vector.reduction <add>, {0}#{1} "
+                                            ": {2} into f32",
+                                            sums, m, acc),
+                              "dot");
+    for (int64_t offset = 16; offset >= 1; offset /= 2) {
+      std::string off =
+          e.let(llvm::formatv("arith.constant {0} : i32", offset), "off");
+      std::string other = e.fresh("sh");
+      e.line(llvm::formatv("{0}, {0}ok = gpu.shuffle xor {1}, {2}, %width : "
+                           "f32",
+                           other, value, off));
+      value = e.let(llvm::formatv("arith.addf {0}, {1} : f32", value, other),
+                    "dot");
+    }
+    e.open("scf.if " + first);
+    emitAccumulate(rowIndex[m], n, value);
+    e.close();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// [K, N] B
+//===----------------------------------------------------------------------===//
+
+/// The host function for a [K, N] B, in two kernels.
 ///
 /// 1. Block (g, s) computes partial sums of columns 256g .. 256g + 255 over
 ///    K rows [s R, (s + 1) R): lane l holds 8 consecutive columns (one
@@ -232,168 +313,177 @@ std::pair<int64_t, int64_t> splitK(const gpu_kernels::F16Matmul &s) {
 /// around the kernels: a token-less `gpu.alloc` that gpu-async-region
 /// threads into the stream order (`chained`), or a synchronous one. `rows`:
 /// the K rows of one split (the plan's tile_k, from splitK).
-std::string buildDirectSource(llvm::StringRef name,
-                              const gpu_kernels::F16Matmul &s, int64_t rows,
-                              bool chained) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  int64_t splits = (s.k + rows - 1) / rows;
-  std::string aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
-  std::string bType = llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n);
-  std::string cType = llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n);
-  std::string pType =
-      llvm::formatv("memref<{0}x{1}x{2}xf32>", splits, s.m, s.n);
-  std::string redType = llvm::formatv(
-      "memref<{0}x{1}xf32, #gpu.address_space<workgroup>>", kWarps,
-      kBlockColumns);
-  std::string acc = llvm::formatv("vector<{0}xf32>", kVector);
-  std::string half = llvm::formatv("vector<{0}xf16>", kVector);
-  emitHostFunction(os, name, aType, bType, cType);
-  os << llvm::formatv("  %groups = arith.constant {0} : index\n",
-                      (s.n + kBlockColumns - 1) / kBlockColumns);
-  os << llvm::formatv("  %splits = arith.constant {0} : index\n", splits);
-  os << llvm::formatv("  %cells = arith.constant {0} : index\n",
-                      (s.m * s.n + kThreads - 1) / kThreads);
+std::string MatvecKernelBuilder::buildDirect(llvm::StringRef name, int64_t rows,
+                                             bool chained) {
+  splits = (s.k + rows - 1) / rows;
+  pType = llvm::formatv("memref<{0}x{1}x{2}xf32>", splits, s.m, s.n);
+  redType = llvm::formatv("memref<{0}x{1}xf32, #gpu.address_space<workgroup>>",
+                          kWarps, kBlockColumns);
+  emitHostFunction(name);
+  e.def("groups", llvm::formatv("arith.constant {0} : index",
+                                (s.n + kBlockColumns - 1) / kBlockColumns));
+  e.def("splits", llvm::formatv("arith.constant {0} : index", splits));
+  e.def("cells", llvm::formatv("arith.constant {0} : index",
+                               (s.m * s.n + kThreads - 1) / kThreads));
+  std::string p;
   if (chained) {
-    os << "  %P = gpu.alloc () : " << pType << "\n";
+    p = e.let("gpu.alloc () : " + pType, "P");
   } else {
-    os << "  %t0 = gpu.wait async\n";
-    os << "  %P, %t1 = gpu.alloc async [%t0] () : " << pType << "\n";
-    os << "  gpu.wait [%t1]\n";
+    std::string t0 = e.let("gpu.wait async", "t");
+    std::string t1 = e.fresh("t");
+    p = e.fresh("P");
+    e.line(p + ", " + t1 + " = gpu.alloc async [" + t0 + "] () : " + pType);
+    e.line("gpu.wait [" + t1 + "]");
   }
-  // Kernel 1: partial sums.
-  emitLaunch(os, "%groups", "%splits", "%red : " + redType);
-  os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
-  os << llvm::formatv("    %cN = arith.constant {0} : index\n", s.n);
-  os << llvm::formatv("    %step = arith.constant {0} : index\n",
-                      kWarps * kUnroll);
-  os << llvm::formatv("    %zero = arith.constant dense<0.0> : {0}\n", acc);
-  os << "    %zf = arith.constant 0.0 : f32\n";
-  for (int64_t m = 0; m < s.m; ++m)
-    os << llvm::formatv("    %row{0} = arith.constant {0} : index\n", m);
+  emitPartialSums(rows, p);
+  emitCombine(p);
+  if (chained) {
+    e.line("gpu.dealloc " + p + " : " + pType);
+  } else {
+    std::string t2 = e.let("gpu.wait async", "t");
+    std::string t3 =
+        e.let("gpu.dealloc async [" + t2 + "] " + p + " : " + pType, "t");
+    e.line("gpu.wait [" + t3 + "]");
+  }
+  e.line("return");
+  e.close();
+  return e.str();
+}
+
+/// Kernel 1: partial sums of a block's columns over one split of K into
+/// P[split].
+void MatvecKernelBuilder::emitPartialSums(int64_t rows, const std::string &p) {
+  emitLaunch("%groups", "%splits", "%red : " + redType);
+  std::string sums = emitSplitLoop(rows);
+  emitBlockSums(sums, p);
+  e.line("gpu.terminator");
+  e.close();
+}
+
+/// The loop over the K rows of the block's split, a warp's rows w, w + 8,
+/// ...: this lane's sums of 8 columns for each row of A. Returns the loop's
+/// name.
+std::string MatvecKernelBuilder::emitSplitLoop(int64_t rows) {
+  e.index(s.k); // unused: the loop ends at kEnd
+  cN = e.index(s.n);
+  std::string step = e.index(kWarps * kUnroll);
+  std::string zero =
+      e.let(llvm::formatv("arith.constant dense<0.0> : {0}", acc), "zero");
+  zf = e.let("arith.constant 0.0 : f32", "zf");
+  emitRowIndices();
   for (int64_t w = 0; w < kWarps; ++w)
-    os << llvm::formatv("    %cw{0} = arith.constant {0} : index\n", w);
-  os << "    %warp = " << apply("s0 floordiv 32", {"%tx"}) << "\n";
-  os << "    %col = "
-     << apply(llvm::formatv("(s0 mod 32) * {0}", kVector).str(), {"%tx"})
-     << "\n";
-  os << "    %n = "
-     << apply(llvm::formatv("s0 * {0} + (s1 mod 32) * {1}", kBlockColumns,
-                            kVector)
-                  .str(),
-              {"%bx", "%tx"})
-     << "\n";
+    warpIndex.push_back(e.index(w));
+  warp = e.apply("s0 floordiv 32", {"%tx"}, "warp");
+  laneCol = e.apply(llvm::formatv("(s0 mod 32) * {0}", kVector).str(), {"%tx"},
+                    "col");
+  std::string n = e.apply(
+      llvm::formatv("s0 * {0} + (s1 mod 32) * {1}", kBlockColumns, kVector)
+          .str(),
+      {"%bx", "%tx"}, "n");
   // Lanes past N read the last 8 columns (in bounds) and keep their sums to
   // themselves.
-  os << llvm::formatv("    %nr = affine.min affine_map<()[s0] -> (s0, {0})>()"
-                      "[%n]\n",
-                      s.n - kVector);
-  os << "    %kStart = "
-     << apply(llvm::formatv("s0 * {0} + s1 floordiv 32", rows).str(),
-              {"%by", "%tx"})
-     << "\n";
-  os << llvm::formatv("    %kEnd = affine.min affine_map<()[s0] -> (s0 * {0} "
-                      "+ {0}, {1})>()[%by]\n",
-                      rows, s.k);
-  std::string iterArgs, types, yields;
+  std::string nr =
+      e.let(llvm::formatv("affine.min affine_map<()[s0] -> (s0, {0})>()[{1}]",
+                          s.n - kVector, n),
+            "nr");
+  std::string kStart =
+      e.apply(llvm::formatv("s0 * {0} + s1 floordiv 32", rows).str(),
+              {"%by", "%tx"}, "kStart");
+  std::string kEnd = e.let(llvm::formatv("affine.min affine_map<()[s0] -> "
+                                         "(s0 * {0} + {0}, {1})>()[%by]",
+                                         rows, s.k),
+                           "kEnd");
+  std::string sums = e.fresh("sum"), kb = e.fresh("kb");
+  std::vector<std::string> current;
+  std::string iterArgs, types;
   for (int64_t m = 0; m < s.m; ++m) {
-    iterArgs += llvm::formatv("{0}%acc{1} = %zero", m ? ", " : "", m);
+    current.push_back(e.fresh("acc"));
+    iterArgs += llvm::formatv("{0}{1} = {2}", m ? ", " : "", current[m], zero);
     types += (m ? ", " : "") + acc;
   }
-  os << llvm::formatv("    %sum:{0} = scf.for %kb = %kStart to %kEnd step "
-                      "%step iter_args({1}) -> ({2}) {{\n",
-                      s.m, iterArgs, types);
-  std::vector<std::string> current;
-  for (int64_t m = 0; m < s.m; ++m)
-    current.push_back(llvm::formatv("%acc{0}", m));
+  e.open(llvm::formatv("{0}:{1} = scf.for {2} = {3} to {4} step {5} "
+                       "iter_args({6}) -> ({7})",
+                       sums, s.m, kb, kStart, kEnd, step, iterArgs, types));
   // The loads first, then the arithmetic: kUnroll weight loads in flight.
+  std::vector<std::string> ks, bs;
   for (int64_t u = 0; u < kUnroll; ++u) {
-    os << llvm::formatv("      %k{0} = ", u)
-       << apply(llvm::formatv("s0 + {0}", u * kWarps).str(), {"%kb"}) << "\n";
-    os << llvm::formatv("      %b{0} = vector.load %B[%k{0}, %nr] : {1}, {2}\n",
-                        u, bType, half);
+    ks.push_back(
+        e.apply(llvm::formatv("s0 + {0}", u * kWarps).str(), {kb}, "k"));
+    bs.push_back(e.let(llvm::formatv("vector.load %B[{0}, {1}] : {2}, {3}",
+                                     ks[u], nr, bType, half),
+                       "b"));
   }
   for (int64_t u = 0; u < kUnroll; ++u) {
-    os << llvm::formatv("      %bf{0} = arith.extf %b{0} : {1} to {2}\n", u,
-                        half, acc);
+    std::string bf = e.let(
+        llvm::formatv("arith.extf {0} : {1} to {2}", bs[u], half, acc), "bf");
     for (int64_t m = 0; m < s.m; ++m) {
-      os << llvm::formatv(
-          "      %a{0}_{1} = memref.load %A[%row{1}, %k{0}] : {2}\n", u, m,
-          aType);
-      os << llvm::formatv(
-          "      %af{0}_{1} = arith.extf %a{0}_{1} : f16 to f32\n", u, m);
-      os << llvm::formatv("      %as{0}_{1} = vector.broadcast %af{0}_{1} : "
-                          "f32 to {2}\n",
-                          u, m, acc);
-      std::string next = llvm::formatv("%p{0}_{1}", u, m);
-      os << llvm::formatv("      {0} = vector.fma %as{1}_{2}, %bf{1}, {3} : "
-                          "{4}\n",
-                          next, u, m, current[m], acc);
-      current[m] = next;
+      std::string a = e.let(llvm::formatv("memref.load %A[{0}, {1}] : {2}",
+                                          rowIndex[m], ks[u], aType),
+                            "a");
+      std::string af =
+          e.let(llvm::formatv("arith.extf {0} : f16 to f32", a), "af");
+      std::string as = e.let(
+          llvm::formatv("vector.broadcast {0} : f32 to {1}", af, acc), "as");
+      current[m] = e.let(llvm::formatv("vector.fma {0}, {1}, {2} : {3}", as, bf,
+                                       current[m], acc),
+                         "p");
     }
   }
+  std::string yields;
   for (int64_t m = 0; m < s.m; ++m)
     yields += (m ? ", " : "") + current[m];
-  os << "      scf.yield " << yields << " : " << types << "\n";
-  os << "    }\n";
-  // The warps' sums, one row of A at a time: thread t then adds up column
-  // t of the block over the 8 warps.
-  os << "    %nt = "
-     << apply(llvm::formatv("s0 * {0} + s1", kBlockColumns).str(),
-              {"%bx", "%tx"})
-     << "\n";
-  os << "    %own = arith.cmpi ult, %nt, %cN : index\n";
+  e.line("scf.yield " + yields + " : " + types);
+  e.close();
+  return sums;
+}
+
+/// The warps' sums, one row of A at a time: thread t then adds up column t
+/// of the block over the 8 warps and stores it to P[split].
+void MatvecKernelBuilder::emitBlockSums(const std::string &sums,
+                                        const std::string &p) {
+  std::string nt = e.apply(llvm::formatv("s0 * {0} + s1", kBlockColumns).str(),
+                           {"%bx", "%tx"}, "nt");
+  std::string own =
+      e.let(llvm::formatv("arith.cmpi ult, {0}, {1} : index", nt, cN), "own");
   for (int64_t m = 0; m < s.m; ++m) {
-    os << llvm::formatv("    vector.store %sum#{0}, %red[%warp, %col] : {1}, "
-                        "{2}\n",
-                        m, redType, acc);
-    os << "    gpu.barrier\n";
-    std::string total = emitSum(
-        os, "    ", llvm::formatv("w{0}_", m).str(), kWarps,
-        [&](int64_t w, llvm::StringRef part) {
-          os << llvm::formatv("    {0} = memref.load %red[%cw{1}, %tx] : {2}\n",
-                              part, w, redType);
-        });
-    os << "    scf.if %own {\n";
-    os << llvm::formatv("      memref.store {0}, %P[%by, %row{1}, %nt] : {2}\n",
-                        total, m, pType);
-    os << "    }\n";
+    e.line(llvm::formatv("vector.store {0}#{1}, %red[{2}, {3}] : {4}, {5}",
+                         sums, m, warp, laneCol, redType, acc));
+    e.line("gpu.barrier");
+    std::string total = emitSum(zf, kWarps, [&](int64_t w) {
+      return e.let(llvm::formatv("memref.load %red[{0}, %tx] : {1}",
+                                 warpIndex[w], redType));
+    });
+    e.open("scf.if " + own);
+    e.line(llvm::formatv("memref.store {0}, {1}[%by, {2}, {3}] : {4}", total, p,
+                         rowIndex[m], nt, pType));
+    e.close();
     // The next row reuses the workgroup buffer.
-    os << "    gpu.barrier\n";
+    e.line("gpu.barrier");
   }
-  os << "    gpu.terminator\n  }\n";
-  // Kernel 2: C += the sum over splits, a thread per element.
-  emitLaunch(os, "%cells", "%c1");
-  os << llvm::formatv("    %cMN = arith.constant {0} : index\n", s.m * s.n);
-  os << "    %zf = arith.constant 0.0 : f32\n";
-  os << "    %i = "
-     << apply(llvm::formatv("s0 * {0} + s1", kThreads).str(), {"%bx", "%tx"})
-     << "\n";
-  os << "    %inside = arith.cmpi ult, %i, %cMN : index\n";
-  os << "    scf.if %inside {\n";
-  os << "      %m = " << apply(llvm::formatv("s0 floordiv {0}", s.n).str(),
-                               {"%i"})
-     << "\n";
-  os << "      %n = " << apply(llvm::formatv("s0 mod {0}", s.n).str(), {"%i"})
-     << "\n";
-  std::string total = emitSum(
-      os, "      ", "s", splits, [&](int64_t sp, llvm::StringRef part) {
-        os << llvm::formatv("      %s{0} = arith.constant {0} : index\n", sp);
-        os << llvm::formatv("      {0} = memref.load %P[%s{1}, %m, %n] : {2}\n",
-                            part, sp, pType);
-      });
-  emitAccumulate(os, "      ", cType, "%m", "%n", total, "");
-  os << "    }\n";
-  os << "    gpu.terminator\n  }\n";
-  if (chained) {
-    os << "  gpu.dealloc %P : " << pType << "\n";
-  } else {
-    os << "  %t2 = gpu.wait async\n";
-    os << "  %t3 = gpu.dealloc async [%t2] %P : " << pType << "\n";
-    os << "  gpu.wait [%t3]\n";
-  }
-  os << "  return\n}\n";
-  return text;
+}
+
+/// Kernel 2: C += the sum over splits, a thread per element.
+void MatvecKernelBuilder::emitCombine(const std::string &p) {
+  emitLaunch("%cells", "%one");
+  std::string cMN = e.index(s.m * s.n);
+  std::string zf = e.let("arith.constant 0.0 : f32", "zf");
+  std::string i = e.apply(llvm::formatv("s0 * {0} + s1", kThreads).str(),
+                          {"%bx", "%tx"}, "i");
+  std::string inside = e.let(
+      llvm::formatv("arith.cmpi ult, {0}, {1} : index", i, cMN), "inside");
+  e.open("scf.if " + inside);
+  std::string m =
+      e.apply(llvm::formatv("s0 floordiv {0}", s.n).str(), {i}, "m");
+  std::string n = e.apply(llvm::formatv("s0 mod {0}", s.n).str(), {i}, "n");
+  std::string total = emitSum(zf, splits, [&](int64_t sp) {
+    std::string split = e.index(sp);
+    return e.let(llvm::formatv("memref.load {0}[{1}, {2}, {3}] : {4}", p, split,
+                               m, n, pType));
+  });
+  emitAccumulate(m, n, total);
+  e.close();
+  e.line("gpu.terminator");
+  e.close();
 }
 
 /// Whether a kernel takes `s`: at most kMaxRows rows; K in whole vectors of
@@ -430,8 +520,9 @@ struct GpuMatvecPass : public tfm::impl::TfmGpuMatvecBase<GpuMatvecPass> {
       func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
           symbols, name, matmul, "matvec",
           [&, s = shape, rows = plan.getTileK()] {
-            return s.transposedB ? buildTransposedSource(name, s)
-                                 : buildDirectSource(name, s, rows, async);
+            MatvecKernelBuilder builder(s);
+            return s.transposedB ? builder.buildTransposed(name)
+                                 : builder.buildDirect(name, rows, async);
           });
       if (!kernel)
         return signalPassFailure();

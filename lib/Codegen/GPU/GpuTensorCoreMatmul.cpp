@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuMatmulKernels.h"
+#include "KernelEmitter.h"
 
 #include "tfm/Codegen/GPU/Passes.h"
 
@@ -24,7 +25,6 @@
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUTENSORCOREMATMUL
@@ -33,7 +33,7 @@ namespace mlir::tfm {
 
 using namespace mlir;
 namespace gpu_kernels = mlir::tfm::gpu_kernels;
-using gpu_kernels::apply;
+using gpu_kernels::KernelEmitter;
 
 namespace {
 /// Tiling of the kernel: a block computes BM x BN of C with WM x WN warps,
@@ -52,253 +52,305 @@ struct MatmulShape {
   int64_t ldc;
 };
 
-/// `affine.apply` of `expr` over the symbols `syms`.
-/// The host function `name(A, B, C)` launching the kernel for `shape`.
-std::string buildKernelSource(llvm::StringRef name, const MatmulShape &s) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  std::string aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
-  std::string bType = s.transposedB
-                          ? llvm::formatv("memref<{0}x{1}xf16>", s.n, s.k).str()
-                          : llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n).str();
-  std::string cType =
-      s.ldc == s.n
-          ? llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n).str()
-          : llvm::formatv("memref<{0}x{1}xf32, strided<[{2}, 1]>>", s.m, s.n,
-                          s.ldc)
-                .str();
-  std::string saType = llvm::formatv(
-      "memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>", kBM, kBK);
-  // B in shared memory keeps its global layout: [BK, BN] or [BN, BK].
-  int64_t sbRows = s.transposedB ? kBN : kBK, sbCols = s.transposedB ? kBK : kBN;
-  std::string sbType = llvm::formatv(
-      "memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>", sbRows, sbCols);
-  std::string acc = "vector<16x8xf32>";
+/// A warp's accumulators: [i][j] is its 16x8 tile (i, j).
+using Tiles = std::vector<std::vector<std::string>>;
+/// Where a thread's cp.async chunks go in a shared tile: (row, column).
+using Chunks = std::vector<std::pair<std::string, std::string>>;
 
-  os << llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3}) {{\n",
-                      name, aType, bType, cType);
-  os << "  %c1 = arith.constant 1 : index\n";
-  os << llvm::formatv("  %threads = arith.constant {0} : index\n", kThreads);
-  os << llvm::formatv("  %gx = arith.constant {0} : index\n", s.n / kBN);
-  os << llvm::formatv("  %gy = arith.constant {0} : index\n", s.m / kBM);
-  os << "  gpu.launch blocks(%bx, %by, %bz) in (%x = %gx, %y = %gy, %z = %c1) "
-        "threads(%tx, %ty, %tz) in (%u = %threads, %v = %c1, %w = %c1) "
-     << llvm::formatv("workgroup(%sa : {0}, %sb : {1}) {{\n", saType, sbType);
-  os << "    %c0 = arith.constant 0 : index\n";
+/// Writes the kernel for one shape: the prologue (block and warp offsets,
+/// copy coordinates, accumulators loaded from C, the first K step in
+/// flight), the main loop (prefetch step i + 1, compute step i) and the
+/// epilogue (the last step, C stored). The prologue's values are members
+/// that the later parts read.
+class MmaSyncKernelBuilder {
+public:
+  explicit MmaSyncKernelBuilder(const MatmulShape &s);
+  std::string build(llvm::StringRef name);
+
+private:
+  void emitLaunch(llvm::StringRef name);
+  void emitIndices();
+  Chunks emitChunks(int64_t rows, int64_t cols);
+  Tiles emitLoadAccumulators();
+  std::string emitCopies(const std::string &kb, const std::string &slot);
+  void emitTileCopies(llvm::StringRef global, llvm::StringRef globalType,
+                      llvm::StringRef shared, llvm::StringRef sharedType,
+                      const Chunks &chunks, const std::string &rowBase,
+                      const std::string &colBase, const std::string &slot,
+                      std::string &tokens);
+  Tiles emitCompute(const std::string &slot, Tiles current);
+  std::string emitMainLoop(const Tiles &init);
+  void emitEpilogue(const std::string &loop, const std::string &first);
+
+  const MatmulShape &s;
+  KernelEmitter e;
+  std::string aType, bType, cType, saType, sbType;
+  /// B in shared memory keeps its global layout: [BK, BN] or [BN, BK].
+  int64_t sbRows, sbCols;
+  /// The accumulators' type, and those of the loop's iter_args.
+  std::string acc = "vector<16x8xf32>", accTypes;
+
+  // Values of the prologue.
+  std::string c0, cBK, zf, zh, m0, n0, wm, wn;
+  /// The column of each k16 step within a K tile.
+  std::vector<std::string> kSteps;
+  Chunks aChunks, bChunks;
+  /// C's row of tile row i and column of tile column j of this warp.
+  std::vector<std::string> ci, cj;
+};
+
+MmaSyncKernelBuilder::MmaSyncKernelBuilder(const MatmulShape &s)
+    : s(s), sbRows(s.transposedB ? kBN : kBK),
+      sbCols(s.transposedB ? kBK : kBN) {
+  aType = llvm::formatv("memref<{0}x{1}xf16>", s.m, s.k);
+  bType = s.transposedB ? llvm::formatv("memref<{0}x{1}xf16>", s.n, s.k).str()
+                        : llvm::formatv("memref<{0}x{1}xf16>", s.k, s.n).str();
+  cType = s.ldc == s.n ? llvm::formatv("memref<{0}x{1}xf32>", s.m, s.n).str()
+                       : llvm::formatv("memref<{0}x{1}xf32, strided<[{2}, 1]>>",
+                                       s.m, s.n, s.ldc)
+                             .str();
+  saType = llvm::formatv("memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>",
+                         kBM, kBK);
+  sbType = llvm::formatv("memref<2x{0}x{1}xf16, #gpu.address_space<workgroup>>",
+                         sbRows, sbCols);
+  for (int64_t i = 0; i < kTilesM * kTilesN; ++i)
+    accTypes += (i ? ", " : "") + acc;
+}
+
+std::string MmaSyncKernelBuilder::build(llvm::StringRef name) {
+  emitLaunch(name);
+  emitIndices();
+  aChunks = emitChunks(kBM, kBK);
+  bChunks = emitChunks(sbRows, sbCols);
+  Tiles init = emitLoadAccumulators();
+  // Prologue: the tiles of step 0 into slot 0.
+  std::string first = emitCopies(c0, c0);
+  std::string loop = emitMainLoop(init);
+  emitEpilogue(loop, first);
+  e.line("gpu.terminator");
+  e.close();
+  e.line("return");
+  e.close();
+  return e.str();
+}
+
+/// The host function and the launch: a block per BM x BN tile of C, the
+/// two slots of the A and B tiles in workgroup memory.
+void MmaSyncKernelBuilder::emitLaunch(llvm::StringRef name) {
+  e.open(llvm::formatv("func.func private @{0}(%A: {1}, %B: {2}, %C: {3})",
+                       name, aType, bType, cType));
+  e.def("one", "arith.constant 1 : index");
+  e.def("threads", llvm::formatv("arith.constant {0} : index", kThreads));
+  e.def("gx", llvm::formatv("arith.constant {0} : index", s.n / kBN));
+  e.def("gy", llvm::formatv("arith.constant {0} : index", s.m / kBM));
+  e.open(llvm::formatv("gpu.launch blocks(%bx, %by, %bz) in (%x = %gx, %y = "
+                       "%gy, %z = %one) threads(%tx, %ty, %tz) in (%u = "
+                       "%threads, %v = %one, %w = %one) workgroup(%sa : {0}, "
+                       "%sb : {1})",
+                       saType, sbType));
+}
+
+/// Constants, and the offsets of the block's tile and the warp's part.
+void MmaSyncKernelBuilder::emitIndices() {
+  c0 = e.index(0);
   for (int64_t kk = 0; kk < kBK; kk += 16)
-    os << llvm::formatv("    %k{0} = arith.constant {0} : index\n", kk);
-  os << llvm::formatv("    %cK = arith.constant {0} : index\n", s.k);
-  os << llvm::formatv("    %cBK = arith.constant {0} : index\n", kBK);
-  os << "    %zf = arith.constant 0.0 : f32\n";
-  os << "    %zh = arith.constant 0.0 : f16\n";
-  os << "    %m0 = " << apply(llvm::formatv("s0 * {0}", kBM).str(), {"%by"})
-     << "\n";
-  os << "    %n0 = " << apply(llvm::formatv("s0 * {0}", kBN).str(), {"%bx"})
-     << "\n";
-  os << "    %wm = "
-     << apply(llvm::formatv("((s0 floordiv 32) floordiv {0}) * {1}", kWN,
-                            kBM / kWM)
-                  .str(),
-              {"%tx"})
-     << "\n";
-  os << "    %wn = "
-     << apply(llvm::formatv("((s0 floordiv 32) mod {0}) * {1}", kWN, kBN / kWN)
-                  .str(),
-              {"%tx"})
-     << "\n";
+    kSteps.push_back(e.index(kk));
+  e.index(s.k); // unused: the loop ends at kLast
+  cBK = e.index(kBK);
+  zf = e.let("arith.constant 0.0 : f32", "zf");
+  zh = e.let("arith.constant 0.0 : f16", "zh");
+  m0 = e.apply(llvm::formatv("s0 * {0}", kBM).str(), {"%by"}, "m");
+  n0 = e.apply(llvm::formatv("s0 * {0}", kBN).str(), {"%bx"}, "n");
+  wm = e.apply(
+      llvm::formatv("((s0 floordiv 32) floordiv {0}) * {1}", kWN, kBM / kWM)
+          .str(),
+      {"%tx"}, "wm");
+  wn = e.apply(
+      llvm::formatv("((s0 floordiv 32) mod {0}) * {1}", kWN, kBN / kWN).str(),
+      {"%tx"}, "wn");
+}
 
-  // Copy coordinates in the shared tiles: chunks of 8 along the rows.
-  auto copyCoords = [&](llvm::StringRef prefix, int64_t rows, int64_t cols) {
-    int64_t perRow = cols / kChunk;
-    int64_t copies = rows * cols / kChunk / kThreads;
-    for (int64_t c = 0; c < copies; ++c) {
-      os << llvm::formatv("    %{0}r{1} = ", prefix, c)
-         << apply(llvm::formatv("(s0 + {0}) floordiv {1}", c * kThreads,
-                                perRow)
-                      .str(),
-                  {"%tx"})
-         << "\n";
-      os << llvm::formatv("    %{0}c{1} = ", prefix, c)
-         << apply(llvm::formatv("((s0 + {0}) mod {1}) * {2}", c * kThreads,
-                                perRow, kChunk)
-                      .str(),
-                  {"%tx"})
-         << "\n";
-    }
-    return copies;
-  };
-  int64_t aCopies = copyCoords("a", kBM, kBK);
-  int64_t bCopies = copyCoords("b", sbRows, sbCols);
-
-  // Accumulators, loaded from C (the matmul accumulates into its output).
-  for (int64_t i = 0; i < kTilesM; ++i)
-    os << llvm::formatv("    %ci{0} = ", i)
-       << apply(llvm::formatv("s0 + s1 + {0}", 16 * i).str(), {"%m0", "%wm"})
-       << "\n";
-  for (int64_t j = 0; j < kTilesN; ++j)
-    os << llvm::formatv("    %cj{0} = ", j)
-       << apply(llvm::formatv("s0 + s1 + {0}", 8 * j).str(), {"%n0", "%wn"})
-       << "\n";
-  std::string iterArgs, types;
-  for (int64_t i = 0; i < kTilesM; ++i) {
-    for (int64_t j = 0; j < kTilesN; ++j) {
-      os << llvm::formatv("    %init{0}{1} = vector.transfer_read "
-                          "%C[%ci{0}, %cj{1}], %zf {{in_bounds = [true, "
-                          "true]} : {2}, {3}\n",
-                          i, j, cType, acc);
-      iterArgs += llvm::formatv("{0}%a{1}{2} = %init{1}{2}",
-                                iterArgs.empty() ? "" : ", ", i, j);
-      types += (types.empty() ? "" : ", ") + acc;
-    }
+/// Copy coordinates in a shared tile of `rows` x `cols`: chunks of 8 along
+/// the rows.
+Chunks MmaSyncKernelBuilder::emitChunks(int64_t rows, int64_t cols) {
+  int64_t perRow = cols / kChunk;
+  int64_t copies = rows * cols / kChunk / kThreads;
+  Chunks chunks;
+  for (int64_t c = 0; c < copies; ++c) {
+    std::string row = e.apply(
+        llvm::formatv("(s0 + {0}) floordiv {1}", c * kThreads, perRow).str(),
+        {"%tx"}, "r");
+    std::string col = e.apply(llvm::formatv("((s0 + {0}) mod {1}) * {2}",
+                                            c * kThreads, perRow, kChunk)
+                                  .str(),
+                              {"%tx"}, "c");
+    chunks.push_back({row, col});
   }
-  // Two-stage pipeline: the tiles of step i + 1 are in flight (cp.async)
-  // while step i is computed; shared memory holds two slots of each tile.
-  // Slot of the tiles of the K step at `kb`: (kb / BK) mod 2.
-  int counter = 0;
-  auto emitCopies = [&](llvm::StringRef indent, llvm::StringRef kb,
-                        llvm::StringRef slot) {
-    std::string tokens;
-    auto copies = [&](llvm::StringRef prefix, llvm::StringRef global,
-                      llvm::StringRef globalType, llvm::StringRef shared,
-                      llvm::StringRef sharedType, int64_t count,
-                      llvm::StringRef rowBase, llvm::StringRef colBase) {
-      for (int64_t c = 0; c < count; ++c, ++counter) {
-        std::string row = llvm::formatv("%{0}r{1}", prefix, c);
-        std::string col = llvm::formatv("%{0}c{1}", prefix, c);
-        os << indent << llvm::formatv("%gr{0} = ", counter)
-           << apply("s0 + s1", {rowBase.str(), row}) << "\n";
-        os << indent << llvm::formatv("%gc{0} = ", counter)
-           << apply("s0 + s1", {colBase.str(), col}) << "\n";
-        os << indent
-           << llvm::formatv("%t{0} = nvgpu.device_async_copy {1}[%gr{0}, "
-                            "%gc{0}], {2}[{3}, {4}, {5}], {6} {{bypassL1} : "
-                            "{7} to {8}\n",
-                            counter, global, shared, slot, row, col, kChunk,
-                            globalType, sharedType);
-        tokens += llvm::formatv("{0}%t{1}", tokens.empty() ? "" : ", ",
-                                counter);
-      }
-    };
-    copies("a", "%A", aType, "%sa", saType, aCopies, "%m0", kb);
-    if (s.transposedB)
-      copies("b", "%B", bType, "%sb", sbType, bCopies, "%n0", kb);
-    else
-      copies("b", "%B", bType, "%sb", sbType, bCopies, kb, "%n0");
-    os << indent
-       << llvm::formatv("%group{0} = nvgpu.device_async_create_group {1}\n",
-                        counter, tokens);
-    return llvm::formatv("%group{0}", counter).str();
-  };
+  return chunks;
+}
 
-  // 16x8x16 contractions on one slot; B is read as (n, k), transposed for
-  // [K, N]. Returns the new accumulators.
-  auto emitCompute = [&](llvm::StringRef indent, llvm::StringRef slot,
-                         std::vector<std::vector<std::string>> current) {
-    for (int64_t kk = 0; kk < kBK; kk += 16) {
-      int id = counter++;
-      for (int64_t i = 0; i < kTilesM; ++i) {
-        os << indent << llvm::formatv("%ra{0}_{1} = ", id, i)
-           << apply(llvm::formatv("s0 + {0}", 16 * i).str(), {"%wm"})
-           << "\n";
-        os << indent
-           << llvm::formatv("%fa{0}_{1} = vector.transfer_read %sa[{2}, "
-                            "%ra{0}_{1}, %k{3}], %zh {{in_bounds = [true, "
-                            "true]} : {4}, vector<16x16xf16>\n",
-                            id, i, slot, kk, saType);
-      }
-      for (int64_t j = 0; j < kTilesN; ++j) {
-        os << indent << llvm::formatv("%rb{0}_{1} = ", id, j)
-           << apply(llvm::formatv("s0 + {0}", 8 * j).str(), {"%wn"}) << "\n";
-        if (s.transposedB)
-          os << indent
-             << llvm::formatv("%fb{0}_{1} = vector.transfer_read %sb[{2}, "
-                              "%rb{0}_{1}, %k{3}], %zh {{in_bounds = [true, "
-                              "true]} : {4}, vector<8x16xf16>\n",
-                              id, j, slot, kk, sbType);
-        else
-          os << indent
-             << llvm::formatv(
-                    "%fb{0}_{1} = vector.transfer_read %sb[{2}, %k{3}, "
-                    "%rb{0}_{1}], %zh {{in_bounds = [true, true], "
-                    "permutation_map = affine_map<(d0, d1, d2) -> (d2, "
-                    "d1)>} : {4}, vector<8x16xf16>\n",
-                    id, j, slot, kk, sbType);
-      }
-      for (int64_t i = 0; i < kTilesM; ++i) {
-        for (int64_t j = 0; j < kTilesN; ++j) {
-          std::string next = llvm::formatv("%p{0}_{1}{2}", id, i, j);
-          os << indent
-             << llvm::formatv(
-                    "{0} = vector.contract {{indexing_maps = [affine_map<(m, "
-                    "n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
-                    "affine_map<(m, n, k) -> (m, n)>], iterator_types = "
-                    "[\"parallel\", \"parallel\", \"reduction\"], kind = "
-                    "#vector.kind<add>} %fa{1}_{2}, %fb{1}_{3}, {4} : "
-                    "vector<16x16xf16>, vector<8x16xf16> into {5}\n",
-                    next, id, i, j, current[i][j], acc);
-          current[i][j] = next;
-        }
-      }
-    }
-    return current;
-  };
-
-  std::vector<std::vector<std::string>> current(
-      kTilesM, std::vector<std::string>(kTilesN));
+/// Accumulators, loaded from C (the matmul accumulates into its output).
+Tiles MmaSyncKernelBuilder::emitLoadAccumulators() {
+  for (int64_t i = 0; i < kTilesM; ++i)
+    ci.push_back(
+        e.apply(llvm::formatv("s0 + s1 + {0}", 16 * i).str(), {m0, wm}, "ci"));
+  for (int64_t j = 0; j < kTilesN; ++j)
+    cj.push_back(
+        e.apply(llvm::formatv("s0 + s1 + {0}", 8 * j).str(), {n0, wn}, "cj"));
+  Tiles init(kTilesM, std::vector<std::string>(kTilesN));
   for (int64_t i = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j)
-      current[i][j] = llvm::formatv("%a{0}{1}", i, j);
+      init[i][j] = e.let(llvm::formatv("vector.transfer_read %C[{0}, {1}], "
+                                       "{2} {{in_bounds = [true, true]} : "
+                                       "{3}, {4}",
+                                       ci[i], cj[j], zf, cType, acc),
+                         "init");
+  return init;
+}
 
-  // Prologue: the tiles of step 0 into slot 0.
-  std::string first = emitCopies("    ", "%c0", "%c0");
-  // Steady state over all steps but the last: prefetch step i + 1, wait for
-  // step i (one group may stay in flight), compute it.
-  os << llvm::formatv("    %kLast = arith.constant {0} : index\n",
-                      s.k - kBK);
-  os << llvm::formatv("    %r:{0} = scf.for %kb = %c0 to %kLast step %cBK "
-                      "iter_args({1}) -> ({2}) {{\n",
-                      kTilesM * kTilesN, iterArgs, types);
-  os << "      %slot = "
-     << apply(llvm::formatv("(s0 floordiv {0}) mod 2", kBK).str(), {"%kb"})
-     << "\n";
-  os << "      %nextSlot = "
-     << apply(llvm::formatv("(s0 floordiv {0} + 1) mod 2", kBK).str(),
-              {"%kb"})
-     << "\n";
-  os << "      %kNext = "
-     << apply(llvm::formatv("s0 + {0}", kBK).str(), {"%kb"}) << "\n";
-  std::string next = emitCopies("      ", "%kNext", "%nextSlot");
-  os << "      nvgpu.device_async_wait " << next << " {numGroups = 1 : i32}\n";
-  os << "      gpu.barrier\n";
-  std::vector<std::vector<std::string>> stepped =
-      emitCompute("      ", "%slot", current);
+/// The cp.async group loading the A and B tiles of the K step at `kb` into
+/// `slot`. Two-stage pipeline: the tiles of step i + 1 are in flight while
+/// step i is computed; shared memory holds two slots of each tile, the
+/// tiles of the K step at `kb` in slot (kb / BK) mod 2.
+std::string MmaSyncKernelBuilder::emitCopies(const std::string &kb,
+                                             const std::string &slot) {
+  std::string tokens;
+  emitTileCopies("%A", aType, "%sa", saType, aChunks, m0, kb, slot, tokens);
+  if (s.transposedB)
+    emitTileCopies("%B", bType, "%sb", sbType, bChunks, n0, kb, slot, tokens);
+  else
+    emitTileCopies("%B", bType, "%sb", sbType, bChunks, kb, n0, slot, tokens);
+  return e.let("nvgpu.device_async_create_group " + tokens, "group");
+}
+
+/// The cp.async copies of one tile: chunk (row, col) from `global` at
+/// (rowBase + row, colBase + col); their tokens appended to `tokens`.
+void MmaSyncKernelBuilder::emitTileCopies(
+    llvm::StringRef global, llvm::StringRef globalType, llvm::StringRef shared,
+    llvm::StringRef sharedType, const Chunks &chunks,
+    const std::string &rowBase, const std::string &colBase,
+    const std::string &slot, std::string &tokens) {
+  for (const auto &[row, col] : chunks) {
+    std::string gr = e.apply("s0 + s1", {rowBase, row}, "gr");
+    std::string gc = e.apply("s0 + s1", {colBase, col}, "gc");
+    std::string token = e.let(
+        llvm::formatv("nvgpu.device_async_copy {0}[{1}, {2}], {3}[{4}, {5}, "
+                      "{6}], {7} {{bypassL1} : {8} to {9}",
+                      global, gr, gc, shared, slot, row, col, kChunk,
+                      globalType, sharedType),
+        "t");
+    tokens += (tokens.empty() ? "" : ", ") + token;
+  }
+}
+
+/// 16x8x16 contractions on one slot; B is read as (n, k), transposed for
+/// [K, N]. Returns the new accumulators.
+Tiles MmaSyncKernelBuilder::emitCompute(const std::string &slot,
+                                        Tiles current) {
+  for (const std::string &k : kSteps) {
+    std::vector<std::string> fa, fb;
+    for (int64_t i = 0; i < kTilesM; ++i) {
+      std::string row =
+          e.apply(llvm::formatv("s0 + {0}", 16 * i).str(), {wm}, "ra");
+      fa.push_back(e.let(llvm::formatv("vector.transfer_read %sa[{0}, {1}, "
+                                       "{2}], {3} {{in_bounds = [true, "
+                                       "true]} : {4}, vector<16x16xf16>",
+                                       slot, row, k, zh, saType),
+                         "fa"));
+    }
+    for (int64_t j = 0; j < kTilesN; ++j) {
+      std::string row =
+          e.apply(llvm::formatv("s0 + {0}", 8 * j).str(), {wn}, "rb");
+      if (s.transposedB)
+        fb.push_back(e.let(llvm::formatv("vector.transfer_read %sb[{0}, "
+                                         "{1}, {2}], {3} {{in_bounds = "
+                                         "[true, true]} : {4}, "
+                                         "vector<8x16xf16>",
+                                         slot, row, k, zh, sbType),
+                           "fb"));
+      else
+        fb.push_back(
+            e.let(llvm::formatv("vector.transfer_read %sb[{0}, {1}, {2}], {3} "
+                                "{{in_bounds = [true, true], permutation_map = "
+                                "affine_map<(d0, d1, d2) -> (d2, d1)>} : {4}, "
+                                "vector<8x16xf16>",
+                                slot, k, row, zh, sbType),
+                  "fb"));
+    }
+    for (int64_t i = 0; i < kTilesM; ++i) {
+      for (int64_t j = 0; j < kTilesN; ++j) {
+        current[i][j] = e.let(
+            llvm::formatv(
+                "vector.contract {{indexing_maps = [affine_map<(m, n, k) -> "
+                "(m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, "
+                "k) -> (m, n)>], iterator_types = [\"parallel\", "
+                "\"parallel\", \"reduction\"], kind = #vector.kind<add>} "
+                "{0}, {1}, {2} : vector<16x16xf16>, vector<8x16xf16> into "
+                "{3}",
+                fa[i], fb[j], current[i][j], acc),
+            "p");
+      }
+    }
+  }
+  return current;
+}
+
+/// Steady state over all steps but the last: prefetch step i + 1, wait for
+/// step i (one group may stay in flight), compute it. Returns the loop's
+/// name (its results are the accumulators, in row-major tile order).
+std::string MmaSyncKernelBuilder::emitMainLoop(const Tiles &init) {
+  std::string kLast = e.index(s.k - kBK);
+  std::string loop = e.fresh("r"), kb = e.fresh("kb");
+  Tiles current(kTilesM, std::vector<std::string>(kTilesN));
+  std::string iterArgs;
+  for (int64_t i = 0; i < kTilesM; ++i) {
+    for (int64_t j = 0; j < kTilesN; ++j) {
+      current[i][j] = e.fresh("a");
+      iterArgs += llvm::formatv("{0}{1} = {2}", iterArgs.empty() ? "" : ", ",
+                                current[i][j], init[i][j]);
+    }
+  }
+  e.open(llvm::formatv("{0}:{1} = scf.for {2} = {3} to {4} step {5} "
+                       "iter_args({6}) -> ({7})",
+                       loop, kTilesM * kTilesN, kb, c0, kLast, cBK, iterArgs,
+                       accTypes));
+  std::string slot =
+      e.apply(llvm::formatv("(s0 floordiv {0}) mod 2", kBK).str(), {kb});
+  std::string nextSlot =
+      e.apply(llvm::formatv("(s0 floordiv {0} + 1) mod 2", kBK).str(), {kb});
+  std::string kNext = e.apply(llvm::formatv("s0 + {0}", kBK).str(), {kb});
+  std::string next = emitCopies(kNext, nextSlot);
+  e.line("nvgpu.device_async_wait " + next + " {numGroups = 1 : i32}");
+  e.line("gpu.barrier");
+  Tiles stepped = emitCompute(slot, current);
   // The next prefetch overwrites this slot: every warp must be done with it.
-  os << "      gpu.barrier\n";
+  e.line("gpu.barrier");
   std::string yielded;
   for (int64_t i = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j)
       yielded += (yielded.empty() ? "" : ", ") + stepped[i][j];
-  os << "      scf.yield " << yielded << " : " << types << "\n";
-  os << "    }\n";
-  // Epilogue: the last step, already in flight.
+  e.line("scf.yield " + yielded + " : " + accTypes);
+  e.close();
+  return loop;
+}
+
+/// The last step, already in flight, then C = the accumulators.
+void MmaSyncKernelBuilder::emitEpilogue(const std::string &loop,
+                                        const std::string &first) {
   // (Any group token will do: the wait lowers to cp.async.wait_group 0.)
-  os << "    nvgpu.device_async_wait " << first
-     << " {numGroups = 0 : i32}\n";
-  os << "    gpu.barrier\n";
-  os << "    %lastSlot = arith.constant " << ((s.k / kBK - 1) % 2)
-     << " : index\n";
+  e.line("nvgpu.device_async_wait " + first + " {numGroups = 0 : i32}");
+  e.line("gpu.barrier");
+  std::string lastSlot = e.index((s.k / kBK - 1) % 2);
+  Tiles current(kTilesM, std::vector<std::string>(kTilesN));
   for (int64_t i = 0, n = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j, ++n)
-      current[i][j] = llvm::formatv("%r#{0}", n);
-  std::vector<std::vector<std::string>> last =
-      emitCompute("    ", "%lastSlot", current);
+      current[i][j] = llvm::formatv("{0}#{1}", loop, n);
+  Tiles last = emitCompute(lastSlot, current);
   for (int64_t i = 0; i < kTilesM; ++i)
     for (int64_t j = 0; j < kTilesN; ++j)
-      os << llvm::formatv("    vector.transfer_write {0}, %C[%ci{1}, "
-                          "%cj{2}] {{in_bounds = [true, true]} : {3}, {4}\n",
-                          last[i][j], i, j, acc, cType);
-  os << "    gpu.terminator\n  }\n  return\n}\n";
-  return text;
+      e.line(llvm::formatv("vector.transfer_write {0}, %C[{1}, {2}] "
+                           "{{in_bounds = [true, true]} : {3}, {4}",
+                           last[i][j], ci[i], cj[j], acc, cType));
 }
 
 /// The shape of `matmul` if the tensor-core kernel handles it whole.
@@ -388,7 +440,7 @@ struct GpuTensorCoreMatmulPass
         name += llvm::formatv("_ldc{0}", shape->ldc).str();
       func::FuncOp kernel = gpu_kernels::lookupOrParseKernel(
           symbols, name, matmul, "tensor-core",
-          [&, s = *shape] { return buildKernelSource(name, s); });
+          [&, s = *shape] { return MmaSyncKernelBuilder(s).build(name); });
       if (!kernel)
         return signalPassFailure();
       if (bulk)
