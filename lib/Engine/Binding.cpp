@@ -877,10 +877,32 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   return result;
 }
 
-llvm::Error engine::bindParameters(const EntrySignature &sig,
+/// `sig` with each parameter that every rank binds from its own tensor
+/// (tfm.param_rank_names) named as `rank` binds it.
+static llvm::Expected<EntrySignature>
+resolveRankNames(const EntrySignature &sig, int64_t rank) {
+  EntrySignature resolved = sig;
+  for (EntryArgument &arg : resolved.arguments) {
+    if (arg.rankNames.empty())
+      continue;
+    if (rank < 0 || rank >= int64_t(arg.rankNames.size()))
+      return makeError(llvm::formatv(
+          "parameter '{0}' names tensors for {1} ranks; this is rank {2}",
+          arg.name, arg.rankNames.size(), rank));
+    arg.name = arg.rankNames[rank];
+  }
+  return resolved;
+}
+
+llvm::Error engine::bindParameters(const EntrySignature &rankSig,
                                    const WeightSource &weights,
                                    std::vector<BoundArgument> &bound,
                                    llvm::StringMap<BoundArgument> &shared) {
+  llvm::Expected<EntrySignature> resolved =
+      resolveRankNames(rankSig, weights.rank);
+  if (!resolved)
+    return resolved.takeError();
+  const EntrySignature &sig = *resolved;
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;

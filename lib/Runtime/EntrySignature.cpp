@@ -158,6 +158,19 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                    getTensorInfo(type, what, arg.dtype, arg.shape)) {
       return std::move(err);
     }
+    if (Attribute names = fn.getArgAttr(i, kParamRankNamesAttrName)) {
+      auto list = dyn_cast<ArrayAttr>(names);
+      auto ranks = module->getAttrOfType<IntegerAttr>(kTensorParallelAttrName);
+      if (!param || !list || !ranks || int64_t(list.size()) != ranks.getInt() ||
+          !llvm::all_of(list, llvm::IsaPred<StringAttr>) ||
+          list[0] != StringAttr(param))
+        return formatError("{0}: tfm.param_rank_names needs tfm.param, a "
+                           "module with tfm.tensor_parallel and a name per "
+                           "rank, rank 0's the tfm.param",
+                           what);
+      for (Attribute name : list)
+        arg.rankNames.push_back(cast<StringAttr>(name).getValue().str());
+    }
     if (auto parts = fn.getArgAttrOfType<ArrayAttr>(i, kParamPartsAttrName)) {
       auto axis = fn.getArgAttrOfType<IntegerAttr>(i, kParamConcatAxisAttrName);
       // A packed parameter concatenates its parts in the file's 2-D shape.

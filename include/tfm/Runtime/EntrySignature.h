@@ -123,6 +123,10 @@ struct EntryArgument {
   BlockFormat quantFormat = BlockFormat::None;
   /// Set for a rank's slice of a tensor-parallel parameter.
   std::optional<ShardSlice> shard;
+  /// `tfm.param_rank_names`: the weight-file tensor each rank binds (an
+  /// expert-parallel tfm.moe's experts), `name` being rank 0's; empty when
+  /// every rank binds `name`.
+  std::vector<std::string> rankNames;
   /// `tfm.param_rounded`: the compiler narrowed this parameter's type (f32
   /// weights read as f16); any float tensor is bound rounded to `dtype`.
   bool rounded = false;

@@ -37,6 +37,10 @@
 // Each token appears at most once in an expert's list, so the scatter writes
 // distinct rows; experts are summed in index order (as the reference loop).
 //
+// With `first_expert` (a rank's experts under expert parallelism) the
+// routing is over all R of the router's experts and the loop visits the E
+// held ones, expert e reading the routing of expert first_expert + e.
+//
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
 
@@ -140,15 +144,17 @@ namespace {
 struct MoEContext {
   Location loc;
   int64_t n, d, topK, numExperts, rowTile, tailTile;
+  Value firstExpert; // index of the routing column of held expert 0
   Value x;       // [n, d], input element type
-  Value rank;    // [n, E] f32
-  Value routing; // [n, E] f32, renormalised, 0 when not selected
+  Value rank;    // [n, R] f32 (R: the router's experts)
+  Value routing; // [n, R] f32, renormalised, 0 when not selected
   ValueRange expertWeights;
 };
 } // namespace
 
-/// Scans the tokens for those that selected expert `e`: returns (count,
-/// tokens [n] index, weights [n] f32) with the first `count` entries valid.
+/// Scans the tokens for those that selected expert `e` (the routing's column
+/// `e`): returns (count, tokens [n] index, weights [n] f32) with the first
+/// `count` entries valid.
 /// Branch-free: every token is written at position `count`, which only
 /// advances when the token selected `e`; count <= t keeps it in bounds.
 static std::tuple<Value, Value, Value> buildTokenList(OpBuilder &b,
@@ -356,6 +362,7 @@ struct MoELowering : OpConversionPattern<MoEOp> {
                  op.getNumExperts(),
                  /*rowTile=*/0,
                  /*tailTile=*/0,
+                 adaptor.getFirstExpert(),
                  x,
                  Value(),
                  Value(),
@@ -376,8 +383,12 @@ struct MoELowering : OpConversionPattern<MoEOp> {
         b, loc, zero, indexConst(b, loc, c.numExperts), indexConst(b, loc, 1),
         ValueRange{acc0},
         [&](OpBuilder &nb, Location nloc, Value e, ValueRange args) {
+          Value routed = c.firstExpert
+                             ? arith::AddIOp::create(nb, nloc, c.firstExpert, e)
+                                   .getResult()
+                             : e;
           Value count, tokens, weights;
-          std::tie(count, tokens, weights) = buildTokenList(nb, c, e);
+          std::tie(count, tokens, weights) = buildTokenList(nb, c, routed);
           scf::YieldOp::create(
               nb, nloc, buildExpert(nb, c, args[0], e, count, tokens, weights));
         });

@@ -93,3 +93,26 @@ func.func @moe_small(%x: tensor<1x3x4xf16>, %r: tensor<2x4xf16>,
   %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x3x4xf16>, tensor<2x4xf16>, tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>, tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>) -> tensor<1x3x4xf16>
   return %y : tensor<1x3x4xf16>
 }
+
+// -----
+
+// A rank's experts (expert parallelism): routing over the router's 4
+// experts, the loop over the 2 held, expert e reading the routing column
+// first_expert + e; the weights picked by the held index.
+// CHECK-LABEL: func.func @held
+// CHECK-SAME: %[[FIRST:[^:]*]]: index
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x4xf32>)
+// CHECK: %[[RANK:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %[[C2]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x4xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.addi %[[FIRST]], %[[E]] : index
+// CHECK: scf.for %[[T:[^ ]*]] = {{.*}} -> (index, tensor<8xindex>, tensor<8xf32>)
+// CHECK: tensor.extract %[[RANK]][%[[T]], %[[COLUMN]]]
+// CHECK: scf.index_switch %[[E]]
+func.func @held(%x: tensor<1x8x4xf32>, %r: tensor<4x4xf32>,
+                %g0: tensor<6x4xf32>, %u0: tensor<6x4xf32>, %d0: tensor<4x6xf32>,
+                %g1: tensor<6x4xf32>, %u1: tensor<6x4xf32>, %d1: tensor<4x6xf32>,
+                %first: index) -> tensor<1x8x4xf32> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 first_expert(%first) {top_k = 2 : i64} : (tensor<1x8x4xf32>, tensor<4x4xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, index) -> tensor<1x8x4xf32>
+  return %y : tensor<1x8x4xf32>
+}

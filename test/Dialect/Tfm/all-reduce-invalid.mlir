@@ -128,3 +128,63 @@ func.func @rank_alone() -> index {
   %r = tfm.rank
   return %r : index
 }
+
+// -----
+
+// tfm.param_rank_names: a name per rank, rank 0's the tfm.param.
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  // expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' names 3 tensors for 2 ranks}}
+  func.func private @three_names(tensor<8x16xf32> {tfm.param = "a", tfm.param_rank_names = ["a", "b", "c"]})
+}
+
+// -----
+
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  // expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' must start with the argument's 'tfm.param' (rank 0's tensor)}}
+  func.func private @not_first(tensor<8x16xf32> {tfm.param = "a", tfm.param_rank_names = ["b", "a"]})
+}
+
+// -----
+
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  // expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' must be an array of strings (a weight-file name per rank), got ["a", 1]}}
+  func.func private @not_strings(tensor<8x16xf32> {tfm.param = "a", tfm.param_rank_names = ["a", 1]})
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' needs a module with 'tfm.tensor_parallel'}}
+func.func private @no_ranks_names(tensor<8x16xf32> {tfm.param = "a", tfm.param_rank_names = ["a", "b"]})
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' applies to function arguments annotated with 'tfm.param'}}
+func.func private @not_param(tensor<8x16xf32> {tfm.param_rank_names = ["a", "b"]})
+
+// -----
+
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  // expected-error @+1 {{'func.func' op argument #0: 'tfm.param_rank_names' names whole tensors: it cannot be combined with 'tfm.param_parts' or 'tfm.param_shard'}}
+  func.func private @sharded(tensor<4x16xf32> {tfm.param = "a", tfm.param_rank_names = ["a", "b"], tfm.param_shard = #tfm.shard<axis = 0, pieces = [8], shards = [2]>})
+}
+
+// -----
+
+// A rank's experts: the router's experts a multiple of those held.
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  func.func @experts_not_dividing(%x: tensor<1x4x16xf32>, %r: tensor<3x16xf32>, %g: tensor<8x16xf32>, %u: tensor<8x16xf32>, %d: tensor<16x8xf32>, %first: index) -> tensor<1x4x16xf32> {
+    // expected-error @+1 {{'tfm.moe' op router must be [R, 16] with R a multiple of the 2 experts held (first_expert), got 'tensor<3x16xf32>'}}
+    %y = tfm.moe %x, %r, %g, %u, %d, %g, %u, %d first_expert(%first) {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<3x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index) -> tensor<1x4x16xf32>
+    return %y : tensor<1x4x16xf32>
+  }
+}
+
+// -----
+
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  func.func @top_k_of_router(%x: tensor<1x4x16xf32>, %r: tensor<2x16xf32>, %g: tensor<8x16xf32>, %u: tensor<8x16xf32>, %d: tensor<16x8xf32>, %first: index) -> tensor<1x4x16xf32> {
+    // expected-error @+1 {{'tfm.moe' op top_k=3 must be in [1, 2]}}
+    %y = tfm.moe %x, %r, %g, %u, %d first_expert(%first) {top_k = 3 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index) -> tensor<1x4x16xf32>
+    return %y : tensor<1x4x16xf32>
+  }
+}

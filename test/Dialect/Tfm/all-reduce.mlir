@@ -52,3 +52,22 @@ module attributes {tfm.tensor_parallel = 4 : i64} {
     return
   }
 }
+
+// -----
+
+// A rank's experts of an expert-parallel tfm.moe: first_expert, and the
+// per-rank names of the weights in each held expert's place.
+// CHECK-LABEL: func.func @held_experts
+// CHECK-SAME: {tfm.param = "e0.w1", tfm.param_rank_names = ["e0.w1", "e1.w1"]}
+// CHECK: %[[R:.*]] = tfm.rank
+// CHECK: tfm.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} first_expert(%[[R]]) {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index) -> tensor<1x4x16xf32>
+module attributes {tfm.tensor_parallel = 2 : i64} {
+  func.func @held_experts(%x: tensor<1x4x16xf32>, %r: tensor<2x16xf32> {tfm.param = "router"},
+      %g: tensor<8x16xf32> {tfm.param = "e0.w1", tfm.param_rank_names = ["e0.w1", "e1.w1"]},
+      %u: tensor<8x16xf32> {tfm.param = "e0.w3", tfm.param_rank_names = ["e0.w3", "e1.w3"]},
+      %d: tensor<16x8xf32> {tfm.param = "e0.w2", tfm.param_rank_names = ["e0.w2", "e1.w2"]}) -> tensor<1x4x16xf32> {
+    %rank = tfm.rank
+    %y = tfm.moe %x, %r, %g, %u, %d first_expert(%rank) {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index) -> tensor<1x4x16xf32>
+    return %y : tensor<1x4x16xf32>
+  }
+}

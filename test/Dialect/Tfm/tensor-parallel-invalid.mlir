@@ -50,7 +50,7 @@ func.func @expert_width(%x: tensor<1x4x16xf32> {tfm.input = "x"},
     %r: tensor<1x16xf32> {tfm.param = "router.weight"},
     %g0: tensor<20x16xf32> {tfm.param = "e0.w1"}, %u0: tensor<20x16xf32> {tfm.param = "e0.w3"}, %d0: tensor<16x20xf32> {tfm.param = "e0.w2"})
     -> tensor<1x4x16xf32> {
-  // expected-error @+1 {{tfm-tensor-parallel: an expert width of 20 cannot be divided over 3 ranks}}
+  // expected-error @+1 {{tfm-tensor-parallel: 1 experts cannot be divided over 3 ranks, nor an expert width of 20}}
   %y = tfm.moe %x, %r, %g0, %u0, %d0 {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<1x16xf32>, tensor<20x16xf32>, tensor<20x16xf32>, tensor<16x20xf32>) -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }
@@ -86,4 +86,18 @@ func.func @shared_weight(%x: tensor<1x3x32xf32> {tfm.input = "x"},
   %h = tfm.silu %u : (tensor<1x3x48xf32>) -> tensor<1x3x48xf32>
   %d = tfm.linear %h, %wd {layout = #tfm.layout<out_in>} : (tensor<1x3x48xf32>, tensor<32x48xf32>) -> tensor<1x3x32xf32>
   return %d, %wu : tensor<1x3x32xf32>, tensor<48x32xf32>
+}
+
+// -----
+
+// Expert parallelism binds each expert's weights whole: an expert weight
+// computed in the function cannot be named per rank.
+func.func @expert_not_param(%x: tensor<1x4x16xf32> {tfm.input = "x"},
+    %r: tensor<3x16xf32> {tfm.param = "router.weight"},
+    %g: tensor<20x16xf32> {tfm.param = "e.w1"}, %u: tensor<20x16xf32> {tfm.param = "e.w3"}, %d: tensor<16x20xf32> {tfm.param = "e.w2"})
+    -> tensor<1x4x16xf32> {
+  %g2 = tfm.residual_add %g, %g : (tensor<20x16xf32>, tensor<20x16xf32>) -> tensor<20x16xf32>
+  // expected-error @+1 {{tfm-tensor-parallel: the experts of a divided tfm.moe must be tfm.param arguments that it alone reads}}
+  %y = tfm.moe %x, %r, %g, %u, %d, %g2, %u, %d, %g, %u, %d {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<3x16xf32>, tensor<20x16xf32>, tensor<20x16xf32>, tensor<16x20xf32>, tensor<20x16xf32>, tensor<20x16xf32>, tensor<16x20xf32>, tensor<20x16xf32>, tensor<20x16xf32>, tensor<16x20xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
 }

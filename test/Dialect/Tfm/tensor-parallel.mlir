@@ -144,21 +144,58 @@ func.func @norm_over_heads(%x: tensor<1x3x32xf32> {tfm.input = "x"},
 
 // -----
 
-// A mixture of experts: each expert's intermediate features divided, the
-// router whole, the experts' partial outputs summed.
+// A mixture of experts whose experts the ranks divide is expert-parallel:
+// at 2 ranks each holds one whole expert, the op the operands of expert 0,
+// each naming every rank's tensor in its place, its routing from expert
+// tfm.rank * 1; the other expert's arguments are dropped. At 4 ranks (more
+// ranks than experts) each expert's intermediate features are divided.
+// Either way the router is whole and the partial outputs summed.
 // CHECK-LABEL: func.func @experts
 // CHECK-SAME: tensor<2x16xf32> {tfm.param = "router.weight"}
-// CHECK-SAME: tensor<12x16xf32> {tfm.param = "e0.w1", tfm.param_shard = #tfm.shard<axis = 0, pieces = [24], shards = [2]>}
-// CHECK-SAME: tensor<12x16xf32> {tfm.param = "e0.w3", tfm.param_shard = #tfm.shard<axis = 0, pieces = [24], shards = [2]>}
-// CHECK-SAME: tensor<16x12xf32> {tfm.param = "e0.w2", tfm.param_shard = #tfm.shard<axis = 1, pieces = [24], shards = [2]>}
-// CHECK: %[[Y:.*]] = tfm.moe
+// CHECK-SAME: tensor<24x16xf32> {tfm.param = "e0.w1", tfm.param_rank_names = ["e0.w1", "e1.w1"]}
+// CHECK-SAME: tensor<24x16xf32> {tfm.param = "e0.w3", tfm.param_rank_names = ["e0.w3", "e1.w3"]}
+// CHECK-SAME: tensor<16x24xf32> {tfm.param = "e0.w2", tfm.param_rank_names = ["e0.w2", "e1.w2"]}) -> tensor<1x4x16xf32>
+// CHECK: %[[RANK:.*]] = tfm.rank
+// CHECK: %[[FIRST:.*]] = arith.muli %[[RANK]], %c1 : index
+// CHECK: %[[Y:.*]] = tfm.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} first_expert(%[[FIRST]]) {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>, index)
 // CHECK: tfm.all_reduce %[[Y]] : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+// FOUR-LABEL: func.func @experts
+// FOUR-SAME: tensor<6x16xf32> {tfm.param = "e0.w1", tfm.param_shard = #tfm.shard<axis = 0, pieces = [24], shards = [4]>}
+// FOUR-SAME: tensor<16x6xf32> {tfm.param = "e1.w2", tfm.param_shard = #tfm.shard<axis = 1, pieces = [24], shards = [4]>}
+// FOUR-NOT: first_expert
+// FOUR: tfm.all_reduce
 func.func @experts(%x: tensor<1x4x16xf32> {tfm.input = "x"},
     %r: tensor<2x16xf32> {tfm.param = "router.weight"},
     %g0: tensor<24x16xf32> {tfm.param = "e0.w1"}, %u0: tensor<24x16xf32> {tfm.param = "e0.w3"}, %d0: tensor<16x24xf32> {tfm.param = "e0.w2"},
     %g1: tensor<24x16xf32> {tfm.param = "e1.w1"}, %u1: tensor<24x16xf32> {tfm.param = "e1.w3"}, %d1: tensor<16x24xf32> {tfm.param = "e1.w2"})
     -> tensor<1x4x16xf32> {
   %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x4x16xf32>, tensor<2x16xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>, tensor<24x16xf32>, tensor<24x16xf32>, tensor<16x24xf32>) -> tensor<1x4x16xf32>
+  return %y : tensor<1x4x16xf32>
+}
+
+// -----
+
+// Four experts: two a rank at 2 ranks (rank r holds experts 2r and 2r + 1),
+// one at 4. The ledger counts a rank's experts and the whole router.
+// CHECK-LABEL: func.func @four_experts
+// CHECK-SAME: {tfm.param = "e0.w1", tfm.param_rank_names = ["e0.w1", "e2.w1"]}
+// CHECK-SAME: {tfm.param = "e1.w2", tfm.param_rank_names = ["e1.w2", "e3.w2"]}) -> tensor<1x4x16xf32>
+// CHECK: arith.muli %{{.*}}, %c2 : index
+// CHECK: tfm.moe {{.*}} first_expert(%{{.*}}) {top_k = 2 : i64} : (tensor<1x4x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index)
+// FOUR-LABEL: func.func @four_experts
+// FOUR-SAME: {tfm.param = "e0.w3", tfm.param_rank_names = ["e0.w3", "e1.w3", "e2.w3", "e3.w3"]}
+// FOUR-SAME: {tfm.param = "e0.w2", tfm.param_rank_names = ["e0.w2", "e1.w2", "e2.w2", "e3.w2"]}) -> tensor<1x4x16xf32>
+// FOUR: tfm.moe {{.*}} first_expert(%{{.*}}) {top_k = 2 : i64} : (tensor<1x4x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, index)
+// LEDGER-LABEL: @four_experts
+// LEDGER: tfm.moe {{.*}} 832
+func.func @four_experts(%x: tensor<1x4x16xf32> {tfm.input = "x"},
+    %r: tensor<4x16xf32> {tfm.param = "router.weight"},
+    %g0: tensor<8x16xf32> {tfm.param = "e0.w1"}, %u0: tensor<8x16xf32> {tfm.param = "e0.w3"}, %d0: tensor<16x8xf32> {tfm.param = "e0.w2"},
+    %g1: tensor<8x16xf32> {tfm.param = "e1.w1"}, %u1: tensor<8x16xf32> {tfm.param = "e1.w3"}, %d1: tensor<16x8xf32> {tfm.param = "e1.w2"},
+    %g2: tensor<8x16xf32> {tfm.param = "e2.w1"}, %u2: tensor<8x16xf32> {tfm.param = "e2.w3"}, %d2: tensor<16x8xf32> {tfm.param = "e2.w2"},
+    %g3: tensor<8x16xf32> {tfm.param = "e3.w1"}, %u3: tensor<8x16xf32> {tfm.param = "e3.w3"}, %d3: tensor<16x8xf32> {tfm.param = "e3.w2"})
+    -> tensor<1x4x16xf32> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1, %g2, %u2, %d2, %g3, %u3, %d3 {top_k = 2 : i64} : (tensor<1x4x16xf32>, tensor<4x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
   return %y : tensor<1x4x16xf32>
 }
 

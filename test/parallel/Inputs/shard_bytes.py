@@ -8,7 +8,10 @@ attention and MLP projection (q/o, gate/up/down; k/v too when the key/value
 heads are at least RANKS, else the one head its query heads read) and the
 LM head's and the embedding's rows when the vocabulary divides over the
 ranks (vocab-parallel; a tied embedding stays whole), and the whole of
-everything else (norms).
+everything else (norms, an MoE router). Of a mixture's E experts (Mixtral's
+`experts.N.w1`, Qwen3-MoE's `experts.N.gate_proj`) rank 0 binds experts 0
+to E/RANKS - 1 whole when RANKS divides E (expert parallelism), else
+1/RANKS of every expert.
 Exits 1 unless the runner's "tensor parallel: rank 0 of RANKS binds W bytes
 of weights" line says exactly that W.
 """
@@ -40,9 +43,15 @@ def main():
         config = json.load(f)
     kv_heads = config.get("num_key_value_heads",
                           config["num_attention_heads"])
+    experts = config.get("num_local_experts", config.get("num_experts", 0))
     expected = 0
     for name, size in tensors(directory):
-        if ".k_proj." in name or ".v_proj." in name:
+        expert = re.search(r"\.experts\.(\d+)\.", name)
+        if expert and experts % ranks == 0:
+            expected += size if int(expert.group(1)) < experts // ranks else 0
+        elif expert:
+            expected += size // ranks
+        elif ".k_proj." in name or ".v_proj." in name:
             expected += size // min(ranks, kv_heads)
         elif any(f".{p}." in name for p in DIVIDED):
             expected += size // ranks

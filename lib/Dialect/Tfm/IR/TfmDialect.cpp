@@ -121,6 +121,47 @@ static LogicalResult verifyParamShard(Operation *op, unsigned regionIndex,
   return success();
 }
 
+/// `tfm.param_rank_names` on a weight parameter: a weight-file name per rank
+/// of the module, rank 0's its `tfm.param`.
+static LogicalResult verifyParamRankNames(Operation *op, unsigned regionIndex,
+                                          unsigned argIndex,
+                                          NamedAttribute attribute) {
+  auto names = dyn_cast<ArrayAttr>(attribute.getValue());
+  if (!names || !llvm::all_of(names, llvm::IsaPred<StringAttr>))
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamRankNamesAttrName
+           << "' must be an array of strings (a weight-file "
+              "name per rank), got "
+           << attribute.getValue();
+  FailureOr<FunctionOpInterface> fn =
+      getParamFunction(op, regionIndex, argIndex, kParamRankNamesAttrName);
+  if (failed(fn))
+    return failure();
+  std::optional<int64_t> ranks = getTensorParallelRanks(op);
+  if (!ranks)
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamRankNamesAttrName
+           << "' needs a module with '" << kTensorParallelAttrName << "'";
+  if (int64_t(names.size()) != *ranks)
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamRankNamesAttrName
+           << "' names " << names.size() << " tensors for " << *ranks
+           << " ranks";
+  if (names[0] != fn->getArgAttr(argIndex, kParamAttrName))
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamRankNamesAttrName
+           << "' must start with the argument's '" << kParamAttrName
+           << "' (rank 0's tensor)";
+  if (fn->getArgAttr(argIndex, kParamPartsAttrName) ||
+      fn->getArgAttr(argIndex, kParamShardAttrName))
+    return op->emitOpError()
+           << "argument #" << argIndex << ": '" << kParamRankNamesAttrName
+           << "' names whole tensors: it cannot be combined "
+              "with '"
+           << kParamPartsAttrName << "' or '" << kParamShardAttrName << "'";
+  return success();
+}
+
 LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
@@ -131,6 +172,8 @@ LogicalResult TfmDialect::verifyRegionArgAttribute(Operation *op,
     return verifyParamQuant(op, regionIndex, argIndex, attribute);
   if (attribute.getName() == kParamShardAttrName)
     return verifyParamShard(op, regionIndex, argIndex, attribute);
+  if (attribute.getName() == kParamRankNamesAttrName)
+    return verifyParamRankNames(op, regionIndex, argIndex, attribute);
   if (attribute.getName() != kParamDTypeAttrName)
     return success();
   auto dtype = dyn_cast<TypeAttr>(attribute.getValue());

@@ -565,6 +565,10 @@ int64_t ResidualAddOp::getFlopCount() { return 0; }
 // MoEOp
 //===----------------------------------------------------------------------===//
 
+int64_t MoEOp::getNumRoutedExperts() {
+  return tensorType(getRouter()).getDimSize(0);
+}
+
 int64_t MoEOp::getIntermediateSize() {
   if (getExpertWeights().empty())
     return 0;
@@ -582,14 +586,22 @@ LogicalResult MoEOp::verify() {
     return emitOpError() << "expects 3 weights (gate, up, down) per expert, got "
                          << numWeights;
   int64_t experts = getNumExperts();
-  if (router.getDimSize(0) != experts || router.getDimSize(1) != d)
+  int64_t routed = router.getDimSize(0);
+  if (getFirstExpert()) {
+    // A rank's share of the experts: the ranks' shares tile the router's.
+    if (router.getDimSize(1) != d || routed % experts != 0)
+      return emitOpError() << "router must be [R, " << d
+                           << "] with R a multiple of the " << experts
+                           << " experts held (first_expert), got " << router;
+  } else if (routed != experts || router.getDimSize(1) != d) {
     return emitOpError() << "router must be [" << experts << ", " << d
                          << "] (experts x d), got " << router;
+  }
   // The getter is unsigned; read the attribute signed so top_k = -1 is
   // reported as -1.
   int64_t topK = getTopKAttr().getInt();
-  if (topK < 1 || topK > experts)
-    return emitOpError() << "top_k=" << topK << " must be in [1, " << experts
+  if (topK < 1 || topK > routed)
+    return emitOpError() << "top_k=" << topK << " must be in [1, " << routed
                          << "]";
   // The intermediate size m is read off expert 0's gate: check its rank first.
   if (failed(checkRank(*this, getExpertGate(0), "expert 0 gate weight", 2)))
@@ -618,10 +630,13 @@ LogicalResult MoEOp::verify() {
 int64_t MoEOp::getFlopCount() {
   auto in = tensorType(getInput());
   int64_t n = leadingElements(in), d = in.getDimSize(2);
+  // Of the top_k experts a token runs, this op holds E of the R on
+  // average (all of them without first_expert).
   return addCounts(
-      multiplyCounts({2, n, d, int64_t(getNumExperts())}),
+      multiplyCounts({2, n, d, getNumRoutedExperts()}),
       multiplyCounts({int64_t(getTopK()), 6, n, d,
-                      int64_t(getIntermediateSize())}));
+                      int64_t(getIntermediateSize()), getNumExperts()}) /
+          getNumRoutedExperts());
 }
 
 #define GET_OP_CLASSES

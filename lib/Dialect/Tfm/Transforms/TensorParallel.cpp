@@ -99,6 +99,7 @@ private:
   FailureOr<bool> assignShards(Block &block);
   LogicalResult rewrite(Block &block);
   LogicalResult divideExperts(MoEOp moe);
+  LogicalResult holdExperts(MoEOp moe);
   LogicalResult divideVocabulary(LMHeadOp head);
   LogicalResult divideEmbedding(EmbeddingOp embedding);
   LogicalResult shardParameter(Value weight, Operation *user, int64_t axis,
@@ -370,28 +371,81 @@ LogicalResult Partitioner::rewrite(Block &block) {
   return success();
 }
 
-/// A mixture of experts is divided inside every expert, as a dense MLP is:
+/// A mixture of experts whose experts the ranks divide is expert-parallel:
+/// rank r holds whole experts [r E/N, (r + 1) E/N) and computes what the
+/// tokens routed to them add; the router, replicated, routes every token
+/// alike on every rank. Otherwise (fewer experts than ranks, or a count
+/// they do not divide) each expert is divided inside, as a dense MLP is:
 /// each rank holds `m / ranks` of each expert's intermediate features (its
-/// gate and up rows, its down columns) and sums its experts' partial
-/// outputs; the router, replicated, routes every token alike on every rank.
+/// gate and up rows, its down columns). Either way the ranks' partial
+/// outputs are summed.
 LogicalResult Partitioner::divideExperts(MoEOp moe) {
-  int64_t width = moe.getIntermediateSize();
-  if (width % ranks)
-    return moe.emitError() << "tfm-tensor-parallel: an expert width of "
-                           << width << " cannot be divided over " << ranks
-                           << " ranks";
-  for (int64_t e = 0, n = moe.getNumExperts(); e < n; ++e)
-    if (failed(shardParameter(moe.getExpertGate(e), moe, 0, {width},
-                              {ranks})) ||
-        failed(shardParameter(moe.getExpertUp(e), moe, 0, {width}, {ranks})) ||
-        failed(shardParameter(moe.getExpertDown(e), moe, 1, {width}, {ranks})))
+  if (moe.getNumExperts() % ranks == 0 && !moe.getFirstExpert()) {
+    if (failed(holdExperts(moe)))
       return failure();
+  } else {
+    int64_t width = moe.getIntermediateSize();
+    if (width % ranks)
+      return moe.emitError() << "tfm-tensor-parallel: " << moe.getNumExperts()
+                             << " experts cannot be divided over " << ranks
+                             << " ranks, nor an expert width of " << width;
+    for (int64_t e = 0, n = moe.getNumExperts(); e < n; ++e)
+      if (failed(
+              shardParameter(moe.getExpertGate(e), moe, 0, {width}, {ranks})) ||
+          failed(
+              shardParameter(moe.getExpertUp(e), moe, 0, {width}, {ranks})) ||
+          failed(
+              shardParameter(moe.getExpertDown(e), moe, 1, {width}, {ranks})))
+        return failure();
+  }
   OpBuilder b(moe);
   b.setInsertionPointAfter(moe);
   auto reduce = AllReduceOp::create(b, moe.getLoc(), moe.getResult().getType(),
                                     moe.getResult(), Value());
   moe.getResult().replaceAllUsesExcept(reduce.getResult(), reduce);
   return success();
+}
+
+/// Expert parallelism: the op keeps the operands of its first E/N experts,
+/// each now naming, per rank, the tensors of that rank's expert in the same
+/// place (tfm.param_rank_names: one compiled module serves every rank),
+/// and reads its first expert's routing from tfm.rank * E/N; the other
+/// experts' arguments are dropped from the signature.
+LogicalResult Partitioner::holdExperts(MoEOp moe) {
+  int64_t held = moe.getNumExperts() / ranks;
+  SmallVector<BlockArgument> args;
+  for (Value weight : moe.getExpertWeights()) {
+    auto arg = dyn_cast<BlockArgument>(weight);
+    if (!arg || arg.getOwner()->getParentOp() != func ||
+        !func.getArgAttr(arg.getArgNumber(), kParamAttrName) ||
+        func.getArgAttr(arg.getArgNumber(), kParamPartsAttrName) ||
+        !llvm::hasSingleElement(arg.getUses()))
+      return moe.emitError()
+             << "tfm-tensor-parallel: the experts of a divided tfm.moe must "
+                "be tfm.param arguments that it alone reads";
+    args.push_back(arg);
+  }
+  MLIRContext *ctx = func.getContext();
+  // Held expert e's weights are, at rank r, expert r * held + e's.
+  for (int64_t slot = 0; slot < 3 * held; ++slot) {
+    SmallVector<Attribute> names;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      names.push_back(func.getArgAttr(
+          args[3 * held * rank + slot].getArgNumber(), kParamAttrName));
+    func.setArgAttr(args[slot].getArgNumber(), kParamRankNamesAttrName,
+                    ArrayAttr::get(ctx, names));
+  }
+  OpBuilder b(moe);
+  Location loc = moe.getLoc();
+  SmallVector<Value> kept(ArrayRef<BlockArgument>(args).take_front(3 * held));
+  moe.getExpertWeightsMutable().assign(kept);
+  moe.getFirstExpertMutable().assign(
+      arith::MulIOp::create(b, loc, RankOp::create(b, loc),
+                            arith::ConstantIndexOp::create(b, loc, held)));
+  llvm::BitVector dropped(func.getNumArguments());
+  for (BlockArgument arg : ArrayRef<BlockArgument>(args).drop_front(3 * held))
+    dropped.set(arg.getArgNumber());
+  return func.eraseArguments(dropped);
 }
 
 /// The LM head is divided over the vocabulary: each rank computes the

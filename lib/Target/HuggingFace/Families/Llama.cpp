@@ -152,6 +152,7 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
       experts.push_back(param(expert + "down_proj.weight", {d, me}));
     }
     x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
+                      /*first_expert=*/Value(),
                       static_cast<uint64_t>(c.numExpertsPerToken),
                       c.normalizeTopK);
     return residual(h, x, moe + ".residual");
@@ -169,6 +170,7 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
       experts.push_back(param(expert + "w2.weight", {d, m}));
     }
     x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
+                      /*first_expert=*/Value(),
                       static_cast<uint64_t>(c.numExpertsPerToken));
     return residual(h, x, moe + ".residual");
   }

@@ -86,6 +86,12 @@ inline constexpr llvm::StringLiteral kQ6_KSuperWeightFormat = "q6_k_super";
 /// weight-file tensor each rank binds (tfm-tensor-parallel). Verified by
 /// the dialect.
 inline constexpr llvm::StringLiteral kParamShardAttrName = "tfm.param_shard";
+/// On a parameter of a tensor-parallel module that each rank binds from a
+/// different tensor (an expert of an expert-parallel tfm.moe: rank r holds
+/// experts [r E/N, (r + 1) E/N)): the weight-file names, one per rank, rank
+/// r binding element r. `tfm.param` is rank 0's. Verified by the dialect.
+inline constexpr llvm::StringLiteral kParamRankNamesAttrName =
+    "tfm.param_rank_names";
 /// On a module partitioned for tensor parallelism: the number of ranks
 /// (an i64), which its collectives and every tfm.param_shard refer to.
 inline constexpr llvm::StringLiteral kTensorParallelAttrName =

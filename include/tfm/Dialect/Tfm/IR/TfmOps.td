@@ -525,7 +525,7 @@ def Tfm_ResidualAddOp : Tfm_LedgerOp<"residual_add"> {
   let results = (outs Tfm_FloatTensor:$result);
 }
 
-def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
+def Tfm_MoEOp : Tfm_LedgerOp<"moe", [AttrSizedOperandSegments]> {
   let summary = "sparse mixture of SwiGLU experts with top-k routing (Mixtral)";
   let description = [{
     Per token `x` (`[B, S, d]`):
@@ -545,16 +545,38 @@ def Tfm_MoEOp : Tfm_LedgerOp<"moe"> {
     `[m, d]`, up `[m, d]` and down `[d, m]` weights in `nn.Linear` layout
     (Mixtral's `w1`, `w3`, `w2`), so `3*E` operands.
 
-    Parameters: `E*d + 3*E*d*m`. FLOPs count the router and the `top_k`
-    experts a token runs: `2*n*d*E + top_k * 6*n*d*m`.
+    - `first_expert` (optional): the operands are experts `[first_expert,
+      first_expert + E)` of the router's `R` (`E` dividing `R`), a rank's
+      experts under expert parallelism (`tfm-tensor-parallel`): every token
+      is routed over all `R` experts, and only the selected experts this op
+      holds contribute, so that the ranks' results sum to the whole
+      layer's. Without it the op holds all of them (`E = R`).
+
+    ```mlir
+    %y = tfm.moe %x, %router, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 2 : i64} : (...) -> tensor<1x8x64xf32>
+    %p = tfm.moe %x, %router, %g0, %u0, %d0 first_expert(%first) {top_k = 2 : i64} : (..., index) -> tensor<1x8x64xf32>
+    ```
+
+    Parameters: `R*d + 3*E*d*m`. FLOPs count the router and, of the `top_k`
+    experts a token runs, the expected share this op holds: `2*n*d*R +
+    top_k * 6*n*d*m * E / R`.
   }];
   let arguments = (ins Tfm_FloatTensor:$input, Tfm_FloatTensor:$router,
                        Variadic<Tfm_FloatTensor>:$expert_weights,
+                       Optional<Index>:$first_expert,
                        I64Attr:$top_k,
                        DefaultValuedAttr<BoolAttr, "true">:$normalize_top_k);
   let results = (outs Tfm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $router (`,` $expert_weights^)?
+    (`first_expert` `(` $first_expert^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let extraClassDeclaration = [{
+    /// The experts this op holds (E).
     int64_t getNumExperts() { return getExpertWeights().size() / 3; }
+    /// The experts the router chooses among (R; E without first_expert).
+    int64_t getNumRoutedExperts();
     int64_t getIntermediateSize();
     Value getExpertGate(int64_t e) { return getExpertWeights()[3 * e]; }
     Value getExpertUp(int64_t e) { return getExpertWeights()[3 * e + 1]; }

@@ -117,10 +117,15 @@ def TfmTensorParallel : Pass<"tfm-tensor-parallel", "ModuleOp"> {
     a `tfm.param_shard` (which slice of the checkpoint's tensor each rank
     binds), the module `tfm.tensor_parallel = ranks`.
 
-    A `tfm.moe` is divided inside each expert, as a dense MLP: each rank
-    holds `1/ranks` of every expert's intermediate features (gate and up
-    rows, down columns), the router is replicated (every rank routes a
-    token alike), and a `tfm.all_reduce` sums the experts' partial outputs.
+    A `tfm.moe` whose `E` experts the ranks divide is expert-parallel: rank
+    `r` holds whole experts `[r E/ranks, (r+1) E/ranks)` (the op keeps the
+    operands of the first `E/ranks`, each with a `tfm.param_rank_names`
+    naming every rank's tensor in that place, and its `first_expert` is
+    `tfm.rank * E/ranks`). Otherwise (fewer experts than ranks) it is
+    divided inside each expert, as a dense MLP: each rank holds `1/ranks`
+    of every expert's intermediate features (gate and up rows, down
+    columns). Either way the router is replicated (every rank routes a
+    token alike), and a `tfm.all_reduce` sums the ranks' partial outputs.
 
     The LM head is vocab-parallel: each rank computes the logits of
     `V / ranks` tokens (its rows of the weight), and a `tfm.all_gather`
