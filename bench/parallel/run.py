@@ -49,14 +49,14 @@ def measure(prefix, hf, ids128, ids1, threads):
     common = [hf, "--threads", str(threads)]
     out = run(prefix + common + ["--input-ids", ids128, "--repeat", "3"])
     prefill = float(re.search(r"forward: ([0-9.]+) ms \(warm", out)[1])
-    sums = re.search(r"(\d+) all-reduces of [0-9.]+ MiB in all took ([0-9.]+) ms",
+    sums = re.search(r"(\d+) (?:MPI |NCCL )?all-reduces of [0-9.]+ MiB in all took ([0-9.]+) ms",
                      out)
     prefill_sums = float(sums[2]) / 4 if sums else 0.0  # 1 cold + 3 warm
     rss = float(re.search(r"peak ([0-9.]+) MiB", out)[1])
     out = run(prefix + common + ["--input-ids", ids1, "--generate", "32",
                                  "--ignore-eos"])
     decode = float(re.search(r"^decode: ([0-9.]+) ms/token", out, re.M)[1])
-    sums = re.search(r"(\d+) all-reduces of [0-9.]+ MiB in all took ([0-9.]+) ms",
+    sums = re.search(r"(\d+) (?:MPI |NCCL )?all-reduces of [0-9.]+ MiB in all took ([0-9.]+) ms",
                      out)
     decode_sums = float(sums[2]) / 32 if sums else 0.0
     rss = max(rss, float(re.search(r"peak ([0-9.]+) MiB", out)[1]))

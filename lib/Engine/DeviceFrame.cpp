@@ -3,6 +3,11 @@
 
 #include "tfm/Runtime/CudaRuntime.h"
 #include "tfm/Runtime/DType.h"
+#include "tfm/Runtime/Mpi.h"
+#include "tfm/Runtime/Nccl.h"
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -19,8 +24,9 @@ static llvm::Error checkCuda(const char *error) {
                        : llvm::StringRef(error));
 }
 
-llvm::Expected<std::string> engine::initializeCudaDevice(llvm::StringRef chip) {
-  if (const char *error = tfmCudaInitialize(/*ordinal=*/0))
+llvm::Expected<std::string> engine::initializeCudaDevice(llvm::StringRef chip,
+                                                         int ordinal) {
+  if (const char *error = tfmCudaInitialize(ordinal))
     return makeError(llvm::formatv("--device cuda: {0}", error));
   if (!chip.empty())
     return chip.str();
@@ -36,6 +42,30 @@ llvm::Expected<std::string> engine::initializeCudaDevice(llvm::StringRef chip) {
                       "newer",
                       name, major, minor));
   return llvm::formatv("sm_{0}{1}", major, minor).str();
+}
+
+int engine::getLocalDeviceOrdinal() {
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local ? std::max(0, std::atoi(local)) : 0;
+}
+
+llvm::Error engine::initializeNccl() {
+  const MpiWorld *world = getMpiWorld();
+  if (!world)
+    return makeError("NCCL: the MPI world is not joined");
+  char id[kNcclIdBytes] = {0};
+  // Rank 0's id for all: a rank that cannot make one says so here, the
+  // others stop in the broadcast when it aborts the job.
+  if (world->rank == 0)
+    if (const char *error = tfmNcclGetUniqueId(id, sizeof(id)))
+      return makeError(
+          llvm::formatv("--tensor-parallel on the GPU: {0}", error));
+  if (llvm::Error error = broadcastFromRank0(id, sizeof(id)))
+    return error;
+  if (const char *error =
+          tfmNcclInitialize(world->rank, world->size, id, sizeof(id)))
+    return makeError(llvm::formatv("--tensor-parallel on the GPU: {0}", error));
+  return llvm::Error::success();
 }
 
 DevicePool::~DevicePool() {

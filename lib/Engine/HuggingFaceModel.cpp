@@ -702,12 +702,17 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
       (*cpu)->quantizeStored = getStoredQuantization(*state.file);
     state.pipeline.cpu = std::move(*cpu);
   } else {
-    if (opts.tensorParallel > 1)
-      return makeError("tensor parallelism runs on the CPU (MPI) for now; "
-                       "the GPU's (NCCL) is not implemented");
     auto gpu = parseGpuPipelineOptions(opts.pipelineOptions);
     if (!gpu)
       return gpu.takeError();
+    if (opts.tensorParallel > 1) {
+      // The communicator is the runner's (initializeNccl, after the device).
+      auto world = initMpiWorld(opts.tensorParallel);
+      if (!world)
+        return world.takeError();
+      (*gpu)->tensorParallel = opts.tensorParallel;
+      state.bindings.weights.rank = world->rank;
+    }
     state.pipeline.gpu = std::move(*gpu);
     state.pipeline.gpu->chip = opts.gpuChip;
   }

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/GPU/Passes.h"
+#include "tfm/Conversion/Passes.h"
 #include "tfm/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -66,6 +67,10 @@ void mlir::tfm::buildTfmGpuCodegenStage(OpPassManager &pm,
   // stream-ordered chain of gpu-async-region.
   buildCallingConventionStage(pm, /*resultsInPlace=*/false,
                               options.planWorkspace);
+  // A tensor-parallel module's sums as NCCL calls (the placed slice of an
+  // all-gather becomes device memory and kernels below).
+  if (options.tensorParallel > 1)
+    pm.addPass(createTfmCollectivesToNCCL());
 
   // Host code keeps only metadata, index arithmetic and control flow; every
   // access to a buffer's contents moves into a kernel.

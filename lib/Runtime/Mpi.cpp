@@ -138,6 +138,17 @@ void *runtime::getTimedAllreduce() {
   return realAllreduce ? reinterpret_cast<void *>(&timedAllreduce) : nullptr;
 }
 
+llvm::Error runtime::broadcastFromRank0(void *data, int bytes) {
+  using BcastFn = int (*)(void *, int, void *, int, void *);
+  auto bcast = reinterpret_cast<BcastFn>(lookupMpiSymbol("MPI_Bcast"));
+  void *byteType = lookupMpiSymbol("ompi_mpi_byte");
+  if (!bcast || !byteType)
+    return makeError("MPI_Bcast: not available (join the MPI world first)");
+  if (int code = bcast(data, bytes, byteType, /*root=*/0, loaded->commWorld))
+    return makeError(llvm::formatv("MPI_Bcast failed with code {0}", code));
+  return llvm::Error::success();
+}
+
 void *runtime::lookupMpiSymbol(const char *name) {
   return loaded ? dlsym(loaded->handle, name) : nullptr;
 }

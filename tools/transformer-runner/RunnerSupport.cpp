@@ -2,6 +2,7 @@
 #include "RunnerSupport.h"
 
 #include "tfm/Runtime/Mpi.h"
+#include "tfm/Runtime/Nccl.h"
 #include "tfm/Runtime/Npy.h"
 #include "tfm/Runtime/ProcessMemory.h"
 
@@ -83,14 +84,23 @@ void runner::printResidentMemory(const MemoryBudget &budget) {
     return;
   // Each rank binds its slices: what rank 0 holds, exactly.
   if (const MpiWorld *world = getMpiWorld()) {
+    // MPI's sums on the CPU, NCCL's on the GPU.
     CollectiveStats sums = getCollectiveStats();
+    const char *library = "MPI";
+    CollectiveStats gpuSums;
+    tfmNcclGetStats(&gpuSums.calls, &gpuSums.bytes, &gpuSums.milliseconds);
+    if (gpuSums.calls) {
+      sums = gpuSums;
+      library = "NCCL";
+    }
     llvm::outs() << "tensor parallel: rank " << world->rank << " of "
                  << world->size << " binds " << budget.weights
                  << " bytes of weights\n";
     llvm::outs() << llvm::format(
-        "tensor parallel: %llu all-reduces of %.1f MiB in all took %.1f ms "
+        "tensor parallel: %llu %s all-reduces of %.1f MiB in all took %.1f ms "
         "(waiting for the other ranks included)\n",
-        (unsigned long long)sums.calls, sums.bytes / MiB, sums.milliseconds);
+        (unsigned long long)sums.calls, library, sums.bytes / MiB,
+        sums.milliseconds);
   }
   llvm::outs() << llvm::format(
       "memory budget: %.1f MiB (weights %.1f + KV caches %.1f + workspace "

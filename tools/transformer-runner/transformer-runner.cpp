@@ -241,11 +241,13 @@ static cl::opt<int64_t> tensorParallel(
     cl::desc("Run as one of N ranks started by `mpirun -np N` (Open MPI): "
              "attention and MLP blocks are partitioned over the ranks "
              "(--tfm-tensor-parallel), each binds its slices of the weights, "
-             "and rank 0 prints and writes the results. CPU only"),
+             "and rank 0 prints and writes the results. With --device cuda "
+             "each rank uses its own GPU (its local rank) and the ranks sum "
+             "with NCCL"),
     cl::cat(runnerCategory));
-/// The CPU pipeline's options: --pipeline-options, and --quantize's and
-/// --tensor-parallel's.
-static std::string getCpuPipelineOptions() {
+/// The pipeline's options: --pipeline-options, and --quantize's (CPU only)
+/// and --tensor-parallel's.
+static std::string getPipelineOptions() {
   std::string options = pipelineOptions;
   if (!quantize.empty())
     options += " quantize=" + quantize.getValue();
@@ -530,8 +532,7 @@ static void runConfig(MLIRContext &context, llvm::StringRef gpuChip) {
     fail(llvm::formatv("--generate {0}: more tokens than any model's context "
                        "(tfm's limit is 2^31 - 1 positions)",
                        generateCount));
-  options.pipelineOptions =
-      gpuChip.empty() ? getCpuPipelineOptions() : pipelineOptions.getValue();
+  options.pipelineOptions = getPipelineOptions();
   options.gpuChip = gpuChip.str();
   options.sharedLibs.assign(sharedLibs.begin(), sharedLibs.end());
   options.printCount = printCount;
@@ -571,7 +572,9 @@ static std::string checkCommandLine() {
                          compileOnly ? "compile-only" : "emit-artifact"));
     gpuChip = chip;
   } else if (device == "cuda") {
-    gpuChip = check(initializeCudaDevice(chip));
+    // One GPU a rank: its local rank's (one process on a machine: 0).
+    gpuChip = check(initializeCudaDevice(
+        chip, tensorParallel > 1 ? getLocalDeviceOrdinal() : 0));
   }
 
   // Everything a user named, checked before any parse or compile.
@@ -668,10 +671,10 @@ static PreparedEntry prepareEntry(OwningOpRef<ModuleOp> module,
   std::unique_ptr<CpuPipelineOptions> options;
   std::unique_ptr<GpuPipelineOptions> gpuOptions;
   if (gpuChip.empty()) {
-    options = check(parsePipelineOptions(getCpuPipelineOptions()));
+    options = check(parsePipelineOptions(getPipelineOptions()));
     check(runSignaturePasses(*module, *options, modelFile));
   } else {
-    gpuOptions = check(parseGpuPipelineOptions(pipelineOptions));
+    gpuOptions = check(parseGpuPipelineOptions(getPipelineOptions()));
     gpuOptions->chip = gpuChip.str();
     check(runSignaturePasses(*module, *gpuOptions, modelFile));
   }
@@ -870,13 +873,13 @@ int main(int argc, char **argv) {
     fail(llvm::formatv("--tensor-parallel {0}: must be at least 1",
                        tensorParallel));
   if (tensorParallel > 1) {
-    if (!gpuChip.empty())
-      fail("--tensor-parallel runs on the CPU (MPI) for now; the GPU's "
-           "(NCCL) is not implemented");
     const runtime::MpiWorld &world = check(runtime::initMpiWorld(tensorParallel));
     // A failing rank ends the job rather than leave the others waiting in
     // a collective.
     setFailHook(runtime::abortMpiWorld);
+    // On GPUs the ranks sum with NCCL (unless they only compile).
+    if (!gpuChip.empty() && !compileOnly && emitArtifact.empty())
+      check(initializeNccl());
     // Rank 0 reports; the others' output (the same numbers) is dropped.
     if (world.rank != 0) {
       llvm::outs().flush();

@@ -41,4 +41,26 @@ def TfmCollectivesToMPI : Pass<"tfm-collectives-to-mpi", "ModuleOp"> {
                            "mlir::linalg::LinalgDialect"];
 }
 
+def TfmCollectivesToNCCL : Pass<"tfm-collectives-to-nccl", "ModuleOp"> {
+  let summary = "Lowers bufferized tfm collectives to NCCL calls (GPU)";
+  let description = [{
+    On the GPU pipeline's bufferized host code, before its buffers move to
+    the device (`tfm-gpu-device-buffers`): `tfm.buffer_all_reduce %src,
+    %dst` becomes a call of the runtime's `tfm_nccl_all_reduce_f32` on the
+    two buffers as `memref<?xf32>` (tfm/Runtime/Nccl.h: `ncclAllReduce`,
+    sum, f32, on the communicator the runner set up, once the device has
+    finished the work before it); `tfm.buffer_all_gather %slice, %dst` the
+    same sum of a buffer of zeros with this rank's slice copied in at
+    `rank * n` (NCCL's all-gather concatenates whole buffers, not slices of
+    the last dimension); `tfm.rank` a call of `tfm_nccl_rank`. The buffer
+    of zeros, its fill and its copy become device memory and kernels like
+    any other. A module without collectives is left as it is.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TFM_CONVERSION_PASSES_TD

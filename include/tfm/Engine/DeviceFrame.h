@@ -21,10 +21,21 @@
 
 namespace mlir::tfm::engine {
 
-/// Loads the CUDA driver and picks device 0; fails with one line when there
-/// is no driver or no GPU. Returns the chip to compile for: `chip` when
-/// given, else the device's (sm_XY).
-llvm::Expected<std::string> initializeCudaDevice(llvm::StringRef chip);
+/// Loads the CUDA driver and picks device `ordinal`; fails with one line when
+/// there is no driver or no GPU. Returns the chip to compile for: `chip`
+/// when given, else the device's (sm_XY).
+llvm::Expected<std::string> initializeCudaDevice(llvm::StringRef chip,
+                                                 int ordinal = 0);
+
+/// The device a rank of a tensor-parallel GPU run uses: its rank among the
+/// processes mpirun started on this machine (Open MPI's
+/// OMPI_COMM_WORLD_LOCAL_RANK), one GPU each; 0 for a single process.
+int getLocalDeviceOrdinal();
+
+/// Joins this rank of the MPI world (initMpiWorld, joined before) to an
+/// NCCL communicator of all ranks, on the device initializeCudaDevice made
+/// current: rank 0 makes its id, MPI broadcasts it (tfm/Runtime/Nccl.h).
+llvm::Error initializeNccl();
 
 /// Device buffers keyed by the host buffer they mirror; freed with the pool.
 class DevicePool {

@@ -155,6 +155,14 @@ struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
                      "GPU one device allocation per call instead of one per "
                      "temporary)"),
       llvm::cl::init(true)};
+  typename Base::template Option<int64_t> tensorParallel{
+      *this, "tensor-parallel",
+      llvm::cl::desc("Partition attention and MLP blocks over this many "
+                     "ranks (--tfm-tensor-parallel; every rank runs the same "
+                     "code on its slices of the weights, summing with MPI "
+                     "on the CPU and NCCL on the GPU; changes the "
+                     "signature). 1: one process"),
+      llvm::cl::init(1)};
   typename Base::template Option<PipelineDebugOptions> debug{
       *this, "debug", llvm::cl::desc(PipelineDebugOptions::getHelp())};
 };
@@ -207,13 +215,6 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
                      "column together). Off: f32 activations times the "
                      "dequantized weights, exact"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> tensorParallel{
-      *this, "tensor-parallel",
-      llvm::cl::desc("Partition attention and MLP blocks over this many MPI "
-                     "ranks (--tfm-tensor-parallel; every rank runs the same "
-                     "code on its slices of the weights; changes the "
-                     "signature). 1: one process"),
-      llvm::cl::init(1)};
   PassOptions::Option<std::string> quantize{
       *this, "quantize",
       llvm::cl::desc("Hold the projection weights quantized: q8_0, q4_0, "
@@ -292,6 +293,7 @@ template <typename PipelineOptions>
 TfmToLinalgStageOptions
 getTfmToLinalgStageOptions(const PipelineOptions &options) {
   TfmToLinalgStageOptions common;
+  common.tensorParallel = options.tensorParallel;
   common.verifyContracts = options.verifyContracts;
   common.fuseQKV = options.fuseQKV;
   common.flashAttention = options.flashAttention;

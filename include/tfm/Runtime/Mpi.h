@@ -45,6 +45,10 @@ const MpiWorld *getMpiWorld();
 /// world was joined.
 void abortMpiWorld(int code);
 
+/// Copies rank 0's `bytes` at `data` into every rank's `data` (MPI_Bcast):
+/// how the ranks of a GPU run agree on their NCCL communicator's id.
+llvm::Error broadcastFromRank0(void *data, int bytes);
+
 /// The address of an Open MPI symbol once the world is joined, else null.
 void *lookupMpiSymbol(const char *name);
 

@@ -12,6 +12,7 @@
 #include "tfm/Runtime/CudaRuntime.h"
 
 #include "CudaDriver.h"
+#include "CudaRuntimeInternal.h"
 
 #include <dlfcn.h>
 
@@ -243,6 +244,10 @@ static bool ready() {
 //===----------------------------------------------------------------------===//
 // tfm entry points
 //===----------------------------------------------------------------------===//
+
+void tfm_cuda::recordError(const std::string &message) { setError(message); }
+
+bool tfm_cuda::makeReady() { return ready(); }
 
 TFM_CUDA_EXPORT const char *tfmCudaInitialize(int ordinal) {
   return initialize(ordinal);

@@ -5,7 +5,8 @@
  * (ELF) or PTX text, kernels must exist by name in them, and launches are
  * counted but do nothing, so results are not computed: the tests that load
  * this library check the plumbing (initialisation, module loading, kernel
- * lookup, launches, copies, allocation balance), not numerics. At exit it
+ * lookup, launches, copies, allocation balance), not numerics. It has one
+ * device, or $FAKE_CUDA_DEVICES. At exit it
  * prints one line: "fake-cuda: <modules> modules, <launches> launches,
  * <live> allocations live".
  *
@@ -44,7 +45,13 @@ CUresult cuGetErrorString(CUresult e, const char **s) {
        : e == 500 ? "named symbol not found" : "unknown error";
   return 0;
 }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+/* One device, or $FAKE_CUDA_DEVICES (a tensor-parallel run's ranks each
+ * take their own). */
+CUresult cuDeviceGetCount(int *n) {
+  const char *devices = getenv("FAKE_CUDA_DEVICES");
+  *n = devices ? atoi(devices) : 1;
+  return 0;
+}
 CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   (void)dev;

@@ -8,10 +8,10 @@
 // CHECK: arith.extf
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<2x8xf32>
 // CHECK: %[[COMM:.*]] = mpi.comm_world : !mpi.comm
-// CHECK: %[[PLACED:.*]] = memref.alloc() : memref<2x8xf32>
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PLACED]] : memref<2x8xf32>)
 // CHECK: %[[RANK:.*]] = mpi.comm_rank(%[[COMM]]) : i32
 // CHECK: %[[R:.*]] = arith.index_cast %[[RANK]] : i32 to index
+// CHECK: %[[PLACED:.*]] = memref.alloc() : memref<2x8xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PLACED]] : memref<2x8xf32>)
 // CHECK: %[[OFFSET:.*]] = arith.muli %[[R]], %c4
 // CHECK: %[[SLOT:.*]] = memref.subview %[[PLACED]][0, %[[OFFSET]]] [2, 4] [1, 1]
 // CHECK: memref.copy %[[WIDE]], %[[SLOT]]
