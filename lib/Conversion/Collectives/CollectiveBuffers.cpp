@@ -1,11 +1,22 @@
 //===- CollectiveBuffers.cpp - what both collective lowerings share -------===//
 #include "CollectiveBuffers.h"
 
+#include "tfm/Dialect/Tfm/IR/Tfm.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
+
+SmallVector<Operation *> tfm::collectives::collectCollectives(ModuleOp module) {
+  SmallVector<Operation *> collectives;
+  module.walk([&](Operation *op) {
+    if (isa<BufferAllReduceOp, BufferAllGatherOp, RankOp>(op))
+      collectives.push_back(op);
+  });
+  return collectives;
+}
 
 Value tfm::collectives::flatten(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());

@@ -11,10 +11,15 @@
 #define TFM_LIB_CONVERSION_COLLECTIVES_COLLECTIVEBUFFERS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
 
 namespace mlir::tfm::collectives {
+
+/// The ops both lowerings replace: tfm.buffer_all_reduce,
+/// tfm.buffer_all_gather and tfm.rank, in `module`'s order.
+SmallVector<Operation *> collectCollectives(ModuleOp module);
 
 /// `buffer` (identity layout) as the 1-D buffer it is.
 Value flatten(OpBuilder &b, Location loc, Value buffer);

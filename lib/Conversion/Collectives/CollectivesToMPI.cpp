@@ -31,15 +31,11 @@ struct CollectivesToMPIPass
     : public tfm::impl::TfmCollectivesToMPIBase<CollectivesToMPIPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> collectives;
-    module.walk([&](Operation *op) {
-      if (isa<BufferAllReduceOp, BufferAllGatherOp, RankOp>(op))
-        collectives.push_back(op);
-    });
-    if (collectives.empty())
+    SmallVector<Operation *> found = collectives::collectCollectives(module);
+    if (found.empty())
       return;
     MLIRContext *ctx = &getContext();
-    for (Operation *op : collectives) {
+    for (Operation *op : found) {
       OpBuilder b(op);
       Location loc = op->getLoc();
       Value comm = mpi::CommWorldOp::create(b, loc, mpi::CommType::get(ctx));

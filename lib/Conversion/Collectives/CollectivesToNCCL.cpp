@@ -44,16 +44,12 @@ struct CollectivesToNCCLPass
     : public tfm::impl::TfmCollectivesToNCCLBase<CollectivesToNCCLPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> collectives;
-    module.walk([&](Operation *op) {
-      if (isa<BufferAllReduceOp, BufferAllGatherOp, RankOp>(op))
-        collectives.push_back(op);
-    });
+    SmallVector<Operation *> found = collectives::collectCollectives(module);
     MLIRContext *ctx = &getContext();
     auto flatType =
         MemRefType::get({ShapedType::kDynamic}, Float32Type::get(ctx));
     Type i64 = IntegerType::get(ctx, 64);
-    for (Operation *op : collectives) {
+    for (Operation *op : found) {
       OpBuilder b(op);
       Location loc = op->getLoc();
       auto rank = [&]() -> Value {
