@@ -898,11 +898,19 @@ llvm::Error engine::bindParameters(const EntrySignature &rankSig,
                                    const WeightSource &weights,
                                    std::vector<BoundArgument> &bound,
                                    llvm::StringMap<BoundArgument> &shared) {
-  llvm::Expected<EntrySignature> resolved =
-      resolveRankNames(rankSig, weights.rank);
-  if (!resolved)
-    return resolved.takeError();
-  const EntrySignature &sig = *resolved;
+  // Only an expert-parallel module names tensors per rank: the others bind
+  // from the signature as it is, uncopied.
+  std::optional<EntrySignature> resolved;
+  if (llvm::any_of(rankSig.arguments, [](const EntryArgument &arg) {
+        return !arg.rankNames.empty();
+      })) {
+    llvm::Expected<EntrySignature> named =
+        resolveRankNames(rankSig, weights.rank);
+    if (!named)
+      return named.takeError();
+    resolved = std::move(*named);
+  }
+  const EntrySignature &sig = resolved ? *resolved : rankSig;
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;
