@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::runtime;
@@ -59,6 +61,9 @@ static std::optional<InputRange> rangeOfUse(func::FuncOp fn, OpOperand &use) {
     if (use.get() != op.getPosition())
       return std::nullopt;
     int64_t slots = dimOf(op.getCache(), 2), rows = dimOf(op.getUpdate(), 2);
+    if (op.getRing()) // Any position has a slot: only negatives are wrong.
+      return InputRange{0, std::numeric_limits<int64_t>::max(),
+                        "tfm.kv_cache_write's position must not be negative"};
     return InputRange{0, slots - rows,
                       llvm::formatv("tfm.kv_cache_write writes {0} row(s) from "
                                     "it into the {1} positions of the KV "
@@ -70,6 +75,9 @@ static std::optional<InputRange> rangeOfUse(func::FuncOp fn, OpOperand &use) {
     if (use.get() != op.getOffset())
       return std::nullopt;
     int64_t keys = dimOf(op.getKey(), 2), seq = dimOf(op.getQuery(), 2);
+    if (op.getRingCache())
+      return InputRange{0, std::numeric_limits<int64_t>::max() - seq,
+                        "tfm.attention's offset must not be negative"};
     return InputRange{0, keys - seq,
                       llvm::formatv("tfm.attention's {0} queries from it must "
                                     "lie within its {1} keys",

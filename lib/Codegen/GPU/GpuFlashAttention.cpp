@@ -103,9 +103,9 @@ std::optional<AttentionShape> matchAttention(tfm::AttentionOp op) {
                    o = staticF32(op.getResult());
   if (!q || !k || !v || !o)
     return std::nullopt;
-  // Per-sequence offsets ([B] tensor), sliding windows and softcapped
-  // scores keep the generic path.
-  if (op.getSlidingWindow() || op.getLogitSoftcap())
+  // Per-sequence offsets ([B] tensor), sliding windows (ring caches among
+  // them) and softcapped scores keep the generic path.
+  if (op.getSlidingWindow() || op.getRingCache() || op.getLogitSoftcap())
     return std::nullopt;
   if (Value offset = op.getOffset(); offset && !offset.getType().isIndex())
     return std::nullopt;

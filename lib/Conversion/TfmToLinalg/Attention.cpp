@@ -92,10 +92,15 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
           Value sequence = arith::DivUIOp::create(
               nb, nloc, linalg::IndexOp::create(nb, nloc, 0),
               indexConst(nb, nloc, hkv));
+          Value first = getSequencePosition(nb, nloc, offset, sequence);
           Value pos = arith::AddIOp::create(
-              nb, nloc, getSequencePosition(nb, nloc, offset, sequence),
+              nb, nloc, first,
               arith::RemUIOp::create(nb, nloc, r, indexConst(nb, nloc, seq)));
-          Value hidden = op.buildCausallyHidden(nb, nloc, pos, j);
+          Value last = op.getRingCache()
+                           ? arith::AddIOp::create(
+                                 nb, nloc, first, indexConst(nb, nloc, seq - 1))
+                           : Value();
+          Value hidden = op.buildCausallyHidden(nb, nloc, pos, j, last);
           Value lowest =
               f32Const(nb, nloc, std::numeric_limits<float>::lowest());
           return {arith::SelectOp::create(nb, nloc, hidden, lowest, s)};

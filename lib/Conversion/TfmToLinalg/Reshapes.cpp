@@ -138,7 +138,9 @@ struct ConvertLowering : OpConversionPattern<ConvertOp> {
 /// form one-shot bufferization writes in place: with a writable cache
 /// argument the update costs a copy of `update` into a subview, not a copy of
 /// the cache. With a position per sequence, a loop over the batch inserts
-/// each sequence's rows at its own position, still in place.
+/// each sequence's rows at its own position, still in place. A ring cache
+/// takes the rows one at a time, each in its slot (position + s) mod S_max
+/// (a loop over s, one insert for a decode step's single row).
 struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -149,10 +151,17 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
     int64_t last =
         tensorType(op.getCache()).getDimSize(2) - update.getDimSize(2);
     Value position = adaptor.getPosition();
+    bool ring = op.getRing();
+    auto insert = [&](OpBuilder &b, Location nloc, Value cache, Value start,
+                      Value sequence) {
+      return ring ? insertRingRows(b, nloc, adaptor.getUpdate(), cache, start,
+                                   sequence)
+                  : insertRows(b, nloc, adaptor.getUpdate(), cache, start, last,
+                               sequence);
+    };
     if (!isPerSequencePosition(position)) {
-      rewriter.replaceOp(op, insertRows(rewriter, loc, adaptor.getUpdate(),
-                                        adaptor.getCache(), position, last,
-                                        /*sequence=*/nullptr));
+      rewriter.replaceOp(op, insert(rewriter, loc, adaptor.getCache(), position,
+                                    /*sequence=*/nullptr));
       return success();
     }
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -164,8 +173,7 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
         [&](OpBuilder &b, Location nloc, Value sequence, ValueRange iterArgs) {
           Value start = getSequencePosition(b, nloc, position, sequence);
           scf::YieldOp::create(b, nloc,
-                               insertRows(b, nloc, adaptor.getUpdate(),
-                                          iterArgs[0], start, last, sequence));
+                               insert(b, nloc, iterArgs[0], start, sequence));
         });
     rewriter.replaceOp(op, loop.getResults());
     return success();
@@ -206,6 +214,54 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
                                       b.getIndexAttr(0)};
     return tensor::InsertSliceOp::create(b, loc, update, cache, offsets, sizes,
                                          strides);
+  }
+
+  /// Inserts row s of `update` (of sequence `sequence` only, given one) into
+  /// slot (position + s) mod S_max of ring `cache`, for each s. A negative
+  /// position is taken as 0, as insertRows clamps; the position is reduced
+  /// before s is added, so no position overflows.
+  static Value insertRingRows(OpBuilder &b, Location loc, Value update,
+                              Value cache, Value position, Value sequence) {
+    RankedTensorType type = tensorType(update);
+    int64_t rows = type.getDimSize(2);
+    Value slots =
+        arith::ConstantIndexOp::create(b, loc, tensorType(cache).getDimSize(2));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value base = arith::RemUIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, position, zero), slots);
+    SmallVector<int64_t> rowShape(type.getShape());
+    rowShape[2] = 1;
+    SmallVector<OpFoldResult> sizes;
+    if (sequence)
+      rowShape[0] = 1;
+    for (int64_t d : rowShape)
+      sizes.push_back(b.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    OpFoldResult batchOffset =
+        sequence ? OpFoldResult(sequence) : OpFoldResult(b.getIndexAttr(0));
+    auto insertRow = [&](OpBuilder &nb, Location nloc, Value row,
+                         Value into) -> Value {
+      Value slot = arith::RemUIOp::create(
+          nb, nloc, arith::AddIOp::create(nb, nloc, base, row), slots);
+      SmallVector<OpFoldResult> from{batchOffset, nb.getIndexAttr(0), row,
+                                     nb.getIndexAttr(0)};
+      Value piece = tensor::ExtractSliceOp::create(
+          nb, nloc, RankedTensorType::get(rowShape, type.getElementType()),
+          update, from, sizes, strides);
+      SmallVector<OpFoldResult> to{batchOffset, nb.getIndexAttr(0), slot,
+                                   nb.getIndexAttr(0)};
+      return tensor::InsertSliceOp::create(nb, nloc, piece, into, to, sizes,
+                                           strides);
+    };
+    if (rows == 1)
+      return insertRow(b, loc, zero, cache);
+    auto loop = scf::ForOp::create(
+        b, loc, zero, arith::ConstantIndexOp::create(b, loc, rows),
+        arith::ConstantIndexOp::create(b, loc, 1), ValueRange{cache},
+        [&](OpBuilder &nb, Location nloc, Value row, ValueRange iterArgs) {
+          scf::YieldOp::create(nb, nloc, insertRow(nb, nloc, row, iterArgs[0]));
+        });
+    return loop.getResult(0);
   }
 };
 } // namespace

@@ -36,6 +36,8 @@ public:
         seqLen(entry == Entry::Decode ? 1 : getSeqLen(config, options)),
         blockLayer(options.block.value_or(0)),
         cacheLength(options.kvCacheLength),
+        prefillLength(getSeqLen(config, options)),
+        raggedBatch(options.perSequencePositions),
         perSequencePositions(options.perSequencePositions &&
                              entry == Entry::Decode),
         elementType(getComputeType(context, options.computeType)) {}
@@ -150,20 +152,41 @@ private:
   /// and the attention reads the whole cache from position `pos` on.
   Value attend(int64_t layer, StringRef prefix, Value q, Value k, Value v,
                FloatAttr scale) {
+    int64_t slots = getCacheSlots(layer);
+    bool ring = usesCache() && slots < cacheLength;
     if (usesCache()) {
-      auto cacheType =
-          tensor({batch, c.numKVHeads, cacheLength, c.headDim});
-      k = writeCache(layer, "key", cacheType, k, prefix);
-      v = writeCache(layer, "value", cacheType, v, prefix);
+      auto cacheType = tensor({batch, c.numKVHeads, slots, c.headDim});
+      k = writeCache(layer, "key", cacheType, k, prefix, ring);
+      v = writeCache(layer, "value", cacheType, v, prefix, ring);
     }
     auto attention =
         AttentionOp::create(b, loc(prefix + ".attention"), q.getType(), q, k,
                             v, pos, b.getBoolAttr(true), scale);
-    if (IntegerAttr window = slidingWindow(layer, k))
+    if (ring) {
+      attention.setSlidingWindowAttr(
+          b.getI64IntegerAttr(c.getLayerWindow(layer)));
+      attention.setRingCache(true);
+    } else if (IntegerAttr window = slidingWindow(layer, k)) {
       attention.setSlidingWindowAttr(window);
+    }
     if (c.attnLogitSoftcap > 0)
       attention.setLogitSoftcapAttr(b.getF32FloatAttr(c.attnLogitSoftcap));
     return attention;
+  }
+
+  /// The slots of layer `layer`'s KV caches: the whole generation's
+  /// `cacheLength`, or for a sliding layer of window W a ring of W + S - 1
+  /// (S the prefill chunk: the decode entry's single query needs W, and a
+  /// chunk's first query still sees W - 1 keys before it while the chunk
+  /// writes its S), when that is shorter. Both entries share the caches, so
+  /// both size them by the chunk. A ragged batch keeps whole caches: the
+  /// padding a short sequence's prefill writes past its end would wrap onto
+  /// keys its decoding still sees.
+  int64_t getCacheSlots(int64_t layer) const {
+    int64_t window = c.getLayerWindow(layer);
+    if (window <= 0 || raggedBatch)
+      return cacheLength;
+    return std::min(cacheLength, window + prefillLength - 1);
   }
 
   /// Layer `layer`'s sliding window for attention over `keys`, or null
@@ -204,14 +227,14 @@ private:
   }
 
   Value writeCache(int64_t layer, StringRef which, RankedTensorType type,
-                   Value update, StringRef prefix) {
+                   Value update, StringRef prefix, bool ring) {
     std::string name = llvm::formatv("{0}.{1}", layer, which).str();
     // Caches go last, after every parameter.
     Value cache = addArgument(body->getNumArguments(), type, kKVCacheAttrName,
                               name, "kv_cache." + name);
     Value written =
         KVCacheWriteOp::create(b, loc(prefix + "." + which + "_cache"), type,
-                               cache, update, pos);
+                               cache, update, pos, ring);
     cacheResults.push_back(written);
     cacheNames.push_back(name);
     return written;
@@ -247,6 +270,11 @@ private:
   const ModelConfig &c;
   Entry entry;
   int64_t batch, seqLen, blockLayer, cacheLength;
+  /// S of @prefill (seqLen there), which sizes the ring caches of both
+  /// generation entries.
+  int64_t prefillLength;
+  /// A ragged batch's entries (whole caches for every layer).
+  bool raggedBatch;
   /// `pos` is a [B] tensor of each sequence's position, not one index.
   bool perSequencePositions;
   /// Of every float tensor: parameters, activations, KV caches.

@@ -81,3 +81,31 @@ func.func @attention_sliding_window(%q: tensor<1x2x1x4xf32>, %k: tensor<1x1x8x4x
   %y = tfm.attention %q, %k, %v, %pos {sliding_window = 3 : i64} : (tensor<1x2x1x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, index) -> tensor<1x2x1x4xf32>
   return %y : tensor<1x2x1x4xf32>
 }
+
+// Over a ring of 5 slots, 2 queries from %pos: slot j holds position
+// L - ((L - j) mod 5) with L = pos + 1 the last query's (the mod made
+// non-negative); a negative position (slot not yet written) is masked, then
+// the window's future and age tests as above.
+// CHECK-LABEL: func.func @attention_ring_cache
+// CHECK-SAME: %[[POS:[^:]*]]: index
+// CHECK: linalg.generic
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[P:.*]] = arith.addi %[[POS]], %{{.*}}
+// CHECK: %[[L:.*]] = arith.addi %[[POS]], %c1
+// CHECK: %[[D:.*]] = arith.subi %[[L]], %[[J]]
+// CHECK: %[[M:.*]] = arith.remsi %[[D]], %c5
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[M]], %c0
+// CHECK: %[[UP:.*]] = arith.addi %[[M]], %c5
+// CHECK: %[[BACK:.*]] = arith.select %[[NEG]], %[[UP]], %[[M]]
+// CHECK: %[[KEY:.*]] = arith.subi %[[L]], %[[BACK]]
+// CHECK: %[[UNWRITTEN:.*]] = arith.cmpi slt, %[[KEY]], %c0
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[KEY]], %[[P]]
+// CHECK: %[[HID:.*]] = arith.ori %[[FUT]], %[[UNWRITTEN]]
+// CHECK: %[[AGE:.*]] = arith.subi %[[P]], %[[KEY]]
+// CHECK: %[[OLD:.*]] = arith.cmpi sge, %[[AGE]], %c4
+// CHECK: %[[MASKED:.*]] = arith.ori %[[HID]], %[[OLD]]
+// CHECK: arith.select %[[MASKED]]
+func.func @attention_ring_cache(%q: tensor<1x2x2x4xf32>, %k: tensor<1x1x5x4xf32>, %v: tensor<1x1x5x4xf32>, %pos: index) -> tensor<1x2x2x4xf32> {
+  %y = tfm.attention %q, %k, %v, %pos {ring_cache, sliding_window = 4 : i64} : (tensor<1x2x2x4xf32>, tensor<1x1x5x4xf32>, tensor<1x1x5x4xf32>, index) -> tensor<1x2x2x4xf32>
+  return %y : tensor<1x2x2x4xf32>
+}

@@ -193,6 +193,26 @@ func.func @sliding_window(%q: tensor<1x2x128x8xf32>, %k: tensor<1x2x128x8xf32>, 
 
 // -----
 
+// A ring cache of 71 slots (window 40, 32 queries at %pos): a slot's position
+// is not its index, so every key tile is visited (0 to 71, the last tile
+// padded and its padding masked)
+// and the mask places each slot from the sequence's last query, pos + 31.
+// CHECK-LABEL: func.func @ring_cache
+// CHECK-SAME: %[[OFF:[^:]+]]: index
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %[[QS:.+]]) = (0, 0, 0) to (1, 2, 32) step (1, 1, 32)
+// CHECK: %[[POS:.+]] = arith.addi %[[OFF]], %[[QS]] : index
+// CHECK: %[[LAST:.+]] = arith.addi %[[OFF]], %c31 : index
+// CHECK: scf.for %{{.+}} = %c0 to %c71 step %c16
+// CHECK: arith.subi %[[LAST]], %{{.+}} : index
+// CHECK: arith.remsi %{{.+}}, %c71 : index
+// CHECK: scf.forall.in_parallel
+func.func @ring_cache(%q: tensor<1x2x32x8xf32>, %k: tensor<1x2x71x8xf32>, %v: tensor<1x2x71x8xf32>, %pos: index) -> tensor<1x2x32x8xf32> {
+  %a = tfm.attention %q, %k, %v, %pos {ring_cache, sliding_window = 40 : i64} : (tensor<1x2x32x8xf32>, tensor<1x2x71x8xf32>, tensor<1x2x71x8xf32>, index) -> tensor<1x2x32x8xf32>
+  return %a : tensor<1x2x32x8xf32>
+}
+
+// -----
+
 // With causal-skip=false every key tile is visited and the future is masked:
 // the baseline the benchmark measures the skip against.
 // RUN: transformer-opt %s -split-input-file --tfm-flash-attention="query-tile=32 key-tile=16 causal-skip=false" | FileCheck %s --check-prefix=NOSKIP

@@ -990,3 +990,27 @@ func.func @lm_head_softcap_negative(%x: tensor<1x4x8xf32>, %w: tensor<16x8xf32>)
   %0 = tfm.lm_head %x, %w {logit_softcap = -3.0 : f32} : (tensor<1x4x8xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
   return %0 : tensor<1x4x16xf32>
 }
+
+// -----
+
+func.func @attention_ring_without_window(%q: tensor<1x4x1x4xf32>, %k: tensor<1x4x8x4xf32>, %pos: index) -> tensor<1x4x1x4xf32> {
+  // expected-error @below {{'tfm.attention' op ring_cache needs a sliding_window and an offset: the ring holds the window's keys behind the queries' positions}}
+  %0 = tfm.attention %q, %k, %k, %pos {ring_cache} : (tensor<1x4x1x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, index) -> tensor<1x4x1x4xf32>
+  return %0 : tensor<1x4x1x4xf32>
+}
+
+// -----
+
+func.func @attention_ring_without_offset(%q: tensor<1x4x1x4xf32>, %k: tensor<1x4x8x4xf32>) -> tensor<1x4x1x4xf32> {
+  // expected-error @below {{'tfm.attention' op ring_cache needs a sliding_window and an offset}}
+  %0 = tfm.attention %q, %k, %k {ring_cache, sliding_window = 4 : i64} : (tensor<1x4x1x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x1x4xf32>
+  return %0 : tensor<1x4x1x4xf32>
+}
+
+// -----
+
+func.func @attention_ring_too_short(%q: tensor<1x4x4x4xf32>, %k: tensor<1x4x8x4xf32>, %pos: index) -> tensor<1x4x4x4xf32> {
+  // expected-error @below {{'tfm.attention' op ring_cache of 8 slots is shorter than the window 6 plus the 3 queries after the first (9): later queries' keys would overwrite keys the first still sees}}
+  %0 = tfm.attention %q, %k, %k, %pos {ring_cache, sliding_window = 6 : i64} : (tensor<1x4x4x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, index) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}

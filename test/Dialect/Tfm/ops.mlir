@@ -260,3 +260,15 @@ func.func @convert(%logits: tensor<1x4x96xbf16>, %x: tensor<2x8xf32>)
   %1 = tfm.convert %x : (tensor<2x8xf32>) -> tensor<2x8xf16>
   return %0, %1 : tensor<1x4x96xf32>, tensor<2x8xf16>
 }
+
+// A sliding layer's bounded cache: the write and the attention over a ring of
+// W + S - 1 = 8 + 4 - 1 = 11 slots.
+// CHECK-LABEL: func.func @ring_cache
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<1x2x4x4xf32>, %[[K:[^:]+]]: tensor<1x2x4x4xf32>, %[[KC:[^:]+]]: tensor<1x2x11x4xf32>, %[[POS:[^:]+]]: index)
+func.func @ring_cache(%q: tensor<1x2x4x4xf32>, %k: tensor<1x2x4x4xf32>, %kc: tensor<1x2x11x4xf32>, %pos: index) -> tensor<1x2x4x4xf32> {
+  // CHECK: %[[KW:.+]] = tfm.kv_cache_write %[[KC]], %[[K]], %[[POS]] {ring} : (tensor<1x2x11x4xf32>, tensor<1x2x4x4xf32>, index) -> tensor<1x2x11x4xf32>
+  %kw = tfm.kv_cache_write %kc, %k, %pos {ring} : (tensor<1x2x11x4xf32>, tensor<1x2x4x4xf32>, index) -> tensor<1x2x11x4xf32>
+  // CHECK: tfm.attention %[[Q]], %[[KW]], %[[KW]], %[[POS]] {ring_cache, sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x11x4xf32>, tensor<1x2x11x4xf32>, index) -> tensor<1x2x4x4xf32>
+  %a = tfm.attention %q, %kw, %kw, %pos {ring_cache, sliding_window = 8 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x11x4xf32>, tensor<1x2x11x4xf32>, index) -> tensor<1x2x4x4xf32>
+  return %a : tensor<1x2x4x4xf32>
+}

@@ -453,6 +453,22 @@ LogicalResult AttentionOp::verify() {
                             "window is the last W positions up to the query";
   if (failed(verifySoftcap(*this, getLogitSoftcapAttr())))
     return failure();
+  if (getRingCache()) {
+    if (!getSlidingWindow() || !getOffset())
+      return emitOpError() << "ring_cache needs a sliding_window and an "
+                              "offset: the ring holds the window's keys "
+                              "behind the queries' positions";
+    int64_t needed =
+        static_cast<int64_t>(*getSlidingWindow()) + q.getDimSize(2) - 1;
+    if (k.getDimSize(2) < needed)
+      return emitOpError() << "ring_cache of " << k.getDimSize(2)
+                           << " slots is shorter than the window "
+                           << *getSlidingWindow() << " plus the "
+                           << q.getDimSize(2) - 1
+                           << " queries after the first (" << needed
+                           << "): later queries' keys would overwrite keys "
+                              "the first still sees";
+  }
   if (!getOffset() && q.getDimSize(2) > k.getDimSize(2))
     return emitOpError() << "query length " << q.getDimSize(2)
                          << " exceeds key length " << k.getDimSize(2)
@@ -464,11 +480,31 @@ LogicalResult AttentionOp::verify() {
 }
 
 Value AttentionOp::buildCausallyHidden(OpBuilder &b, Location loc,
-                                       Value queryPos, Value keyPos) {
+                                       Value queryPos, Value keySlot,
+                                       Value lastQueryPos) {
   if (!getCausal())
     return Value();
+  Value keyPos = keySlot;
+  Value unwritten;
+  if (getRingCache()) {
+    // L - ((L - j) mod C), the mod taken non-negative.
+    Value slots = arith::ConstantIndexOp::create(
+        b, loc, cast<RankedTensorType>(getKey().getType()).getDimSize(2));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value back = arith::RemSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, lastQueryPos, keySlot), slots);
+    back = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, back, zero),
+        arith::AddIOp::create(b, loc, back, slots), back);
+    keyPos = arith::SubIOp::create(b, loc, lastQueryPos, back);
+    unwritten =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, keyPos, zero);
+  }
   Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                        keyPos, queryPos);
+  if (unwritten)
+    hidden = arith::OrIOp::create(b, loc, hidden, unwritten);
   std::optional<uint64_t> window = getSlidingWindow();
   if (!window)
     return hidden;

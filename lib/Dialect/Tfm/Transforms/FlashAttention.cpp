@@ -23,6 +23,9 @@
 // A row can then meet a tile in which all its keys are masked (its window
 // starts later than the tile's first row's): m stays -inf, and a safe max
 // (0 while m is -inf) keeps exp(-inf - -inf) from turning into NaN.
+// Over a ring cache (`ring_cache`) a slot's position is not its index, so the
+// loop visits every tile (the ring holds about the window and no more) and
+// the mask maps each slot to its position.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -204,6 +207,9 @@ private:
   int64_t batch, kvHeads, group, seq, kvSeq, headDim, valueDim, tq, tk;
   /// Key tiles are [dh x tk] slices of K^T instead of [tk x dh] slices of K.
   bool keysTransposed = false;
+  /// Under `ring_cache`, the position of the current sequence's last query
+  /// (set per iteration of the batch loop), which places the ring's slots.
+  Value lastQueryPos;
 };
 
 Value FlashBuilder::buildScores(Value qTile, Value kTile) {
@@ -235,8 +241,9 @@ Value FlashBuilder::scaleOrMask(OpBuilder &nb, Location loc, Value s,
                             arith::ConstantIndexOp::create(nb, loc, kvSeq));
   if (op.getCausal()) {
     Value query = arith::AddIOp::create(nb, loc, queryPos0, i);
-    hidden = arith::OrIOp::create(nb, loc, hidden,
-                                  op.buildCausallyHidden(nb, loc, query, key));
+    hidden = arith::OrIOp::create(
+        nb, loc, hidden,
+        op.buildCausallyHidden(nb, loc, query, key, lastQueryPos));
   }
   return arith::SelectOp::create(nb, loc, hidden, negInf(nb, loc), scaled);
 }
@@ -391,6 +398,8 @@ std::pair<Value, Value> FlashBuilder::keyRange(Value queryPos0) {
   // Keys [0, kvEnd) can matter to this query tile; under a causal mask
   // later tiles are wholly in the future and the loop never visits them.
   Value kvEnd = idx(kvSeq);
+  if (op.getRingCache())
+    return {idx(0), kvEnd};
   if (op.getCausal() && causalSkip)
     kvEnd = arith::MinSIOp::create(
         b, kvEnd, arith::AddIOp::create(b, queryPos0, idx(tq)));
@@ -504,8 +513,10 @@ Value FlashBuilder::build() {
       qTile = tensor::ExpandShapeOp::create(
           b, RankedTensorType::get({1, tq, headDim}, elemType), qTile,
           SmallVector<ReassociationIndices>{{0, 1}, {2}});
-    Value queryPos0 = arith::AddIOp::create(
-        b, getSequencePosition(b, b.getLoc(), offset, bi), qs);
+    Value firstPos = getSequencePosition(b, b.getLoc(), offset, bi);
+    Value queryPos0 = arith::AddIOp::create(b, firstPos, qs);
+    if (op.getRingCache())
+      lastQueryPos = arith::AddIOp::create(b, firstPos, idx(seq - 1));
 
     auto [kvBegin, kvEnd] = keyRange(queryPos0);
     Value m0 = filled({group, tq}, negInf(b, b.getLoc()));

@@ -358,6 +358,15 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
       still hold every position (a full-size KV cache): older keys are
       masked, and `--tfm-flash-attention` skips key tiles wholly before the
       window.
+    - `ring_cache` (unit, requires `sliding_window` W and an `offset`): the
+      key/value tensors are a ring of `Skv` slots that `tfm.kv_cache_write
+      {ring}` fills, position `p` in slot `p mod Skv`, so a sliding layer's
+      cache holds `Skv = W + S - 1` slots however long the generation (the
+      verifier requires at least that many: every key the chunk's queries
+      see is then still in the ring). Slot `j` holds the latest position
+      congruent to `j` that is at most `L`, the last query's position
+      (`offset + S - 1`, per sequence): `L - ((L - j) mod Skv)`; a negative
+      one (a slot not yet written) is masked like a future key.
     - `scale` (default `1/sqrt(dh)`).
     - `logit_softcap` (optional, `c > 0`): the scaled scores pass through
       `c * tanh(score / c)` before the mask (Gemma 2's
@@ -378,7 +387,8 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:
                            $sliding_window,
-                       OptionalAttr<F32Attr>:$logit_softcap);
+                       OptionalAttr<F32Attr>:$logit_softcap,
+                       UnitAttr:$ring_cache);
   let results = (outs Tfm_FloatTensor:$result);
   // Attention without a sliding window, the common case.
   let builders = [
@@ -387,21 +397,24 @@ def Tfm_AttentionOp : Tfm_LedgerOp<"attention", [],
                    "FloatAttr":$scale), [{
       build($_builder, $_state, result, query, key, value, offset, causal,
             scale, /*sliding_window=*/IntegerAttr(),
-            /*logit_softcap=*/FloatAttr());
+            /*logit_softcap=*/FloatAttr(), /*ring_cache=*/UnitAttr());
     }]>
   ];
   let extraClassDeclaration = [{
     /// The softmax scale: the `scale` attribute or `1/sqrt(dh)`.
     double getScaleValue();
 
-    /// Builds (at `b`'s insertion point) the i1 "the causal mask hides key
-    /// position `keyPos` from the query at `queryPos`": the key comes after
-    /// the query, or is older than its sliding window (`queryPos - keyPos >=
-    /// W`). Null when the op is not causal. Both index values. The one
+    /// Builds (at `b`'s insertion point) the i1 "the causal mask hides the
+    /// key in slot `keySlot` from the query at `queryPos`": the key comes
+    /// after the query, or is older than its sliding window (`queryPos -
+    /// keyPos >= W`). The key's position is its slot, or under `ring_cache`
+    /// the one the ring holds there given `lastQueryPos`, the position of
+    /// the sequence's last query (unused without a ring; then it may be
+    /// null). Null when the op is not causal. All index values. The one
     /// definition of the mask shared by the linalg lowering and the flash
     /// form; each caller adds its own padding mask and masked value.
     Value buildCausallyHidden(OpBuilder &b, Location loc, Value queryPos,
-                              Value keyPos);
+                              Value keySlot, Value lastQueryPos);
 
     /// Builds the score of f32 product `dot` (one query row times one key):
     /// `dot * scale`, through `c * tanh(. / c)` with a `logit_softcap`. The
@@ -415,7 +428,10 @@ def Tfm_KVCacheWriteOp : Tfm_Op<"kv_cache_write", [Pure]> {
   let summary = "writes new keys or values into a preallocated KV cache";
   let description = [{
     `result = cache` with
-    `result[b, :, position[b] : position[b] + S, :] = update[b]`.
+    `result[b, :, position[b] : position[b] + S, :] = update[b]`, or with
+    `ring`, `result[b, :, (position[b] + s) mod S_max, :] = update[b, :, s]`
+    for each `s < S` (a sliding layer's bounded cache: see `tfm.attention`'s
+    `ring_cache`; the position then has no upper bound).
 
     - `cache`: `[B, Hkv, S_max, dh]`, preallocated for the whole generation.
     - `update`: `[B, Hkv, S, dh]`, the keys or values of the new tokens.
@@ -432,7 +448,7 @@ def Tfm_KVCacheWriteOp : Tfm_Op<"kv_cache_write", [Pure]> {
     later slots are in the future and masked.
   }];
   let arguments = (ins Tfm_FloatTensor:$cache, Tfm_FloatTensor:$update,
-                       Tfm_Position:$position);
+                       Tfm_Position:$position, UnitAttr:$ring);
   let results = (outs Tfm_FloatTensor:$result);
   let hasVerifier = 1;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
