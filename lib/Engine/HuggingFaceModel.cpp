@@ -663,11 +663,14 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
     if (!file)
       return file.takeError();
     state.file = std::move(*file);
-    // A GPTQ checkpoint's linears, read as the blocks they are.
-    if (model->config.gptq)
-      if (llvm::Error err = state.file->addGptq(model->config.gptq->bits,
-                                                model->config.gptq->groupSize))
+    // A GPTQ or AWQ checkpoint's linears, read as the blocks they are.
+    if (model->config.packedInts)
+      if (llvm::Error err =
+              state.file->addPackedInts(*model->config.packedInts))
         return std::move(err);
+    // A mixture of experts saved by transformers 5 as fused 3-D tensors.
+    if (llvm::Error err = hf::readFusedExperts(model->config, *state.file))
+      return std::move(err);
     state.bindings.weights.checkpoint = state.file.get();
     state.bindings.weights.namePrefix =
         hf::getCheckpointNamePrefix(model->config, *state.file);

@@ -1,11 +1,12 @@
 //===- Checkpoint.cpp - weights from one or more files --------------------===//
 #include "tfm/Runtime/Checkpoint.h"
 #include "tfm/Runtime/Error.h"
+#include "tfm/Runtime/FusedExperts.h"
 #include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Gptq.h"
 #include "tfm/Runtime/Json.h"
-#include "tfm/Runtime/SafeTensors.h"
 #include "tfm/Runtime/Limits.h"
+#include "tfm/Runtime/SafeTensors.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -178,10 +179,10 @@ std::vector<const TensorView *> Checkpoint::getTensors() const {
   return tensors;
 }
 
-Error Checkpoint::addGptq(int64_t bits, int64_t groupSize) {
+Error Checkpoint::addPackedInts(const PackedIntFormat &format) {
   llvm::StringSet<> components;
   Expected<std::unique_ptr<TensorFile>> gptq =
-      makeGptqTensors(*this, bits, groupSize, components);
+      makeGptqTensors(*this, format, components);
   if (!gptq)
     return gptq.takeError();
   if (Error err = addFile(std::move(*gptq)))
@@ -189,6 +190,21 @@ Error Checkpoint::addGptq(int64_t bits, int64_t groupSize) {
   // The parts stay in fileOf (the GPTQ tensors release their pages through
   // it) but are no longer what a name looks up or the listing shows.
   for (const auto &name : components)
+    hidden.insert(name.getKey());
+  return Error::success();
+}
+
+Error Checkpoint::addFusedExperts(const ExpertTensorNames &names) {
+  llvm::StringSet<> replaced;
+  Expected<std::unique_ptr<TensorFile>> views =
+      makeFusedExpertViews(*this, names, replaced);
+  if (!views)
+    return views.takeError();
+  if ((*views)->getTensors().empty())
+    return Error::success();
+  if (Error err = addFile(std::move(*views)))
+    return err;
+  for (const auto &name : replaced)
     hidden.insert(name.getKey());
   return Error::success();
 }

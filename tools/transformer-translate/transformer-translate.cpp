@@ -203,6 +203,8 @@ int main(int argc, char **argv) {
     auto checkpoint = tfm::runtime::Checkpoint::open({weightsPath});
     if (!checkpoint)
       return fail(llvm::toString(checkpoint.takeError()));
+    if (llvm::Error err = tfm::hf::readFusedExperts(*config, **checkpoint))
+      return fail(llvm::toString(std::move(err)));
     tfm::hf::annotateParamDTypes(
         **module, **checkpoint,
         tfm::hf::getCheckpointNamePrefix(*config, **checkpoint));

@@ -36,6 +36,9 @@ namespace mlir::tfm::runtime {
 /// far below what the mappings and file descriptors of a process allow.
 constexpr uint64_t kMaxCheckpointShards = 10'000;
 
+struct ExpertTensorNames;
+struct PackedIntFormat;
+
 class Checkpoint {
 public:
   /// Opens each of `paths`: a file ending in `.json` is an index whose
@@ -59,10 +62,14 @@ public:
   /// TensorFile::releasePages on the file holding `view`.
   void releasePages(const TensorView &view) const;
 
-  /// Reads the checkpoint as a GPTQ one (tfm/Runtime/Gptq.h): each linear's
-  /// qweight, scales, qzeros and g_idx give way to its `.weight` in
-  /// llama.cpp's blocks. Errors name the tensor at fault.
-  llvm::Error addGptq(int64_t bits, int64_t groupSize);
+  /// Reads the checkpoint as a GPTQ or AWQ one (tfm/Runtime/Gptq.h): each
+  /// linear's qweight, scales, qzeros and g_idx give way to its `.weight`
+  /// in llama.cpp's blocks. Errors name the tensor at fault.
+  llvm::Error addPackedInts(const PackedIntFormat &format);
+  /// Reads transformers 5's fused expert tensors as the per-expert ones
+  /// `names` gives (tfm/Runtime/FusedExperts.h); the fused ones are then no
+  /// longer looked up or listed. A no-op without any.
+  llvm::Error addFusedExperts(const ExpertTensorNames &names);
 
 private:
   Checkpoint() = default;

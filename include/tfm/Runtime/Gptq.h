@@ -1,4 +1,4 @@
-//===- Gptq.h - a GPTQ checkpoint's linears as llama.cpp blocks --*- C++ -*-===//
+//===- Gptq.h - GPTQ and AWQ linears as llama.cpp blocks --------*- C++ -*-===//
 //
 // A Hugging Face directory quantized by GPTQ (AutoGPTQ / optimum, the
 // "gptq" checkpoint format; config.json's quantization_config) stores each
@@ -14,12 +14,23 @@
 //   P.g_idx    int32 [K]                  each row's group (optional)
 //
 // and its weight is W[n, k] = scales[g, n] * (q[k, n] - (qzeros[g, n] +
-// 1)), g = g_idx[k]. Symmetric GPTQ without act-order -- the zero point
-// 2^(bits-1) for every group, g = k / G -- is exactly llama.cpp's Q4_0
-// (bits 4: (q - 8) * d) or Q8_0 (bits 8: (q - 128) * d) with each block of
-// 32 taking its group's scale, so tfm reads such a linear as a tensor
-// `P.weight` of those blocks and binds it as it binds a GGUF file's
-// (docs/design.md, "GPTQ checkpoints"). Anything else is refused by name.
+// 1)), g = g_idx[k]. AWQ (AutoAWQ's GEMM version) stores 4-bit
+//
+//   P.qweight  int32 [K, N / 8]           packed along N: columns 8w .. 8w+7
+//                                          in word w's nibbles 0 4 1 5 2 6 3 7
+//   P.qzeros   int32 [K / G, N / 8]       zero points as they are, packed
+//                                          the same way
+//   P.scales   f16   [K / G, N]
+//
+// with W[n, k] = scales[g, n] * (q[k, n] - zero[g, n]), g = k / G. Symmetric
+// weights -- the zero point 2^(bits-1) everywhere -- without act-order (g =
+// k / G) are exactly llama.cpp's Q4_0 (bits 4: (q - 8) * d) or Q8_0 (bits
+// 8: (q - 128) * d) with each block of 32 taking its group's scale. Any
+// other 4-bit zero point is Q8_0 exactly: the int8 q - zero times the
+// group's scale, at 34 bytes per 32 weights rather than 18. tfm reads such
+// a linear as a tensor `P.weight` of those blocks and binds it as it binds
+// a GGUF file's (docs/design.md, "GPTQ and AWQ checkpoints"). Anything else
+// is refused by name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_GPTQ_H
@@ -36,15 +47,26 @@ namespace mlir::tfm::runtime {
 
 class Checkpoint;
 
-/// The GPTQ linears of `checkpoint` (every tensor named `P.qweight`) as
-/// block tensors `P.weight` ([N, K], Q4_0 for `bits` 4, Q8_0 for 8), each
-/// validated now (types, shapes, every zero point symmetric, g_idx the
-/// rows' own groups) and its blocks built when first looked up (dropped by
-/// releasePages, rebuilt if read again). The names of the tensors they are
-/// built from go to `components`. Errors name the tensor and what is wrong.
-/// `groupSize` -1: one group per column.
+/// How a checkpoint packs its linears' integers (config.json's
+/// `quantization_config`).
+struct PackedIntFormat {
+  enum class Method { Gptq, Awq };
+  Method method = Method::Gptq;
+  /// 4 or 8 (AWQ: 4).
+  int64_t bits = 4;
+  /// Input rows per scale and zero point; -1: one group per column.
+  int64_t groupSize = 128;
+};
+
+/// The GPTQ or AWQ linears of `checkpoint` (every tensor named `P.qweight`)
+/// as block tensors `P.weight` ([N, K]: Q4_0 for symmetric 4-bit weights,
+/// else Q8_0), each validated now (types, shapes, 8-bit zero points
+/// symmetric, g_idx the rows' own groups) and its blocks built when first
+/// looked up (dropped by releasePages, rebuilt if read again). The names of
+/// the tensors they are built from go to `components`. Errors name the
+/// tensor and what is wrong.
 llvm::Expected<std::unique_ptr<TensorFile>>
-makeGptqTensors(const Checkpoint &checkpoint, int64_t bits, int64_t groupSize,
+makeGptqTensors(const Checkpoint &checkpoint, const PackedIntFormat &format,
                 llvm::StringSet<> &components);
 
 } // namespace mlir::tfm::runtime

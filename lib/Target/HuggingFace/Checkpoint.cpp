@@ -24,6 +24,14 @@ std::string hf::getCheckpointNamePrefix(const ModelConfig &config,
   return file.lookup(wrapped) ? family.wrapperPrefix.str() : "";
 }
 
+llvm::Error hf::readFusedExperts(const ModelConfig &config,
+                                 runtime::Checkpoint &checkpoint) {
+  const FamilyInfo &family = getFamily(config.family);
+  if (family.experts.module.empty())
+    return llvm::Error::success();
+  return checkpoint.addFusedExperts(family.experts);
+}
+
 bool hf::isIgnoredTensor(llvm::StringRef name, llvm::StringRef prefix,
                          const ModelConfig &config) {
   if (config.tieWordEmbeddings && name == "lm_head.weight")

@@ -123,13 +123,14 @@ std::vector<std::string> FieldReader::getUnknownFields() const {
   return unknown;
 }
 
-
 /// `quantization_config`, for every family. Quantized checkpoints store
 /// other tensors (int weights, scales) in place of the float ones: a form
 /// tfm does not read is refused by name, never imported as if its tensors
-/// were the weights. Read: GPTQ, symmetric, without act-order (each input
-/// row's group its index / group_size), 4 or 8 bits, groups of a multiple
-/// of 32 rows (one scale per llama.cpp block) or one per column (-1).
+/// were the weights. Read (tfm/Runtime/Gptq.h): GPTQ of 4 bits (symmetric
+/// or not) or 8 (symmetric), without act-order (each input row's group its
+/// index / group_size); AWQ of 4 bits with zero points, GEMM layout; groups
+/// of a multiple of 32 rows (one scale per llama.cpp block) or, for GPTQ,
+/// one per column (-1).
 static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
   const json::Value *value = r.lookup("quantization_config");
   if (!value)
@@ -149,40 +150,72 @@ static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
     return v ? v->getAsBoolean() : std::nullopt;
   };
   std::optional<StringRef> method = string("quant_method");
-  if (method != StringRef("gptq")) {
+  if (method != StringRef("gptq") && method != StringRef("awq")) {
     r.fail("quantization_config.quant_method",
            (method ? "'" + *method + "'" : Twine("missing")) +
-               ": tfm reads GPTQ checkpoints (quant_method \"gptq\") and "
-               "GGUF files; other quantized checkpoints are not supported");
+               ": tfm reads GPTQ and AWQ checkpoints (quant_method \"gptq\", "
+               "\"awq\") and GGUF files; other quantized checkpoints are "
+               "not supported");
     return;
   }
-  ModelConfig::Gptq gptq;
-  const json::Value *bits = field("bits");
+  mlir::tfm::runtime::PackedIntFormat format;
+  bool awq = *method == "awq";
+  format.method = awq ? mlir::tfm::runtime::PackedIntFormat::Method::Awq
+                      : mlir::tfm::runtime::PackedIntFormat::Method::Gptq;
+  // AutoAWQ's own quant_config spells them w_bit and q_group_size.
+  StringRef bitsKey =
+      awq && !field("bits") && field("w_bit") ? "w_bit" : "bits";
+  const json::Value *bits = field(bitsKey);
   std::optional<int64_t> bitsValue = bits ? bits->getAsInteger() : std::nullopt;
-  if (bitsValue != 4 && bitsValue != 8) {
-    r.fail("quantization_config.bits",
-           "expected 4 or 8 (the GPTQ widths tfm reads), got " +
+  if (bitsValue != 4 && (awq || bitsValue != 8)) {
+    r.fail(("quantization_config." + bitsKey).str(),
+           (awq ? "expected 4 (the AWQ width tfm reads), got "
+                : "expected 4 or 8 (the GPTQ widths tfm reads), got ") +
                (bits ? describe(*bits) : std::string("nothing")));
     return;
   }
-  gptq.bits = *bitsValue;
-  const json::Value *group = field("group_size");
+  format.bits = *bitsValue;
+  StringRef groupKey = awq && !field("group_size") && field("q_group_size")
+                           ? "q_group_size"
+                           : "group_size";
+  const json::Value *group = field(groupKey);
   std::optional<int64_t> groupValue =
       group ? group->getAsInteger() : std::nullopt;
-  if (!groupValue || (*groupValue != -1 &&
+  if (!groupValue || ((awq || *groupValue != -1) &&
                       (*groupValue < 32 || *groupValue % 32 != 0 ||
                        *groupValue > (int64_t(1) << 24)))) {
-    r.fail("quantization_config.group_size",
-           "expected -1 (one group per column) or a multiple of 32 (each "
-           "group whole llama.cpp blocks of 32), got " +
+    r.fail(("quantization_config." + groupKey).str(),
+           (awq ? "expected a multiple of 32 (each group whole llama.cpp "
+                  "blocks of 32), got "
+                : "expected -1 (one group per column) or a multiple of 32 "
+                  "(each group whole llama.cpp blocks of 32), got ") +
                (group ? describe(*group) : std::string("nothing")));
     return;
   }
-  gptq.groupSize = *groupValue;
-  if (boolean("sym").value_or(true) != true) {
+  format.groupSize = *groupValue;
+  if (awq) {
+    if (boolean("zero_point").value_or(true) != true) {
+      r.fail("quantization_config.zero_point",
+             "false: AWQ without zero points is not supported; tfm reads "
+             "AWQ with a zero point per group");
+      return;
+    }
+    std::optional<StringRef> version = string("version");
+    if (version && !version->equals_insensitive("gemm")) {
+      r.fail("quantization_config.version",
+             "'" + *version +
+                 "': tfm reads AWQ's GEMM layout (\"gemm\": "
+                 "qweight [K, N / 8]); other versions pack "
+                 "differently");
+      return;
+    }
+    c.packedInts = format;
+    return;
+  }
+  if (boolean("sym").value_or(true) != true && format.bits == 8) {
     r.fail("quantization_config.sym",
-           "false: asymmetric GPTQ (a zero point per group) is not "
-           "supported; tfm reads symmetric GPTQ");
+           "false with bits 8: asymmetric 8-bit GPTQ (q - zero spans 9 bits) "
+           "is not supported; tfm reads 8-bit GPTQ symmetric");
     return;
   }
   if (boolean("desc_act").value_or(false)) {
@@ -191,14 +224,14 @@ static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
            "not supported; tfm reads GPTQ without act-order");
     return;
   }
-  std::optional<StringRef> format = string("checkpoint_format");
-  if (format && *format != "gptq") {
+  std::optional<StringRef> checkpointFormat = string("checkpoint_format");
+  if (checkpointFormat && *checkpointFormat != "gptq") {
     r.fail("quantization_config.checkpoint_format",
-           "'" + *format + "': tfm reads the \"gptq\" format (zeros stored "
-                          "minus one)");
+           "'" + *checkpointFormat +
+               "': tfm reads the \"gptq\" format (zeros stored minus one)");
     return;
   }
-  c.gptq = gptq;
+  c.packedInts = format;
 }
 
 /// A family's activation field: `known` maps each accepted name to tfm's

@@ -3,7 +3,8 @@
 stand for (run with %hf_python).
 
 usage:
-  gptq_model.py make DIR [--bits 4|8] [--group G] [--break KIND]
+  gptq_model.py make DIR [--bits 4|8] [--group G] [--sym 0|1]
+                         [--method gptq|awq] [--break KIND]
       a random Llama (gguf_model.py's TINY: hidden 256, FFN 512) whose
       decoder linears are quantized by GPTQ's symmetric rule (per group of G
       input rows and output column: scale = 2 max|w| / (2^bits - 1) stored
@@ -13,11 +14,17 @@ usage:
       qzeros, scales and g_idx and the other tensors in f16), DIR/ref (the
       same model in f32 with each weight what the GPTQ one stands for:
       scale * (q - zero), the f16 tensors widened) and DIR/ids.npy.
+      --sym 0: GPTQ's asymmetric rule instead (per group: scale = (max -
+      min) / (2^bits - 1) in f16, zero = round(-min / scale) in [1, 2^bits],
+      stored minus one). --method awq: AutoAWQ's GEMM layout (asymmetric,
+      zero in [0, 2^bits - 1] stored as it is; qweight [K, N / 8] and qzeros
+      packed along N in its order 0 2 4 6 1 3 5 7; no g_idx; 4 bits).
       --break writes a checkpoint tfm must refuse: asym (one zero point
-      moved), act-order (g_idx permuted), scales-f32, no-scales,
+      moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
       (config.json's group_size 96, which K = 256 or 512 rows cannot
-      hold), both (a float weight beside the qweight).
+      hold), both (a float weight beside the qweight), columns (a qweight
+      of 252 columns, which 8 zero points a word do not divide).
 """
 import argparse
 import json
@@ -44,22 +51,49 @@ def pack(q, bits, axis):
     return np.moveaxis(words, 0, axis).view(np.int32)
 
 
-def quantize(w, bits, group):
-    """GPTQ's symmetric rule for w [N, K] (nn.Linear's layout): qweight,
-    qzeros, scales (f16), g_idx, and the f32 weights they stand for."""
+# AutoAWQ packs columns 8w + AWQ_ORDER[i] into nibble i of word w.
+AWQ_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)
+
+
+def pack_awq(q):
+    """AutoAWQ's packing of q [rows, N] (uint32) along N, 8 a word."""
+    words = np.zeros((q.shape[0], q.shape[1] // 8), np.uint32)
+    for i, column in enumerate(AWQ_ORDER):
+        words |= q[:, column::8].astype(np.uint32) << np.uint32(4 * i)
+    return words.view(np.int32)
+
+
+def quantize(w, bits, group, sym=True, method="gptq"):
+    """GPTQ's (or AWQ's) rule for w [N, K] (nn.Linear's layout): qweight,
+    qzeros, scales (f16), g_idx (None for AWQ), and the f32 weights they
+    stand for."""
     n, k = w.shape
     g = k if group == -1 else group
     maxq = 2 ** bits - 1
-    zero = (maxq + 1) // 2
     wt = w.T.reshape(k // g, g, n)                      # [groups, G, N]
-    amax = np.abs(wt).max(axis=1)                       # [groups, N]
-    scale = (2 * amax / maxq).astype(np.float16)
+    if sym and method == "gptq":
+        amax = np.abs(wt).max(axis=1)                   # [groups, N]
+        scale = (2 * amax / maxq).astype(np.float16)
+        zero = np.full(amax.shape, (maxq + 1) // 2, np.int64)
+    else:
+        lo, hi = wt.min(axis=1), wt.max(axis=1)
+        scale = ((hi - lo) / maxq).astype(np.float16)
     scale = np.where(scale == 0, np.float16(1), scale)
-    s32 = scale.astype(np.float32)[:, None, :]
-    q = np.clip(np.round(wt / s32) + zero, 0, maxq).astype(np.uint32)
-    deq = (s32 * (q.astype(np.float32) - zero)).reshape(k, n).T
+    s32 = scale.astype(np.float32)
+    if not (sym and method == "gptq"):
+        # GPTQ stores zero - 1 in [0, maxq]: zero in [1, maxq + 1]; AWQ
+        # stores the zero itself.
+        low, high = (0, maxq) if method == "awq" else (1, maxq + 1)
+        zero = np.clip(np.round(-lo / s32), low, high).astype(np.int64)
+    q = np.clip(np.round(wt / s32[:, None, :]) + zero[:, None, :], 0,
+                maxq).astype(np.uint32)
+    deq = (s32[:, None, :] * (q.astype(np.float32) - zero[:, None, :]))
+    deq = deq.reshape(k, n).T
+    if method == "awq":
+        return (pack_awq(q.reshape(k, n)), pack_awq(zero.astype(np.uint32)),
+                scale, None, np.ascontiguousarray(deq))
     qweight = pack(q.reshape(k, n), bits, 0)
-    qzeros = pack(np.full((k // g, n), zero - 1, np.uint32), bits, 1)
+    qzeros = pack((zero - 1).astype(np.uint32), bits, 1)
     g_idx = (np.arange(k) // g).astype(np.int32)
     return qweight, qzeros, scale, g_idx, np.ascontiguousarray(deq)
 
@@ -73,9 +107,12 @@ def cmd_make(argv):
     p.add_argument("--bits", type=int, default=4)
     p.add_argument("--group", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sym", type=int, default=1, choices=[0, 1])
+    p.add_argument("--method", default="gptq", choices=["gptq", "awq"])
     p.add_argument("--break", dest="broken", default=None,
                    choices=["asym", "act-order", "scales-f32", "no-scales",
-                            "qweight-i64", "float", "group", "both"])
+                            "qweight-i64", "float", "group", "both",
+                            "columns"])
     a = p.parse_args(argv)
     rng = np.random.default_rng(a.seed)
     config = transformers.LlamaConfig(**TINY)
@@ -87,11 +124,13 @@ def cmd_make(argv):
         x = t.detach().numpy().copy()
         prefix = name[:-len(".weight")]
         if prefix.rsplit(".", 1)[-1] in LINEARS:
-            qweight, qzeros, scales, g_idx, deq = quantize(x, a.bits, a.group)
+            qweight, qzeros, scales, g_idx, deq = quantize(
+                x, a.bits, a.group, bool(a.sym), a.method)
             tensors[prefix + ".qweight"] = qweight
             tensors[prefix + ".qzeros"] = qzeros
             tensors[prefix + ".scales"] = scales
-            tensors[prefix + ".g_idx"] = g_idx
+            if g_idx is not None:
+                tensors[prefix + ".g_idx"] = g_idx
             ref[name] = deq
         else:
             half = x.astype(np.float16)
@@ -112,6 +151,9 @@ def cmd_make(argv):
     elif a.broken == "qweight-i64":
         tensors[first + ".qweight"] = tensors[first + ".qweight"].astype(
             np.int64)
+    elif a.broken == "columns":
+        for part in (".qweight", ".scales"):
+            tensors[first + part] = tensors[first + part][:, :252].copy()
     elif a.broken == "both":
         tensors[first + ".weight"] = ref[first + ".weight"]
     elif a.broken == "float":
@@ -124,18 +166,26 @@ def cmd_make(argv):
     with open(os.path.join(a.dir, "ref", "config.json")) as f:
         cfg = json.load(f)
     cfg["torch_dtype"] = "float16"
-    cfg["quantization_config"] = {
-        "quant_method": "gptq", "bits": a.bits,
-        "group_size": 96 if a.broken == "group" else a.group,
-        "desc_act": False, "sym": True, "damp_percent": 0.01,
-        "true_sequential": True, "checkpoint_format": "gptq",
-        "model_name_or_path": None, "model_file_base_name": None}
+    if a.method == "awq":
+        cfg["quantization_config"] = {
+            "quant_method": "awq", "bits": a.bits,
+            "group_size": 96 if a.broken == "group" else a.group,
+            "zero_point": True, "version": "gemm",
+            "modules_to_not_convert": None}
+    else:
+        cfg["quantization_config"] = {
+            "quant_method": "gptq", "bits": a.bits,
+            "group_size": 96 if a.broken == "group" else a.group,
+            "desc_act": False, "sym": bool(a.sym), "damp_percent": 0.01,
+            "true_sequential": True, "checkpoint_format": "gptq",
+            "model_name_or_path": None, "model_file_base_name": None}
     with open(os.path.join(a.dir, "gptq", "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
     save_file(tensors, os.path.join(a.dir, "gptq", "model.safetensors"))
     ids = rng.integers(0, TINY["vocab_size"], (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
-    print(f"GPTQ {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
+    kind = "AWQ" if a.method == "awq" else "GPTQ" if a.sym else "GPTQ asymmetric"
+    print(f"{kind} {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ usage:
   hf_family.py same A B                 exits 1 unless A == B exactly
   hf_family.py v5config SRC DST         rewrites the config.json SRC into the
       layout transformers 5 writes (see v5_layout); the math is unchanged.
+  hf_family.py v5weights SRC DST        rewrites model.safetensors SRC with
+      transformers 5's fused expert tensors (see cmd_v5weights).
 
 Where transformers 4.46 and 5.x differ on what these tests exercise
 (which layers slide; the families 4.46 lacks), the reference follows 5.x in
@@ -415,6 +417,36 @@ def cmd_v5config(src, dst):
         f.write("\n")
 
 
+def cmd_v5weights(src, dst):
+    """Rewrites the per-expert tensors of model.safetensors SRC into
+    transformers 5's fused ones, as save_pretrained(save_original_format=
+    False) writes them (models/*/modeling_*.py's Experts modules): per layer
+    `mlp.experts.gate_up_proj` [E, 2m, d] (expert e's gate rows, then its up
+    rows), `mlp.experts.down_proj` [E, d, m] and the router `mlp.gate.weight`
+    (Mixtral's block_sparse_moe becomes mlp); every other tensor as it is."""
+    from safetensors.numpy import load_file, save_file
+    import re
+    tensors = load_file(src)
+    out, experts = {}, {}
+    for name, value in tensors.items():
+        m = re.match(r"(.*)\.(block_sparse_moe|mlp)\.experts\.(\d+)\.(\w+)\.weight$", name)
+        if m:
+            layer, _, e, part = m.groups()
+            part = {"w1": "gate", "w3": "up", "w2": "down",
+                    "gate_proj": "gate", "up_proj": "up", "down_proj": "down"}[part]
+            experts.setdefault(layer, {}).setdefault(int(e), {})[part] = value
+            continue
+        out[name.replace(".block_sparse_moe.", ".mlp.")] = value
+    for layer, by_expert in experts.items():
+        order = sorted(by_expert)
+        out[f"{layer}.mlp.experts.gate_up_proj"] = np.stack(
+            [np.concatenate([by_expert[e]["gate"], by_expert[e]["up"]], 0) for e in order])
+        out[f"{layer}.mlp.experts.down_proj"] = np.stack(
+            [by_expert[e]["down"] for e in order])
+    save_file(out, dst, metadata={"format": "pt"})
+    print(f"{len(experts)} layer(s) of fused experts")
+
+
 def forward(model, ids):
     with torch.no_grad():
         return model(torch.from_numpy(ids), use_cache=False).logits.float()
@@ -485,6 +517,8 @@ def main():
         cmd_same(*args)
     elif cmd == "v5config":
         cmd_v5config(*args)
+    elif cmd == "v5weights":
+        cmd_v5weights(*args)
     else:
         sys.exit(__doc__)
 

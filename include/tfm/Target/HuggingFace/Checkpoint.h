@@ -11,6 +11,7 @@
 #include "tfm/Target/HuggingFace/ModelConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -25,6 +26,13 @@ namespace hf {
 /// (and tfm's parameters) "h.0...". The checkpoint tells which.
 std::string getCheckpointNamePrefix(const ModelConfig &config,
                                     const runtime::Checkpoint &file);
+
+/// Reads the fused expert tensors of a checkpoint transformers 5 saved with
+/// `save_original_format=False` (tfm/Runtime/FusedExperts.h) as the
+/// per-expert tensors `config`'s family binds. A no-op for a family without
+/// experts or a checkpoint without fused ones.
+llvm::Error readFusedExperts(const ModelConfig &config,
+                             runtime::Checkpoint &checkpoint);
 
 /// Whether checkpoint tensor `name` is not a parameter of the model, as
 /// Hugging Face's loaders ignore it: a tied LM head saved anyway, the rotary

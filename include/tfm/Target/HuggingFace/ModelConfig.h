@@ -18,6 +18,8 @@
 #ifndef TFM_TARGET_HUGGINGFACE_MODELCONFIG_H
 #define TFM_TARGET_HUGGINGFACE_MODELCONFIG_H
 
+#include "tfm/Runtime/Gptq.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -219,15 +221,11 @@ struct ModelConfig {
   /// ignored, and the caller should say so.
   std::vector<std::string> unknownFields;
 
-  /// `quantization_config` of a GPTQ checkpoint (`quant_method = "gptq"`):
-  /// its linear layers stored as `qweight`/`qzeros`/`scales`/`g_idx`, in
-  /// `bits` (4 or 8) with one f16 scale per `groupSize` input rows. Only
-  /// the symmetric form without act-order is read (runtime/Gptq.h).
-  struct Gptq {
-    int64_t bits = 4;
-    int64_t groupSize = 128;
-  };
-  std::optional<Gptq> gptq;
+  /// `quantization_config` of a GPTQ or AWQ checkpoint: its linear layers
+  /// stored as `qweight`/`qzeros`/`scales` (and GPTQ's `g_idx`), in `bits`
+  /// with one f16 scale and zero point per `groupSize` input rows
+  /// (tfm/Runtime/Gptq.h).
+  std::optional<runtime::PackedIntFormat> packedInts;
 };
 
 /// The `dh/2` RoPE inverse frequencies of `config`, in f32 and computed as

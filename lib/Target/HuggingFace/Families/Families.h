@@ -13,6 +13,8 @@
 #include "../ConfigReader.h"
 #include "../EntryBuilder.h"
 
+#include "tfm/Runtime/FusedExperts.h"
+
 namespace mlir::tfm::hf {
 
 struct FamilyInfo {
@@ -35,6 +37,10 @@ struct FamilyInfo {
   /// standing under it rather than alone.
   llvm::StringLiteral wrapperPrefix = "";
   llvm::StringLiteral prefixProbe = "";
+  /// How the family's checkpoints name each expert's tensors and the
+  /// router (the importer's parameters, and the names transformers 5's
+  /// fused tensors are read as); an empty module for a dense family.
+  runtime::ExpertTensorNames experts = {};
 };
 
 /// Every family, in the order messages list them.

@@ -138,40 +138,28 @@ Value EntryBuilder::llamaBlock(int64_t layer, Value h) {
   h = residual(h, a, attn + ".residual");
 
   x = rmsNorm(h, p + "post_attention_layernorm", /*unitOffset=*/false);
-  if (c.family == ModelFamily::Qwen3MoE && c.sparseLayers[layer]) {
-    // Router [E, d] and per expert gate_proj, up_proj, down_proj (width
-    // moe_intermediate_size): tfm.moe's operand order.
-    std::string moe = p + "mlp";
-    int64_t me = c.expertIntermediateSize;
+  bool sparse = c.family == ModelFamily::Mixtral ||
+                (c.family == ModelFamily::Qwen3MoE && c.sparseLayers[layer]);
+  if (sparse) {
+    // Router [E, d], then per expert its gate, up and down weights (Mixtral's
+    // w1, w3, w2; Qwen3-MoE's of width moe_intermediate_size): tfm.moe's
+    // operand order, under the family's names.
+    const runtime::ExpertTensorNames &names = getFamily(c.family).experts;
+    std::string moe = p + names.module.str();
+    int64_t me =
+        c.family == ModelFamily::Mixtral ? m : c.expertIntermediateSize;
     Value router = param(moe + ".gate.weight", {c.numExperts, d});
     SmallVector<Value> experts;
     for (int64_t e = 0; e < c.numExperts; ++e) {
       std::string expert = llvm::formatv("{0}.experts.{1}.", moe, e).str();
-      experts.push_back(param(expert + "gate_proj.weight", {me, d}));
-      experts.push_back(param(expert + "up_proj.weight", {me, d}));
-      experts.push_back(param(expert + "down_proj.weight", {d, me}));
+      experts.push_back(param(expert + names.gate, {me, d}));
+      experts.push_back(param(expert + names.up, {me, d}));
+      experts.push_back(param(expert + names.down, {d, me}));
     }
     x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
                       /*first_expert=*/Value(),
                       static_cast<uint64_t>(c.numExpertsPerToken),
                       c.normalizeTopK);
-    return residual(h, x, moe + ".residual");
-  }
-  if (c.family == ModelFamily::Mixtral) {
-    // Router [E, d], then per expert w1 (gate), w3 (up), w2 (down): the
-    // operand order of tfm.moe.
-    std::string moe = p + "block_sparse_moe";
-    Value router = param(moe + ".gate.weight", {c.numExperts, d});
-    SmallVector<Value> experts;
-    for (int64_t e = 0; e < c.numExperts; ++e) {
-      std::string expert = llvm::formatv("{0}.experts.{1}.", moe, e).str();
-      experts.push_back(param(expert + "w1.weight", {m, d}));
-      experts.push_back(param(expert + "w3.weight", {m, d}));
-      experts.push_back(param(expert + "w2.weight", {d, m}));
-    }
-    x = MoEOp::create(b, loc(moe), x.getType(), x, router, experts,
-                      /*first_expert=*/Value(),
-                      static_cast<uint64_t>(c.numExpertsPerToken));
     return residual(h, x, moe + ".residual");
   }
   std::string mlp = p + "mlp";
