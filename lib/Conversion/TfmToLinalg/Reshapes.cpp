@@ -179,6 +179,33 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
     return success();
   }
 
+  /// Sequence `sequence`'s index in the batch, or 0 for the whole batch.
+  static OpFoldResult batchOffset(OpBuilder &b, Value sequence) {
+    return sequence ? OpFoldResult(sequence) : OpFoldResult(b.getIndexAttr(0));
+  }
+
+  /// Inserts the `shape` slice of `update` at [batch, 0, fromRow, 0] into
+  /// `cache` at [batch, 0, toRow, 0]: the whole update, unsliced, when
+  /// `shape` is its own.
+  static Value copySlice(OpBuilder &b, Location loc, Value update, Value cache,
+                         ArrayRef<int64_t> shape, OpFoldResult batch,
+                         OpFoldResult fromRow, OpFoldResult toRow) {
+    RankedTensorType type = tensorType(update);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d : shape)
+      sizes.push_back(b.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    OpFoldResult zero = b.getIndexAttr(0);
+    if (shape != type.getShape())
+      update = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), update,
+          SmallVector<OpFoldResult>{batch, zero, fromRow, zero}, sizes,
+          strides);
+    return tensor::InsertSliceOp::create(
+        b, loc, update, cache,
+        SmallVector<OpFoldResult>{batch, zero, toRow, zero}, sizes, strides);
+  }
+
   /// Inserts `update` (or, given `sequence`, its rows of that sequence) into
   /// `cache` at `position`. The position comes from the caller: it is
   /// clamped to [0, last] so that the rows always land inside the cache. A
@@ -192,28 +219,11 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
         arith::MaxSIOp::create(b, loc, position,
                                arith::ConstantIndexOp::create(b, loc, 0)),
         arith::ConstantIndexOp::create(b, loc, last));
-    RankedTensorType type = tensorType(update);
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d : type.getShape())
-      sizes.push_back(b.getIndexAttr(d));
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    OpFoldResult batchOffset = b.getIndexAttr(0);
-    if (sequence) {
-      sizes[0] = b.getIndexAttr(1);
-      batchOffset = sequence;
-      SmallVector<OpFoldResult> rowOffsets{sequence, b.getIndexAttr(0),
-                                           b.getIndexAttr(0),
-                                           b.getIndexAttr(0)};
-      SmallVector<int64_t> rowShape(type.getShape());
-      rowShape[0] = 1;
-      update = tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get(rowShape, type.getElementType()),
-          update, rowOffsets, sizes, strides);
-    }
-    SmallVector<OpFoldResult> offsets{batchOffset, b.getIndexAttr(0), position,
-                                      b.getIndexAttr(0)};
-    return tensor::InsertSliceOp::create(b, loc, update, cache, offsets, sizes,
-                                         strides);
+    SmallVector<int64_t> shape(tensorType(update).getShape());
+    if (sequence)
+      shape[0] = 1;
+    return copySlice(b, loc, update, cache, shape, batchOffset(b, sequence),
+                     b.getIndexAttr(0), position);
   }
 
   /// Inserts row s of `update` (of sequence `sequence` only, given one) into
@@ -222,36 +232,22 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
   /// before s is added, so no position overflows.
   static Value insertRingRows(OpBuilder &b, Location loc, Value update,
                               Value cache, Value position, Value sequence) {
-    RankedTensorType type = tensorType(update);
-    int64_t rows = type.getDimSize(2);
+    int64_t rows = tensorType(update).getDimSize(2);
     Value slots =
         arith::ConstantIndexOp::create(b, loc, tensorType(cache).getDimSize(2));
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value base = arith::RemUIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, position, zero), slots);
-    SmallVector<int64_t> rowShape(type.getShape());
+    SmallVector<int64_t> rowShape(tensorType(update).getShape());
     rowShape[2] = 1;
-    SmallVector<OpFoldResult> sizes;
     if (sequence)
       rowShape[0] = 1;
-    for (int64_t d : rowShape)
-      sizes.push_back(b.getIndexAttr(d));
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    OpFoldResult batchOffset =
-        sequence ? OpFoldResult(sequence) : OpFoldResult(b.getIndexAttr(0));
     auto insertRow = [&](OpBuilder &nb, Location nloc, Value row,
                          Value into) -> Value {
       Value slot = arith::RemUIOp::create(
           nb, nloc, arith::AddIOp::create(nb, nloc, base, row), slots);
-      SmallVector<OpFoldResult> from{batchOffset, nb.getIndexAttr(0), row,
-                                     nb.getIndexAttr(0)};
-      Value piece = tensor::ExtractSliceOp::create(
-          nb, nloc, RankedTensorType::get(rowShape, type.getElementType()),
-          update, from, sizes, strides);
-      SmallVector<OpFoldResult> to{batchOffset, nb.getIndexAttr(0), slot,
-                                   nb.getIndexAttr(0)};
-      return tensor::InsertSliceOp::create(nb, nloc, piece, into, to, sizes,
-                                           strides);
+      return copySlice(nb, nloc, update, into, rowShape,
+                       batchOffset(nb, sequence), row, slot);
     };
     if (rows == 1)
       return insertRow(b, loc, zero, cache);
