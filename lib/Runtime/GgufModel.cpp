@@ -45,6 +45,13 @@ struct Architecture {
   /// convert_hf_to_gguf.py's GemmaModel stores each norm's weight plus one
   /// (ggml's norm multiplies by it, Gemma's by 1 + w): read back minus one.
   bool normsPlusOne;
+  /// Gemma 2 and 3: a norm before and after each sublayer. llama.cpp's
+  /// `ffn_norm` is then the pre-MLP norm, not Llama's post-attention one,
+  /// and `post_attention_norm` / `post_ffw_norm` the sublayers' output norms.
+  bool sandwichNorms = false;
+  /// rope.freq_base when the file has none (Gemma 3: 1e6 for the global
+  /// layers).
+  double defaultRopeTheta = 10000.0;
 };
 } // namespace
 
@@ -54,6 +61,9 @@ static const Architecture kArchitectures[] = {
     {"qwen3", "qwen3", "Qwen3ForCausalLM", false, false, false, false},
     {"phi3", "phi3", "Phi3ForCausalLM", false, true, true, false},
     {"gemma", "gemma", "GemmaForCausalLM", false, false, false, true},
+    {"gemma2", "gemma2", "Gemma2ForCausalLM", false, false, true, true, true},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, false, true, true,
+     true, 1e6},
 };
 
 /// The file's architecture, or an error naming it.
@@ -70,7 +80,8 @@ static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
       return &arch;
   return makeError(file.getPath(),
                    "general.architecture '{0}': tfm reads GGUF models of "
-                   "architecture llama, qwen2, qwen3, phi3 and gemma",
+                   "architecture llama, qwen2, qwen3, phi3, gemma, gemma2 "
+                   "and gemma3",
                    **name);
 }
 
@@ -93,6 +104,12 @@ static const std::pair<llvm::StringRef, llvm::StringRef> kLayerTensors[] = {
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
 };
+/// Gemma 2's and 3's norms (sandwichNorms), before kLayerTensors.
+static const std::pair<llvm::StringRef, llvm::StringRef> kSandwichNorms[] = {
+    {"post_attention_norm.weight", "post_attention_layernorm.weight"},
+    {"ffn_norm.weight", "pre_feedforward_layernorm.weight"},
+    {"post_ffw_norm.weight", "post_feedforward_layernorm.weight"},
+};
 static const std::pair<llvm::StringRef, llvm::StringRef> kModelTensors[] = {
     {"token_embd.weight", "model.embed_tokens.weight"},
     {"output_norm.weight", "model.norm.weight"},
@@ -114,6 +131,10 @@ static std::string getHuggingFaceName(llvm::StringRef name,
   if (arch.fusedGateUp && rest == "ffn_up.weight")
     return llvm::formatv("model.layers.{0}.mlp.gate_up_proj.weight", layer)
         .str();
+  if (arch.sandwichNorms)
+    for (auto [gguf, hf] : kSandwichNorms)
+      if (rest == gguf)
+        return llvm::formatv("model.layers.{0}.{1}", layer, hf).str();
   for (auto [gguf, hf] : kLayerTensors)
     if (rest == gguf)
       return llvm::formatv("model.layers.{0}.{1}", layer, hf).str();
@@ -173,7 +194,7 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
   count("context_length", "max_position_embeddings", true);
   real("attention.layer_norm_rms_epsilon", "rms_norm_eps", true);
   if (!real("rope.freq_base", "rope_theta", false))
-    config["rope_theta"] = 10000.0;
+    config["rope_theta"] = (*arch)->defaultRopeTheta;
   std::optional<uint64_t> keyLength =
       count("attention.key_length", "head_dim", false);
   std::optional<uint64_t> valueLength =
@@ -198,6 +219,21 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
                      prefix, *ropeDims, headDim, (*arch)->name);
   if ((*arch)->slidingWindow)
     count("attention.sliding_window", "sliding_window", false);
+  if ((*arch)->sandwichNorms) {
+    // Absent, the family's defaults are llama.cpp's too (Gemma 2 caps at
+    // 50 and 30, Gemma 3 not at all).
+    real("attn_logit_softcapping", "attn_logit_softcapping", false);
+    real("final_logit_softcapping", "final_logit_softcapping", false);
+    // The files do not store query_pre_attn_scalar: llama.cpp scales by
+    // 1/sqrt(head size), but by 1/sqrt(d / heads) for the 27B models (46
+    // and 62 layers), whose configs give that.
+    std::optional<int64_t> layers = config.getInteger("num_hidden_layers");
+    bool is27B =
+        layers && ((*arch)->name == "gemma2" ? *layers == 46 : *layers == 62);
+    if (heads && *heads)
+      config["query_pre_attn_scalar"] =
+          is27B || !keyLength ? int64_t(hidden / *heads) : int64_t(*keyLength);
+  }
   if (error)
     return std::move(error);
   for (llvm::StringRef key :

@@ -17,10 +17,12 @@ usage:
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
   gguf_model.py convert HFDIR OUT.gguf
       a Hugging Face directory (config.json, model.safetensors) of a llama,
-      qwen2, qwen3, phi3 or gemma model to an f32 GGUF file, as
+      qwen2, qwen3, phi3, gemma, gemma2 or gemma3_text model to an f32 GGUF
+      file, as
       convert_hf_to_gguf.py converts it (an explicit head_dim as key_length,
       Q/K norms, Phi-3's fused qkv_proj and gate_up_proj and its sliding
-      window, Gemma's norms plus one, a tied head without output.weight).
+      window, Gemma's norms plus one, Gemma 2's and 3's sandwich norms,
+      softcaps and window, a tied head without output.weight).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
@@ -54,16 +56,49 @@ LAYER = {"input_layernorm.weight": "attn_norm.weight",
          "mlp.gate_proj.weight": "ffn_gate.weight",
          "mlp.up_proj.weight": "ffn_up.weight",
          "mlp.down_proj.weight": "ffn_down.weight"}
+# Gemma 2's and 3's norms around each sublayer (llama.cpp's tensor_mapping).
+SANDWICH = {"post_attention_layernorm.weight": "post_attention_norm.weight",
+            "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+            "post_feedforward_layernorm.weight": "post_ffw_norm.weight"}
 TOP = {"model.embed_tokens.weight": "token_embd.weight",
        "model.norm.weight": "output_norm.weight",
        "lm_head.weight": "output.weight"}
 
 
-def gguf_name(name):
+def gguf_name(name, sandwich=False):
     if name in TOP:
         return TOP[name]
     parts = name.split(".")
-    return f"blk.{parts[2]}.{LAYER['.'.join(parts[3:])]}"
+    rest = ".".join(parts[3:])
+    table = dict(LAYER, **SANDWICH) if sandwich else LAYER
+    return f"blk.{parts[2]}.{table[rest]}"
+
+
+def add_gemma2_hparams(w, c, gemma3):
+    """Gemma2Model's / Gemma3Model's set_gguf_parameters: no RoPE dimension
+    count, Gemma 2 no freq_base (llama.cpp's 10000), the softcaps and the
+    window; query_pre_attn_scalar and the layer pattern are not stored."""
+    heads = c["num_attention_heads"]
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_block_count(c["num_hidden_layers"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(c.get("num_key_value_heads", heads))
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_key_length(c["head_dim"])
+    w.add_value_length(c["head_dim"])
+    if gemma3:
+        w.add_rope_freq_base(float(c.get("rope_theta", 1e6)))
+        scaling = c.get("rope_scaling")
+        if scaling:
+            from gguf import RopeScalingType
+            w.add_rope_scaling_type(RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(scaling["factor"])
+    else:
+        w.add_attn_logit_softcapping(c["attn_logit_softcapping"])
+        w.add_final_logit_softcapping(c["final_logit_softcapping"])
+    w.add_sliding_window(c["sliding_window"])
 
 
 def permute(w, heads):
@@ -204,27 +239,33 @@ def cmd_convert(argv):
     from safetensors.numpy import load_file
     hf, out = argv
     c = json.load(open(os.path.join(hf, "config.json")))
-    arch = c["model_type"]
+    arch = {"gemma3_text": "gemma3"}.get(c["model_type"], c["model_type"])
     weights = load_file(os.path.join(hf, "model.safetensors"))
     heads = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", heads)
     head_dim = c.get("head_dim") or c["hidden_size"] // heads
+    sandwich = arch in ("gemma2", "gemma3")
     w = GGUFWriter(out, arch)
     w.add_name(f"converted {arch}")
-    if c.get("head_dim"):
-        w.add_key_length(head_dim)
-        w.add_value_length(head_dim)
-    if c.get("sliding_window"):
-        w.add_sliding_window(c["sliding_window"])
-    add_hparams(w, c)
+    if sandwich:
+        add_gemma2_hparams(w, c, arch == "gemma3")
+    else:
+        if c.get("head_dim"):
+            w.add_key_length(head_dim)
+            w.add_value_length(head_dim)
+        if c.get("sliding_window"):
+            w.add_sliding_window(c["sliding_window"])
+        add_hparams(w, c)
     for name, t in weights.items():
         if arch == "llama" and name.endswith("q_proj.weight"):
             t = permute(t, heads)
         if arch == "llama" and name.endswith("k_proj.weight"):
             t = permute(t, kv)
-        if arch == "gemma" and name.endswith("norm.weight"):
-            t = t + np.float32(1)  # GemmaModel.modify_tensors
-        w.add_tensor(gguf_name(name), t.astype(np.float32))
+        if arch.startswith("gemma") and name.endswith("norm.weight"):
+            t = t + np.float32(1)  # Gemma*Model.modify_tensors
+        if sandwich and name == "lm_head.weight":
+            continue  # Gemma2Model.modify_tensors drops it (tied)
+        w.add_tensor(gguf_name(name, sandwich), t.astype(np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
