@@ -13,6 +13,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -25,6 +26,9 @@ namespace json = llvm::json;
 bool mlir::tfm::runtime::isGgufPath(llvm::StringRef path) {
   return path.ends_with(".gguf");
 }
+
+/// Llama 3.1's RoPE divisors: read into the config, not a parameter.
+static constexpr llvm::StringLiteral kRopeFreqsTensor = "rope_freqs.weight";
 
 namespace {
 /// A llama.cpp architecture tfm builds, and the Hugging Face model it is.
@@ -277,14 +281,44 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
   config["vocab_size"] = embedding->shape[0];
   config["tie_word_embeddings"] = file.lookup("output.weight") == nullptr;
   for (llvm::StringRef factors :
-       {"rope_freqs.weight", "rope_factors_long.weight",
-        "rope_factors_short.weight"})
+       {"rope_factors_long.weight", "rope_factors_short.weight"})
     if (file.lookup(factors))
       return makeError(path,
-                       "tensor '{0}' (per-dimension RoPE factors, as Llama "
-                       "3.1's and Phi-3's long-context scalings are "
-                       "stored): not supported for GGUF models yet",
+                       "tensor '{0}' (per-dimension RoPE factors, as "
+                       "Phi-3's long-context scaling is stored): not "
+                       "supported for GGUF models yet",
                        factors);
+  // Llama 3.1's scaling, which the converter stores as one divisor per
+  // rotated pair (its generate_extra_tensors) and no metadata.
+  if (const GgufTensor *freqs = file.lookup(kRopeFreqsTensor)) {
+    if (config.get("rope_scaling"))
+      return makeError(path,
+                       "tensor '{0}' and {1}rope.scaling.type: two RoPE "
+                       "scalings",
+                       kRopeFreqsTensor, prefix);
+    if (freqs->type->name != "F32" || freqs->shape.size() != 1 ||
+        uint64_t(freqs->shape[0]) != headDim / 2)
+      return makeError(path,
+                       "tensor '{0}' is {1} of shape {2}: RoPE frequency "
+                       "factors are "
+                       "F32, one per rotated pair ({3})",
+                       kRopeFreqsTensor, freqs->type->name,
+                       formatShape(freqs->shape), headDim / 2);
+    json::Array factors;
+    for (uint64_t i = 0; i < headDim / 2; ++i) {
+      float f;
+      std::memcpy(&f, freqs->data + 4 * i, 4);
+      if (!std::isfinite(f) || f <= 0)
+        return makeError(path,
+                         "tensor '{0}' holds {1} at {2}: RoPE frequency "
+                         "factors divide frequencies and must be finite and "
+                         "positive",
+                         kRopeFreqsTensor, f, i);
+      factors.push_back(double(f));
+    }
+    config["rope_scaling"] = json::Object{{"rope_type", "gguf_rope_freqs"},
+                                          {"factors", std::move(factors)}};
+  }
   for (auto [key, field] :
        {std::pair<llvm::StringRef, llvm::StringRef>{
             "tokenizer.ggml.bos_token_id", "bos_token_id"},
@@ -407,6 +441,8 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
   tensors->file = std::move(file);
   const GgufFile &gguf = *tensors->file;
   for (const GgufTensor &tensor : gguf.getTensors()) {
+    if (tensor.name == kRopeFreqsTensor)
+      continue; // The config's RoPE scaling (getGgufConfigJson).
     std::string name = getHuggingFaceName(tensor.name, **arch);
     // A tensor llama.cpp's tables do not name keeps its own name: the
     // engine warns that nothing uses it.

@@ -339,6 +339,10 @@ public:
       readYarn(c);
     } else if (kind == "longrope") {
       readLongRoPE(c);
+    } else if (kind == "gguf_rope_freqs") {
+      // Only GgufModel.cpp writes it: a GGUF file's rope_freqs tensor.
+      c.ropeScaling = RoPEScaling::FreqFactors;
+      c.ropeFreqFactors = factors("factors");
     } else {
       return r.fail(field,
                     "'" + kind + "' RoPE scaling is not supported; tfm "
@@ -557,13 +561,17 @@ void mlir::tfm::hf::readRoPE(FieldReader &r, ModelConfig &c, double defaultTheta
 /// longrope's divisors: one per rotated pair, checked once the family
 /// reader knows the head size.
 static void checkRoPEFactors(FieldReader &r, const ModelConfig &c) {
-  if (r.failed() || c.ropeScaling != RoPEScaling::LongRoPE)
+  if (r.failed() || (c.ropeScaling != RoPEScaling::LongRoPE &&
+                     c.ropeScaling != RoPEScaling::FreqFactors))
     return;
   size_t pairs = size_t(c.rotaryDims ? c.rotaryDims : c.headDim) / 2;
+  bool gguf = c.ropeScaling == RoPEScaling::FreqFactors;
   for (auto [key, factors] :
        {std::pair<StringRef, const std::vector<double> *>{
-            "short_factor", &c.ropeShortFactor},
-        {"long_factor", &c.ropeLongFactor}})
+            gguf ? "factors" : "short_factor",
+            gguf ? &c.ropeFreqFactors : &c.ropeShortFactor},
+        {gguf ? "factors" : "long_factor",
+         gguf ? &c.ropeFreqFactors : &c.ropeLongFactor}})
     if (factors->size() != pairs)
       return r.fail(("rope_scaling." + key).str(),
                     llvm::formatv("{0} divisors for heads that rotate {1} "
@@ -658,6 +666,12 @@ mlir::tfm::hf::computeRoPEInverseFrequencies(const ModelConfig &c,
     }
     break;
   }
+  case RoPEScaling::FreqFactors:
+    // ggml_rope_ext: theta = p * base^(-2i/dh) / freq_factors[i].
+    for (auto [i, f] : llvm::enumerate(invFreq))
+      f /= static_cast<float>(
+          i < c.ropeFreqFactors.size() ? c.ropeFreqFactors[i] : 1.0);
+    break;
   }
   return invFreq;
 }

@@ -15,14 +15,15 @@ usage:
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
-  gguf_model.py convert HFDIR OUT.gguf
+  gguf_model.py convert HFDIR OUT.gguf [--rope-freqs drop|truncate]
       a Hugging Face directory (config.json, model.safetensors) of a llama,
       qwen2, qwen3, phi3, gemma, gemma2 or gemma3_text model to an f32 GGUF
       file, as
       convert_hf_to_gguf.py converts it (an explicit head_dim as key_length,
       Q/K norms, Phi-3's fused qkv_proj and gate_up_proj and its sliding
       window, Gemma's norms plus one, Gemma 2's and 3's sandwich norms,
-      softcaps and window, a tied head without output.weight).
+      softcaps and window, a tied head without output.weight, Llama 3.1's
+      rope_freqs.weight divisors; --rope-freqs writes them wrong).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
@@ -237,7 +238,14 @@ def cmd_convert(argv):
     import json
     from gguf import GGUFWriter
     from safetensors.numpy import load_file
-    hf, out = argv
+    p = argparse.ArgumentParser(prog="gguf_model.py convert")
+    p.add_argument("hf")
+    p.add_argument("out")
+    p.add_argument("--rope-freqs", choices=["drop", "truncate"],
+                   help="write a broken file: no rope_freqs.weight, or one "
+                   "a pair short")
+    a = p.parse_args(argv)
+    hf, out = a.hf, a.out
     c = json.load(open(os.path.join(hf, "config.json")))
     arch = {"gemma3_text": "gemma3"}.get(c["model_type"], c["model_type"])
     weights = load_file(os.path.join(hf, "model.safetensors"))
@@ -266,10 +274,44 @@ def cmd_convert(argv):
         if sandwich and name == "lm_head.weight":
             continue  # Gemma2Model.modify_tensors drops it (tied)
         w.add_tensor(gguf_name(name, sandwich), t.astype(np.float32))
+    if arch == "llama":
+        factors = llama3_rope_factors(c, head_dim)
+        if factors is not None and a.rope_freqs != "drop":
+            if a.rope_freqs == "truncate":
+                factors = factors[:-1]
+            w.add_tensor("rope_freqs.weight", factors)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def llama3_rope_factors(c, dim):
+    """LlamaModel.generate_extra_tensors: a llama3 rope_scaling becomes one
+    f32 divisor per rotated pair (no metadata), its original context read
+    from the top-level hparams (8192 when absent, as for Llama 3.1)."""
+    import math
+    scaling = c.get("rope_scaling") or {}
+    if scaling.get("rope_type", "").lower() != "llama3":
+        return None
+    base = c.get("rope_theta", 10000.0)
+    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
+    factor = scaling.get("factor", 8.0)
+    low = scaling.get("low_freq_factor", 1.0)
+    high = scaling.get("high_freq_factor", 4.0)
+    old = c.get("original_max_position_embeddings", 8192)
+    low_wavelen, high_wavelen = old / low, old / high
+    out = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            out.append(1)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
 
 
 def cmd_logits(argv):

@@ -94,6 +94,10 @@ enum class RoPEScaling {
   /// `original_max_position_embeddings`; cos and sin times an attention
   /// factor.
   LongRoPE,
+  /// "gguf_rope_freqs", tfm's own: per-dimension `factors` dividing each
+  /// frequency, llama.cpp's `rope_freqs` tensor (how its converter stores
+  /// Llama 3.1's scaling in a GGUF file; GgufModel.cpp writes it).
+  FreqFactors,
 };
 
 /// The MLP activation (GPT-2's `activation_function`, Llama's `hidden_act`).
@@ -148,6 +152,8 @@ struct ModelConfig {
   /// longrope: one divisor per rotated pair, for sequences up to
   /// ropeOriginalMaxPositions (short) and beyond (long).
   std::vector<double> ropeShortFactor, ropeLongFactor;
+  /// gguf_rope_freqs' divisors, one per rotated pair.
+  std::vector<double> ropeFreqFactors;
   /// yarn and longrope: what cos and sin are multiplied by (1 otherwise).
   double ropeAttentionFactor = 1.0;
   /// The sliding window (Mistral and Phi-3 `sliding_window`, Qwen's with
