@@ -6,9 +6,11 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Runtime/GgufModel.h"
 #include "tfm/Runtime/Error.h"
+#include "tfm/Runtime/FusedExperts.h"
 #include "tfm/Runtime/Gguf.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -68,7 +70,54 @@ static const Architecture kArchitectures[] = {
     {"gemma2", "gemma2", "Gemma2ForCausalLM", false, false, true, true, true},
     {"gemma3", "gemma3_text", "Gemma3ForCausalLM", false, false, true, true,
      true, 1e6},
+    {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", false, false, false,
+     false},
 };
+
+namespace {
+/// The Hugging Face model of an architecture's files whose layers hold
+/// experts (`<arch>.expert_count`): llama.cpp's converter writes Mixtral as
+/// `llama`. Its router is `blk.N.ffn_gate_inp`, its experts 3-D
+/// `ffn_{gate,up,down}_exps` [E, rows, cols], read as views of each expert
+/// under `names` (the family's own, tfm/Runtime/FusedExperts.h).
+struct ExpertModel {
+  llvm::StringRef arch, modelType, hfClass;
+  /// The config field of the expert count.
+  llvm::StringRef countField;
+  ExpertTensorNames names;
+};
+} // namespace
+
+static const ExpertModel kExpertModels[] = {
+    {"llama",
+     "mixtral",
+     "MixtralForCausalLM",
+     "num_local_experts",
+     {"block_sparse_moe", "w1.weight", "w3.weight", "w2.weight"}},
+    {"qwen3moe",
+     "qwen3_moe",
+     "Qwen3MoeForCausalLM",
+     "num_experts",
+     {"mlp", "gate_proj.weight", "up_proj.weight", "down_proj.weight"}},
+};
+
+/// The expert model of `file` (of `arch`), null when its layers are dense;
+/// an error when it has experts tfm does not build.
+static Expected<const ExpertModel *> getExpertModel(const GgufFile &file,
+                                                    const Architecture &arch) {
+  std::string key = (arch.name + ".expert_count").str();
+  Expected<std::optional<uint64_t>> count = file.getUnsigned(key);
+  if (!count)
+    return count.takeError();
+  if (!*count || **count == 0)
+    return nullptr;
+  for (const ExpertModel &model : kExpertModels)
+    if (model.arch == arch.name)
+      return &model;
+  return makeError(file.getPath(),
+                   "{0}: experts are not supported for {1} GGUF models", key,
+                   arch.name);
+}
 
 /// The file's architecture, or an error naming it.
 static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
@@ -84,8 +133,8 @@ static Expected<const Architecture *> getArchitecture(const GgufFile &file) {
       return &arch;
   return makeError(file.getPath(),
                    "general.architecture '{0}': tfm reads GGUF models of "
-                   "architecture llama, qwen2, qwen3, phi3, gemma, gemma2 "
-                   "and gemma3",
+                   "architecture llama, qwen2, qwen3, qwen3moe, phi3, gemma, "
+                   "gemma2 and gemma3",
                    **name);
 }
 
@@ -120,10 +169,12 @@ static const std::pair<llvm::StringRef, llvm::StringRef> kModelTensors[] = {
     {"output.weight", "lm_head.weight"},
 };
 
-/// The Hugging Face name of GGUF tensor `name` of a model of `arch`; empty
-/// if it has none.
+/// The Hugging Face name of GGUF tensor `name` of a model of `arch` (with
+/// experts named `experts`, if any); empty if it has none. The experts' 3-D
+/// tensors are split apart (GgufTensors::addExperts).
 static std::string getHuggingFaceName(llvm::StringRef name,
-                                      const Architecture &arch) {
+                                      const Architecture &arch,
+                                      const ExpertModel *experts) {
   for (auto [gguf, hf] : kModelTensors)
     if (name == gguf)
       return hf.str();
@@ -132,6 +183,10 @@ static std::string getHuggingFaceName(llvm::StringRef name,
   if (!rest.consume_front("blk.") || rest.consumeInteger(10, layer) ||
       !rest.consume_front("."))
     return {};
+  if (experts && rest == "ffn_gate_inp.weight")
+    return llvm::formatv("model.layers.{0}.{1}.gate.weight", layer,
+                         experts->names.module)
+        .str();
   if (arch.fusedGateUp && rest == "ffn_up.weight")
     return llvm::formatv("model.layers.{0}.mlp.gate_up_proj.weight", layer)
         .str();
@@ -240,9 +295,28 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
   }
   if (error)
     return std::move(error);
+  Expected<const ExpertModel *> experts = getExpertModel(file, **arch);
+  if (!experts)
+    return experts.takeError();
+  if (*experts) {
+    config["model_type"] = (*experts)->modelType;
+    config["architectures"] = json::Array{(*experts)->hfClass};
+    count("expert_count", (*experts)->countField, true);
+    count("expert_used_count", "num_experts_per_tok", true);
+    if ((*experts)->modelType == "qwen3_moe") {
+      // What llama.cpp's qwen3moe graph does: every layer sparse, the
+      // chosen experts' weights renormalised.
+      count("expert_feed_forward_length", "moe_intermediate_size", true);
+      config["norm_topk_prob"] = true;
+      config["decoder_sparse_step"] = 1;
+      config["mlp_only_layers"] = json::Array{};
+    }
+    if (error)
+      return std::move(error);
+  }
   for (llvm::StringRef key :
        {"attention.sliding_window", "rope.scaling.attn_factor",
-        "rope.scaling.yarn_log_multiplier", "expert_count"})
+        "rope.scaling.yarn_log_multiplier"})
     if (file.getValue(prefix + key.str()) &&
         !(key == "attention.sliding_window" && (*arch)->slidingWindow))
       return makeError(path, "{0}{1}: not supported for {2} GGUF models yet",
@@ -364,6 +438,10 @@ public:
 private:
   /// Adds the view of `tensor` as `name`.
   Error add(const GgufTensor &tensor, std::string name);
+  /// Adds layer `layer`'s 3-D expert tensor `tensor` as one view per expert,
+  /// `<module>.experts.<e>.<part>` of `names`.
+  Error addExperts(const GgufTensor &tensor, unsigned layer,
+                   llvm::StringRef part, const ExpertTensorNames &names);
   /// Marks view `i` as stored with convert_hf_to_gguf.py's permutation of
   /// `heads` heads (TensorView::interleavedHeads): readers undo it.
   Error markInterleaved(size_t i, uint64_t heads);
@@ -373,6 +451,38 @@ private:
   llvm::StringMap<size_t> index;
 };
 } // namespace
+
+Error GgufTensors::addExperts(const GgufTensor &tensor, unsigned layer,
+                              llvm::StringRef part,
+                              const ExpertTensorNames &names) {
+  if (Error err = add(tensor, tensor.name))
+    return err;
+  TensorView whole = views.back();
+  views.pop_back();
+  index.erase(whole.name);
+  if (whole.shape.size() != 3 || whole.shape[0] < 1)
+    return makeError(file->getPath(),
+                     "tensor '{0}' ({1}) is not 3-D: a layer's experts are "
+                     "[E, rows, cols]",
+                     tensor.name, formatShape(whole.shape));
+  // Each expert's rows (of elements or of blocks) are a contiguous run.
+  int64_t experts = whole.shape[0];
+  uint64_t bytes = whole.numBytes / uint64_t(experts);
+  for (int64_t e = 0; e < experts; ++e) {
+    TensorView view = whole;
+    view.name = llvm::formatv("model.layers.{0}.{1}.experts.{2}.{3}", layer,
+                              names.module, e, part)
+                    .str();
+    view.shape = {whole.shape[1], whole.shape[2]};
+    view.data = whole.data + uint64_t(e) * bytes;
+    view.numBytes = bytes;
+    if (!index.try_emplace(view.name, views.size()).second)
+      return makeError(file->getPath(), "tensor '{0}' is named twice",
+                       view.name);
+    views.push_back(std::move(view));
+  }
+  return Error::success();
+}
 
 Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
   TensorView view;
@@ -440,10 +550,31 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
   std::unique_ptr<GgufTensors> tensors(new GgufTensors());
   tensors->file = std::move(file);
   const GgufFile &gguf = *tensors->file;
+  Expected<const ExpertModel *> experts = getExpertModel(gguf, **arch);
+  if (!experts)
+    return experts.takeError();
   for (const GgufTensor &tensor : gguf.getTensors()) {
     if (tensor.name == kRopeFreqsTensor)
       continue; // The config's RoPE scaling (getGgufConfigJson).
-    std::string name = getHuggingFaceName(tensor.name, **arch);
+    if (*experts) {
+      llvm::StringRef rest = tensor.name;
+      unsigned layer;
+      if (rest.consume_front("blk.") && !rest.consumeInteger(10, layer) &&
+          rest.consume_front(".")) {
+        const ExpertTensorNames &names = (*experts)->names;
+        llvm::StringRef part = llvm::StringSwitch<llvm::StringRef>(rest)
+                                   .Case("ffn_gate_exps.weight", names.gate)
+                                   .Case("ffn_up_exps.weight", names.up)
+                                   .Case("ffn_down_exps.weight", names.down)
+                                   .Default("");
+        if (!part.empty()) {
+          if (Error err = tensors->addExperts(tensor, layer, part, names))
+            return std::move(err);
+          continue;
+        }
+      }
+    }
+    std::string name = getHuggingFaceName(tensor.name, **arch, *experts);
     // A tensor llama.cpp's tables do not name keeps its own name: the
     // engine warns that nothing uses it.
     if (Error err =

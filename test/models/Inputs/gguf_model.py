@@ -15,7 +15,8 @@ usage:
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
-  gguf_model.py convert HFDIR OUT.gguf [--rope-freqs drop|truncate]
+  gguf_model.py convert HFDIR OUT.gguf [--quantize q8_0]
+                        [--rope-freqs drop|truncate]
       a Hugging Face directory (config.json, model.safetensors) of a llama,
       qwen2, qwen3, phi3, gemma, gemma2 or gemma3_text model to an f32 GGUF
       file, as
@@ -23,7 +24,9 @@ usage:
       Q/K norms, Phi-3's fused qkv_proj and gate_up_proj and its sliding
       window, Gemma's norms plus one, Gemma 2's and 3's sandwich norms,
       softcaps and window, a tied head without output.weight, Llama 3.1's
-      rope_freqs.weight divisors; --rope-freqs writes them wrong).
+      rope_freqs.weight divisors, Mixtral's and Qwen3-MoE's experts stacked
+      3-D; --quantize q8_0: matrices as gguf-py's Q8_0 blocks; --rope-freqs
+      writes the divisors wrong).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
       dequantizes every tensor with gguf-py and undoes the permutation).
@@ -241,14 +244,23 @@ def cmd_convert(argv):
     p = argparse.ArgumentParser(prog="gguf_model.py convert")
     p.add_argument("hf")
     p.add_argument("out")
+    p.add_argument("--quantize", choices=["q8_0"],
+                   help="matrices (experts' too; not the router, which "
+                   "llama.cpp keeps f32) as Q8_0 blocks, by gguf-py")
+    p.add_argument("--reference", help="with --quantize: write here the "
+                   "Hugging Face directory of the weights the blocks stand "
+                   "for (dequantized)")
     p.add_argument("--rope-freqs", choices=["drop", "truncate"],
                    help="write a broken file: no rope_freqs.weight, or one "
                    "a pair short")
     a = p.parse_args(argv)
     hf, out = a.hf, a.out
     c = json.load(open(os.path.join(hf, "config.json")))
-    arch = {"gemma3_text": "gemma3"}.get(c["model_type"], c["model_type"])
+    arch = {"gemma3_text": "gemma3", "mixtral": "llama",
+            "qwen3_moe": "qwen3moe"}.get(c["model_type"], c["model_type"])
     weights = load_file(os.path.join(hf, "model.safetensors"))
+    if a.quantize:
+        weights = dequantized_q8_0(weights, hf, a.reference)
     heads = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", heads)
     head_dim = c.get("head_dim") or c["hidden_size"] // heads
@@ -264,7 +276,19 @@ def cmd_convert(argv):
         if c.get("sliding_window"):
             w.add_sliding_window(c["sliding_window"])
         add_hparams(w, c)
+    weights = stack_experts(w, c, weights)
+
+    def add(gname, t):
+        if a.quantize and t.ndim >= 2 and "ffn_gate_inp" not in gname:
+            from gguf import GGMLQuantizationType as T, quants
+            w.add_tensor(gname, quants.quantize(t, T.Q8_0), raw_dtype=T.Q8_0)
+        else:
+            w.add_tensor(gname, t.astype(np.float32))
+
     for name, t in weights.items():
+        if name.startswith("blk."):  # stacked experts, already named
+            add(name, t)
+            continue
         if arch == "llama" and name.endswith("q_proj.weight"):
             t = permute(t, heads)
         if arch == "llama" and name.endswith("k_proj.weight"):
@@ -273,7 +297,7 @@ def cmd_convert(argv):
             t = t + np.float32(1)  # Gemma*Model.modify_tensors
         if sandwich and name == "lm_head.weight":
             continue  # Gemma2Model.modify_tensors drops it (tied)
-        w.add_tensor(gguf_name(name, sandwich), t.astype(np.float32))
+        add(gguf_name(name, sandwich), t)
     if arch == "llama":
         factors = llama3_rope_factors(c, head_dim)
         if factors is not None and a.rope_freqs != "drop":
@@ -284,6 +308,70 @@ def cmd_convert(argv):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def quantizable(name, t):
+    """What --quantize stores as blocks: matrices, not a router."""
+    return t.ndim >= 2 and not name.endswith((".gate.weight",
+                                              "ffn_gate_inp.weight"))
+
+
+def dequantized_q8_0(weights, hf, reference):
+    """The weights the Q8_0 blocks of `weights` stand for (rows quantize
+    independently, so stacking and Q/K's row permutation commute with it;
+    requantizing them gives the same blocks), written to `reference` (a
+    copy of the directory `hf`) when given."""
+    import shutil
+    from gguf import GGMLQuantizationType as T, quants
+    from safetensors.numpy import save_file
+    out = {}
+    for name, t in weights.items():
+        if quantizable(name, t):
+            blocks = quants.quantize(t.astype(np.float32), T.Q8_0)
+            t = quants.dequantize(blocks, T.Q8_0).reshape(t.shape)
+            assert (quants.quantize(t, T.Q8_0) == blocks).all(), name
+        out[name] = t.astype(np.float32)
+    if reference:
+        shutil.copytree(hf, reference, dirs_exist_ok=True)
+        save_file(out, os.path.join(reference, "model.safetensors"),
+                  metadata={"format": "pt"})
+    return out
+
+
+def stack_experts(w, c, weights):
+    """Mixtral's (LlamaModel) and Qwen3-MoE's (Qwen3MoeModel) experts as
+    convert_hf_to_gguf.py writes them: the expert counts (and Qwen's expert
+    width) in the metadata, each layer's experts stacked into 3-D
+    ffn_{gate,up,down}_exps [E, rows, cols], the router as ffn_gate_inp.
+    Returns the other tensors."""
+    import re
+    if c["model_type"] == "mixtral":
+        count, parts = c["num_local_experts"], {"w1": "gate", "w3": "up",
+                                                "w2": "down"}
+    elif c["model_type"] == "qwen3_moe":
+        count, parts = c["num_experts"], {"gate_proj": "gate",
+                                          "up_proj": "up",
+                                          "down_proj": "down"}
+        w.add_expert_feed_forward_length(c["moe_intermediate_size"])
+    else:
+        return weights
+    w.add_expert_count(count)
+    w.add_expert_used_count(c["num_experts_per_tok"])
+    rest, experts = {}, {}
+    for name, t in weights.items():
+        m = re.match(r"model\.layers\.(\d+)\.(?:block_sparse_moe|mlp)\."
+                     r"(?:experts\.(\d+)\.(\w+)|(gate))\.weight$", name)
+        if not m:
+            rest[name] = t
+        elif m.group(4):
+            rest[f"blk.{m.group(1)}.ffn_gate_inp.weight"] = t.astype(np.float32)
+        else:
+            layer, e, part = int(m.group(1)), int(m.group(2)), parts[m.group(3)]
+            experts.setdefault((layer, part), {})[e] = t
+    for (layer, part), by_expert in experts.items():
+        rest[f"blk.{layer}.ffn_{part}_exps.weight"] = np.stack(
+            [by_expert[e] for e in range(count)]).astype(np.float32)
+    return rest
 
 
 def llama3_rope_factors(c, dim):
