@@ -89,16 +89,10 @@ struct ExpertModel {
 } // namespace
 
 static const ExpertModel kExpertModels[] = {
-    {"llama",
-     "mixtral",
-     "MixtralForCausalLM",
-     "num_local_experts",
-     {"block_sparse_moe", "w1.weight", "w3.weight", "w2.weight"}},
-    {"qwen3moe",
-     "qwen3_moe",
-     "Qwen3MoeForCausalLM",
-     "num_experts",
-     {"mlp", "gate_proj.weight", "up_proj.weight", "down_proj.weight"}},
+    {"llama", "mixtral", "MixtralForCausalLM", "num_local_experts",
+     kMixtralExpertNames},
+    {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM", "num_experts",
+     kQwenMoEExpertNames},
 };
 
 /// The expert model of `file` (of `arch`), null when its layers are dense;

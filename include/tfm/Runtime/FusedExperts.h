@@ -40,6 +40,14 @@ struct ExpertTensorNames {
   llvm::StringRef gate, up, down;
 };
 
+/// Mixtral's (w1 the gate, w3 up, w2 down, under block_sparse_moe) and
+/// Qwen's MoE models' names: the one definition the families' table and the
+/// GGUF reader share.
+inline constexpr ExpertTensorNames kMixtralExpertNames = {
+    "block_sparse_moe", "w1.weight", "w3.weight", "w2.weight"};
+inline constexpr ExpertTensorNames kQwenMoEExpertNames = {
+    "mlp", "gate_proj.weight", "up_proj.weight", "down_proj.weight"};
+
 /// Views of `checkpoint`'s fused expert tensors (every
 /// `<layer>.mlp.experts.gate_up_proj`, with its `down_proj`) under the
 /// per-expert names `names` gives, and of the router under `names.module`

@@ -82,14 +82,7 @@ def add_gemma2_hparams(w, c, gemma3):
     """Gemma2Model's / Gemma3Model's set_gguf_parameters: no RoPE dimension
     count, Gemma 2 no freq_base (llama.cpp's 10000), the softcaps and the
     window; query_pre_attn_scalar and the layer pattern are not stored."""
-    heads = c["num_attention_heads"]
-    w.add_context_length(c["max_position_embeddings"])
-    w.add_embedding_length(c["hidden_size"])
-    w.add_block_count(c["num_hidden_layers"])
-    w.add_feed_forward_length(c["intermediate_size"])
-    w.add_head_count(heads)
-    w.add_head_count_kv(c.get("num_key_value_heads", heads))
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    add_sizes(w, c)
     w.add_key_length(c["head_dim"])
     w.add_value_length(c["head_dim"])
     if gemma3:
@@ -111,8 +104,8 @@ def permute(w, heads):
             .swapaxes(1, 2).reshape(w.shape))
 
 
-def add_hparams(w, c):
-    """The hyperparameters convert_hf_to_gguf.py writes for config `c`."""
+def add_sizes(w, c):
+    """The sizes every converter writes (TextModel.set_gguf_parameters)."""
     heads = c["num_attention_heads"]
     w.add_context_length(c["max_position_embeddings"])
     w.add_embedding_length(c["hidden_size"])
@@ -120,8 +113,14 @@ def add_hparams(w, c):
     w.add_feed_forward_length(c["intermediate_size"])
     w.add_head_count(heads)
     w.add_head_count_kv(c.get("num_key_value_heads", heads))
-    w.add_rope_dimension_count(c.get("head_dim") or c["hidden_size"] // heads)
     w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+
+
+def add_hparams(w, c):
+    """The hyperparameters convert_hf_to_gguf.py writes for config `c`."""
+    heads = c["num_attention_heads"]
+    add_sizes(w, c)
+    w.add_rope_dimension_count(c.get("head_dim") or c["hidden_size"] // heads)
     w.add_rope_freq_base(float(c["rope_theta"]))
 
 

@@ -14,13 +14,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::hf;
 
-// Mixtral's w1 (gate), w3 (up), w2 (down) under block_sparse_moe; Qwen's
-// under mlp.
-static const runtime::ExpertTensorNames kMixtralExperts = {
-    "block_sparse_moe", "w1.weight", "w3.weight", "w2.weight"};
-static const runtime::ExpertTensorNames kQwenMoEExperts = {
-    "mlp", "gate_proj.weight", "up_proj.weight", "down_proj.weight"};
-
 static const FamilyInfo kFamilies[] = {
     {ModelFamily::GPT2, "gpt2", readGPT2Config, &EntryBuilder::buildGPT2,
      &EntryBuilder::gpt2Block, isGPT2IgnoredTensor, "transformer.",
@@ -29,7 +22,7 @@ static const FamilyInfo kFamilies[] = {
      &EntryBuilder::llamaBlock},
     {ModelFamily::Mixtral, "mixtral", readMixtralConfig,
      &EntryBuilder::buildLlama, &EntryBuilder::llamaBlock, nullptr, "", "",
-     kMixtralExperts},
+     runtime::kMixtralExpertNames},
     {ModelFamily::Mistral, "mistral", readMistralConfig,
      &EntryBuilder::buildLlama, &EntryBuilder::llamaBlock},
     {ModelFamily::Qwen2, "qwen2", readQwen2Config, &EntryBuilder::buildLlama,
@@ -38,7 +31,7 @@ static const FamilyInfo kFamilies[] = {
      &EntryBuilder::llamaBlock},
     {ModelFamily::Qwen3MoE, "qwen3_moe", readQwen3MoEConfig,
      &EntryBuilder::buildLlama, &EntryBuilder::llamaBlock, nullptr, "", "",
-     kQwenMoEExperts},
+     runtime::kQwenMoEExpertNames},
     {ModelFamily::Gemma, "gemma", readGemmaConfig, &EntryBuilder::buildGemma,
      &EntryBuilder::gemmaBlock},
     {ModelFamily::Gemma2, "gemma2", readGemma2Config,
