@@ -29,8 +29,39 @@ bool mlir::tfm::runtime::isGgufPath(llvm::StringRef path) {
   return path.ends_with(".gguf");
 }
 
-/// Llama 3.1's RoPE divisors: read into the config, not a parameter.
+/// RoPE factors (Llama 3.1's divisors, Phi-3's long and short factors):
+/// read into the config, not parameters.
 static constexpr llvm::StringLiteral kRopeFreqsTensor = "rope_freqs.weight";
+static constexpr llvm::StringLiteral kRopeLongTensor =
+    "rope_factors_long.weight";
+static constexpr llvm::StringLiteral kRopeShortTensor =
+    "rope_factors_short.weight";
+
+/// The `pairs` finite positive F32 values of RoPE factor tensor `tensor`.
+static Expected<json::Array> readRoPEFactors(const GgufFile &file,
+                                             const GgufTensor &tensor,
+                                             uint64_t pairs) {
+  if (tensor.type->name != "F32" || tensor.shape.size() != 1 ||
+      uint64_t(tensor.shape[0]) != pairs)
+    return makeError(file.getPath(),
+                     "tensor '{0}' is {1} of shape {2}: RoPE frequency "
+                     "factors are F32, one per rotated pair ({3})",
+                     tensor.name, tensor.type->name, formatShape(tensor.shape),
+                     pairs);
+  json::Array factors;
+  for (uint64_t i = 0; i < pairs; ++i) {
+    float f;
+    std::memcpy(&f, tensor.data + 4 * i, 4);
+    if (!std::isfinite(f) || f <= 0)
+      return makeError(file.getPath(),
+                       "tensor '{0}' holds {1} at {2}: RoPE frequency "
+                       "factors divide frequencies and must be finite and "
+                       "positive",
+                       tensor.name, f, i);
+    factors.push_back(double(f));
+  }
+  return factors;
+}
 
 namespace {
 /// A llama.cpp architecture tfm builds, and the Hugging Face model it is.
@@ -312,7 +343,8 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
        {"attention.sliding_window", "rope.scaling.attn_factor",
         "rope.scaling.yarn_log_multiplier"})
     if (file.getValue(prefix + key.str()) &&
-        !(key == "attention.sliding_window" && (*arch)->slidingWindow))
+        !(key == "attention.sliding_window" && (*arch)->slidingWindow) &&
+        !(key == "rope.scaling.attn_factor" && file.lookup(kRopeLongTensor)))
       return makeError(path, "{0}{1}: not supported for {2} GGUF models yet",
                        prefix, key, (*arch)->name);
   Expected<std::optional<llvm::StringRef>> scaling =
@@ -348,44 +380,63 @@ mlir::tfm::runtime::getGgufConfigJson(const GgufFile &file) {
                            "embedding)");
   config["vocab_size"] = embedding->shape[0];
   config["tie_word_embeddings"] = file.lookup("output.weight") == nullptr;
-  for (llvm::StringRef factors :
-       {"rope_factors_long.weight", "rope_factors_short.weight"})
-    if (file.lookup(factors))
-      return makeError(path,
-                       "tensor '{0}' (per-dimension RoPE factors, as "
-                       "Phi-3's long-context scaling is stored): not "
-                       "supported for GGUF models yet",
-                       factors);
-  // Llama 3.1's scaling, which the converter stores as one divisor per
-  // rotated pair (its generate_extra_tensors) and no metadata.
-  if (const GgufTensor *freqs = file.lookup(kRopeFreqsTensor)) {
-    if (config.get("rope_scaling"))
-      return makeError(path,
-                       "tensor '{0}' and {1}rope.scaling.type: two RoPE "
-                       "scalings",
-                       kRopeFreqsTensor, prefix);
-    if (freqs->type->name != "F32" || freqs->shape.size() != 1 ||
-        uint64_t(freqs->shape[0]) != headDim / 2)
-      return makeError(path,
-                       "tensor '{0}' is {1} of shape {2}: RoPE frequency "
-                       "factors are "
-                       "F32, one per rotated pair ({3})",
-                       kRopeFreqsTensor, freqs->type->name,
-                       formatShape(freqs->shape), headDim / 2);
-    json::Array factors;
-    for (uint64_t i = 0; i < headDim / 2; ++i) {
-      float f;
-      std::memcpy(&f, freqs->data + 4 * i, 4);
-      if (!std::isfinite(f) || f <= 0)
-        return makeError(path,
-                         "tensor '{0}' holds {1} at {2}: RoPE frequency "
-                         "factors divide frequencies and must be finite and "
-                         "positive",
-                         kRopeFreqsTensor, f, i);
-      factors.push_back(double(f));
-    }
+  // RoPE scalings stored as tensors of one factor per rotated pair: Llama
+  // 3.1's divisors (generate_extra_tensors, no metadata) and Phi-3 128k's
+  // long and short factors (with the original context and attention factor
+  // as metadata).
+  const GgufTensor *freqs = file.lookup(kRopeFreqsTensor);
+  const GgufTensor *longFactors = file.lookup(kRopeLongTensor);
+  const GgufTensor *shortFactors = file.lookup(kRopeShortTensor);
+  if ((freqs || longFactors || shortFactors) && config.get("rope_scaling"))
+    return makeError(path,
+                     "tensor '{0}' and {1}rope.scaling.type: two RoPE "
+                     "scalings",
+                     freqs         ? kRopeFreqsTensor
+                     : longFactors ? kRopeLongTensor
+                                   : kRopeShortTensor,
+                     prefix);
+  if (freqs) {
+    Expected<json::Array> factors = readRoPEFactors(file, *freqs, headDim / 2);
+    if (!factors)
+      return factors.takeError();
     config["rope_scaling"] = json::Object{{"rope_type", "gguf_rope_freqs"},
-                                          {"factors", std::move(factors)}};
+                                          {"factors", std::move(*factors)}};
+  }
+  if (longFactors || shortFactors) {
+    if ((*arch)->name != "phi3" || !longFactors || !shortFactors)
+      return makeError(path,
+                       "tensor '{0}': long and short RoPE factors are read "
+                       "for phi3 GGUF models, both of them",
+                       longFactors ? kRopeLongTensor : kRopeShortTensor);
+    Expected<json::Array> longArray =
+        readRoPEFactors(file, *longFactors, headDim / 2);
+    if (!longArray)
+      return longArray.takeError();
+    Expected<json::Array> shortArray =
+        readRoPEFactors(file, *shortFactors, headDim / 2);
+    if (!shortArray)
+      return shortArray.takeError();
+    Expected<std::optional<uint64_t>> original =
+        file.getUnsigned(prefix + "rope.scaling.original_context_length");
+    if (!original)
+      return original.takeError();
+    if (!*original)
+      return makeError(path,
+                       "no {0}rope.scaling.original_context_length beside "
+                       "tensor '{1}': longrope picks its factors by it",
+                       prefix, kRopeLongTensor);
+    json::Object rope{
+        {"rope_type", "longrope"},
+        {"long_factor", std::move(*longArray)},
+        {"short_factor", std::move(*shortArray)},
+        {"original_max_position_embeddings", int64_t(**original)}};
+    Expected<std::optional<double>> attention =
+        file.getFloat(prefix + "rope.scaling.attn_factor");
+    if (!attention)
+      return attention.takeError();
+    if (*attention)
+      rope["attention_factor"] = **attention;
+    config["rope_scaling"] = std::move(rope);
   }
   for (auto [key, field] :
        {std::pair<llvm::StringRef, llvm::StringRef>{
@@ -548,7 +599,8 @@ GgufTensors::create(std::unique_ptr<GgufFile> file) {
   if (!experts)
     return experts.takeError();
   for (const GgufTensor &tensor : gguf.getTensors()) {
-    if (tensor.name == kRopeFreqsTensor)
+    if (tensor.name == kRopeFreqsTensor || tensor.name == kRopeLongTensor ||
+        tensor.name == kRopeShortTensor)
       continue; // The config's RoPE scaling (getGgufConfigJson).
     if (*experts) {
       llvm::StringRef rest = tensor.name;

@@ -24,7 +24,8 @@ usage:
       Q/K norms, Phi-3's fused qkv_proj and gate_up_proj and its sliding
       window, Gemma's norms plus one, Gemma 2's and 3's sandwich norms,
       softcaps and window, a tied head without output.weight, Llama 3.1's
-      rope_freqs.weight divisors, Mixtral's and Qwen3-MoE's experts stacked
+      rope_freqs.weight divisors, Phi-3's longrope factors and metadata,
+      Mixtral's and Qwen3-MoE's experts stacked
       3-D; --quantize q8_0: matrices as gguf-py's Q8_0 blocks; --rope-freqs
       writes the divisors wrong).
   gguf_model.py logits GGUF IDS OUT
@@ -297,6 +298,8 @@ def cmd_convert(argv):
         if sandwich and name == "lm_head.weight":
             continue  # Gemma2Model.modify_tensors drops it (tied)
         add(gguf_name(name, sandwich), t)
+    if arch == "phi3":
+        add_longrope(w, c)
     if arch == "llama":
         factors = llama3_rope_factors(c, head_dim)
         if factors is not None and a.rope_freqs != "drop":
@@ -371,6 +374,26 @@ def stack_experts(w, c, weights):
         rest[f"blk.{layer}.ffn_{part}_exps.weight"] = np.stack(
             [by_expert[e] for e in range(count)]).astype(np.float32)
     return rest
+
+
+def add_longrope(w, c):
+    """Phi3MiniModel: a longrope scaling as its attention factor and
+    original context (metadata) and the long and short factors (tensors)."""
+    import math
+    scaling = c.get("rope_scaling") or {}
+    if scaling.get("rope_type", scaling.get("type", "")).lower() not in (
+            "longrope", "su"):
+        return
+    original = c["original_max_position_embeddings"]
+    scale = c["max_position_embeddings"] / original
+    w.add_rope_scaling_attn_factors(
+        math.sqrt(1 + math.log(scale) / math.log(original))
+        if scale > 1.0 else 1.0)
+    w.add_rope_scaling_orig_ctx_len(original)
+    w.add_tensor("rope_factors_long.weight",
+                 np.array(scaling["long_factor"], np.float32))
+    w.add_tensor("rope_factors_short.weight",
+                 np.array(scaling["short_factor"], np.float32))
 
 
 def llama3_rope_factors(c, dim):
