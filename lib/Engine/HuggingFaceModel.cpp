@@ -631,9 +631,10 @@ struct HuggingFaceModel::State {
   ModelBindings bindings;
   Target pipeline;
   bool warnedUnused = false;
-  /// (B, S, KV cache length; 0 for @forward, a position per sequence) ->
-  /// session; S is @prefill's chunk for generation sessions.
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool>,
+  /// (B, S, KV cache length; 0 for @forward, a position per sequence,
+  /// longrope's factors: 0 by length, 1 short, 2 long) -> session; S is
+  /// @prefill's chunk for generation sessions.
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int>,
            std::unique_ptr<Session>>
       sessions;
   /// The logits of a chunked forward, gathered from the chunks.
@@ -803,7 +804,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     return result;
   }
   std::unique_ptr<Session> &session =
-      state->sessions[{tokens.batch, tokens.seqLen, 0, false}];
+      state->sessions[{tokens.batch, tokens.seqLen, 0, false, 0}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = tokens.batch;
@@ -878,19 +879,20 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
 
 llvm::Expected<HuggingFaceModel::Session *>
 HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
-                                       int64_t kvCacheLength,
-                                       double &compileMs,
-                                       std::string &cacheStatus,
-                                       bool ragged) {
+                                       int64_t kvCacheLength, double &compileMs,
+                                       std::string &cacheStatus, bool ragged,
+                                       std::optional<bool> longRoPEFactors) {
   int64_t vocab = config.vocabSize;
+  int factors = longRoPEFactors ? (*longRoPEFactors ? 2 : 1) : 0;
   std::unique_ptr<Session> &session =
-      state->sessions[{batch, chunk, kvCacheLength, ragged}];
+      state->sessions[{batch, chunk, kvCacheLength, ragged, factors}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = batch;
     importOptions.seqLen = chunk;
     importOptions.kvCacheLength = kvCacheLength;
     importOptions.perSequencePositions = ragged;
+    importOptions.longRoPEFactors = longRoPEFactors;
     importOptions.computeType = options.dtype;
     llvm::Expected<OwningOpRef<ModuleOp>> module = [&] {
       TimingScope timing = getCompileTiming().nest("import config.json");
@@ -982,12 +984,31 @@ HuggingFaceModel::generate(const TokenIds &tokens,
   if (generation.prefillChunk)
     chunk = std::min(chunk, *maxSeqLen);
   bool ragged = tokens.isRagged();
+  // longrope: transformers rotates each forward call by the short factors
+  // while its sequence is within the original context and by the long ones
+  // past it; Phi-3's generate() drops its cache when the sequence first
+  // passes it and recomputes every position with the long factors. So does
+  // this loop: short entries while decoding positions below the original
+  // context, then the long entries' prefill over the whole sequence at the
+  // crossing, and their decode after it. (A ragged batch keeps the factors
+  // of its KV cache's length.)
+  std::optional<bool> longFactors;
+  int64_t crossing = -1;
+  if (config.ropeScaling == hf::RoPEScaling::LongRoPE && !ragged) {
+    int64_t original = config.ropeOriginalMaxPositions;
+    longFactors = prompt > original;
+    // Decode step j runs position prompt + j - 1, the last prompt + count - 2.
+    if (prompt <= original && prompt + count - 2 >= original)
+      crossing = original;
+  }
   llvm::Expected<Session *> session =
       getGenerationSession(batch, chunk, *maxSeqLen, result.compileMs,
-                           result.cacheStatus, ragged);
+                           result.cacheStatus, ragged, longFactors);
   if (!session)
     return session.takeError();
-  Entry &prefill = *(*session)->first, &decode = *(*session)->decode;
+  Entry &prefill = *(*session)->first;
+  Entry *decode = (*session)->decode.get();
+  BoundCall *callDecode = &(*session)->callDecode;
   setThreads();
 
   // sequences[b]: the prompt (without padding), then the new tokens.
@@ -1055,8 +1076,48 @@ HuggingFaceModel::generate(const TokenIds &tokens,
   bool going = choose(lastLogits.data(), vocab, 0);
   int64_t produced = 1;
 
-  int64_t *decodeIds = decode.getIds();
   for (int64_t step = 1; going && step < count && !stop.allDone(); ++step) {
+    if (prompt + step - 1 == crossing) {
+      // Every position so far, the last one the token of this step, again
+      // through the long-factor entries (their own caches).
+      double compileMs = 0;
+      llvm::Expected<Session *> longSession =
+          getGenerationSession(batch, chunk, *maxSeqLen, compileMs,
+                               result.cacheStatus, ragged, true);
+      if (!longSession)
+        return longSession.takeError();
+      result.compileMs += compileMs;
+      TokenIds sofar;
+      sofar.batch = batch;
+      sofar.seqLen = crossing + 1;
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < sofar.seqLen; ++i)
+          sofar.ids.push_back(
+              sequences[b][std::min<size_t>(i, sequences[b].size() - 1)]);
+      Entry &again = *(*longSession)->first;
+      Clock::time_point start = Clock::now();
+      llvm::Expected<int64_t> calls = prefillInChunks(
+          again, (*longSession)->callFirst, sofar, *maxSeqLen,
+          [&](int64_t window, int64_t first, int64_t end) {
+            int64_t row = sofar.seqLen - 1 - window;
+            if (row < first || row >= end)
+              return;
+            for (int64_t b = 0; b < batch; ++b) {
+              const float *logits =
+                  again.getLogits() + (b * chunk + row) * vocab;
+              std::copy(logits, logits + vocab, lastLogits.begin() + b * vocab);
+            }
+          });
+      if (!calls)
+        return calls.takeError();
+      result.stepMs.push_back(millisecondsSince(start));
+      going = choose(lastLogits.data(), vocab, step);
+      ++produced;
+      decode = (*longSession)->decode.get();
+      callDecode = &(*longSession)->callDecode;
+      continue;
+    }
+    int64_t *decodeIds = decode->getIds();
     // A finished sequence keeps feeding its last token; its logits are not
     // read. In a ragged batch each sequence's token goes at its own
     // position, the index of its last token (a finished one's stays put,
@@ -1068,19 +1129,19 @@ HuggingFaceModel::generate(const TokenIds &tokens,
         int64_t position = int64_t(sequences[b].size()) - 1;
         if (llvm::Error err = checkRoom(position, 1))
           return std::move(err);
-        decode.getPositions()[b] = position;
+        decode->getPositions()[b] = position;
       }
     } else {
       int64_t position = prompt + step - 1;
       if (llvm::Error err = checkRoom(position, 1))
         return std::move(err);
-      decode.frame->getIndex(decode.positionArgument) = position;
+      decode->frame->getIndex(decode->positionArgument) = position;
     }
     Clock::time_point start = Clock::now();
-    if (llvm::Error err = (*session)->callDecode())
+    if (llvm::Error err = (*callDecode)())
       return std::move(err);
     result.stepMs.push_back(millisecondsSince(start));
-    going = choose(decode.getLogits(), vocab, step);
+    going = choose(decode->getLogits(), vocab, step);
     ++produced;
   }
   result.generationMs = millisecondsSince(generationStart);

@@ -286,12 +286,13 @@ public:
 private:
   /// The @prefill and @decode session for [batch, chunk] chunks over a KV
   /// cache of `kvCacheLength`, compiled on first use (`result` gets the
-  /// compile time and cache status then).
-  llvm::Expected<Session *> getGenerationSession(int64_t batch, int64_t chunk,
-                                                 int64_t kvCacheLength,
-                                                 double &compileMs,
-                                                 std::string &cacheStatus,
-                                                 bool ragged = false);
+  /// compile time and cache status then); `longRoPEFactors` as
+  /// hf::ImportOptions's.
+  llvm::Expected<Session *>
+  getGenerationSession(int64_t batch, int64_t chunk, int64_t kvCacheLength,
+                       double &compileMs, std::string &cacheStatus,
+                       bool ragged = false,
+                       std::optional<bool> longRoPEFactors = std::nullopt);
   HuggingFaceModel(MLIRContext &context, hf::ModelConfig config,
                    ModelOptions options, WarningHandler warn);
   void setThreads() const;

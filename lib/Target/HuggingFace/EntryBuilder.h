@@ -38,6 +38,7 @@ public:
         cacheLength(options.kvCacheLength),
         prefillLength(getSeqLen(config, options)),
         raggedBatch(options.perSequencePositions),
+        longRoPEFactors(options.longRoPEFactors),
         perSequencePositions(options.perSequencePositions &&
                              entry == Entry::Decode),
         elementType(getComputeType(context, options.computeType)) {}
@@ -214,6 +215,8 @@ private:
       // The longest sequence this entry serves: its prompt, or the KV
       // cache of generation (longrope's factors depend on it).
       int64_t maxLength = usesCache() ? cacheLength : seqLen;
+      if (longRoPEFactors)
+        maxLength = c.ropeOriginalMaxPositions + (*longRoPEFactors ? 1 : 0);
       if (!ropeInvFreq)
         ropeInvFreq = b.getDenseF32ArrayAttr(
             computeRoPEInverseFrequencies(c, maxLength));
@@ -275,6 +278,8 @@ private:
   int64_t prefillLength;
   /// A ragged batch's entries (whole caches for every layer).
   bool raggedBatch;
+  /// ImportOptions::longRoPEFactors.
+  std::optional<bool> longRoPEFactors;
   /// `pos` is a [B] tensor of each sequence's position, not one index.
   bool perSequencePositions;
   /// Of every float tensor: parameters, activations, KV caches.

@@ -51,6 +51,12 @@ struct ImportOptions {
   int64_t kvCacheLength = 0;
   /// @decode takes a position per sequence (ragged batches) rather than one.
   bool perSequencePositions = false;
+  /// longrope: rotate by the long factors (true) or the short ones (false)
+  /// whatever the entries' lengths; unset, by the longest sequence an entry
+  /// serves (its prompt, or generation's KV cache). transformers picks them
+  /// per forward call, which a generation that crosses the original context
+  /// follows with two sets of entries (HuggingFaceModel::generate).
+  std::optional<bool> longRoPEFactors;
   /// The type activations, parameters and KV caches are computed and held
   /// in: f32, bf16 or f16. Half-precision models still accumulate and keep
   /// statistics in f32 (the lowering's rule), and return f32 logits: the
