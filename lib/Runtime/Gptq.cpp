@@ -14,9 +14,24 @@ using namespace mlir::tfm::runtime;
 using llvm::Error;
 using llvm::Expected;
 
+/// "GPTQ", "AWQ" or "compressed-tensors", for messages.
+static std::string getMethodName(const PackedIntFormat &format) {
+  switch (format.method) {
+  case PackedIntFormat::Method::Gptq:
+    return "GPTQ";
+  case PackedIntFormat::Method::Awq:
+    return "AWQ";
+  case PackedIntFormat::Method::CompressedTensors:
+    return "compressed-tensors";
+  }
+  return "";
+}
+
 namespace {
 /// One quantized linear: its source tensors and its dimensions.
 struct Linear {
+  /// compressed-tensors' weight_packed, weight_scale and weight_zero_point
+  /// (null when symmetric) in their places.
   const TensorView *qweight, *scales, *qzeros;
   int64_t n, k, group;
   /// Some zero point is not the symmetric 2^(bits-1): Q8_0 blocks of the
@@ -31,7 +46,10 @@ public:
   GptqTensors(const Checkpoint &checkpoint, const PackedIntFormat &format)
       : checkpoint(checkpoint), bits(format.bits),
         awq(format.method == PackedIntFormat::Method::Awq),
-        path((checkpoint.getPath() + (awq ? " (AWQ)" : " (GPTQ)")).str()) {}
+        compressed(format.method == PackedIntFormat::Method::CompressedTensors),
+        path(
+            (checkpoint.getPath() + " (" + getMethodName(format) + ")").str()) {
+  }
 
   llvm::StringRef getPath() const override { return path; }
   const TensorView *lookup(llvm::StringRef name) const override;
@@ -41,6 +59,9 @@ public:
   /// Adds the linear `prefix`, validated; false with `error` set if not.
   Error add(llvm::StringRef prefix, int64_t groupSize,
             llvm::StringSet<> &components);
+  /// Adds compressed-tensors' pack-quantized linear `prefix`, validated.
+  Error addCompressed(llvm::StringRef prefix, int64_t groupSize,
+                      llvm::StringSet<> &components);
 
 private:
   /// Fills linear `i`'s blocks: row n, block b of K takes group (32 b) /
@@ -52,14 +73,21 @@ private:
   uint32_t getInteger(const Linear &linear, int64_t row, int64_t col) const;
   /// Group `g`'s zero point of column `col`: GPTQ stores it minus one
   /// (read back plus one, as transformers and AutoGPTQ do), AWQ as it is;
-  /// both packed along N, AWQ in its order.
-  uint32_t getZero(const TensorView &qzeros, int64_t n, int64_t g,
-                   int64_t col) const;
+  /// both packed along N, AWQ in its order. compressed-tensors packs its
+  /// [N, K / G] signed zero points along N plus 2^(bits-1), as it packs
+  /// the integers; none stored is the symmetric 2^(bits-1).
+  uint32_t getZero(const Linear &linear, int64_t g, int64_t col) const;
+  /// Group `g`'s scale of column `col` as f16 bits (add checked that
+  /// compressed-tensors' bf16 or f32 scales are f16 values).
+  uint16_t getScaleBits(const Linear &linear, int64_t g, int64_t col) const;
+  /// Adds the view `P.weight` of linear `linear`, Q4_0 when symmetric 4-bit.
+  void addView(llvm::StringRef prefix, Linear linear);
 
   const Checkpoint &checkpoint;
   int64_t bits;
-  /// AWQ's layout (GEMM version) rather than GPTQ's.
-  bool awq;
+  /// AWQ's layout (GEMM version) or compressed-tensors' rather than
+  /// GPTQ's.
+  bool awq, compressed;
   std::string path;
   // Views and linears side by side; views' data set while built.
   mutable std::vector<TensorView> views;
@@ -119,6 +147,10 @@ static uint32_t loadPackedColumn(const char *row, int64_t col, int64_t bits,
 uint32_t GptqTensors::getInteger(const Linear &linear, int64_t row,
                                  int64_t col) const {
   int64_t perWord = 32 / bits;
+  if (compressed) // weight_packed [N, K bits / 32]: output col's row of K.
+    return loadPackedColumn(
+        linear.qweight->data + uint64_t(col) * uint64_t(linear.k / perWord) * 4,
+        row, bits, /*awqOrder=*/false);
   if (awq)
     return loadPackedColumn(
         linear.qweight->data + uint64_t(row) * uint64_t(linear.n / perWord) * 4,
@@ -129,12 +161,52 @@ uint32_t GptqTensors::getInteger(const Linear &linear, int64_t row,
   return (word >> (bits * (row % perWord))) & mask;
 }
 
-uint32_t GptqTensors::getZero(const TensorView &qzeros, int64_t n, int64_t g,
+uint32_t GptqTensors::getZero(const Linear &linear, int64_t g,
                               int64_t col) const {
-  int64_t perWord = 32 / bits;
+  int64_t perWord = 32 / bits, n = linear.n;
+  uint32_t symmetric = uint32_t(1) << (bits - 1);
+  if (compressed) {
+    if (!linear.qzeros)
+      return symmetric;
+    uint32_t mask = (uint32_t(1) << bits) - 1;
+    uint64_t groups = uint64_t(linear.k / linear.group);
+    uint32_t word =
+        loadWord(linear.qzeros->data, uint64_t(col / perWord) * groups + g);
+    return (word >> (bits * (col % perWord))) & mask;
+  }
   uint32_t stored = loadPackedColumn(
-      qzeros.data + uint64_t(g) * uint64_t(n / perWord) * 4, col, bits, awq);
+      linear.qzeros->data + uint64_t(g) * uint64_t(n / perWord) * 4, col, bits,
+      awq);
   return awq ? stored : stored + 1;
+}
+
+/// Element `i` of float tensor `view` (f16, bf16 or f32) as a float.
+static float loadFloat(const TensorView &view, uint64_t i) {
+  uint16_t half;
+  switch (view.dtype) {
+  case DType::F16:
+    std::memcpy(&half, view.data + 2 * i, 2);
+    return halfToFloat(half);
+  case DType::BF16:
+    std::memcpy(&half, view.data + 2 * i, 2);
+    return bfloat16ToFloat(half);
+  default: {
+    float f;
+    std::memcpy(&f, view.data + 4 * i, 4);
+    return f;
+  }
+  }
+}
+
+uint16_t GptqTensors::getScaleBits(const Linear &linear, int64_t g,
+                                   int64_t col) const {
+  if (compressed)
+    return floatToHalf(loadFloat(
+        *linear.scales, uint64_t(col) * uint64_t(linear.k / linear.group) + g));
+  uint16_t bits;
+  std::memcpy(&bits, linear.scales->data + (uint64_t(g) * linear.n + col) * 2,
+              2);
+  return bits;
 }
 
 Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
@@ -183,9 +255,10 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
   // makes Q8_0 blocks of q - zero, which int8 holds for 4 bits, not 8.
   uint32_t symmetric = uint32_t(1) << (bits - 1);
   bool asymmetric = false;
+  Linear probe{qweight, *scales, *qzeros, n, k, group, false, nullptr};
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t c = 0; c < n; ++c) {
-      uint32_t zero = getZero(**qzeros, n, g, c);
+      uint32_t zero = getZero(probe, g, c);
       if (zero == symmetric)
         continue;
       if (bits == 8)
@@ -217,18 +290,128 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
   components.insert(qweightName);
   components.insert(scalesName);
   components.insert(zerosName);
+  probe.asymmetric = asymmetric;
+  addView(prefix, std::move(probe));
+  return Error::success();
+}
+
+void GptqTensors::addView(llvm::StringRef prefix, Linear linear) {
   TensorView view;
   view.name = (prefix + ".weight").str();
   view.dtype = DType::F32;
-  view.shape = {n, k};
+  view.shape = {linear.n, linear.k};
   view.blocks =
-      bits == 4 && !asymmetric ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
-  view.numBytes = uint64_t(n) * uint64_t(k / 32) *
+      bits == 4 && !linear.asymmetric ? BlockFormat::Q4_0 : BlockFormat::Q8_0;
+  view.numBytes = uint64_t(linear.n) * uint64_t(linear.k / 32) *
                   uint64_t(getBlockBytes(view.blocks));
   view.data = nullptr;
   views.push_back(std::move(view));
-  linears.push_back(
-      {qweight, *scales, *qzeros, n, k, group, asymmetric, nullptr});
+  linears.push_back(std::move(linear));
+}
+
+Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
+                                 llvm::StringSet<> &components) {
+  llvm::StringRef method = "compressed-tensors";
+  std::string packedName = (prefix + ".weight_packed").str();
+  std::string shapeName = (prefix + ".weight_shape").str();
+  const TensorView *packed = checkpoint.lookup(packedName);
+  const TensorView *shape = checkpoint.lookup(shapeName);
+  if (!shape)
+    return makeError(checkpoint.getPath(),
+                     "{0}: no tensor '{1}' beside its weight_packed", method,
+                     shapeName);
+  // weight_shape: the logical [N, K], int32 or int64.
+  int64_t dims[2] = {0, 0};
+  if (shape->blocks != BlockFormat::None || shape->shape.size() != 1 ||
+      shape->shape[0] != 2 ||
+      (shape->dtype != DType::I64 && shape->dtype != DType::I32))
+    return makeError(checkpoint.getFileOf(shapeName),
+                     "{0}: tensor '{1}' is {2} {3}, expected I64 or I32 [2] "
+                     "(the weight's [N, K])",
+                     method, shapeName, shape->getStorageName(),
+                     formatDims(shape->shape));
+  for (int i = 0; i < 2; ++i) {
+    if (shape->dtype == DType::I64) {
+      std::memcpy(&dims[i], shape->data + 8 * i, 8);
+    } else {
+      int32_t d;
+      std::memcpy(&d, shape->data + 4 * i, 4);
+      dims[i] = d;
+    }
+  }
+  int64_t n = dims[0], k = dims[1], perWord = 32 / bits;
+  int64_t group = groupSize == -1 ? k : groupSize;
+  if (n < 1 || k < 1 || k > (int64_t(1) << 40) || n > (int64_t(1) << 40) ||
+      k % 32 || k % group)
+    return makeError(checkpoint.getFileOf(shapeName),
+                     "{0}: tensor '{1}' says [{2}, {3}]: K must be positive "
+                     "and whole groups of {4} (and llama.cpp's blocks of 32)",
+                     method, shapeName, n, k, group);
+  int64_t groups = k / group;
+  Expected<const TensorView *> weights = getComponent(
+      checkpoint, method, packedName, DType::I32, {n, k / perWord});
+  if (!weights)
+    return weights.takeError();
+  (void)packed;
+  std::string scalesName = (prefix + ".weight_scale").str();
+  const TensorView *scales = checkpoint.lookup(scalesName);
+  if (!scales || scales->blocks != BlockFormat::None ||
+      !isFloatDType(scales->dtype) || scales->dtype == DType::F64 ||
+      llvm::ArrayRef(scales->shape) != llvm::ArrayRef<int64_t>{n, groups})
+    return makeError(
+        scales ? checkpoint.getFileOf(scalesName) : checkpoint.getPath(),
+        "{0}: tensor '{1}' is {2}, expected F16, BF16 or F32 "
+        "[{3}, {4}]",
+        method, scalesName,
+        scales
+            ? (scales->getStorageName() + " " + formatDims(scales->shape)).str()
+            : std::string("missing"),
+        n, groups);
+  // Each scale becomes a block's f16 d: it must be one.
+  for (int64_t col = 0; col < n; ++col)
+    for (int64_t g = 0; g < groups; ++g) {
+      float scale = loadFloat(*scales, uint64_t(col) * groups + g);
+      if (halfToFloat(floatToHalf(scale)) != scale)
+        return makeError(checkpoint.getFileOf(scalesName),
+                         "{0}: tensor '{1}' holds {2} at [{3}, {4}], which "
+                         "f16 (a block's scale) does not represent exactly",
+                         method, scalesName, scale, col, g);
+    }
+  if (checkpoint.lookup((prefix + ".weight_g_idx").str()))
+    return makeError(checkpoint.getFileOf(packedName),
+                     "{0}: tensor '{1}.weight_g_idx': act-order weights are "
+                     "not supported",
+                     method, prefix);
+  std::string zerosName = (prefix + ".weight_zero_point").str();
+  const TensorView *zeros = nullptr;
+  if (checkpoint.lookup(zerosName)) {
+    Expected<const TensorView *> stored =
+        getComponent(checkpoint, method, zerosName, DType::I32,
+                     {(n + perWord - 1) / perWord, groups});
+    if (!stored)
+      return stored.takeError();
+    zeros = *stored;
+    components.insert(zerosName);
+  }
+  Linear linear{*weights, scales, zeros, n, k, group, false, nullptr};
+  uint32_t symmetric = uint32_t(1) << (bits - 1);
+  for (int64_t g = 0; zeros && g < groups; ++g)
+    for (int64_t col = 0; col < n; ++col) {
+      uint32_t zero = getZero(linear, g, col);
+      if (zero == symmetric)
+        continue;
+      if (bits == 8)
+        return makeError(checkpoint.getFileOf(zerosName),
+                         "{0}: tensor '{1}' holds zero point {2} for group "
+                         "{3}, column {4}: 8-bit weights need a symmetric "
+                         "one (q - zero must fit int8)",
+                         method, zerosName, int64_t(zero) - symmetric, g, col);
+      linear.asymmetric = true;
+    }
+  components.insert(packedName);
+  components.insert(shapeName);
+  components.insert(scalesName);
+  addView(prefix, std::move(linear));
   return Error::success();
 }
 
@@ -241,8 +424,8 @@ void GptqTensors::build(size_t i) const {
     for (int64_t b = 0; b < linear.k / 32; ++b, out += blockBytes) {
       // The group's f16 scale is the block's d, as stored.
       int64_t g = b * 32 / linear.group;
-      std::memcpy(out, linear.scales->data + (uint64_t(g) * linear.n + col) * 2,
-                  2);
+      uint16_t scale = getScaleBits(linear, g, col);
+      std::memcpy(out, &scale, 2);
       if (views[i].blocks == BlockFormat::Q4_0) {
         // Q4_0: byte u holds rows u and u + 16; q - 8 is the symmetric
         // q - zero.
@@ -253,7 +436,7 @@ void GptqTensors::build(size_t i) const {
       }
       // Q8_0: the int8 q - zero (in [-128, 127] for 8-bit symmetric
       // weights, [-16, 15] for any 4-bit zero point).
-      int32_t zero = int32_t(getZero(*linear.qzeros, linear.n, g, col));
+      int32_t zero = int32_t(getZero(linear, g, col));
       for (int64_t t = 0; t < 32; ++t)
         out[2 + t] = uint8_t(
             int8_t(int32_t(getInteger(linear, 32 * b + t, col)) - zero));
@@ -278,7 +461,8 @@ void GptqTensors::releasePages(const TensorView &view) const {
       views[i].data = nullptr;
       checkpoint.releasePages(*linears[i].qweight);
       checkpoint.releasePages(*linears[i].scales);
-      checkpoint.releasePages(*linears[i].qzeros);
+      if (linears[i].qzeros)
+        checkpoint.releasePages(*linears[i].qzeros);
     }
 }
 
@@ -286,23 +470,27 @@ Expected<std::unique_ptr<TensorFile>>
 mlir::tfm::runtime::makeGptqTensors(const Checkpoint &checkpoint,
                                     const PackedIntFormat &format,
                                     llvm::StringSet<> &components) {
-  bool awq = format.method == PackedIntFormat::Method::Awq;
+  bool compressed = format.method == PackedIntFormat::Method::CompressedTensors;
+  llvm::StringRef packedSuffix = compressed ? ".weight_packed" : ".qweight";
+  std::string method = getMethodName(format);
   auto file = std::make_unique<GptqTensors>(checkpoint, format);
   for (const TensorView *view : checkpoint.getTensors()) {
     llvm::StringRef name = view->name;
-    if (!name.consume_back(".qweight"))
+    if (!name.consume_back(packedSuffix))
       continue;
     if (checkpoint.lookup((name + ".weight").str()))
       return makeError(checkpoint.getFileOf(view->name),
-                       "{0}: both '{1}.qweight' and '{1}.weight' are stored",
-                       awq ? "AWQ" : "GPTQ", name);
-    if (Error err = file->add(name, format.groupSize, components))
+                       "{0}: both '{1}{2}' and '{1}.weight' are stored", method,
+                       name, packedSuffix);
+    if (Error err =
+            compressed ? file->addCompressed(name, format.groupSize, components)
+                       : file->add(name, format.groupSize, components))
       return std::move(err);
   }
   if (file->getTensors().empty())
     return makeError(checkpoint.getPath(),
                      "config.json's quantization_config is {0}, but no "
-                     "tensor is a {0} qweight",
-                     awq ? "AWQ" : "GPTQ");
+                     "tensor is a {0} {1}",
+                     method, packedSuffix.drop_front());
   return std::unique_ptr<TensorFile>(std::move(file));
 }

@@ -22,7 +22,18 @@
 //                                          the same way
 //   P.scales   f16   [K / G, N]
 //
-// with W[n, k] = scales[g, n] * (q[k, n] - zero[g, n]), g = k / G. Symmetric
+// with W[n, k] = scales[g, n] * (q[k, n] - zero[g, n]), g = k / G.
+// compressed-tensors' "pack-quantized" format (llm-compressor, vLLM's w4a16
+// and w8a16) stores
+//
+//   P.weight_packed      int32 [N, K * bits / 32]  packed along K in order,
+//                                                  each q + 2^(bits-1)
+//   P.weight_scale       f16/bf16/f32 [N, K / G]
+//   P.weight_shape       int64 [2]                 [N, K]
+//   P.weight_zero_point  int32 [N * bits / 32, K / G]  (asymmetric only)
+//                                                  packed along N likewise
+//
+// with W[n, k] = scale[n, g] * (q[n, k] - zero[n, g]). Symmetric
 // weights -- the zero point 2^(bits-1) everywhere -- without act-order (g =
 // k / G) are exactly llama.cpp's Q4_0 (bits 4: (q - 8) * d) or Q8_0 (bits
 // 8: (q - 128) * d) with each block of 32 taking its group's scale. Any
@@ -50,7 +61,7 @@ class Checkpoint;
 /// How a checkpoint packs its linears' integers (config.json's
 /// `quantization_config`).
 struct PackedIntFormat {
-  enum class Method { Gptq, Awq };
+  enum class Method { Gptq, Awq, CompressedTensors };
   Method method = Method::Gptq;
   /// 4 or 8 (AWQ: 4).
   int64_t bits = 4;

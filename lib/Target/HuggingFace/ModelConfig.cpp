@@ -123,6 +123,98 @@ std::vector<std::string> FieldReader::getUnknownFields() const {
   return unknown;
 }
 
+/// A compressed-tensors `quantization_config` (llm-compressor): tfm reads
+/// the "pack-quantized" format of integer weights (4 or 8 bits, groups of
+/// a multiple of 32 or one per channel, without act-order) with float
+/// activations (w4a16, w8a16); every config group must quantize weights
+/// alike. Anything else is refused naming the field.
+static void readCompressedTensorsConfig(FieldReader &r, const json::Object &q,
+                                        ModelConfig &c) {
+  auto fail = [&](const Twine &key, const Twine &what) {
+    r.fail(("quantization_config." + key).str(), what);
+  };
+  std::optional<StringRef> format =
+      q.get("format") ? q.get("format")->getAsString() : std::nullopt;
+  if (format != StringRef("pack-quantized"))
+    return fail("format",
+                (format ? "'" + *format + "'" : Twine("missing")) +
+                    ": tfm reads compressed-tensors' \"pack-quantized\" "
+                    "integer weights");
+  if (const json::Value *kv = q.get("kv_cache_scheme");
+      kv && kv->kind() != json::Value::Null)
+    return fail("kv_cache_scheme", "quantized KV caches are not supported");
+  const json::Object *groups =
+      q.get("config_groups") ? q.get("config_groups")->getAsObject() : nullptr;
+  if (!groups || groups->empty())
+    return fail("config_groups", "expected an object of quantization "
+                                 "schemes");
+  std::optional<mlir::tfm::runtime::PackedIntFormat> agreed;
+  for (const auto &[name, value] : *groups) {
+    std::string key = ("config_groups." + name.str());
+    const json::Object *group = value.getAsObject();
+    if (!group)
+      return fail(key, "expected an object");
+    if (const json::Value *inputs = group->get("input_activations");
+        inputs && inputs->kind() != json::Value::Null)
+      return fail(key + ".input_activations",
+                  "quantized activations are not supported; tfm reads "
+                  "weight-only schemes (w4a16, w8a16)");
+    const json::Object *weights =
+        group->get("weights") ? group->get("weights")->getAsObject() : nullptr;
+    if (!weights)
+      return fail(key + ".weights", "expected an object");
+    auto field = [&](StringRef f) { return weights->get(f); };
+    mlir::tfm::runtime::PackedIntFormat f;
+    f.method = mlir::tfm::runtime::PackedIntFormat::Method::CompressedTensors;
+    std::optional<int64_t> bits =
+        field("num_bits") ? field("num_bits")->getAsInteger() : std::nullopt;
+    if (bits != 4 && bits != 8)
+      return fail(key + ".weights.num_bits",
+                  "expected 4 or 8 (the widths tfm reads)");
+    f.bits = *bits;
+    std::optional<StringRef> type =
+        field("type") ? field("type")->getAsString() : std::nullopt;
+    if (type != StringRef("int"))
+      return fail(key + ".weights.type", "tfm reads integer weights (\"int\")");
+    std::optional<StringRef> strategy =
+        field("strategy") ? field("strategy")->getAsString() : std::nullopt;
+    if (strategy == StringRef("channel")) {
+      f.groupSize = -1;
+    } else if (strategy == StringRef("group")) {
+      std::optional<int64_t> size = field("group_size")
+                                        ? field("group_size")->getAsInteger()
+                                        : std::nullopt;
+      if (!size || *size < 32 || *size % 32 || *size > (int64_t(1) << 24))
+        return fail(key + ".weights.group_size",
+                    "expected a multiple of 32 (each group whole llama.cpp "
+                    "blocks of 32)");
+      f.groupSize = *size;
+    } else {
+      return fail(key + ".weights.strategy",
+                  "tfm reads \"group\" and \"channel\" scales");
+    }
+    if (const json::Value *order = field("actorder");
+        order && order->kind() != json::Value::Null &&
+        order->getAsBoolean() != false)
+      return fail(key + ".weights.actorder",
+                  "act-order weights are not supported");
+    if (field("dynamic") && field("dynamic")->getAsBoolean() != false)
+      return fail(key + ".weights.dynamic",
+                  "dynamic weight quantization is not supported");
+    bool symmetric = !field("symmetric") ||
+                     field("symmetric")->getAsBoolean().value_or(true);
+    if (!symmetric && f.bits == 8)
+      return fail(key + ".weights.symmetric",
+                  "false with 8 bits: q - zero spans 9 bits; tfm reads "
+                  "8-bit weights symmetric");
+    if (agreed && (agreed->bits != f.bits || agreed->groupSize != f.groupSize))
+      return fail(key, "quantizes weights unlike the other groups; tfm reads "
+                       "one width and group size per model");
+    agreed = f;
+  }
+  c.packedInts = agreed;
+}
+
 /// `quantization_config`, for every family. Quantized checkpoints store
 /// other tensors (int weights, scales) in place of the float ones: a form
 /// tfm does not read is refused by name, never imported as if its tensors
@@ -150,12 +242,17 @@ static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
     return v ? v->getAsBoolean() : std::nullopt;
   };
   std::optional<StringRef> method = string("quant_method");
+  if (method == StringRef("compressed-tensors")) {
+    readCompressedTensorsConfig(r, *q, c);
+    return;
+  }
   if (method != StringRef("gptq") && method != StringRef("awq")) {
     r.fail("quantization_config.quant_method",
            (method ? "'" + *method + "'" : Twine("missing")) +
-               ": tfm reads GPTQ and AWQ checkpoints (quant_method \"gptq\", "
-               "\"awq\") and GGUF files; other quantized checkpoints are "
-               "not supported");
+               ": tfm reads GPTQ, AWQ and compressed-tensors checkpoints "
+               "(quant_method \"gptq\", \"awq\", \"compressed-tensors\") "
+               "and GGUF files; other quantized checkpoints are not "
+               "supported");
     return;
   }
   mlir::tfm::runtime::PackedIntFormat format;

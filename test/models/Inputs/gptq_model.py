@@ -19,6 +19,9 @@ usage:
       stored minus one). --method awq: AutoAWQ's GEMM layout (asymmetric,
       zero in [0, 2^bits - 1] stored as it is; qweight [K, N / 8] and qzeros
       packed along N in its order 0 2 4 6 1 3 5 7; no g_idx; 4 bits).
+      --method compressed-tensors: llm-compressor's pack-quantized layout
+      (weight_packed, bf16 weight_scale, weight_shape, and with --sym 0
+      weight_zero_point), 4 or 8 bits, groups or one per channel (-1).
       --break writes a checkpoint tfm must refuse: asym (one zero point
       moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
@@ -61,6 +64,44 @@ def pack_awq(q):
     for i, column in enumerate(AWQ_ORDER):
         words |= q[:, column::8].astype(np.uint32) << np.uint32(4 * i)
     return words.view(np.int32)
+
+
+def quantize_compressed(w, bits, group, sym):
+    """compressed-tensors' pack-quantized layout for w [N, K]: signed q in
+    [-2^(bits-1), 2^(bits-1)), scale [N, K / G] stored bf16 (with few enough
+    bits to be an f16 value too), zero points (asymmetric) signed; the
+    integers plus 2^(bits-1) packed along K (weight_packed [N, K bits / 32])
+    and the zero points likewise along N. Returns the tensors (torch) and
+    the f32 weights they stand for."""
+    import torch
+    n, k = w.shape
+    g = k if group == -1 else group
+    offset = 2 ** (bits - 1)
+    wg = w.reshape(n, k // g, g)
+    if sym:
+        scale = np.abs(wg).max(axis=2) / (offset - 1)
+        zero = np.zeros((n, k // g), np.int64)
+    else:
+        lo, hi = wg.min(axis=2), wg.max(axis=2)
+        scale = (hi - lo) / (2 ** bits - 1)
+    scale = np.where(scale == 0, 1.0, scale).astype(np.float32)
+    scale_bf16 = torch.from_numpy(scale).to(torch.bfloat16)
+    s32 = scale_bf16.float().numpy()
+    if not sym:
+        zero = np.clip(np.round(-offset - lo / s32), -offset,
+                       offset - 1).astype(np.int64)
+    q = np.clip(np.round(wg / s32[:, :, None]) + zero[:, :, None], -offset,
+                offset - 1).astype(np.int64)
+    deq = (s32[:, :, None] * (q - zero[:, :, None])).reshape(n, k)
+    tensors = {
+        "weight_packed": torch.from_numpy(
+            pack((q.reshape(n, k) + offset).astype(np.uint32), bits, 1)),
+        "weight_scale": scale_bf16,
+        "weight_shape": torch.tensor([n, k], dtype=torch.int64)}
+    if not sym:
+        tensors["weight_zero_point"] = torch.from_numpy(
+            pack((zero + offset).astype(np.uint32), bits, 0))
+    return tensors, np.ascontiguousarray(deq.astype(np.float32))
 
 
 def quantize(w, bits, group, sym=True, method="gptq"):
@@ -108,7 +149,8 @@ def cmd_make(argv):
     p.add_argument("--group", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sym", type=int, default=1, choices=[0, 1])
-    p.add_argument("--method", default="gptq", choices=["gptq", "awq"])
+    p.add_argument("--method", default="gptq",
+                   choices=["gptq", "awq", "compressed-tensors"])
     p.add_argument("--break", dest="broken", default=None,
                    choices=["asym", "act-order", "scales-f32", "no-scales",
                             "qweight-i64", "float", "group", "both",
@@ -123,7 +165,13 @@ def cmd_make(argv):
     for name, t in model.named_parameters():
         x = t.detach().numpy().copy()
         prefix = name[:-len(".weight")]
-        if prefix.rsplit(".", 1)[-1] in LINEARS:
+        if prefix.rsplit(".", 1)[-1] in LINEARS and \
+                a.method == "compressed-tensors":
+            parts, deq = quantize_compressed(x, a.bits, a.group, bool(a.sym))
+            for part, value in parts.items():
+                tensors[f"{prefix}.{part}"] = value
+            ref[name] = deq
+        elif prefix.rsplit(".", 1)[-1] in LINEARS:
             qweight, qzeros, scales, g_idx, deq = quantize(
                 x, a.bits, a.group, bool(a.sym), a.method)
             tensors[prefix + ".qweight"] = qweight
@@ -166,7 +214,24 @@ def cmd_make(argv):
     with open(os.path.join(a.dir, "ref", "config.json")) as f:
         cfg = json.load(f)
     cfg["torch_dtype"] = "float16"
-    if a.method == "awq":
+    if a.method == "compressed-tensors":
+        cfg["quantization_config"] = {
+            "quant_method": "compressed-tensors", "format": "pack-quantized",
+            "quantization_status": "compressed", "kv_cache_scheme": None,
+            "ignore": ["lm_head"], "global_compression_ratio": None,
+            "config_groups": {"group_0": {
+                "targets": ["Linear"], "input_activations": None,
+                "output_activations": None,
+                "weights": {"num_bits": a.bits, "type": "int",
+                            "symmetric": bool(a.sym),
+                            "strategy": "channel" if a.group == -1
+                            else "group",
+                            "group_size": None if a.group == -1
+                            else a.group,
+                            "actorder": None, "dynamic": False,
+                            "observer": "minmax", "block_structure": None,
+                            "observer_kwargs": {}}}}}
+    elif a.method == "awq":
         cfg["quantization_config"] = {
             "quant_method": "awq", "bits": a.bits,
             "group_size": 96 if a.broken == "group" else a.group,
@@ -181,10 +246,21 @@ def cmd_make(argv):
             "model_name_or_path": None, "model_file_base_name": None}
     with open(os.path.join(a.dir, "gptq", "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
-    save_file(tensors, os.path.join(a.dir, "gptq", "model.safetensors"))
+    if a.method == "compressed-tensors":
+        # bf16 scales: torch's writer (numpy has no bfloat16).
+        from safetensors.torch import save_file as save_torch
+        save_torch({n: v.contiguous() if isinstance(v, torch.Tensor)
+                    else torch.from_numpy(np.ascontiguousarray(v))
+                    for n, v in tensors.items()},
+                   os.path.join(a.dir, "gptq", "model.safetensors"))
+    else:
+        save_file(tensors, os.path.join(a.dir, "gptq", "model.safetensors"))
     ids = rng.integers(0, TINY["vocab_size"], (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
-    kind = "AWQ" if a.method == "awq" else "GPTQ" if a.sym else "GPTQ asymmetric"
+    kind = {"awq": "AWQ", "compressed-tensors": "compressed-tensors"}.get(
+        a.method, "GPTQ")
+    if not a.sym:
+        kind += " asymmetric"
     print(f"{kind} {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
 
 
