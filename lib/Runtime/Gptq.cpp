@@ -80,6 +80,11 @@ private:
   /// Group `g`'s scale of column `col` as f16 bits (add checked that
   /// compressed-tensors' bf16 or f32 scales are f16 values).
   uint16_t getScaleBits(const Linear &linear, int64_t g, int64_t col) const;
+  /// Sets `linear.asymmetric` if a zero point (tensor `zerosName`) is not
+  /// the symmetric 2^(bits-1); an error for 8-bit weights, whose q - zero
+  /// would not fit int8.
+  Error checkZeroPoints(Linear &linear, llvm::StringRef method,
+                        llvm::StringRef zerosName) const;
   /// Adds the view `P.weight` of linear `linear`, Q4_0 when symmetric 4-bit.
   void addView(llvm::StringRef prefix, Linear linear);
 
@@ -251,25 +256,9 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
       checkpoint, method, zerosName, DType::I32, {groups, n / perWord});
   if (!qzeros)
     return qzeros.takeError();
-  // Symmetric: every zero point 2^(bits-1), Q4_0's or Q8_0's own. Any other
-  // makes Q8_0 blocks of q - zero, which int8 holds for 4 bits, not 8.
-  uint32_t symmetric = uint32_t(1) << (bits - 1);
-  bool asymmetric = false;
   Linear probe{qweight, *scales, *qzeros, n, k, group, false, nullptr};
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t c = 0; c < n; ++c) {
-      uint32_t zero = getZero(probe, g, c);
-      if (zero == symmetric)
-        continue;
-      if (bits == 8)
-        return makeError(checkpoint.getFileOf(zerosName),
-                         "{0}: tensor '{1}' holds zero point {2} for group "
-                         "{3}, column {4}: 8-bit weights need the symmetric "
-                         "{5} (q - zero must fit int8); asymmetric 8-bit "
-                         "{0} is not supported",
-                         method, zerosName, zero, g, c, symmetric);
-      asymmetric = true;
-    }
+  if (Error err = checkZeroPoints(probe, method, zerosName))
+    return err;
   std::string gIdxName = (prefix + ".g_idx").str();
   if (checkpoint.lookup(gIdxName)) {
     Expected<const TensorView *> gIdx =
@@ -290,8 +279,29 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
   components.insert(qweightName);
   components.insert(scalesName);
   components.insert(zerosName);
-  probe.asymmetric = asymmetric;
   addView(prefix, std::move(probe));
+  return Error::success();
+}
+
+Error GptqTensors::checkZeroPoints(Linear &linear, llvm::StringRef method,
+                                   llvm::StringRef zerosName) const {
+  // Symmetric: every zero point 2^(bits-1), Q4_0's or Q8_0's own. Any other
+  // makes Q8_0 blocks of q - zero, which int8 holds for 4 bits, not 8.
+  uint32_t symmetric = uint32_t(1) << (bits - 1);
+  for (int64_t g = 0; g < linear.k / linear.group; ++g)
+    for (int64_t c = 0; c < linear.n; ++c) {
+      uint32_t zero = getZero(linear, g, c);
+      if (zero == symmetric)
+        continue;
+      if (bits == 8)
+        return makeError(checkpoint.getFileOf(zerosName),
+                         "{0}: tensor '{1}' holds zero point {2} for group "
+                         "{3}, column {4}: 8-bit weights need the symmetric "
+                         "{5} (q - zero must fit int8); asymmetric 8-bit "
+                         "{0} is not supported",
+                         method, zerosName, zero, g, c, symmetric);
+      linear.asymmetric = true;
+    }
   return Error::success();
 }
 
@@ -314,7 +324,6 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
   llvm::StringRef method = "compressed-tensors";
   std::string packedName = (prefix + ".weight_packed").str();
   std::string shapeName = (prefix + ".weight_shape").str();
-  const TensorView *packed = checkpoint.lookup(packedName);
   const TensorView *shape = checkpoint.lookup(shapeName);
   if (!shape)
     return makeError(checkpoint.getPath(),
@@ -352,7 +361,6 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
       checkpoint, method, packedName, DType::I32, {n, k / perWord});
   if (!weights)
     return weights.takeError();
-  (void)packed;
   std::string scalesName = (prefix + ".weight_scale").str();
   const TensorView *scales = checkpoint.lookup(scalesName);
   if (!scales || scales->blocks != BlockFormat::None ||
@@ -394,20 +402,9 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
     components.insert(zerosName);
   }
   Linear linear{*weights, scales, zeros, n, k, group, false, nullptr};
-  uint32_t symmetric = uint32_t(1) << (bits - 1);
-  for (int64_t g = 0; zeros && g < groups; ++g)
-    for (int64_t col = 0; col < n; ++col) {
-      uint32_t zero = getZero(linear, g, col);
-      if (zero == symmetric)
-        continue;
-      if (bits == 8)
-        return makeError(checkpoint.getFileOf(zerosName),
-                         "{0}: tensor '{1}' holds zero point {2} for group "
-                         "{3}, column {4}: 8-bit weights need a symmetric "
-                         "one (q - zero must fit int8)",
-                         method, zerosName, int64_t(zero) - symmetric, g, col);
-      linear.asymmetric = true;
-    }
+  if (zeros)
+    if (Error err = checkZeroPoints(linear, method, zerosName))
+      return err;
   components.insert(packedName);
   components.insert(shapeName);
   components.insert(scalesName);
