@@ -39,6 +39,10 @@
 // reads the same element from the two new parameters and dequantizes it,
 // so that the f32 table need not be bound at all.
 //
+// A matmul whose weight an scf.index_switch picks among weights held alike
+// (tfm.moe's experts, token-major when held quantized: TfmToLinalg/MoE.cpp)
+// reads the parts a switch beside it picks among their packed parts.
+//
 //===----------------------------------------------------------------------===//
 #include "PackWeights.h"
 
@@ -51,9 +55,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
@@ -504,6 +511,95 @@ insertQuantizedParts(func::FuncOp func, BlockArgument weight,
   return packed;
 }
 
+/// Whether `v` is a weight parameter of `func` held quantized.
+static bool isQuantizedWeight(func::FuncOp func, Value v) {
+  auto weight = dyn_cast<BlockArgument>(v);
+  return weight && weight.getOwner() == &func.getBody().front() &&
+         getParamQuant(weight);
+}
+
+/// The weights `v` picks when it is a result of an scf.index_switch whose
+/// every region yields, at its position, a weight parameter held quantized
+/// in one format along one axis with one shape (tfm.moe's experts,
+/// TfmToLinalg/MoE.cpp): each region's, in the switch's region order.
+static SmallVector<BlockArgument> getSwitchedWeights(func::FuncOp func,
+                                                     Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  auto sw = result ? dyn_cast<scf::IndexSwitchOp>(result.getOwner()) : nullptr;
+  if (!sw)
+    return {};
+  SmallVector<BlockArgument> weights;
+  for (Region &region : sw->getRegions()) {
+    Value yielded = cast<scf::YieldOp>(region.front().getTerminator())
+                        .getOperand(result.getResultNumber());
+    if (!isQuantizedWeight(func, yielded) || yielded.getType() != v.getType())
+      return {};
+    auto weight = cast<BlockArgument>(yielded);
+    if (!weights.empty() && getParamQuant(weight) != getParamQuant(weights[0]))
+      return {};
+    weights.push_back(weight);
+  }
+  return weights;
+}
+
+/// An scf.index_switch like `sw` placed after it, each region yielding its
+/// weight's packed parts (`packed`, in `sw`'s region order).
+static PackedQuant selectPacked(RewriterBase &rewriter, scf::IndexSwitchOp sw,
+                                ArrayRef<PackedQuant> packed) {
+  auto parts = [](const PackedQuant &p) {
+    SmallVector<Value> values{p.values, p.scales};
+    if (p.subScales)
+      values.push_back(p.subScales);
+    return values;
+  };
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(sw);
+  auto selected = scf::IndexSwitchOp::create(
+      rewriter, sw.getLoc(), ValueRange(parts(packed[0])).getTypes(),
+      sw.getArg(), sw.getCases(), sw.getNumCases());
+  for (auto [region, weight] : llvm::zip(selected->getRegions(), packed)) {
+    rewriter.setInsertionPointToStart(&region.emplaceBlock());
+    scf::YieldOp::create(rewriter, sw.getLoc(), parts(weight));
+  }
+  PackedQuant result{selected.getResult(0), selected.getResult(1),
+                     packed[0].subScales ? selected.getResult(2) : Value()};
+  return result;
+}
+
+/// Replaces `sw` by a switch of only its used results (none: erased), so
+/// that the weights the packed switches replaced are read no more.
+static void dropUnusedResults(RewriterBase &rewriter, scf::IndexSwitchOp sw) {
+  SmallVector<unsigned> used;
+  for (OpResult result : sw->getResults())
+    if (!result.use_empty())
+      used.push_back(result.getResultNumber());
+  if (used.size() == sw.getNumResults())
+    return;
+  if (used.empty()) {
+    rewriter.eraseOp(sw);
+    return;
+  }
+  rewriter.setInsertionPoint(sw);
+  SmallVector<Type> types;
+  for (unsigned i : used)
+    types.push_back(sw.getResult(i).getType());
+  auto kept =
+      scf::IndexSwitchOp::create(rewriter, sw.getLoc(), types, sw.getArg(),
+                                 sw.getCases(), sw.getNumCases());
+  for (auto [from, to] : llvm::zip(sw->getRegions(), kept->getRegions())) {
+    rewriter.inlineRegionBefore(from, to, to.end());
+    auto yield = cast<scf::YieldOp>(to.front().getTerminator());
+    SmallVector<Value> operands;
+    for (unsigned i : used)
+      operands.push_back(yield.getOperand(i));
+    rewriter.setInsertionPoint(yield);
+    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, operands);
+  }
+  for (auto [i, index] : llvm::enumerate(used))
+    rewriter.replaceAllUsesWith(sw.getResult(index), kept.getResult(i));
+  rewriter.eraseOp(sw);
+}
+
 LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
   SmallVector<std::pair<linalg::LinalgOp, bool>> matmuls;
   func.walk([&](linalg::LinalgOp op) {
@@ -512,9 +608,9 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
         !getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType())
              .isF32())
       return;
-    auto weight = dyn_cast<BlockArgument>(op.getDpsInputOperand(1)->get());
-    if (weight && weight.getOwner() == &func.getBody().front() &&
-        getParamQuant(weight))
+    Value weight = op.getDpsInputOperand(1)->get();
+    if (isQuantizedWeight(func, weight) ||
+        !getSwitchedWeights(func, weight).empty())
       matmuls.push_back({op, *outIn});
   });
   // Element reads of quantized weights (gathers) the matmuls leave.
@@ -543,8 +639,15 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
       packed = *inserted;
     return inserted;
   };
+  // The packed parts a switch of quantized weights picks, per result.
+  llvm::DenseMap<Value, PackedQuant> switched;
+  llvm::SetVector<Operation *> switches;
   for (auto [op, outIn] : matmuls) {
-    auto weight = cast<BlockArgument>(op.getDpsInputOperand(1)->get());
+    Value read = op.getDpsInputOperand(1)->get();
+    SmallVector<BlockArgument> weights = getSwitchedWeights(func, read);
+    if (weights.empty())
+      weights.push_back(cast<BlockArgument>(read));
+    BlockArgument weight = weights.front();
     WeightQuantAttr quant = getParamQuant(weight);
     if (quant.getAxis() != (outIn ? 1 : 0))
       return op.emitError()
@@ -552,7 +655,23 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
              << "' is quantized along dimension " << quant.getAxis()
              << " but read by this matmul with K along dimension "
              << (outIn ? 1 : 0);
-    FailureOr<PackedQuant> packed = getPacked(weight);
+    FailureOr<PackedQuant> packed = failure();
+    if (read == weight) {
+      packed = getPacked(weight);
+    } else if (auto it = switched.find(read); it != switched.end()) {
+      packed = it->second;
+    } else {
+      SmallVector<PackedQuant> each;
+      for (BlockArgument w : weights) {
+        FailureOr<PackedQuant> one = getPacked(w);
+        if (failed(one))
+          return failure();
+        each.push_back(*one);
+      }
+      auto sw = cast<scf::IndexSwitchOp>(read.getDefiningOp());
+      packed = switched[read] = selectPacked(rewriter, sw, each);
+      switches.insert(sw);
+    }
     if (failed(packed))
       return failure();
     if (target.int8)
@@ -569,6 +688,8 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
     rewriteExtract(rewriter, extract, *packed, panel, target.int8 ? 4 : 1,
                    quant.getAxis(), quant.getFormat());
   }
+  for (Operation *sw : switches)
+    dropUnusedResults(rewriter, cast<scf::IndexSwitchOp>(sw));
   llvm::BitVector unused(func.getNumArguments());
   for (auto &[weight, args] : bound)
     if (weight.use_empty())

@@ -37,6 +37,13 @@
 // Each token appears at most once in an expert's list, so the scatter writes
 // distinct rows; experts are summed in index order (as the reference loop).
 //
+// Experts held quantized (tfm.param_quant, tfm-quantize-weights) run their
+// GEMMs token-major instead: the chunk gathered as rows [T, d] and each
+// weight the B operand in its out_in layout (C[T, out] += X[T, in] W[out,
+// in]), the form of the quantized micro-kernels; tfm-cpu-pack-weights packs
+// every expert's blocks and selects the packed parts with the same
+// scf.index_switch (docs/design.md, "Quantized weights").
+//
 // With `first_expert` (a rank's experts under expert parallelism) the
 // routing is over all R of the router's experts and the loop visits the E
 // held ones, expert e reading the routing of expert first_expert + e.
@@ -149,6 +156,7 @@ struct MoEContext {
   Value rank;    // [n, R] f32 (R: the router's experts)
   Value routing; // [n, R] f32, renormalised, 0 when not selected
   ValueRange expertWeights;
+  bool tokenMajor; // GEMMs as X W^T (experts held quantized)
 };
 } // namespace
 
@@ -208,25 +216,29 @@ static SmallVector<Value> selectExpertWeights(OpBuilder &b,
   return SmallVector<Value>(sw.getResults());
 }
 
-/// Slots [c0, c0 + T) of the token list, gathered from x into an f32
-/// [d, T] tile, transposed: column i is token list slot c0 + i. Slots at or
-/// past `count` are zero columns (computed, never scattered).
-static Value gatherColumns(OpBuilder &b, const MoEContext &c, Value tokens,
-                           Value count, Value c0, int64_t rowTile) {
+/// Slots [c0, c0 + T) of the token list, gathered from x into an f32 tile:
+/// [d, T], transposed (column i is token list slot c0 + i), or [T, d] when
+/// `c.tokenMajor`. Slots at or past `count` are zeros (computed, never
+/// scattered).
+static Value gatherTokens(OpBuilder &b, const MoEContext &c, Value tokens,
+                          Value count, Value c0, int64_t rowTile) {
   Location loc = c.loc;
-  auto type = RankedTensorType::get({c.d, rowTile}, b.getF32Type());
+  SmallVector<int64_t> shape{c.d, rowTile};
+  if (c.tokenMajor)
+    std::swap(shape[0], shape[1]);
+  auto type = RankedTensorType::get(shape, b.getF32Type());
   Value init = emptyTensor(b, loc, type.getShape(), b.getF32Type());
   return linalg::GenericOp::create(
              b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
              ArrayRef<AffineMap>{b.getMultiDimIdentityMap(2)},
              parallelIterators(2),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value j = linalg::IndexOp::create(nb, nloc, 0);
-               Value i = linalg::IndexOp::create(nb, nloc, 1);
+               Value j = linalg::IndexOp::create(nb, nloc, c.tokenMajor);
+               Value i = linalg::IndexOp::create(nb, nloc, !c.tokenMajor);
                Value slot = arith::AddIOp::create(nb, nloc, c0, i);
                Value valid = arith::CmpIOp::create(
                    nb, nloc, arith::CmpIPredicate::slt, slot, count);
-               // Padding columns read token list slot c0 (always valid).
+               // Padding slots read token list slot c0 (always valid).
                Value safe = arith::SelectOp::create(nb, nloc, valid, slot, c0);
                Value token = tensor::ExtractOp::create(nb, nloc, tokens,
                                                        ValueRange{safe});
@@ -251,8 +263,9 @@ static Value buildSwiGLU(OpBuilder &b, Location loc, Value gate, Value up) {
       });
 }
 
-/// acc[tokens[c0 + i], :] += weights[c0 + i] * yT[:, i] for i < rows.
-static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value yT,
+/// acc[tokens[c0 + i], :] += weights[c0 + i] * y's token i for i < rows:
+/// column i of y [d, T], or its row i when `c.tokenMajor` (y [T, d]).
+static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value y,
                         Value tokens, Value weights, Value c0, Value rows) {
   Location loc = c.loc;
   auto rowType = RankedTensorType::get({c.d}, b.getF32Type());
@@ -267,11 +280,15 @@ static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value yT,
         SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1),
                                         nb.getIndexAttr(c.d)};
         SmallVector<OpFoldResult> strides(2, nb.getIndexAttr(1));
+        SmallVector<OpFoldResult> offsets{nb.getIndexAttr(0), i};
+        SmallVector<OpFoldResult> tokenSizes{nb.getIndexAttr(c.d),
+                                             nb.getIndexAttr(1)};
+        if (c.tokenMajor) {
+          std::swap(offsets[0], offsets[1]);
+          std::swap(tokenSizes[0], tokenSizes[1]);
+        }
         Value yRow = tensor::ExtractSliceOp::create(
-            nb, nloc, rowType, yT,
-            SmallVector<OpFoldResult>{nb.getIndexAttr(0), i},
-            SmallVector<OpFoldResult>{nb.getIndexAttr(c.d), nb.getIndexAttr(1)},
-            strides);
+            nb, nloc, rowType, y, offsets, tokenSizes, strides);
         SmallVector<OpFoldResult> at{token, nb.getIndexAttr(0)};
         Value accRow = tensor::ExtractSliceOp::create(nb, nloc, rowType,
                                                       args[0], at, sizes,
@@ -302,6 +319,8 @@ static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value yT,
 /// transposed, weights as the A operand ([out, in] = nn.Linear layout, K
 /// innermost) and the gathered tokens as B ([in, T], N = T innermost): no
 /// weight is copied or transposed, and the vector dimension is the chunk.
+/// Token-major (`c.tokenMajor`), the gathered tokens are A and the weights
+/// B in their out_in layout.
 static Value buildChunks(OpBuilder &b, const MoEContext &c, Value acc,
                          ArrayRef<Value> w, Value lb, Value ub,
                          int64_t rowTile, Value count, Value tokens,
@@ -313,14 +332,23 @@ static Value buildChunks(OpBuilder &b, const MoEContext &c, Value acc,
       [&](OpBuilder &nb, Location nloc, Value c0, ValueRange args) {
         Value left = arith::SubIOp::create(nb, nloc, count, c0);
         Value rows = arith::MinSIOp::create(nb, nloc, left, tile);
-        Value xT = gatherColumns(nb, c, tokens, count, c0, rowTile); // [d, T]
-        Value gateT = matmulF32(nb, nloc, w[0], xT);                  // [m, T]
-        Value upT = matmulF32(nb, nloc, w[1], xT);                    // [m, T]
-        Value hT = buildSwiGLU(nb, nloc, gateT, upT);                 // [m, T]
-        Value yT = matmulF32(nb, nloc, w[2], hT);                     // [d, T]
+        Value xs = gatherTokens(nb, c, tokens, count, c0, rowTile);
+        Value y;
+        if (c.tokenMajor) {
+          auto project = [&](Value in, Value weight) {
+            return buildMatmulF32(nb, nloc, in, weight, /*weightIsOutIn=*/true);
+          };
+          Value h = buildSwiGLU(nb, nloc, project(xs, w[0]),
+                                project(xs, w[1])); // [T, m]
+          y = project(h, w[2]);                     // [T, d]
+        } else {
+          Value gateT = matmulF32(nb, nloc, w[0], xs); // [m, T]
+          Value upT = matmulF32(nb, nloc, w[1], xs);   // [m, T]
+          Value hT = buildSwiGLU(nb, nloc, gateT, upT);
+          y = matmulF32(nb, nloc, w[2], hT); // [d, T]
+        }
         scf::YieldOp::create(
-            nb, nloc,
-            scatterAdd(nb, c, args[0], yT, tokens, weights, c0, rows));
+            nb, nloc, scatterAdd(nb, c, args[0], y, tokens, weights, c0, rows));
       });
   return chunks.getResult(0);
 }
@@ -366,7 +394,10 @@ struct MoELowering : OpConversionPattern<MoEOp> {
                  x,
                  Value(),
                  Value(),
-                 adaptor.getExpertWeights()};
+                 adaptor.getExpertWeights(),
+                 llvm::any_of(adaptor.getExpertWeights(), [](Value weight) {
+                   return bool(getParamQuant(weight));
+                 })};
     c.rowTile = std::min(kRowTile, c.n);
     c.tailTile = std::min(kTailTile, c.rowTile);
 

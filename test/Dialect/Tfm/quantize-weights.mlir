@@ -63,3 +63,29 @@ func.func @bf16(%x: tensor<1x8x64xbf16> {tfm.input = "x"}, %w: tensor<64x96xbf16
   %y = tfm.linear %x, %w : (tensor<1x8x64xbf16>, tensor<64x96xbf16>) -> tensor<1x8x96xbf16>
   return %y : tensor<1x8x96xbf16>
 }
+
+// -----
+
+// A mixture of experts' gate, up and down weights are marked in nn.Linear's
+// layout (axis 1, K = d for gate and up, m for down); the router stays f32
+// (llama.cpp keeps it so), as does an expert weight whose K 32 does not
+// divide (down at m = 48).
+// CHECK-LABEL: func.func @experts
+// CHECK-SAME: %{{.*}}: tensor<2x64xf32> {tfm.param = "router"}
+// CHECK-SAME: %{{.*}}: tensor<48x64xf32> {tfm.param = "g0", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+// CHECK-SAME: %{{.*}}: tensor<48x64xf32> {tfm.param = "u0", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+// CHECK-SAME: %{{.*}}: tensor<64x48xf32> {tfm.param = "d0"}
+// CHECK-SAME: %{{.*}}: tensor<48x64xf32> {tfm.param = "g1", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+// CHECK-SAME: %{{.*}}: tensor<48x64xf32> {tfm.param = "u1", tfm.param_quant = #tfm.quant<q8_0, axis = 1>}
+// CHECK-SAME: %{{.*}}: tensor<64x48xf32> {tfm.param = "d1"})
+func.func @experts(%x: tensor<1x8x64xf32> {tfm.input = "x"},
+                   %r: tensor<2x64xf32> {tfm.param = "router"},
+                   %g0: tensor<48x64xf32> {tfm.param = "g0"},
+                   %u0: tensor<48x64xf32> {tfm.param = "u0"},
+                   %d0: tensor<64x48xf32> {tfm.param = "d0"},
+                   %g1: tensor<48x64xf32> {tfm.param = "g1"},
+                   %u1: tensor<48x64xf32> {tfm.param = "u1"},
+                   %d1: tensor<64x48xf32> {tfm.param = "d1"}) -> tensor<1x8x64xf32> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1 {top_k = 1 : i64} : (tensor<1x8x64xf32>, tensor<2x64xf32>, tensor<48x64xf32>, tensor<48x64xf32>, tensor<64x48xf32>, tensor<48x64xf32>, tensor<48x64xf32>, tensor<64x48xf32>) -> tensor<1x8x64xf32>
+  return %y : tensor<1x8x64xf32>
+}

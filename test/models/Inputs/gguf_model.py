@@ -15,7 +15,7 @@ usage:
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
-  gguf_model.py convert HFDIR OUT.gguf [--quantize q8_0]
+  gguf_model.py convert HFDIR OUT.gguf [--quantize q8_0|q4_0|q4_k [--reference DIR]]
                         [--rope-freqs drop|truncate]
       a Hugging Face directory (config.json, model.safetensors) of a llama,
       qwen2, qwen3, phi3, gemma, gemma2 or gemma3_text model to an f32 GGUF
@@ -26,7 +26,9 @@ usage:
       softcaps and window, a tied head without output.weight, Llama 3.1's
       rope_freqs.weight divisors, Phi-3's longrope factors and metadata,
       Mixtral's and Qwen3-MoE's experts stacked
-      3-D; --quantize q8_0: matrices as gguf-py's Q8_0 blocks; --rope-freqs
+      3-D; --quantize: matrices as gguf-py's Q8_0 or Q4_0 blocks, or Q4_K
+      ones by the port of llama.cpp's quantizer, --reference DIR the
+      Hugging Face directory of the weights the blocks stand for; --rope-freqs
       writes the divisors wrong).
   gguf_model.py logits GGUF IDS OUT
       transformers' logits for the GGUF file (its from_pretrained(gguf_file=)
@@ -244,9 +246,10 @@ def cmd_convert(argv):
     p = argparse.ArgumentParser(prog="gguf_model.py convert")
     p.add_argument("hf")
     p.add_argument("out")
-    p.add_argument("--quantize", choices=["q8_0"],
+    p.add_argument("--quantize", choices=["q8_0", "q4_0", "q4_k"],
                    help="matrices (experts' too; not the router, which "
-                   "llama.cpp keeps f32) as Q8_0 blocks, by gguf-py")
+                   "llama.cpp keeps f32) as Q8_0 or Q4_0 blocks, by gguf-py, "
+                   "or Q4_K, by the port of llama.cpp's quantizer")
     p.add_argument("--reference", help="with --quantize: write here the "
                    "Hugging Face directory of the weights the blocks stand "
                    "for (dequantized)")
@@ -259,8 +262,10 @@ def cmd_convert(argv):
     arch = {"gemma3_text": "gemma3", "mixtral": "llama",
             "qwen3_moe": "qwen3moe"}.get(c["model_type"], c["model_type"])
     weights = load_file(os.path.join(hf, "model.safetensors"))
-    if a.quantize:
-        weights = dequantized_q8_0(weights, hf, a.reference)
+    if a.reference:
+        if not a.quantize:
+            p.error("--reference needs --quantize")
+        write_dequantized(weights, hf, a.reference, a.quantize)
     heads = c["num_attention_heads"]
     kv = c.get("num_key_value_heads", heads)
     head_dim = c.get("head_dim") or c["hidden_size"] // heads
@@ -280,8 +285,8 @@ def cmd_convert(argv):
 
     def add(gname, t):
         if a.quantize and t.ndim >= 2 and "ffn_gate_inp" not in gname:
-            from gguf import GGMLQuantizationType as T, quants
-            w.add_tensor(gname, quants.quantize(t, T.Q8_0), raw_dtype=T.Q8_0)
+            blocks, kind = quantize_rows(t.astype(np.float32), a.quantize)
+            w.add_tensor(gname, blocks, raw_dtype=kind)
         else:
             w.add_tensor(gname, t.astype(np.float32))
 
@@ -312,32 +317,44 @@ def cmd_convert(argv):
     w.close()
 
 
+def quantize_rows(t, kind):
+    """t's rows (along its last axis; an expert stack's too) as blocks of
+    `kind` and their GGML type: Q8_0 and Q4_0 by gguf-py, Q4_K by the port
+    of quantize_row_q4_K_ref (test/numerics/Inputs/q4_k_ref.py)."""
+    from gguf import GGMLQuantizationType as T, quants
+    if kind in ("q8_0", "q4_0"):
+        q = T.Q8_0 if kind == "q8_0" else T.Q4_0
+        return quants.quantize(t, q), q
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "..", "numerics", "Inputs"))
+    import q4_k_ref
+    return q4_k_ref.quantize_q4_k(t), T.Q4_K
+
+
 def quantizable(name, t):
     """What --quantize stores as blocks: matrices, not a router."""
     return t.ndim >= 2 and not name.endswith((".gate.weight",
                                               "ffn_gate_inp.weight"))
 
 
-def dequantized_q8_0(weights, hf, reference):
-    """The weights the Q8_0 blocks of `weights` stand for (rows quantize
-    independently, so stacking and Q/K's row permutation commute with it;
-    requantizing them gives the same blocks), written to `reference` (a
-    copy of the directory `hf`) when given."""
+def write_dequantized(weights, hf, reference, kind):
+    """Writes to `reference` (a copy of the directory `hf`) the weights the
+    blocks of `kind` stand for: each quantizable matrix quantized and
+    dequantized by gguf-py (rows quantize independently, so stacking and
+    Q/K's row permutation commute with it)."""
     import shutil
-    from gguf import GGMLQuantizationType as T, quants
+    from gguf import quants
     from safetensors.numpy import save_file
     out = {}
     for name, t in weights.items():
+        t = t.astype(np.float32)
         if quantizable(name, t):
-            blocks = quants.quantize(t.astype(np.float32), T.Q8_0)
-            t = quants.dequantize(blocks, T.Q8_0).reshape(t.shape)
-            assert (quants.quantize(t, T.Q8_0) == blocks).all(), name
+            blocks, q = quantize_rows(t, kind)
+            t = quants.dequantize(blocks, q).reshape(t.shape)
         out[name] = t.astype(np.float32)
-    if reference:
-        shutil.copytree(hf, reference, dirs_exist_ok=True)
-        save_file(out, os.path.join(reference, "model.safetensors"),
-                  metadata={"format": "pt"})
-    return out
+    shutil.copytree(hf, reference, dirs_exist_ok=True)
+    save_file(out, os.path.join(reference, "model.safetensors"),
+              metadata={"format": "pt"})
 
 
 def stack_experts(w, c, weights):

@@ -23,6 +23,8 @@ usage:
       layout transformers 5 writes (see v5_layout); the math is unchanged.
   hf_family.py v5weights SRC DST        rewrites model.safetensors SRC with
       transformers 5's fused expert tensors (see cmd_v5weights).
+  hf_family.py moe-as-llama SRC DST     the one-expert Mixtral directory SRC
+      as the Llama it equals (its expert the MLP, no router) in DST.
 
 Where transformers 4.46 and 5.x differ on what these tests exercise
 (which layers slide; the families 4.46 lacks), the reference follows 5.x in
@@ -503,6 +505,32 @@ def cmd_same(a, b):
     print(f"PASS: {x.shape[0]}x{x.shape[1]} tokens equal transformers'")
 
 
+def cmd_moe_as_llama(src, dst):
+    """A Mixtral of one expert (top-1: every token routed to it at weight
+    softmax = 1) is a Llama whose MLP is that expert."""
+    from safetensors.numpy import load_file, save_file
+    c = json.load(open(os.path.join(src, "config.json")))
+    assert c["model_type"] == "mixtral" and c["num_local_experts"] == 1, c
+    for key in ("num_local_experts", "num_experts_per_tok", "sliding_window",
+                "router_aux_loss_coef", "router_jitter_noise",
+                "output_router_logits"):
+        c.pop(key, None)
+    c.update(model_type="llama", architectures=["LlamaForCausalLM"])
+    os.makedirs(dst, exist_ok=True)
+    json.dump(c, open(os.path.join(dst, "config.json"), "w"), indent=2)
+    names = {"experts.0.w1": "gate_proj", "experts.0.w3": "up_proj",
+             "experts.0.w2": "down_proj"}
+    weights = {}
+    for name, t in load_file(os.path.join(src, "model.safetensors")).items():
+        if ".block_sparse_moe.gate." in name:
+            continue
+        for expert, mlp in names.items():
+            name = name.replace(f"block_sparse_moe.{expert}", f"mlp.{mlp}")
+        weights[name] = t
+    save_file(weights, os.path.join(dst, "model.safetensors"),
+              metadata={"format": "pt"})
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "make":
@@ -519,6 +547,8 @@ def main():
         cmd_v5config(*args)
     elif cmd == "v5weights":
         cmd_v5weights(*args)
+    elif cmd == "moe-as-llama":
+        cmd_moe_as_llama(*args)
     else:
         sys.exit(__doc__)
 

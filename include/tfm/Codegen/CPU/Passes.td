@@ -115,7 +115,11 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     dequantized weight, and the values are packed four K steps of a column
     together (`group = 4`: `[J, K/32, 8 | 4, P, 4]`), an int8 dot product's
     lane. Without it the activations stay f32 and the result is exactly the
-    dequantized weights' (`[J, K/32, 32 | 16, P]`).
+    dequantized weights' (`[J, K/32, 32 | 16, P]`). A matmul whose weight
+    an `scf.index_switch` picks among quantized weights held alike
+    (`tfm.moe`'s experts) reads the parts that a switch beside it picks
+    among their packed parts; the original switch keeps only the results
+    something else still reads.
 
     The new argument keeps the parameter's `tfm.param` (and
     `tfm.param_parts`) and records the packing for whoever binds weights:

@@ -1,8 +1,8 @@
 //===- QuantizeWeights.cpp - projection weights held quantized ------------===//
 //
-// tfm-quantize-weights: marks the weight parameters of tfm.linear and
-// tfm.lm_head with tfm.param_quant (see the pass description in
-// Passes.td and docs/design.md, "Quantized weights").
+// tfm-quantize-weights: marks the weight parameters of tfm.linear,
+// tfm.lm_head and tfm.moe's experts with tfm.param_quant (see the pass
+// description in Passes.td and docs/design.md, "Quantized weights").
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
@@ -33,6 +33,11 @@ static std::optional<WeightLayout> getQuantizableLayout(OpOperand &use) {
   if (auto head = dyn_cast<LMHeadOp>(user))
     if (&use == &head.getWeightMutable())
       return head.getLayout();
+  // An expert's gate, up and down weights are nn.Linear's [out, in].
+  if (auto moe = dyn_cast<MoEOp>(user))
+    if (llvm::any_of(moe.getExpertWeightsMutable(),
+                     [&](OpOperand &expert) { return &expert == &use; }))
+      return WeightLayout::out_in;
   return std::nullopt;
 }
 

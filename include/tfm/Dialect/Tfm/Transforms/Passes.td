@@ -55,7 +55,8 @@ def TfmQuantizeWeights : Pass<"tfm-quantize-weights", "ModuleOp"> {
   let summary = "Holds projection weights and embedding tables quantized (tfm.param_quant)";
   let description = [{
     Marks each f32 weight parameter that only `tfm.linear` and `tfm.lm_head`
-    ops read (with one layout), or `tfm.embedding` as its table (rows of
+    ops read (with one layout), `tfm.moe` as an expert's gate, up or down
+    weight (out_in), or `tfm.embedding` as its table (rows of
     K-blocks, as an out_in LM head's: a tied table is one weight), with
     `tfm.param_quant = "<scheme>"`, as llama.cpp's quantizer stores
     `token_embd` too: whoever
