@@ -8,7 +8,9 @@
 #include "tfm/Runtime/Error.h"
 #include "tfm/Runtime/FusedExperts.h"
 #include "tfm/Runtime/Gguf.h"
+#include "tfm/Runtime/Quantize.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -471,14 +473,9 @@ public:
   create(std::unique_ptr<GgufFile> file);
 
   llvm::StringRef getPath() const override { return file->getPath(); }
-  const TensorView *lookup(llvm::StringRef name) const override {
-    auto it = index.find(name);
-    return it == index.end() ? nullptr : &views[it->second];
-  }
+  const TensorView *lookup(llvm::StringRef name) const override;
   llvm::ArrayRef<TensorView> getTensors() const override { return views; }
-  void releasePages(const TensorView &view) const override {
-    file->releasePages(view.data, view.numBytes);
-  }
+  void releasePages(const TensorView &view) const override;
 
 private:
   /// Adds the view of `tensor` as `name`.
@@ -491,11 +488,49 @@ private:
   /// `heads` heads (TensorView::interleavedHeads): readers undo it.
   Error markInterleaved(size_t i, uint64_t heads);
 
+  /// A Q5_0 tensor's view is held as Q8_0 blocks (widenQ5_0ToQ8_0: the
+  /// same weights), made when it is looked up and freed with its pages;
+  /// its data is null until then.
+  struct Widened {
+    const char *source;
+    uint64_t sourceBytes;
+    std::unique_ptr<char[]> blocks;
+  };
+
   std::unique_ptr<GgufFile> file;
-  std::vector<TensorView> views;
+  mutable std::vector<TensorView> views;
   llvm::StringMap<size_t> index;
+  /// By view index.
+  mutable llvm::DenseMap<size_t, Widened> widened;
 };
 } // namespace
+
+const TensorView *GgufTensors::lookup(llvm::StringRef name) const {
+  auto it = index.find(name);
+  if (it == index.end())
+    return nullptr;
+  TensorView &view = views[it->second];
+  auto pending = widened.find(it->second);
+  if (pending != widened.end() && !view.data) {
+    Widened &w = pending->second;
+    w.blocks.reset(new char[view.numBytes]);
+    widenQ5_0ToQ8_0(w.source, int64_t(w.sourceBytes / 22), w.blocks.get());
+    view.data = w.blocks.get();
+  }
+  return &view;
+}
+
+void GgufTensors::releasePages(const TensorView &view) const {
+  auto pending = widened.find(size_t(&view - views.data()));
+  if (pending == widened.end()) {
+    file->releasePages(view.data, view.numBytes);
+    return;
+  }
+  Widened &w = pending->second;
+  w.blocks.reset();
+  views[pending->first].data = nullptr;
+  file->releasePages(w.source, w.sourceBytes);
+}
 
 Error GgufTensors::addExperts(const GgufTensor &tensor, unsigned layer,
                               llvm::StringRef part,
@@ -513,14 +548,24 @@ Error GgufTensors::addExperts(const GgufTensor &tensor, unsigned layer,
   // Each expert's rows (of elements or of blocks) are a contiguous run.
   int64_t experts = whole.shape[0];
   uint64_t bytes = whole.numBytes / uint64_t(experts);
+  std::optional<Widened> wide;
+  if (auto it = widened.find(views.size()); it != widened.end()) {
+    wide = std::move(it->second);
+    widened.erase(it);
+  }
   for (int64_t e = 0; e < experts; ++e) {
     TensorView view = whole;
     view.name = llvm::formatv("model.layers.{0}.{1}.experts.{2}.{3}", layer,
                               names.module, e, part)
                     .str();
     view.shape = {whole.shape[1], whole.shape[2]};
-    view.data = whole.data + uint64_t(e) * bytes;
+    view.data = wide ? nullptr : whole.data + uint64_t(e) * bytes;
     view.numBytes = bytes;
+    if (wide) {
+      uint64_t sourceBytes = wide->sourceBytes / uint64_t(experts);
+      widened[views.size()] = {wide->source + uint64_t(e) * sourceBytes,
+                               sourceBytes, nullptr};
+    }
     if (!index.try_emplace(view.name, views.size()).second)
       return makeError(file->getPath(), "tensor '{0}' is named twice",
                        view.name);
@@ -553,6 +598,8 @@ Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
     view.dtype = DType::I64;
   else if (type == "Q8_0")
     view.blocks = BlockFormat::Q8_0;
+  else if (type == "Q5_0")
+    view.blocks = BlockFormat::Q8_0; // widened when looked up
   else if (type == "Q4_0")
     view.blocks = BlockFormat::Q4_0;
   else if (type == "Q4_K")
@@ -564,11 +611,16 @@ Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
   else if (type != "F32")
     return makeError(file->getPath(),
                      "tensor '{0}' is {1}: tfm reads F32, F16, BF16, Q8_0, "
-                     "Q4_0, Q4_K, Q5_K and Q6_K tensors",
+                     "Q5_0, Q4_0, Q4_K, Q5_K and Q6_K tensors",
                      tensor.name, type);
   if (!index.try_emplace(view.name, views.size()).second)
     return makeError(file->getPath(), "tensor '{0}' is named twice",
                      view.name);
+  if (type == "Q5_0") {
+    widened[views.size()] = {tensor.data, tensor.numBytes, nullptr};
+    view.data = nullptr;
+    view.numBytes = tensor.numBytes / 22 * 34;
+  }
   views.push_back(std::move(view));
   return Error::success();
 }

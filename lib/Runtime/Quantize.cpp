@@ -627,3 +627,22 @@ void runtime::splitBlocks(BlockFormat format, const char *blocks, int64_t k,
     std::memcpy(values + i * payload, b + 2, payload);
   }
 }
+
+void runtime::widenQ5_0ToQ8_0(const char *q5, int64_t numBlocks, char *q8) {
+  const auto *in = reinterpret_cast<const uint8_t *>(q5);
+  auto *out = reinterpret_cast<uint8_t *>(q8);
+  for (int64_t i = 0; i < numBlocks; ++i, in += 22, out += 34) {
+    std::memcpy(out, in, 2); // d
+    uint32_t qh = uint32_t(in[2]) | uint32_t(in[3]) << 8 |
+                  uint32_t(in[4]) << 16 | uint32_t(in[5]) << 24;
+    const uint8_t *qs = in + 6;
+    // As ggml's dequantize_row_q5_0: weight j's fifth bit is qh bit j,
+    // weight j + 16's bit j + 16.
+    for (int j = 0; j < 16; ++j) {
+      int low = (qs[j] & 15) | int((qh >> j) & 1) << 4;
+      int high = (qs[j] >> 4) | int((qh >> (j + 16)) & 1) << 4;
+      out[2 + j] = uint8_t(int8_t(low - 16));
+      out[2 + j + 16] = uint8_t(int8_t(high - 16));
+    }
+  }
+}

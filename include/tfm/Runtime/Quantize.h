@@ -115,6 +115,15 @@ void quantizeQ5_K(const float *weights, int64_t k, char *blocks);
 /// weights give some blocks (not necessarily ggml's).
 void quantizeQ6_K(const float *weights, int64_t k, char *blocks);
 
+/// llama.cpp's Q5_0 blocks (32 weights in 22 bytes: f16 d, the fifth bits
+/// qh as a little-endian uint32, bytes qs holding weights j and j + 16 in
+/// their low and high nibbles; w = d * (q - 16)) rewritten as Q8_0 blocks of
+/// the same weights: the int8 q - 16 in [-16, 15] under the same d, so that
+/// each weight dequantizes to the same product. `numBlocks` blocks from
+/// `q5` to `q8`. (Q4_K_M and Q4_K_S files hold in Q5_0 the Q4_K tensors
+/// whose rows 256 does not divide.)
+void widenQ5_0ToQ8_0(const char *q5, int64_t numBlocks, char *q8);
+
 /// Splits a row of blocks into the parts tfm binds them as: the integers
 /// (`values`: k bytes for Q8_0, k / 2 for Q4_0, in quantizeQ8_0's and
 /// quantizeQ4_0's order; Q4_K's in Q4_0's order, each sub-block of 32 as a
