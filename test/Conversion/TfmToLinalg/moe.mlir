@@ -74,17 +74,23 @@ func.func @moe(%x: tensor<2x40x4xf32>, %r: tensor<3x4xf32>,
 
 // Fewer tokens than a chunk (n = 3): one chunk size, n; f16 is gathered into
 // f32 (the weights stay f16 operands of the f32 matmul) and the result is
-// rounded once at the end. With two experts the switch has one case.
+// rounded once at the end. With two experts the switch has one case. At
+// most 4 tokens (decode) run token-major: the tokens gathered as rows
+// [T, d], each weight the B operand in its [out, in] layout, the
+// scatter-add reading rows.
 // CHECK-LABEL: func.func @moe_small
-// CHECK: scf.index_switch %{{.*}} -> tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>
+// CHECK: %[[W:.*]]:3 = scf.index_switch %{{.*}} -> tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>
 // CHECK-NEXT: case 0 {
 // CHECK: default {
 // CHECK-NOT: arith.remsi
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C3]]
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xf32>)
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xf16>, tensor<4x3xf32>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#0 : tensor<3x4xf32>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#1 : tensor<3x4xf32>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#2 : tensor<3x5xf32>, tensor<4x5xf16>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK: tensor.extract_slice %[[Y]][%{{.*}}, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-NOT: tfm.
 func.func @moe_small(%x: tensor<1x3x4xf16>, %r: tensor<2x4xf16>,
