@@ -659,6 +659,14 @@ HuggingFaceModel::create(MLIRContext &context, hf::ModelConfig config,
   const ModelOptions &opts = model->options;
   if (!opts.weightsPaths.empty() && opts.randomSeed)
     return makeError("--weights and --random-weights are mutually exclusive");
+  // A row-parallel linear's rank holds a slice of its input rows, which
+  // the reorder of an act-order linear's inputs mixes across ranks.
+  if (opts.tensorParallel > 1 && model->config.packedInts &&
+      model->config.packedInts->actOrder)
+    return makeError("--tensor-parallel: act-order GPTQ "
+                     "(quantization_config.desc_act true) runs in one "
+                     "process: its linears' input reorders span the ranks' "
+                     "slices");
   if (!opts.weightsPaths.empty()) {
     auto file = Checkpoint::open(opts.weightsPaths);
     if (!file)

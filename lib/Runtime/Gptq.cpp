@@ -39,12 +39,15 @@ struct Linear {
   bool asymmetric;
   /// The blocks while they are built (TensorView::data points here).
   std::unique_ptr<char[]> blocks;
+  /// Act-order: row r of the held weight is input row order[r] (the rows
+  /// sorted by group); empty when the rows are in order.
+  std::vector<int32_t> order;
 };
 
 class GptqTensors : public TensorFile {
 public:
   GptqTensors(const Checkpoint &checkpoint, const PackedIntFormat &format)
-      : checkpoint(checkpoint), bits(format.bits),
+      : checkpoint(checkpoint), bits(format.bits), actOrder(format.actOrder),
         awq(format.method == PackedIntFormat::Method::Awq),
         compressed(format.method == PackedIntFormat::Method::CompressedTensors),
         path(
@@ -85,17 +88,26 @@ private:
   /// would not fit int8.
   Error checkZeroPoints(Linear &linear, llvm::StringRef method,
                         llvm::StringRef zerosName) const;
-  /// Adds the view `P.weight` of linear `linear`, Q4_0 when symmetric 4-bit.
+  /// Reads act-order linear `linear`'s g_idx `gIdx` into its order: the
+  /// rows sorted by group, stably; an error unless every group has its
+  /// `group` rows.
+  Error sortRowsByGroup(Linear &linear, const TensorView &gIdx,
+                        llvm::StringRef gIdxName) const;
+  /// Adds the view `P.weight` of linear `linear`, Q4_0 when symmetric 4-bit,
+  /// and with act-order `P.input_order`.
   void addView(llvm::StringRef prefix, Linear linear);
 
   const Checkpoint &checkpoint;
   int64_t bits;
+  bool actOrder;
   /// AWQ's layout (GEMM version) or compressed-tensors' rather than
   /// GPTQ's.
   bool awq, compressed;
   std::string path;
-  // Views and linears side by side; views' data set while built.
+  // Each linear's weight view (data set while built) and, with act-order,
+  // its input order's; linearOf[i] is view i's linear, -1 for an order.
   mutable std::vector<TensorView> views;
+  std::vector<int64_t> linearOf;
   mutable std::vector<Linear> linears;
 };
 } // namespace
@@ -256,23 +268,34 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
       checkpoint, method, zerosName, DType::I32, {groups, n / perWord});
   if (!qzeros)
     return qzeros.takeError();
-  Linear probe{qweight, *scales, *qzeros, n, k, group, false, nullptr};
+  Linear probe{qweight, *scales, *qzeros, n, k, group, false, nullptr, {}};
   if (Error err = checkZeroPoints(probe, method, zerosName))
     return err;
   std::string gIdxName = (prefix + ".g_idx").str();
+  if (!checkpoint.lookup(gIdxName) && actOrder)
+    return makeError(checkpoint.getPath(),
+                     "{0}: no tensor '{1}': act-order weights (desc_act) "
+                     "say their rows' groups in it",
+                     method, gIdxName);
   if (checkpoint.lookup(gIdxName)) {
     Expected<const TensorView *> gIdx =
         getComponent(checkpoint, method, gIdxName, DType::I32, {k});
     if (!gIdx)
       return gIdx.takeError();
-    for (int64_t row = 0; row < k; ++row) {
-      int32_t g;
-      std::memcpy(&g, (*gIdx)->data + row * 4, 4);
-      if (g != row / group)
-        return makeError(checkpoint.getFileOf(gIdxName),
-                         "{0}: tensor '{1}' puts row {2} in group {3}, not "
-                         "{4}: act-order GPTQ is not supported",
-                         method, gIdxName, row, g, row / group);
+    if (actOrder) {
+      if (Error err = sortRowsByGroup(probe, **gIdx, gIdxName))
+        return err;
+    } else {
+      for (int64_t row = 0; row < k; ++row) {
+        int32_t g;
+        std::memcpy(&g, (*gIdx)->data + row * 4, 4);
+        if (g != row / group)
+          return makeError(checkpoint.getFileOf(gIdxName),
+                           "{0}: tensor '{1}' puts row {2} in group {3}, not "
+                           "{4}: act-order weights need "
+                           "quantization_config.desc_act true",
+                           method, gIdxName, row, g, row / group);
+      }
     }
     components.insert(gIdxName);
   }
@@ -305,6 +328,37 @@ Error GptqTensors::checkZeroPoints(Linear &linear, llvm::StringRef method,
   return Error::success();
 }
 
+Error GptqTensors::sortRowsByGroup(Linear &linear, const TensorView &gIdx,
+                                   llvm::StringRef gIdxName) const {
+  int64_t groups = linear.k / linear.group;
+  std::vector<int32_t> rowGroup(linear.k);
+  std::vector<int64_t> start(groups + 1, 0);
+  for (int64_t row = 0; row < linear.k; ++row) {
+    int32_t g;
+    std::memcpy(&g, gIdx.data + row * 4, 4);
+    if (g < 0 || g >= groups)
+      return makeError(checkpoint.getFileOf(gIdxName),
+                       "GPTQ: tensor '{0}' puts row {1} in group {2}, not one "
+                       "of its {3}",
+                       gIdxName, row, g, groups);
+    rowGroup[row] = g;
+    ++start[g + 1];
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    if (start[g + 1] != linear.group)
+      return makeError(checkpoint.getFileOf(gIdxName),
+                       "GPTQ: tensor '{0}' puts {1} rows in group {2}, not "
+                       "{3}: each group must be whole blocks of 32 once the "
+                       "rows are sorted by group",
+                       gIdxName, start[g + 1], g, linear.group);
+    start[g + 1] += start[g];
+  }
+  linear.order.resize(linear.k);
+  for (int64_t row = 0; row < linear.k; ++row)
+    linear.order[start[rowGroup[row]]++] = int32_t(row);
+  return Error::success();
+}
+
 void GptqTensors::addView(llvm::StringRef prefix, Linear linear) {
   TensorView view;
   view.name = (prefix + ".weight").str();
@@ -316,7 +370,20 @@ void GptqTensors::addView(llvm::StringRef prefix, Linear linear) {
                   uint64_t(getBlockBytes(view.blocks));
   view.data = nullptr;
   views.push_back(std::move(view));
+  linearOf.push_back(int64_t(linears.size()));
   linears.push_back(std::move(linear));
+  const std::vector<int32_t> &order = linears.back().order;
+  if (order.empty())
+    return;
+  // The vector's buffer moves with the Linear, so the view stays valid.
+  TensorView orderView;
+  orderView.name = (prefix + ".input_order").str();
+  orderView.dtype = DType::I32;
+  orderView.shape = {int64_t(order.size())};
+  orderView.data = reinterpret_cast<const char *>(order.data());
+  orderView.numBytes = order.size() * 4;
+  views.push_back(std::move(orderView));
+  linearOf.push_back(-1);
 }
 
 Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
@@ -401,7 +468,7 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
     zeros = *stored;
     components.insert(zerosName);
   }
-  Linear linear{*weights, scales, zeros, n, k, group, false, nullptr};
+  Linear linear{*weights, scales, zeros, n, k, group, false, nullptr, {}};
   if (zeros)
     if (Error err = checkZeroPoints(linear, method, zerosName))
       return err;
@@ -413,7 +480,11 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
 }
 
 void GptqTensors::build(size_t i) const {
-  Linear &linear = linears[i];
+  Linear &linear = linears[linearOf[i]];
+  // Row r of the held weight (act-order: sorted by group).
+  auto inputRow = [&](int64_t r) -> int64_t {
+    return linear.order.empty() ? r : linear.order[r];
+  };
   int64_t blockBytes = getBlockBytes(views[i].blocks);
   linear.blocks.reset(new char[views[i].numBytes]);
   auto *out = reinterpret_cast<uint8_t *>(linear.blocks.get());
@@ -427,16 +498,17 @@ void GptqTensors::build(size_t i) const {
         // Q4_0: byte u holds rows u and u + 16; q - 8 is the symmetric
         // q - zero.
         for (int64_t u = 0; u < 16; ++u)
-          out[2 + u] = uint8_t(getInteger(linear, 32 * b + u, col) |
-                               getInteger(linear, 32 * b + 16 + u, col) << 4);
+          out[2 + u] =
+              uint8_t(getInteger(linear, inputRow(32 * b + u), col) |
+                      getInteger(linear, inputRow(32 * b + 16 + u), col) << 4);
         continue;
       }
       // Q8_0: the int8 q - zero (in [-128, 127] for 8-bit symmetric
       // weights, [-16, 15] for any 4-bit zero point).
       int32_t zero = int32_t(getZero(linear, g, col));
       for (int64_t t = 0; t < 32; ++t)
-        out[2 + t] = uint8_t(
-            int8_t(int32_t(getInteger(linear, 32 * b + t, col)) - zero));
+        out[2 + t] = uint8_t(int8_t(
+            int32_t(getInteger(linear, inputRow(32 * b + t), col)) - zero));
     }
   views[i].data = linear.blocks.get();
 }
@@ -452,15 +524,17 @@ const TensorView *GptqTensors::lookup(llvm::StringRef name) const {
 }
 
 void GptqTensors::releasePages(const TensorView &view) const {
-  for (size_t i = 0; i < views.size(); ++i)
-    if (&views[i] == &view) {
-      linears[i].blocks.reset();
-      views[i].data = nullptr;
-      checkpoint.releasePages(*linears[i].qweight);
-      checkpoint.releasePages(*linears[i].scales);
-      if (linears[i].qzeros)
-        checkpoint.releasePages(*linears[i].qzeros);
-    }
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (&views[i] != &view || linearOf[i] < 0)
+      continue; // an input order stays: it is small
+    Linear &linear = linears[linearOf[i]];
+    linear.blocks.reset();
+    views[i].data = nullptr;
+    checkpoint.releasePages(*linear.qweight);
+    checkpoint.releasePages(*linear.scales);
+    if (linear.qzeros)
+      checkpoint.releasePages(*linear.qzeros);
+  }
 }
 
 Expected<std::unique_ptr<TensorFile>>

@@ -40,8 +40,14 @@
 // other 4-bit zero point is Q8_0 exactly: the int8 q - zero times the
 // group's scale, at 34 bytes per 32 weights rather than 18. tfm reads such
 // a linear as a tensor `P.weight` of those blocks and binds it as it binds
-// a GGUF file's (docs/design.md, "GPTQ and AWQ checkpoints"). Anything else
-// is refused by name.
+// a GGUF file's (docs/design.md, "GPTQ and AWQ checkpoints").
+//
+// With act-order (GPTQ's desc_act) g_idx puts the rows of each group
+// anywhere; sorted by group (stably), each group is G consecutive rows
+// again. `P.weight` then holds the rows in that order, and `P.input_order`
+// (int32 [K], row r of the sorted weight being input row input_order[r])
+// says how the importer's tfm.permute_features reorders the linear's input
+// to match: x W = x[order] W[order]. Anything else is refused by name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TFM_RUNTIME_GPTQ_H
@@ -67,6 +73,9 @@ struct PackedIntFormat {
   int64_t bits = 4;
   /// Input rows per scale and zero point; -1: one group per column.
   int64_t groupSize = 128;
+  /// GPTQ's act-order (`desc_act`): each linear's g_idx assigns its rows to
+  /// groups in another order than theirs.
+  bool actOrder = false;
 };
 
 /// The GPTQ or AWQ linears of `checkpoint` (every tensor named `P.qweight`)

@@ -32,6 +32,8 @@ Value extToF32(OpBuilder &b, Location loc, Value scalar);
 Value truncFromF32(OpBuilder &b, Location loc, Value scalar, Type type);
 Value f32Const(OpBuilder &b, Location loc, double value);
 Value indexConst(OpBuilder &b, Location loc, int64_t value);
+/// clamp(v, lo, hi) on index values (signed).
+Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo, int64_t hi);
 /// silu(v) = v / (1 + exp(-v)), on an f32 scalar (SiLU, SwiGLU, MoE experts).
 Value siluF32(OpBuilder &b, Location loc, Value v);
 

@@ -24,13 +24,6 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
 
-/// clamp(v, lo, hi) on index values (signed).
-static Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo,
-                        int64_t hi) {
-  Value low = arith::MaxSIOp::create(b, loc, v, indexConst(b, loc, lo));
-  return arith::MinSIOp::create(b, loc, low, indexConst(b, loc, hi));
-}
-
 /// gelu(x) on an f32 scalar: 0.5 x (1 + erf(x / sqrt(2))), or with `tanh`
 /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 static Value gelu(OpBuilder &b, Location loc, Value x, bool useTanh) {

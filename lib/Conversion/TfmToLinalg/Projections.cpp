@@ -4,7 +4,8 @@
 // leading dimensions; `out_in` weights ([out, in], nn.Linear) use the
 // matmul's transposed-B indexing map instead of a transposing copy. Products
 // accumulate in f32 for every element type; an epilogue generic adds the bias
-// and rounds back to the input's type.
+// and rounds back to the input's type. tfm.permute_features, which feeds a
+// projection whose weight rows are stored reordered, is a gather.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
@@ -96,9 +97,44 @@ struct LMHeadLowering : OpConversionPattern<LMHeadOp> {
     return success();
   }
 };
+/// y[..., j] = x[..., order[j]]: a gather along the last dimension, the
+/// order's entries clamped into [0, K) (the reader checked them; the clamp
+/// keeps a bad one from reading out of bounds).
+struct PermuteFeaturesLowering : OpConversionPattern<PermuteFeaturesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PermuteFeaturesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = tensorType(op.getResult());
+    unsigned rank = type.getRank();
+    int64_t k = type.getShape().back();
+    Value x = adaptor.getInput();
+    AffineMap orderMap = AffineMap::get(
+        rank, 0, rewriter.getAffineDimExpr(rank - 1), rewriter.getContext());
+    rewriter.replaceOp(
+        op,
+        buildElementwise(
+            rewriter, op.getLoc(), type, adaptor.getOrder(),
+            [&](OpBuilder &b, Location loc,
+                ValueRange args) -> SmallVector<Value> {
+              Value from = clampIndex(
+                  b, loc,
+                  arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]),
+                  0, k - 1);
+              SmallVector<Value> indices;
+              for (unsigned d = 0; d + 1 < rank; ++d)
+                indices.push_back(linalg::IndexOp::create(b, loc, d));
+              indices.push_back(from);
+              return {tensor::ExtractOp::create(b, loc, x, indices)};
+            },
+            {orderMap}));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tfm::lowering::populateProjectionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LinearLowering, LMHeadLowering>(patterns.getContext());
+  patterns.add<LinearLowering, LMHeadLowering, PermuteFeaturesLowering>(
+      patterns.getContext());
 }

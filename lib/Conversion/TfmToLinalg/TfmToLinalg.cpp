@@ -51,6 +51,11 @@ Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
+Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t lo, int64_t hi) {
+  Value low = arith::MaxSIOp::create(b, loc, v, indexConst(b, loc, lo));
+  return arith::MinSIOp::create(b, loc, low, indexConst(b, loc, hi));
+}
+
 Value siluF32(OpBuilder &b, Location loc, Value v) {
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
   Value denom = arith::AddFOp::create(b, loc, f32Const(b, loc, 1.0), e);

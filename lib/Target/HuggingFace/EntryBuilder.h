@@ -105,23 +105,35 @@ private:
   /// The `tfm.param` argument for checkpoint tensor `name`, created (after the
   /// inputs and the parameters so far) on first use.
   Value param(const Twine &name, ArrayRef<int64_t> shape) {
+    return param(name, tensor(shape));
+  }
+  /// The same for a tensor of `type` (not the model's float type).
+  Value param(const Twine &name, RankedTensorType type) {
     std::string key = name.str();
     if (Value existing = params.lookup(key)) {
-      assert(cast<RankedTensorType>(existing.getType()).getShape() == shape &&
-             "one checkpoint tensor read with two shapes");
+      assert(existing.getType() == type &&
+             "one checkpoint tensor read with two types");
       return existing;
     }
-    Value arg = addArgument(paramEnd++, tensor(shape), kParamAttrName, key);
+    Value arg = addArgument(paramEnd++, type, kParamAttrName, key);
     params[key] = arg;
     return arg;
   }
 
   //===--- Shared pieces ---------------------------------------------------===//
 
-  /// `module.weight` (and `module.bias`) applied to the last dimension.
+  /// `module.weight` (and `module.bias`) applied to the last dimension. In
+  /// an act-order GPTQ checkpoint the weight's input rows are held sorted
+  /// by group and the input is reordered alike by `module.input_order`
+  /// (tfm/Runtime/Gptq.h).
   Value linear(Value x, const Twine &module, int64_t in, int64_t out,
                WeightLayout layout, bool hasBias) {
     std::string name = module.str();
+    if (c.packedInts && c.packedInts->actOrder)
+      x = PermuteFeaturesOp::create(
+          b, loc(name + ".input_order"), x.getType(), x,
+          param(name + ".input_order",
+                RankedTensorType::get({in}, b.getI32Type())));
     SmallVector<int64_t, 2> weightShape =
         layout == WeightLayout::in_out ? SmallVector<int64_t, 2>{in, out}
                                        : SmallVector<int64_t, 2>{out, in};

@@ -315,10 +315,12 @@ static void readQuantizationConfig(FieldReader &r, ModelConfig &c) {
            "is not supported; tfm reads 8-bit GPTQ symmetric");
     return;
   }
-  if (boolean("desc_act").value_or(false)) {
+  format.actOrder = boolean("desc_act").value_or(false);
+  // Experts (tfm.moe) read their weights without an input reorder.
+  if (format.actOrder && c.numExperts > 0) {
     r.fail("quantization_config.desc_act",
-           "true: act-order GPTQ (groups in g_idx order, not the rows') is "
-           "not supported; tfm reads GPTQ without act-order");
+           "true in a mixture of experts: act-order GPTQ experts are not "
+           "supported (tfm reorders the inputs of linears, not of experts)");
     return;
   }
   std::optional<StringRef> checkpointFormat = string("checkpoint_format");

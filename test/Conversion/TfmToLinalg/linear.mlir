@@ -50,3 +50,25 @@ func.func @linear_f16(%x: tensor<1x2x8xf16>, %w: tensor<16x8xf16>, %b: tensor<16
   %y = tfm.linear %x, %w, %b {layout = #tfm.layout<out_in>} : (tensor<1x2x8xf16>, tensor<16x8xf16>, tensor<16xf16>) -> tensor<1x2x16xf16>
   return %y : tensor<1x2x16xf16>
 }
+
+// -----
+
+// tfm.permute_features: a gather along the last dimension, each output
+// feature j reading input feature order[j] (clamped into [0, K)), the other
+// indices its own.
+// CHECK-DAG: #[[ORDER:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @permute_features
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x8xf32>, %[[O:[^:]*]]: tensor<8xi32>
+// CHECK: linalg.generic {indexing_maps = [#[[ORDER]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[O]] : tensor<8xi32>)
+// CHECK: ^bb0(%[[J:.*]]: i32, %{{.*}}: f32):
+// CHECK: %[[I:.*]] = arith.index_cast %[[J]] : i32 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[I]], %{{.*}} : index
+// CHECK: %[[IN:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[D0:.*]] = linalg.index 0 : index
+// CHECK: %[[D1:.*]] = linalg.index 1 : index
+// CHECK: tensor.extract %[[X]][%[[D0]], %[[D1]], %[[IN]]] : tensor<2x3x8xf32>
+func.func @permute_features(%x: tensor<2x3x8xf32>, %o: tensor<8xi32>) -> tensor<2x3x8xf32> {
+  %y = tfm.permute_features %x, %o : (tensor<2x3x8xf32>, tensor<8xi32>) -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
+}

@@ -288,6 +288,44 @@ func.func @linear_result(%x: tensor<2x8x16xf32>, %w: tensor<16x48xf32>) -> tenso
 }
 
 //===----------------------------------------------------------------------===//
+// tfm.permute_features
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @permute_order_length(%x: tensor<2x8x16xf32>, %o: tensor<12xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.permute_features' op order must be [16] (the input's last dimension), got 'tensor<12xi32>'}}
+  %0 = tfm.permute_features %x, %o : (tensor<2x8x16xf32>, tensor<12xi32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @permute_order_rank(%x: tensor<2x8x16xf32>, %o: tensor<1x16xi32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.permute_features' op order must be [16] (the input's last dimension), got 'tensor<1x16xi32>'}}
+  %0 = tfm.permute_features %x, %o : (tensor<2x8x16xf32>, tensor<1x16xi32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @permute_order_type(%x: tensor<2x8x16xf32>, %o: tensor<16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{operand #1 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = tfm.permute_features %x, %o : (tensor<2x8x16xf32>, tensor<16xf32>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @permute_result(%x: tensor<2x8x16xf32>, %o: tensor<16xi32>) -> tensor<2x8x16xbf16> {
+  // expected-error @below {{'tfm.permute_features' op result type 'tensor<2x8x16xbf16>' should be 'tensor<2x8x16xf32>'}}
+  %0 = tfm.permute_features %x, %o : (tensor<2x8x16xf32>, tensor<16xi32>) -> tensor<2x8x16xbf16>
+  return %0 : tensor<2x8x16xbf16>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // tfm.lm_head
 //===----------------------------------------------------------------------===//
 

@@ -76,6 +76,17 @@ func.func @linear(%x: tensor<2x8x16xf32>, %w: tensor<16x48xf32>, %b: tensor<48xf
   return %0, %1, %2, %3, %4 : tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<2x8x48xf32>, tensor<8x48xf32>
 }
 
+// CHECK-LABEL: func.func @permute_features
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xbf16>, %[[O:[^:]+]]: tensor<16xi32>, %[[O64:[^:]+]]: tensor<16xi64>)
+func.func @permute_features(%x: tensor<2x8x16xbf16>, %o: tensor<16xi32>, %o64: tensor<16xi64>)
+    -> (tensor<2x8x16xbf16>, tensor<2x8x16xbf16>) {
+  // CHECK: tfm.permute_features %[[X]], %[[O]] : (tensor<2x8x16xbf16>, tensor<16xi32>) -> tensor<2x8x16xbf16>
+  %0 = tfm.permute_features %x, %o : (tensor<2x8x16xbf16>, tensor<16xi32>) -> tensor<2x8x16xbf16>
+  // CHECK: tfm.permute_features %[[X]], %[[O64]] : (tensor<2x8x16xbf16>, tensor<16xi64>) -> tensor<2x8x16xbf16>
+  %1 = tfm.permute_features %x, %o64 : (tensor<2x8x16xbf16>, tensor<16xi64>) -> tensor<2x8x16xbf16>
+  return %0, %1 : tensor<2x8x16xbf16>, tensor<2x8x16xbf16>
+}
+
 // CHECK-LABEL: func.func @lm_head
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x8x16xf32>, %[[WTE:[^:]+]]: tensor<64x16xf32>, %[[W:[^:]+]]: tensor<16x64xf32>)
 func.func @lm_head(%x: tensor<2x8x16xf32>, %wte: tensor<64x16xf32>, %w: tensor<16x64xf32>)

@@ -4,7 +4,8 @@ stand for (run with %hf_python).
 
 usage:
   gptq_model.py make DIR [--bits 4|8] [--group G] [--sym 0|1]
-                         [--method gptq|awq] [--break KIND]
+                         [--method gptq|awq|compressed-tensors]
+                         [--act-order 0|1] [--break KIND]
       a random Llama (gguf_model.py's TINY: hidden 256, FFN 512) whose
       decoder linears are quantized by GPTQ's symmetric rule (per group of G
       input rows and output column: scale = 2 max|w| / (2^bits - 1) stored
@@ -22,6 +23,9 @@ usage:
       --method compressed-tensors: llm-compressor's pack-quantized layout
       (weight_packed, bf16 weight_scale, weight_shape, and with --sym 0
       weight_zero_point), 4 or 8 bits, groups or one per channel (-1).
+      --act-order 1: GPTQ's desc_act, each linear's rows quantized and
+      grouped in a random order (g_idx[perm[i]] = i // G; config.json's
+      desc_act true).
       --break writes a checkpoint tfm must refuse: asym (one zero point
       moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
@@ -104,14 +108,17 @@ def quantize_compressed(w, bits, group, sym):
     return tensors, np.ascontiguousarray(deq.astype(np.float32))
 
 
-def quantize(w, bits, group, sym=True, method="gptq"):
+def quantize(w, bits, group, sym=True, method="gptq", perm=None):
     """GPTQ's (or AWQ's) rule for w [N, K] (nn.Linear's layout): qweight,
     qzeros, scales (f16), g_idx (None for AWQ), and the f32 weights they
-    stand for."""
+    stand for. With `perm` (act-order: GPTQ quantizes the rows in the
+    order perm, a permutation of [0, K), and groups them in that order),
+    row perm[i] is in group i // G: g_idx[perm[i]] = i // G."""
     n, k = w.shape
     g = k if group == -1 else group
     maxq = 2 ** bits - 1
-    wt = w.T.reshape(k // g, g, n)                      # [groups, G, N]
+    order = np.arange(k) if perm is None else np.asarray(perm)
+    wt = w.T[order].reshape(k // g, g, n)               # [groups, G, N]
     if sym and method == "gptq":
         amax = np.abs(wt).max(axis=1)                   # [groups, N]
         scale = (2 * amax / maxq).astype(np.float16)
@@ -129,13 +136,16 @@ def quantize(w, bits, group, sym=True, method="gptq"):
     q = np.clip(np.round(wt / s32[:, None, :]) + zero[:, None, :], 0,
                 maxq).astype(np.uint32)
     deq = (s32[:, None, :] * (q.astype(np.float32) - zero[:, None, :]))
-    deq = deq.reshape(k, n).T
+    # Back to the rows' own order (a no-op without act-order).
+    inverse = np.argsort(order)
+    deq = deq.reshape(k, n)[inverse].T
+    q = q.reshape(k, n)[inverse]
     if method == "awq":
-        return (pack_awq(q.reshape(k, n)), pack_awq(zero.astype(np.uint32)),
+        return (pack_awq(q), pack_awq(zero.astype(np.uint32)),
                 scale, None, np.ascontiguousarray(deq))
-    qweight = pack(q.reshape(k, n), bits, 0)
+    qweight = pack(q, bits, 0)
     qzeros = pack((zero - 1).astype(np.uint32), bits, 1)
-    g_idx = (np.arange(k) // g).astype(np.int32)
+    g_idx = (inverse // g).astype(np.int32)
     return qweight, qzeros, scale, g_idx, np.ascontiguousarray(deq)
 
 
@@ -151,6 +161,9 @@ def cmd_make(argv):
     p.add_argument("--sym", type=int, default=1, choices=[0, 1])
     p.add_argument("--method", default="gptq",
                    choices=["gptq", "awq", "compressed-tensors"])
+    p.add_argument("--act-order", type=int, default=0, choices=[0, 1],
+                   help="GPTQ's desc_act: each linear's rows quantized and "
+                   "grouped in a random order, g_idx saying each row's group")
     p.add_argument("--break", dest="broken", default=None,
                    choices=["asym", "act-order", "scales-f32", "no-scales",
                             "qweight-i64", "float", "group", "both",
@@ -172,8 +185,9 @@ def cmd_make(argv):
                 tensors[f"{prefix}.{part}"] = value
             ref[name] = deq
         elif prefix.rsplit(".", 1)[-1] in LINEARS:
+            perm = rng.permutation(x.shape[1]) if a.act_order else None
             qweight, qzeros, scales, g_idx, deq = quantize(
-                x, a.bits, a.group, bool(a.sym), a.method)
+                x, a.bits, a.group, bool(a.sym), a.method, perm)
             tensors[prefix + ".qweight"] = qweight
             tensors[prefix + ".qzeros"] = qzeros
             tensors[prefix + ".scales"] = scales
@@ -241,7 +255,8 @@ def cmd_make(argv):
         cfg["quantization_config"] = {
             "quant_method": "gptq", "bits": a.bits,
             "group_size": 96 if a.broken == "group" else a.group,
-            "desc_act": False, "sym": bool(a.sym), "damp_percent": 0.01,
+            "desc_act": bool(a.act_order), "sym": bool(a.sym),
+            "damp_percent": 0.01,
             "true_sequential": True, "checkpoint_format": "gptq",
             "model_name_or_path": None, "model_file_base_name": None}
     with open(os.path.join(a.dir, "gptq", "config.json"), "w") as f:
@@ -261,6 +276,8 @@ def cmd_make(argv):
         a.method, "GPTQ")
     if not a.sym:
         kind += " asymmetric"
+    if a.act_order:
+        kind += " act-order"
     print(f"{kind} {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
 
 

@@ -234,6 +234,22 @@ int64_t LinearOp::getFlopCount() {
 }
 
 //===----------------------------------------------------------------------===//
+// PermuteFeaturesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PermuteFeaturesOp::verify() {
+  auto in = tensorType(getInput());
+  if (in.getRank() < 1)
+    return emitOpError() << "input must have rank >= 1, got " << in;
+  if (failed(checkVector(*this, getOrder(), "order", in.getShape().back(),
+                         "the input's last dimension")))
+    return failure();
+  return checkResultType(*this, in);
+}
+
+int64_t PermuteFeaturesOp::getFlopCount() { return 0; }
+
+//===----------------------------------------------------------------------===//
 // LMHeadOp
 //===----------------------------------------------------------------------===//
 

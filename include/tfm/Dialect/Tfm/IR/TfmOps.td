@@ -167,6 +167,30 @@ def Tfm_LinearOp : Tfm_LedgerOp<"linear"> {
   }];
 }
 
+def Tfm_PermuteFeaturesOp : Tfm_LedgerOp<"permute_features"> {
+  let summary = "reorders the last dimension by a permutation";
+  let description = [{
+    `y[..., j] = x[..., order[j]]` for `order` a permutation of `[0, K)`,
+    `K` the input's last dimension; the result has the input's type.
+
+    A projection whose weight is stored with its input rows reordered reads
+    its input reordered alike, `x W = x[..., order] W[order, :]`: GPTQ's
+    act-order checkpoints (`desc_act`) quantize the rows in the order of
+    `g_idx`, so that the rows of a group are not consecutive; held with
+    their rows sorted by group, each group is whole blocks of 32 again
+    (docs/design.md, "GPTQ and AWQ checkpoints"). `order` is a parameter:
+    it comes with the weights.
+
+    Parameters: `K` (the order's). FLOPs: 0.
+
+    ```mlir
+    %p = tfm.permute_features %x, %order : (tensor<1x8x4096xf32>, tensor<4096xi32>) -> tensor<1x8x4096xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_TokenTensor:$order);
+  let results = (outs Tfm_FloatTensor:$result);
+}
+
 def Tfm_LMHeadOp : Tfm_LedgerOp<"lm_head"> {
   let summary = "projection of the final hidden states to vocabulary logits";
   let description = [{
