@@ -613,14 +613,14 @@ static void releaseCompilerMemory(OwningOpRef<ModuleOp> &module) {
   releaseCompilerCodePages();
 }
 
-/// The parameters `checkpoint` stores in a block format (every one the CPU
-/// code reads: Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), as the pipeline's
-/// quantize-stored entries.
+/// The parameters `checkpoint` stores in a block format the CPU code reads
+/// (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), as the pipeline's quantize-stored
+/// entries; the others (Q4_1, Q5_1) are bound dequantized.
 static std::vector<std::string>
 getStoredQuantization(const Checkpoint &checkpoint) {
   std::vector<std::string> stored;
   for (const TensorView *view : checkpoint.getTensors())
-    if (view->blocks != BlockFormat::None)
+    if (isHeldBlockFormat(view->blocks))
       stored.push_back(view->name + ":" +
                        getBlockFormatName(view->blocks).lower());
   return stored;

@@ -600,6 +600,10 @@ Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
     view.blocks = BlockFormat::Q8_0;
   else if (type == "Q5_0")
     view.blocks = BlockFormat::Q8_0; // widened when looked up
+  else if (type == "Q4_1")
+    view.blocks = BlockFormat::Q4_1;
+  else if (type == "Q5_1")
+    view.blocks = BlockFormat::Q5_1;
   else if (type == "Q4_0")
     view.blocks = BlockFormat::Q4_0;
   else if (type == "Q4_K")
@@ -611,7 +615,7 @@ Error GgufTensors::add(const GgufTensor &tensor, std::string name) {
   else if (type != "F32")
     return makeError(file->getPath(),
                      "tensor '{0}' is {1}: tfm reads F32, F16, BF16, Q8_0, "
-                     "Q5_0, Q4_0, Q4_K, Q5_K and Q6_K tensors",
+                     "Q5_0, Q5_1, Q4_0, Q4_1, Q4_K, Q5_K and Q6_K tensors",
                      tensor.name, type);
   if (!index.try_emplace(view.name, views.size()).second)
     return makeError(file->getPath(), "tensor '{0}' is named twice",

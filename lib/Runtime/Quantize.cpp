@@ -78,12 +78,19 @@ void runtime::dequantizeQ8_0(const int8_t *values, const uint16_t *scales,
     weights[i] = float(values[i]) * halfToFloat(scales[i / kQ8_0BlockSize]);
 }
 
+bool runtime::isHeldBlockFormat(BlockFormat format) {
+  return format != BlockFormat::None && format != BlockFormat::Q4_1 &&
+         format != BlockFormat::Q5_1;
+}
+
 int64_t runtime::getBlockWeights(BlockFormat format) {
   switch (format) {
   case BlockFormat::None:
     return 1;
   case BlockFormat::Q8_0:
   case BlockFormat::Q4_0:
+  case BlockFormat::Q4_1:
+  case BlockFormat::Q5_1:
     return 32;
   case BlockFormat::Q4_K:
   case BlockFormat::Q5_K:
@@ -107,6 +114,10 @@ int64_t runtime::getBlockBytes(BlockFormat format) {
     return 2 + 2 + 12 + 32 + 128;
   case BlockFormat::Q6_K:
     return 128 + 64 + 16 + 2;
+  case BlockFormat::Q4_1:
+    return 2 + 2 + 16;
+  case BlockFormat::Q5_1:
+    return 2 + 2 + 4 + 16;
   }
   return 0;
 }
@@ -125,6 +136,10 @@ llvm::StringRef runtime::getBlockFormatName(BlockFormat format) {
     return "Q5_K";
   case BlockFormat::Q6_K:
     return "Q6_K";
+  case BlockFormat::Q4_1:
+    return "Q4_1";
+  case BlockFormat::Q5_1:
+    return "Q5_1";
   }
   return "none";
 }
@@ -556,6 +571,26 @@ void runtime::dequantizeBlocks(BlockFormat format, const char *blocks,
     case BlockFormat::Q6_K:
       dequantizeQ6K(b, weights);
       break;
+    case BlockFormat::Q4_1:
+    case BlockFormat::Q5_1: {
+      // As ggml's dequantize_row_q4_1 / _q5_1: q * d, then + m.
+      bool five = format == BlockFormat::Q5_1;
+      float d = loadHalf(b), m = loadHalf(b + 2);
+      uint32_t qh = 0;
+      if (five)
+        qh = uint32_t(b[4]) | uint32_t(b[5]) << 8 | uint32_t(b[6]) << 16 |
+             uint32_t(b[7]) << 24;
+      const uint8_t *qs = b + (five ? 8 : 4);
+      for (int l = 0; l < 16; ++l) {
+        int low = (qs[l] & 0xf) | int((qh >> l) & 1) << 4;
+        int high = (qs[l] >> 4) | int((qh >> (l + 16)) & 1) << 4;
+        float lowScaled = float(low) * d;
+        float highScaled = float(high) * d;
+        weights[l] = lowScaled + m;
+        weights[l + 16] = highScaled + m;
+      }
+      break;
+    }
     }
   }
 }

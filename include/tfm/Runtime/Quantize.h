@@ -66,7 +66,25 @@ void dequantizeQ4_0(const uint8_t *values, const uint16_t *scales, int64_t k,
 ///   qh-bit.
 /// - Q6_K: uint8 ql[128] (low 4 bits), uint8 qh[64] (high 2 bits), int8
 ///   scales[16] (one per 16 weights), f16 d; w = d * scale * (q - 32).
-enum class BlockFormat : uint8_t { None, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K };
+/// - Q4_1 (read only, dequantized when bound): f16 d, f16 m, uint8 q[16]
+///   (weights j and j + 16 in the low and high nibbles of byte j);
+///   w = q * d + m.
+/// - Q5_1 (likewise): f16 d, f16 m, the fifth bits as a little-endian
+///   uint32 (weight j's bit j), uint8 q[16] as Q4_1's; w = q * d + m.
+enum class BlockFormat : uint8_t {
+  None,
+  Q8_0,
+  Q4_0,
+  Q4_K,
+  Q5_K,
+  Q6_K,
+  Q4_1,
+  Q5_1
+};
+
+/// Whether tfm's kernels read `format`'s blocks (tfm.param_quant); the
+/// others (Q4_1, Q5_1: a min per block) are dequantized when bound.
+bool isHeldBlockFormat(BlockFormat format);
 
 /// Weights per block (32, or 256 for the K formats' super-blocks).
 int64_t getBlockWeights(BlockFormat format);

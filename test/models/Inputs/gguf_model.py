@@ -15,7 +15,7 @@ usage:
       and k.gguf, whose matrices are
       random Q4_K, Q5_K and Q6_K blocks (gguf-py cannot quantize to them),
       its embedding Q8_0; DIR/ids.npy (int64 [2, 9]).
-  gguf_model.py convert HFDIR OUT.gguf [--quantize q8_0|q5_0|q4_0|q4_k
+  gguf_model.py convert HFDIR OUT.gguf [--quantize q8_0|q5_0|q5_1|q4_0|q4_1|q4_k
                                         [--reference DIR]]
                         [--rope-freqs drop|truncate]
       a Hugging Face directory (config.json, model.safetensors) of a llama,
@@ -27,7 +27,8 @@ usage:
       softcaps and window, a tied head without output.weight, Llama 3.1's
       rope_freqs.weight divisors, Phi-3's longrope factors and metadata,
       Mixtral's and Qwen3-MoE's experts stacked
-      3-D; --quantize: matrices as gguf-py's Q8_0, Q5_0 or Q4_0 blocks, or Q4_K
+      3-D; --quantize: matrices as gguf-py's Q8_0, Q5_0, Q5_1, Q4_0 or Q4_1
+      blocks, or Q4_K
       ones by the port of llama.cpp's quantizer, --reference DIR the
       Hugging Face directory of the weights the blocks stand for; --rope-freqs
       writes the divisors wrong).
@@ -247,10 +248,12 @@ def cmd_convert(argv):
     p = argparse.ArgumentParser(prog="gguf_model.py convert")
     p.add_argument("hf")
     p.add_argument("out")
-    p.add_argument("--quantize", choices=["q8_0", "q5_0", "q4_0", "q4_k"],
+    p.add_argument("--quantize",
+                   choices=["q8_0", "q5_0", "q5_1", "q4_0", "q4_1", "q4_k"],
                    help="matrices (experts' too; not the router, which "
-                   "llama.cpp keeps f32) as Q8_0, Q5_0 or Q4_0 blocks, by "
-                   "gguf-py, or Q4_K, by the port of llama.cpp's quantizer")
+                   "llama.cpp keeps f32) as Q8_0, Q5_0, Q5_1, Q4_0 or Q4_1 "
+                   "blocks, by gguf-py, or Q4_K, by the port of llama.cpp's "
+                   "quantizer")
     p.add_argument("--reference", help="with --quantize: write here the "
                    "Hugging Face directory of the weights the blocks stand "
                    "for (dequantized)")
@@ -320,12 +323,14 @@ def cmd_convert(argv):
 
 def quantize_rows(t, kind):
     """t's rows (along its last axis; an expert stack's too) as blocks of
-    `kind` and their GGML type: Q8_0, Q5_0 and Q4_0 by gguf-py, Q4_K by the port
+    `kind` and their GGML type: Q8_0, Q5_0, Q5_1, Q4_0 and Q4_1 by gguf-py,
+    Q4_K by the port
     of quantize_row_q4_K_ref (test/numerics/Inputs/q4_k_ref.py)."""
     from gguf import GGMLQuantizationType as T, quants
-    if kind in ("q8_0", "q5_0", "q4_0"):
-        q = {"q8_0": T.Q8_0, "q5_0": T.Q5_0, "q4_0": T.Q4_0}[kind]
-        return quants.quantize(t, q), q
+    legacy = {"q8_0": T.Q8_0, "q5_0": T.Q5_0, "q5_1": T.Q5_1,
+              "q4_0": T.Q4_0, "q4_1": T.Q4_1}
+    if kind in legacy:
+        return quants.quantize(t, legacy[kind]), legacy[kind]
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
         __file__)), "..", "..", "numerics", "Inputs"))
     import q4_k_ref
