@@ -211,6 +211,16 @@ blocks = [("blk.0.attn_q.weight", [256, 1], 8, rng.bytes(8 * 34)),
           ("output.weight", [32, 2], 1, rng.bytes(128)),
           ("token_embd.weight", [32, 2], 30, rng.bytes(128))]
 put("gguf", "llama-blocks", gguf("llama", blocks))
+# The formats read otherwise: Q5_0 (6, widened to Q8_0 when looked up), Q4_1
+# (3) and Q5_1 (7, dequantized), and a Q5_0 expert stack (the widened
+# blocks split per expert).
+legacy = [("blk.0.attn_q.weight", [32, 4], 6, rng.bytes(4 * 22)),
+          ("blk.0.attn_k.weight", [32, 4], 3, rng.bytes(4 * 20)),
+          ("blk.0.attn_v.weight", [32, 4], 7, rng.bytes(4 * 24)),
+          ("blk.0.ffn_gate_exps.weight", [32, 2, 2], 6, rng.bytes(4 * 22))]
+put("gguf", "llama-legacy-blocks", gguf("llama", legacy, extra=[
+    ("llama.expert_count", 4, struct.pack("<I", 2)),
+    ("llama.expert_used_count", 4, struct.pack("<I", 1))]))
 spm = [b"<unk>", b"<s>", b"</s>", b"\xe2\x96\x81", b"h", b"e", b"\xe2\x96\x81h",
        b"he"]
 put("gguf", "llama-spm", gguf("llama", llama[:3], extra=[
