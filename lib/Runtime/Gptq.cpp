@@ -92,7 +92,7 @@ private:
   /// rows sorted by group, stably; an error unless every group has its
   /// `group` rows.
   Error sortRowsByGroup(Linear &linear, const TensorView &gIdx,
-                        llvm::StringRef gIdxName) const;
+                        llvm::StringRef method, llvm::StringRef gIdxName) const;
   /// Adds the view `P.weight` of linear `linear`, Q4_0 when symmetric 4-bit,
   /// and with act-order `P.input_order`.
   void addView(llvm::StringRef prefix, Linear linear);
@@ -283,7 +283,7 @@ Error GptqTensors::add(llvm::StringRef prefix, int64_t groupSize,
     if (!gIdx)
       return gIdx.takeError();
     if (actOrder) {
-      if (Error err = sortRowsByGroup(probe, **gIdx, gIdxName))
+      if (Error err = sortRowsByGroup(probe, **gIdx, method, gIdxName))
         return err;
     } else {
       for (int64_t row = 0; row < k; ++row) {
@@ -329,6 +329,7 @@ Error GptqTensors::checkZeroPoints(Linear &linear, llvm::StringRef method,
 }
 
 Error GptqTensors::sortRowsByGroup(Linear &linear, const TensorView &gIdx,
+                                   llvm::StringRef method,
                                    llvm::StringRef gIdxName) const {
   int64_t groups = linear.k / linear.group;
   std::vector<int32_t> rowGroup(linear.k);
@@ -338,19 +339,19 @@ Error GptqTensors::sortRowsByGroup(Linear &linear, const TensorView &gIdx,
     std::memcpy(&g, gIdx.data + row * 4, 4);
     if (g < 0 || g >= groups)
       return makeError(checkpoint.getFileOf(gIdxName),
-                       "GPTQ: tensor '{0}' puts row {1} in group {2}, not one "
-                       "of its {3}",
-                       gIdxName, row, g, groups);
+                       "{0}: tensor '{1}' puts row {2} in group {3}, not one "
+                       "of its {4}",
+                       method, gIdxName, row, g, groups);
     rowGroup[row] = g;
     ++start[g + 1];
   }
   for (int64_t g = 0; g < groups; ++g) {
     if (start[g + 1] != linear.group)
       return makeError(checkpoint.getFileOf(gIdxName),
-                       "GPTQ: tensor '{0}' puts {1} rows in group {2}, not "
-                       "{3}: each group must be whole blocks of 32 once the "
+                       "{0}: tensor '{1}' puts {2} rows in group {3}, not "
+                       "{4}: each group must be whole blocks of 32 once the "
                        "rows are sorted by group",
-                       gIdxName, start[g + 1], g, linear.group);
+                       method, gIdxName, start[g + 1], g, linear.group);
     start[g + 1] += start[g];
   }
   linear.order.resize(linear.k);
@@ -452,11 +453,16 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
                          "f16 (a block's scale) does not represent exactly",
                          method, scalesName, scale, col, g);
     }
-  if (checkpoint.lookup((prefix + ".weight_g_idx").str()))
-    return makeError(checkpoint.getFileOf(packedName),
-                     "{0}: tensor '{1}.weight_g_idx': act-order weights are "
-                     "not supported",
-                     method, prefix);
+  std::string gIdxName = (prefix + ".weight_g_idx").str();
+  bool hasGIdx = checkpoint.lookup(gIdxName) != nullptr;
+  if (hasGIdx != actOrder)
+    return makeError(
+        hasGIdx ? checkpoint.getFileOf(gIdxName) : checkpoint.getPath(),
+        hasGIdx ? "{0}: tensor '{1}': act-order weights need the config's "
+                  "actorder \"group\""
+                : "{0}: no tensor '{1}': act-order weights (actorder "
+                  "\"group\") say their rows' groups in it",
+        method, gIdxName);
   std::string zerosName = (prefix + ".weight_zero_point").str();
   const TensorView *zeros = nullptr;
   if (checkpoint.lookup(zerosName)) {
@@ -472,6 +478,15 @@ Error GptqTensors::addCompressed(llvm::StringRef prefix, int64_t groupSize,
   if (zeros)
     if (Error err = checkZeroPoints(linear, method, zerosName))
       return err;
+  if (hasGIdx) {
+    Expected<const TensorView *> gIdx =
+        getComponent(checkpoint, method, gIdxName, DType::I32, {k});
+    if (!gIdx)
+      return gIdx.takeError();
+    if (Error err = sortRowsByGroup(linear, **gIdx, method, gIdxName))
+      return err;
+    components.insert(gIdxName);
+  }
   components.insert(packedName);
   components.insert(shapeName);
   components.insert(scalesName);

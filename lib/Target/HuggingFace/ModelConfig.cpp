@@ -193,11 +193,25 @@ static void readCompressedTensorsConfig(FieldReader &r, const json::Object &q,
       return fail(key + ".weights.strategy",
                   "tfm reads \"group\" and \"channel\" scales");
     }
+    // llm-compressor's activation ordering: "group" (older: "dynamic",
+    // true) assigns rows to groups in activation order and saves
+    // weight_g_idx, as GPTQ's desc_act; "weight" ("static") only quantizes
+    // in that order, its groups the rows' own.
     if (const json::Value *order = field("actorder");
         order && order->kind() != json::Value::Null &&
-        order->getAsBoolean() != false)
-      return fail(key + ".weights.actorder",
-                  "act-order weights are not supported");
+        order->getAsBoolean() != false) {
+      std::optional<StringRef> name = order->getAsString();
+      if (order->getAsBoolean() == true || name == StringRef("group") ||
+          name == StringRef("dynamic"))
+        f.actOrder = true;
+      else if (name != StringRef("weight") && name != StringRef("static"))
+        return fail(key + ".weights.actorder",
+                    "expected \"group\", \"weight\" or null");
+      if (f.actOrder && c.numExperts > 0)
+        return fail(key + ".weights.actorder",
+                    "act-order experts are not supported (tfm reorders the "
+                    "inputs of linears, not of experts)");
+    }
     if (field("dynamic") && field("dynamic")->getAsBoolean() != false)
       return fail(key + ".weights.dynamic",
                   "dynamic weight quantization is not supported");
@@ -207,7 +221,8 @@ static void readCompressedTensorsConfig(FieldReader &r, const json::Object &q,
       return fail(key + ".weights.symmetric",
                   "false with 8 bits: q - zero spans 9 bits; tfm reads "
                   "8-bit weights symmetric");
-    if (agreed && (agreed->bits != f.bits || agreed->groupSize != f.groupSize))
+    if (agreed && (agreed->bits != f.bits || agreed->groupSize != f.groupSize ||
+                   agreed->actOrder != f.actOrder))
       return fail(key, "quantizes weights unlike the other groups; tfm reads "
                        "one width and group size per model");
     agreed = f;

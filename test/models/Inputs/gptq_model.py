@@ -25,7 +25,8 @@ usage:
       weight_zero_point), 4 or 8 bits, groups or one per channel (-1).
       --act-order 1: GPTQ's desc_act, each linear's rows quantized and
       grouped in a random order (g_idx[perm[i]] = i // G; config.json's
-      desc_act true).
+      desc_act true); compressed-tensors' actorder "group" likewise
+      (weight_g_idx).
       --break writes a checkpoint tfm must refuse: asym (one zero point
       moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
@@ -70,18 +71,21 @@ def pack_awq(q):
     return words.view(np.int32)
 
 
-def quantize_compressed(w, bits, group, sym):
+def quantize_compressed(w, bits, group, sym, perm=None):
     """compressed-tensors' pack-quantized layout for w [N, K]: signed q in
     [-2^(bits-1), 2^(bits-1)), scale [N, K / G] stored bf16 (with few enough
     bits to be an f16 value too), zero points (asymmetric) signed; the
     integers plus 2^(bits-1) packed along K (weight_packed [N, K bits / 32])
     and the zero points likewise along N. Returns the tensors (torch) and
-    the f32 weights they stand for."""
+    the f32 weights they stand for. With `perm` (actorder "group"), row
+    perm[i] is in group i // G, which weight_g_idx says."""
     import torch
     n, k = w.shape
     g = k if group == -1 else group
     offset = 2 ** (bits - 1)
-    wg = w.reshape(n, k // g, g)
+    order = np.arange(k) if perm is None else np.asarray(perm)
+    inverse = np.argsort(order)
+    wg = w[:, order].reshape(n, k // g, g)
     if sym:
         scale = np.abs(wg).max(axis=2) / (offset - 1)
         zero = np.zeros((n, k // g), np.int64)
@@ -97,14 +101,19 @@ def quantize_compressed(w, bits, group, sym):
     q = np.clip(np.round(wg / s32[:, :, None]) + zero[:, :, None], -offset,
                 offset - 1).astype(np.int64)
     deq = (s32[:, :, None] * (q - zero[:, :, None])).reshape(n, k)
+    deq = deq[:, inverse]
+    q = q.reshape(n, k)[:, inverse]
     tensors = {
         "weight_packed": torch.from_numpy(
-            pack((q.reshape(n, k) + offset).astype(np.uint32), bits, 1)),
+            pack((q + offset).astype(np.uint32), bits, 1)),
         "weight_scale": scale_bf16,
         "weight_shape": torch.tensor([n, k], dtype=torch.int64)}
     if not sym:
         tensors["weight_zero_point"] = torch.from_numpy(
             pack((zero + offset).astype(np.uint32), bits, 0))
+    if perm is not None:
+        tensors["weight_g_idx"] = torch.from_numpy(
+            (inverse // g).astype(np.int32))
     return tensors, np.ascontiguousarray(deq.astype(np.float32))
 
 
@@ -180,7 +189,9 @@ def cmd_make(argv):
         prefix = name[:-len(".weight")]
         if prefix.rsplit(".", 1)[-1] in LINEARS and \
                 a.method == "compressed-tensors":
-            parts, deq = quantize_compressed(x, a.bits, a.group, bool(a.sym))
+            perm = rng.permutation(x.shape[1]) if a.act_order else None
+            parts, deq = quantize_compressed(x, a.bits, a.group, bool(a.sym),
+                                             perm)
             for part, value in parts.items():
                 tensors[f"{prefix}.{part}"] = value
             ref[name] = deq
@@ -242,7 +253,8 @@ def cmd_make(argv):
                             else "group",
                             "group_size": None if a.group == -1
                             else a.group,
-                            "actorder": None, "dynamic": False,
+                            "actorder": "group" if a.act_order else None,
+                            "dynamic": False,
                             "observer": "minmax", "block_structure": None,
                             "observer_kwargs": {}}}}}
     elif a.method == "awq":
