@@ -42,7 +42,8 @@
 // a linear as a tensor `P.weight` of those blocks and binds it as it binds
 // a GGUF file's (docs/design.md, "GPTQ and AWQ checkpoints").
 //
-// With act-order (GPTQ's desc_act) g_idx puts the rows of each group
+// With act-order (GPTQ's desc_act; compressed-tensors' actorder "group",
+// whose P.weight_g_idx is g_idx) g_idx puts the rows of each group
 // anywhere; sorted by group (stably), each group is G consecutive rows
 // again. `P.weight` then holds the rows in that order, and `P.input_order`
 // (int32 [K], row r of the sorted weight being input row input_order[r])
@@ -73,8 +74,9 @@ struct PackedIntFormat {
   int64_t bits = 4;
   /// Input rows per scale and zero point; -1: one group per column.
   int64_t groupSize = 128;
-  /// GPTQ's act-order (`desc_act`): each linear's g_idx assigns its rows to
-  /// groups in another order than theirs.
+  /// Act-order (GPTQ's `desc_act`, compressed-tensors' `actorder:
+  /// "group"`): each linear's g_idx assigns its rows to groups in another
+  /// order than theirs.
   bool actOrder = false;
 };
 
