@@ -91,7 +91,7 @@ def random_corpus(count=300, seed=11):
             for _ in range(count)]
 
 
-# CJK Extension B and beyond, trained into the "-ascii" styles' vocabulary:
+# CJK Extension B and beyond, in the "-ascii" styles' vocabulary:
 # escaped as surrogate pairs whose high half has bit 16, which LLVM's JSON
 # parser joined wrongly (tfm/Runtime/Json.h).
 EXTENSION_B = "\U00020000\U00020001 \U0002a6a5 \U0002f800 " * 20
@@ -172,9 +172,15 @@ def sentencepiece(style):
     tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁",
                                                  prepend_scheme="first")
+    # The "-ascii" style's Extension B characters are named in the initial
+    # alphabet: limit_alphabet keeps the most frequent characters and breaks
+    # ties in no fixed order, so trained text alone kept them only sometimes.
+    initial = (sorted(set(EXTENSION_B) - {" "})
+               if style.endswith("-ascii") else [])
     train(tok, trainers.BpeTrainer(
         vocab_size=1200, special_tokens=["<unk>", "<s>", "</s>"],
-        limit_alphabet=120, show_progress=False), style)
+        limit_alphabet=120, initial_alphabet=initial, show_progress=False),
+        style)
     spec = json.loads(tok.to_str())
     model = spec["model"]
     specials = ["<unk>", "<s>", "</s>"]
