@@ -148,7 +148,7 @@ std::optional<AmxContraction> mlir::tfm::matchAmxContraction(Operation *op) {
   std::optional<ContractionTiling> plan = tilingFromAttr(op);
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!plan || plan->amxBlockCols <= 0 || plan->amxBlockDepth <= 0 ||
-      !generic || !codegen::isOutermost(op))
+      !generic || !codegen::isOutsideParallelLoops(op))
     return std::nullopt;
   std::optional<AmxContraction> amx = matchPackedGemm(generic);
   if (!amx)

@@ -34,6 +34,11 @@
 // A weight held quantized (tfm.param_quant) is rewritten by
 // PackQuantizedWeights.cpp, which this pass runs first.
 //
+// A matmul whose weight an scf.index_switch picks among parameters (tfm.moe's
+// experts, token-major: TfmToLinalg/MoE.cpp) reads a switch beside it that
+// picks among their packed copies (SwitchedWeights.cpp); once nothing reads
+// the original switch's result, it goes, and the unpacked weights with it.
+//
 // The new argument keeps the parameter's `tfm.param` (and `tfm.param_parts`)
 // and records the packing for whoever binds weights (transformer-runner):
 //
@@ -59,9 +64,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUPACKWEIGHTS
@@ -73,10 +81,12 @@ using namespace mlir::tfm;
 using namespace mlir::tfm::cpu_pack;
 
 namespace {
-/// A matmul whose B operand is a parameter that can be packed.
+/// A matmul whose B operand is a parameter that can be packed, or one an
+/// scf.index_switch picks among such parameters (tfm.moe's experts).
 struct PackCandidate {
   linalg::LinalgOp op;
-  BlockArgument weight;
+  /// The parameter, or those the switch picks, in its region order.
+  SmallVector<BlockArgument> weights;
   bool outIn;
   int64_t panel;
   /// K pairs interleaved (bf16_pairs planned, a bf16 weight of even K).
@@ -372,21 +382,32 @@ static LogicalResult packWeights(func::FuncOp func) {
     return success();
   if (failed(quantizeWeights(func)))
     return failure();
+  auto isFloatWeight = [&](BlockArgument weight) {
+    return weight && weight.getOwner() == &func.getBody().front() &&
+           func.getArgAttr(weight.getArgNumber(), kParamAttrName) &&
+           !getParamQuant(weight);
+  };
   SmallVector<PackCandidate> candidates;
   func.walk([&](linalg::LinalgOp op) {
     std::optional<ContractionTiling> tiling = tilingFromAttr(op);
     std::optional<bool> outIn = matchMatmul(op);
     if (!tiling || !outIn)
       return;
-    auto weight = dyn_cast<BlockArgument>(op.getDpsInputOperand(1)->get());
-    if (!weight || weight.getOwner() != &func.getBody().front() ||
-        !func.getArgAttr(weight.getArgNumber(), kParamAttrName) ||
-        getParamQuant(weight))
-      return;
-    auto weightType = cast<RankedTensorType>(weight.getType());
+    Value read = op.getDpsInputOperand(1)->get();
+    SmallVector<BlockArgument> weights = getSwitchedWeights(
+        func, read, [&](BlockArgument weight, BlockArgument) {
+          return isFloatWeight(weight);
+        });
+    if (weights.empty()) {
+      auto weight = dyn_cast<BlockArgument>(read);
+      if (!isFloatWeight(weight))
+        return;
+      weights.push_back(weight);
+    }
+    auto weightType = cast<RankedTensorType>(read.getType());
     bool pairs = tiling->bf16Pairs && weightType.getElementType().isBF16() &&
                  weightType.getDimSize(*outIn ? 1 : 0) % 2 == 0;
-    candidates.push_back({op, weight, *outIn, tiling->registerCols, pairs});
+    candidates.push_back({op, weights, *outIn, tiling->registerCols, pairs});
   });
   if (candidates.empty())
     return success();
@@ -397,38 +418,71 @@ static LogicalResult packWeights(func::FuncOp func) {
   // One packed argument per (weight, layout, panel width), inserted right
   // after the weight so that, once the weight is erased, argument numbers
   // (which error messages quote) stay as the user wrote them.
-  llvm::DenseMap<std::tuple<Value, unsigned, int64_t, unsigned>, BlockArgument>
-      packedArgs;
+  using PackKey = std::tuple<Value, unsigned, int64_t, unsigned>;
+  llvm::DenseMap<PackKey, BlockArgument> packedArgs;
+  auto getPacked = [&](BlockArgument weight,
+                       const PackCandidate &c) -> FailureOr<BlockArgument> {
+    unsigned index = weight.getArgNumber();
+    BlockArgument &packed = packedArgs[std::make_tuple(
+        Value(weight), unsigned(c.outIn), c.panel, unsigned(c.pairs))];
+    if (packed)
+      return packed;
+    auto weightType = cast<RankedTensorType>(weight.getType());
+    SmallVector<NamedAttribute> attrs(
+        func.getArgAttrDict(index) ? func.getArgAttrDict(index).getValue()
+                                   : ArrayRef<NamedAttribute>());
+    SmallVector<NamedAttribute> pack{
+        b.getNamedAttr("layout",
+                       b.getStringAttr(c.outIn ? "out_in" : "in_out")),
+        b.getNamedAttr("panel", b.getI64IntegerAttr(c.panel)),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(weightType.getShape()))};
+    if (c.pairs)
+      pack.push_back(
+          b.getNamedAttr("format", b.getStringAttr(kBf16PairsWeightFormat)));
+    attrs.push_back(
+        b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
+    unsigned at = index + 1;
+    if (failed(func.insertArgument(
+            at, packedType(weightType, c.outIn, c.panel, c.pairs),
+            b.getDictionaryAttr(attrs), weight.getLoc())))
+      return failure();
+    packed = func.getArgument(at);
+    return packed;
+  };
+  // The switch of packed weights beside each switch of weights, per
+  // (switch result, layout, panel width, pairs).
+  llvm::DenseMap<PackKey, Value> switched;
+  llvm::SetVector<Operation *> switches;
   for (const PackCandidate &c : candidates) {
-    unsigned index = c.weight.getArgNumber();
-    auto key = std::make_tuple(Value(c.weight), unsigned(c.outIn), c.panel,
-                               unsigned(c.pairs));
-    BlockArgument &packed = packedArgs[key];
-    if (!packed) {
-      auto weightType = cast<RankedTensorType>(c.weight.getType());
-      SmallVector<NamedAttribute> attrs(func.getArgAttrDict(index)
-                                            ? func.getArgAttrDict(index).getValue()
-                                            : ArrayRef<NamedAttribute>());
-      SmallVector<NamedAttribute> pack{
-          b.getNamedAttr("layout",
-                         b.getStringAttr(c.outIn ? "out_in" : "in_out")),
-          b.getNamedAttr("panel", b.getI64IntegerAttr(c.panel)),
-          b.getNamedAttr("shape",
-                         b.getDenseI64ArrayAttr(weightType.getShape()))};
-      if (c.pairs)
-        pack.push_back(b.getNamedAttr(
-            "format", b.getStringAttr(kBf16PairsWeightFormat)));
-      attrs.push_back(
-          b.getNamedAttr(kParamPackAttrName, b.getDictionaryAttr(pack)));
-      unsigned at = index + 1;
-      if (failed(func.insertArgument(
-              at, packedType(weightType, c.outIn, c.panel, c.pairs),
-              b.getDictionaryAttr(attrs), c.weight.getLoc())))
+    linalg::LinalgOp op = c.op;
+    Value read = op.getDpsInputOperand(1)->get();
+    Value packed;
+    if (read == c.weights.front()) {
+      FailureOr<BlockArgument> arg = getPacked(c.weights.front(), c);
+      if (failed(arg))
         return failure();
-      packed = func.getArgument(at);
+      packed = *arg;
+    } else {
+      Value &selected = switched[std::make_tuple(read, unsigned(c.outIn),
+                                                 c.panel, unsigned(c.pairs))];
+      if (!selected) {
+        SmallVector<SmallVector<Value>> each;
+        for (BlockArgument weight : c.weights) {
+          FailureOr<BlockArgument> arg = getPacked(weight, c);
+          if (failed(arg))
+            return failure();
+          each.push_back({*arg});
+        }
+        auto sw = cast<scf::IndexSwitchOp>(read.getDefiningOp());
+        selected = selectSwitched(rewriter, sw, each).front();
+        switches.insert(sw);
+      }
+      packed = selected;
     }
     rewriteToPacked(rewriter, c, packed);
   }
+  for (Operation *sw : switches)
+    dropUnusedResults(rewriter, cast<scf::IndexSwitchOp>(sw));
   // A tied embedding's gathers read the packed copy too, so that the table
   // is held once: W[n, k] is P[n / nr, k, n % nr] (out_in), W[k, n] likewise
   // with the roles swapped (in_out); P[n / nr, k / 2, n % nr, k % 2] with

@@ -518,86 +518,29 @@ static bool isQuantizedWeight(func::FuncOp func, Value v) {
          getParamQuant(weight);
 }
 
-/// The weights `v` picks when it is a result of an scf.index_switch whose
-/// every region yields, at its position, a weight parameter held quantized
-/// in one format along one axis with one shape (tfm.moe's experts,
-/// TfmToLinalg/MoE.cpp): each region's, in the switch's region order.
-static SmallVector<BlockArgument> getSwitchedWeights(func::FuncOp func,
-                                                     Value v) {
-  auto result = dyn_cast<OpResult>(v);
-  auto sw = result ? dyn_cast<scf::IndexSwitchOp>(result.getOwner()) : nullptr;
-  if (!sw)
-    return {};
-  SmallVector<BlockArgument> weights;
-  for (Region &region : sw->getRegions()) {
-    Value yielded = cast<scf::YieldOp>(region.front().getTerminator())
-                        .getOperand(result.getResultNumber());
-    if (!isQuantizedWeight(func, yielded) || yielded.getType() != v.getType())
-      return {};
-    auto weight = cast<BlockArgument>(yielded);
-    if (!weights.empty() && getParamQuant(weight) != getParamQuant(weights[0]))
-      return {};
-    weights.push_back(weight);
-  }
-  return weights;
+/// The quantized weights `v` picks through an scf.index_switch, all in one
+/// format along one axis (SwitchedWeights.cpp).
+static SmallVector<BlockArgument> getSwitchedQuantized(func::FuncOp func,
+                                                       Value v) {
+  return getSwitchedWeights(
+      func, v, [&](BlockArgument weight, BlockArgument first) {
+        return isQuantizedWeight(func, weight) &&
+               getParamQuant(weight) == getParamQuant(first);
+      });
 }
 
-/// An scf.index_switch like `sw` placed after it, each region yielding its
-/// weight's packed parts (`packed`, in `sw`'s region order).
+/// A switch like `sw` picking among the weights' packed parts.
 static PackedQuant selectPacked(RewriterBase &rewriter, scf::IndexSwitchOp sw,
                                 ArrayRef<PackedQuant> packed) {
-  auto parts = [](const PackedQuant &p) {
-    SmallVector<Value> values{p.values, p.scales};
+  SmallVector<SmallVector<Value>> parts;
+  for (const PackedQuant &p : packed) {
+    parts.push_back({p.values, p.scales});
     if (p.subScales)
-      values.push_back(p.subScales);
-    return values;
-  };
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointAfter(sw);
-  auto selected = scf::IndexSwitchOp::create(
-      rewriter, sw.getLoc(), ValueRange(parts(packed[0])).getTypes(),
-      sw.getArg(), sw.getCases(), sw.getNumCases());
-  for (auto [region, weight] : llvm::zip(selected->getRegions(), packed)) {
-    rewriter.setInsertionPointToStart(&region.emplaceBlock());
-    scf::YieldOp::create(rewriter, sw.getLoc(), parts(weight));
+      parts.back().push_back(p.subScales);
   }
-  PackedQuant result{selected.getResult(0), selected.getResult(1),
-                     packed[0].subScales ? selected.getResult(2) : Value()};
-  return result;
-}
-
-/// Replaces `sw` by a switch of only its used results (none: erased), so
-/// that the weights the packed switches replaced are read no more.
-static void dropUnusedResults(RewriterBase &rewriter, scf::IndexSwitchOp sw) {
-  SmallVector<unsigned> used;
-  for (OpResult result : sw->getResults())
-    if (!result.use_empty())
-      used.push_back(result.getResultNumber());
-  if (used.size() == sw.getNumResults())
-    return;
-  if (used.empty()) {
-    rewriter.eraseOp(sw);
-    return;
-  }
-  rewriter.setInsertionPoint(sw);
-  SmallVector<Type> types;
-  for (unsigned i : used)
-    types.push_back(sw.getResult(i).getType());
-  auto kept =
-      scf::IndexSwitchOp::create(rewriter, sw.getLoc(), types, sw.getArg(),
-                                 sw.getCases(), sw.getNumCases());
-  for (auto [from, to] : llvm::zip(sw->getRegions(), kept->getRegions())) {
-    rewriter.inlineRegionBefore(from, to, to.end());
-    auto yield = cast<scf::YieldOp>(to.front().getTerminator());
-    SmallVector<Value> operands;
-    for (unsigned i : used)
-      operands.push_back(yield.getOperand(i));
-    rewriter.setInsertionPoint(yield);
-    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, operands);
-  }
-  for (auto [i, index] : llvm::enumerate(used))
-    rewriter.replaceAllUsesWith(sw.getResult(index), kept.getResult(i));
-  rewriter.eraseOp(sw);
+  SmallVector<Value> selected = selectSwitched(rewriter, sw, parts);
+  return {selected[0], selected[1],
+          packed[0].subScales ? selected[2] : Value()};
 }
 
 LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
@@ -610,7 +553,7 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
       return;
     Value weight = op.getDpsInputOperand(1)->get();
     if (isQuantizedWeight(func, weight) ||
-        !getSwitchedWeights(func, weight).empty())
+        !getSwitchedQuantized(func, weight).empty())
       matmuls.push_back({op, *outIn});
   });
   // Element reads of quantized weights (gathers) the matmuls leave.
@@ -644,7 +587,7 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
   llvm::SetVector<Operation *> switches;
   for (auto [op, outIn] : matmuls) {
     Value read = op.getDpsInputOperand(1)->get();
-    SmallVector<BlockArgument> weights = getSwitchedWeights(func, read);
+    SmallVector<BlockArgument> weights = getSwitchedQuantized(func, read);
     if (weights.empty())
       weights.push_back(cast<BlockArgument>(read));
     BlockArgument weight = weights.front();

@@ -14,6 +14,10 @@
 
 #include <optional>
 
+namespace mlir::scf {
+class IndexSwitchOp;
+} // namespace mlir::scf
+
 namespace mlir::tfm::cpu_pack {
 
 /// `op` as C[m, n] += A[m, k] * B with B = W[k, n] or W[n, k]: whether W is
@@ -37,6 +41,24 @@ Value viewAsMatrix(RewriterBase &rewriter, Location loc, Value panels,
 /// malformed signature or a weight quantized along another axis than the
 /// matmul's K.
 LogicalResult quantizeWeights(func::FuncOp func);
+
+/// The weights `v` picks when it is a result of an scf.index_switch whose
+/// every region yields, at its position, a parameter of `func` of `v`'s type
+/// that `alike(weight, first)` accepts (`first`: the first region's; for
+/// the first region, the weight itself): tfm.moe's experts
+/// (TfmToLinalg/MoE.cpp), in the switch's region order; empty otherwise.
+SmallVector<BlockArgument> getSwitchedWeights(
+    func::FuncOp func, Value v,
+    llvm::function_ref<bool(BlockArgument, BlockArgument)> alike);
+
+/// An scf.index_switch like `sw` placed after it, region i yielding
+/// `values[i]` (in `sw`'s region order); its results.
+SmallVector<Value> selectSwitched(RewriterBase &rewriter, scf::IndexSwitchOp sw,
+                                  ArrayRef<SmallVector<Value>> values);
+
+/// Replaces `sw` by a switch of only its used results (none: erased), so
+/// that the weights the packed switches replaced are read no more.
+void dropUnusedResults(RewriterBase &rewriter, scf::IndexSwitchOp sw);
 
 } // namespace mlir::tfm::cpu_pack
 

@@ -55,16 +55,18 @@ splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
 /// (half-precision operands are extended to f32 as they are loaded).
 bool isF32Accumulation(linalg::LinalgOp op);
 
-/// Whether `op` runs outside any loop (its outermost tile loop may then be
-/// the parallel one).
-bool isOutermost(Operation *op);
+/// Whether `op` runs outside every loop that runs in parallel (its outermost
+/// tile loop may then be the parallel one). Sequential loops around it (the
+/// loop over a mixture's experts) are no obstacle: each of their iterations
+/// forks and joins once.
+bool isOutsideParallelLoops(Operation *op);
 
 /// The largest multiple of `inner` that divides `n` and is at most
 /// max(cap, inner); `inner` divides `n`.
 int64_t blockSize(int64_t n, int64_t inner, int64_t cap);
 
-/// Whether `op` is outermost and has at least `minWork` iterations (the
-/// product of its loop extents): enough to pay for waking other threads.
+/// Whether `op` is outside parallel loops and has at least `minWork` iterations
+/// (the product of its loop extents): enough to pay for waking other threads.
 bool worthThreads(linalg::LinalgOp op, int64_t minWork);
 
 /// Moves the chain of elementwise consumers of `contraction`'s result (bias,

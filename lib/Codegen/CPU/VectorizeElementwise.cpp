@@ -182,7 +182,8 @@ static void vectorizeTranspose(RewriterBase &rewriter, linalg::GenericOp op,
     elements *= range;
   }
   bool parallel = tiles >= kMinParallelRows &&
-                  elements >= kMinParallelElements && isOutermost(op);
+                  elements >= kMinParallelElements &&
+                  isOutsideParallelLoops(op);
   if (!square && !parallel)
     return;
   for (auto [size, range] : llvm::zip(sizes, ranges))

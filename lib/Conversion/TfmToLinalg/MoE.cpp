@@ -37,13 +37,16 @@
 // Each token appears at most once in an expert's list, so the scatter writes
 // distinct rows; experts are summed in index order (as the reference loop).
 //
-// Experts held quantized (tfm.param_quant, tfm-quantize-weights), and f32
-// ones in calls of few tokens (decode, kTokenMajorRows), run their GEMMs
-// token-major instead: the chunk gathered as rows [T, d] and each
-// weight the B operand in its out_in layout (C[T, out] += X[T, in] W[out,
-// in]), the form of the quantized micro-kernels; tfm-cpu-pack-weights packs
-// every expert's blocks and selects the packed parts with the same
-// scf.index_switch (docs/design.md, "Quantized weights").
+// Experts held quantized (tfm.param_quant, tfm-quantize-weights) or in f32
+// (of the gathered tokens' type), and any in calls of few tokens (decode,
+// kTokenMajorRows), run their GEMMs token-major instead: the chunk gathered
+// as rows [T, d] and each weight the B operand in its out_in layout
+// (C[T, out] += X[T, in] W[out, in]), a linear's form: tfm-cpu-pack-weights
+// packs every expert's weight (in panels, or its blocks) and selects the
+// packed one with a switch beside the experts' (docs/design.md, "Quantized
+// weights", *Experts*), so the GEMM is a linear's micro-kernel and the
+// threads split the weight's rows. Only half-precision experts (whose weights
+// the f32 tokens cannot share a packed kernel with) keep the transposed form.
 //
 // With `first_expert` (a rank's experts under expert parallelism) the
 // routing is over all R of the router's experts and the loop visits the E
@@ -407,7 +410,8 @@ struct MoELowering : OpConversionPattern<MoEOp> {
                  /*tokenMajor=*/false};
     c.tokenMajor = c.n <= kTokenMajorRows ||
                    llvm::any_of(adaptor.getExpertWeights(), [](Value weight) {
-                     return bool(getParamQuant(weight));
+                     return getParamQuant(weight) ||
+                            getElementTypeOrSelf(weight.getType()).isF32();
                    });
     c.rowTile = std::min(kRowTile, c.n);
     c.tailTile = std::min(kTailTile, c.rowTile);

@@ -212,3 +212,49 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
     return %r : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// Threads for a GEMM inside a sequential loop (a mixture's loop over its
+// experts, TfmToLinalg/MoE.cpp): its cache blocks are an scf.forall in each
+// iteration, as outside any loop. Inside a loop that already runs in
+// parallel (an scf.forall) they stay sequential: nested threads would only
+// add fork costs.
+// CHECK-LABEL: func.func @in_sequential_loop
+// CHECK: scf.for
+// CHECK:   scf.forall
+// CHECK:     vector.contract
+// CHECK-LABEL: func.func @in_parallel_loop
+// CHECK: scf.forall
+// CHECK-NOT: scf.forall
+// CHECK:   vector.contract
+// CHECK: return
+module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @in_sequential_loop(%a: tensor<64x512xf32>, %b: tensor<512x128xf32>, %n: index) -> tensor<64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %e = tensor.empty() : tensor<64x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %f) -> (tensor<64x128xf32>) {
+      %m = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 64, block_rows = 32, block_cols = 64, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+          ins(%a, %b : tensor<64x512xf32>, tensor<512x128xf32>) outs(%acc : tensor<64x128xf32>) -> tensor<64x128xf32>
+      scf.yield %m : tensor<64x128xf32>
+    }
+    return %r : tensor<64x128xf32>
+  }
+  func.func @in_parallel_loop(%a: tensor<64x512xf32>, %b: tensor<512x128xf32>) -> tensor<2x64x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<2x64x128xf32>
+    %r = scf.forall (%i) in (2) shared_outs(%out = %e) -> (tensor<2x64x128xf32>) {
+      %e1 = tensor.empty() : tensor<64x128xf32>
+      %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64x128xf32>) -> tensor<64x128xf32>
+      %m = linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 64, block_rows = 32, block_cols = 64, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+          ins(%a, %b : tensor<64x512xf32>, tensor<512x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %m into %out[%i, 0, 0] [1, 64, 128] [1, 1, 1] : tensor<64x128xf32> into tensor<2x64x128xf32>
+      }
+    }
+    return %r : tensor<2x64x128xf32>
+  }
+}

@@ -33,30 +33,32 @@
 // CHECK: case 1 {
 // CHECK: default {
 // CHECK-NOT: linalg.transpose
-// Full chunks of 64 of the expert's count_e tokens: gather (transposed),
-// W_gate X^T, W_up X^T, SwiGLU, W_down H^T.
+// Full chunks of 64 of the expert's count_e tokens, token-major (f32
+// experts: the form tfm-cpu-pack-weights packs): the tokens gathered as
+// rows, X W_gate^T, X W_up^T, SwiGLU, H W_down^T, each weight the B
+// operand in its [out, in] layout.
 // CHECK: %[[REM:.*]] = arith.remsi %[[LIST]]#0, %[[C64:.*]] : index
 // CHECK: %[[FULL:.*]] = arith.subi %[[LIST]]#0, %[[REM]]
 // CHECK: %[[C64B:.*]] = arith.constant 64 : index
 // CHECK: %[[ACC:.*]] = scf.for %[[C0:.*]] = %{{.*}} to %[[FULL]] step %[[C64B]]
 // CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %[[C64B]]
-// CHECK: %[[XT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64x4xf32>)
 // CHECK: tensor.extract %[[LIST]]#1
 // CHECK: tensor.extract %[[X]]
-// CHECK: linalg.matmul ins(%[[W]]#0, %[[XT]] : tensor<6x4xf32>, tensor<4x64xf32>)
-// CHECK: linalg.matmul ins(%[[W]]#1, %[[XT]] : tensor<6x4xf32>, tensor<4x64xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#0 : tensor<64x4xf32>, tensor<6x4xf32>) outs(%{{.*}} : tensor<64x6xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#1 : tensor<64x4xf32>, tensor<6x4xf32>) outs(%{{.*}} : tensor<64x6xf32>)
 // CHECK: math.exp
-// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[W]]#2, %{{.*}} : tensor<4x6xf32>, tensor<6x64xf32>)
-// Scatter-add weight * column into the token's output row, valid slots only.
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#2 : tensor<64x6xf32>, tensor<4x6xf32>) outs(%{{.*}} : tensor<64x4xf32>)
+// Scatter-add weight * row into the token's output row, valid slots only.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
-// CHECK: tensor.extract_slice %[[Y]][0, %{{.*}}] [4, 1] [1, 1] : tensor<4x64xf32> to tensor<4xf32>
+// CHECK: tensor.extract_slice %[[Y]][%{{.*}}, 0] [1, 4] [1, 1] : tensor<64x4xf32> to tensor<4xf32>
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 4] [1, 1] : tensor<80x4xf32> to tensor<4xf32>
 // CHECK: arith.mulf
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [1, 4] [1, 1] : tensor<4xf32> into tensor<80x4xf32>
 // The remainder in chunks of 16.
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: scf.for %{{.*}} = %[[FULL]] to %[[LIST]]#0 step %[[C16]] iter_args(%{{.*}} = %[[ACC]])
-// CHECK: linalg.matmul ins(%[[W]]#0, %{{.*}} : tensor<6x4xf32>, tensor<4x16xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#0 : tensor<16x4xf32>, tensor<6x4xf32>)
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 40, 4]
 // No expert runs on all 80 tokens, nothing is [E, n, m]-sized.
 // CHECK-NOT: 6x80xf32
@@ -68,6 +70,32 @@ func.func @moe(%x: tensor<2x40x4xf32>, %r: tensor<3x4xf32>,
                %g2: tensor<6x4xf32>, %u2: tensor<6x4xf32>, %d2: tensor<4x6xf32>) -> tensor<2x40x4xf32> {
   %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1, %g2, %u2, %d2 {top_k = 2 : i64} : (tensor<2x40x4xf32>, tensor<3x4xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>, tensor<6x4xf32>, tensor<4x6xf32>) -> tensor<2x40x4xf32>
   return %y : tensor<2x40x4xf32>
+}
+
+// -----
+
+// Half-precision experts of more than 4 tokens keep the transposed form:
+// the tokens gathered into f32 columns [d, T] cannot share a packed kernel
+// with bf16 weights, and the transposed form reads the weight as the A
+// operand in its nn.Linear layout (K innermost) with the chunk as the
+// vector dimension: W_gate X^T, W_up X^T, SwiGLU, W_down H^T, the
+// scatter-add reading columns.
+// CHECK-LABEL: func.func @moe_bf16
+// CHECK: %[[W:.*]]:3 = scf.index_switch %{{.*}} -> tensor<6x4xbf16>, tensor<6x4xbf16>, tensor<4x6xbf16>
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: linalg.matmul ins(%[[W]]#0, %[[XT]] : tensor<6x4xbf16>, tensor<4x64xf32>) outs(%{{.*}} : tensor<6x64xf32>)
+// CHECK: linalg.matmul ins(%[[W]]#1, %[[XT]] : tensor<6x4xbf16>, tensor<4x64xf32>) outs(%{{.*}} : tensor<6x64xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[W]]#2, %{{.*}} : tensor<4x6xbf16>, tensor<6x64xf32>) outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK: tensor.extract_slice %[[Y]][0, %{{.*}}] [4, 1] [1, 1] : tensor<4x64xf32> to tensor<4xf32>
+// CHECK: linalg.matmul ins(%[[W]]#0, %{{.*}} : tensor<6x4xbf16>, tensor<4x16xf32>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @moe_bf16(%x: tensor<2x40x4xbf16>, %r: tensor<3x4xbf16>,
+               %g0: tensor<6x4xbf16>, %u0: tensor<6x4xbf16>, %d0: tensor<4x6xbf16>,
+               %g1: tensor<6x4xbf16>, %u1: tensor<6x4xbf16>, %d1: tensor<4x6xbf16>,
+               %g2: tensor<6x4xbf16>, %u2: tensor<6x4xbf16>, %d2: tensor<4x6xbf16>) -> tensor<2x40x4xbf16> {
+  %y = tfm.moe %x, %r, %g0, %u0, %d0, %g1, %u1, %d1, %g2, %u2, %d2 {top_k = 2 : i64} : (tensor<2x40x4xbf16>, tensor<3x4xbf16>, tensor<6x4xbf16>, tensor<6x4xbf16>, tensor<4x6xbf16>, tensor<6x4xbf16>, tensor<6x4xbf16>, tensor<4x6xbf16>, tensor<6x4xbf16>, tensor<6x4xbf16>, tensor<4x6xbf16>) -> tensor<2x40x4xbf16>
+  return %y : tensor<2x40x4xbf16>
 }
 
 // -----
