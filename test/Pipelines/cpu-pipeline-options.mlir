@@ -71,7 +71,7 @@
 // RUN: not transformer-opt %s --tfm-cpu-pipeline="tiling=register-rows=2,panel-rows=3" 2>&1 | FileCheck %s --check-prefix=BADFIELD
 // RUN: not transformer-opt %s --tfm-cpu-configure="tiling=block-cols=wide" 2>&1 | FileCheck %s --check-prefix=BADVALUE
 // RUN: transformer-opt %s --tfm-cpu-pipeline="tiling={register-rows=2}" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINTED
-// BADFIELD: unknown field 'panel-rows' (expected register-rows, min-register-rows, register-cols, block-rows, block-cols, block-depth, dot-cols, dot-depth, amx-block-cols, amx-block-depth)
+// BADFIELD: unknown field 'panel-rows' (expected register-rows, min-register-rows, register-cols, block-rows, block-cols, block-depth, dot-cols, dot-depth, gemv-panels, amx-block-cols, amx-block-depth)
 // RUN: not transformer-opt %s --tfm-cpu-configure="tiling={register-rows=2" 2>&1 | FileCheck %s --check-prefix=BADBRACE
 // BADVALUE: field 'block-cols': bad value 'wide'
 // BADBRACE: for the --tiling option: expected a closing '}'

@@ -53,7 +53,7 @@ CpuTilingAttr mlir::tfm::tilingToAttr(MLIRContext *ctx,
   bool amx = t.amxBlockCols > 0 && t.amxBlockDepth > 0;
   return CpuTilingAttr::get(ctx, t.registerRows, t.registerCols, minRows,
                             t.blockRows, t.blockCols, t.blockDepth, t.dotCols,
-                            t.dotDepth, amx ? t.amxBlockCols : 0,
+                            t.dotDepth, t.gemvPanels, amx ? t.amxBlockCols : 0,
                             amx ? t.amxBlockDepth : 0, t.bf16Pairs != 0);
 }
 
@@ -71,6 +71,7 @@ std::optional<ContractionTiling> mlir::tfm::tilingFromAttr(Operation *op) {
   t.blockDepth = attr.getBlockDepth();
   t.dotCols = attr.getDotCols();
   t.dotDepth = attr.getDotDepth();
+  t.gemvPanels = attr.getGemvPanels();
   t.amxBlockCols = attr.getAmxBlockCols();
   t.amxBlockDepth = attr.getAmxBlockDepth();
   t.bf16Pairs = attr.getBf16Pairs() ? 1 : 0;

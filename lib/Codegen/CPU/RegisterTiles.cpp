@@ -287,6 +287,27 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
 /// scf.forall over M, N and the batch loops (threads share the blocks); the
 /// K blocks and register tiles are scf.for loops inside.
 ///
+/// The loop over B's panels (a packed weight's J: parallel, in B and C, not
+/// in A) of a GEMM of one-row register tiles, if any: such a tile reads
+/// `gemv_panels` of them at once (the plan's reason is in CpuTarget.cpp).
+/// Not with bf16 pairs: the pair-dot register tile (Bf16PairForm.cpp) reads
+/// one contiguous panel.
+static std::optional<unsigned>
+gemvPanelLoop(linalg::LinalgOp op, const ContractionPlan &plan, int64_t rows) {
+  if (rows != 1 || plan.pairs)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (unsigned i = 0; i < ranges.size(); ++i)
+    if (i != plan.m && i != plan.n && i != plan.k &&
+        iters[i] == utils::IteratorType::parallel &&
+        maps[plan.bInput].isFunctionOfDim(i) && maps[2].isFunctionOfDim(i) &&
+        !maps[1 - plan.bInput].isFunctionOfDim(i))
+      return i;
+  return std::nullopt;
+}
+
 /// With an `epilogue` (formEpilogue), the epilogue is the op tiled into cache
 /// blocks and `op` is fused into each block: the block's K loops run, then the
 /// epilogue, on the block while it is in cache.
@@ -315,6 +336,8 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
                       : ranges[plan.k];
   if (plan.pairs)
     block[plan.pair] = ranges[plan.pair];
+  if (std::optional<unsigned> panels = gemvPanelLoop(op, plan, rows))
+    block[*panels] = largestDivisor(ranges[*panels], tiling.gemvPanels);
   // Enough parallel blocks to share among threads: halve the N block, then
   // the M block, until there are kMinParallelBlocks (or the register tile).
   bool parallel = worthThreads(op, kMinParallelMacs);

@@ -258,3 +258,67 @@ module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 4915
     return %r : tensor<2x64x128xf32>
   }
 }
+
+// -----
+
+// A one-row GEMM on packed panels (a decode step's projection: A [1, K], B
+// [J, K, nr]) reads `gemv_panels` panels in each register tile: four
+// sequential streams of the weight at once, the accumulators (1 x 4 x 64)
+// held over the whole K loop.
+// CHECK-LABEL: func.func @gemv_panels
+// CHECK: scf.for %[[J:.*]] = %c0 to %c8 step %c4
+// CHECK:   vector.transfer_read {{.*}} : tensor<1x4x64xf32>, vector<1x4x64xf32>
+// CHECK:   scf.for
+// CHECK:     scf.for
+// CHECK:       vector.transfer_read %{{.*}}[%[[J]], %{{.*}}, %c0]{{.*}} : tensor<8x256x64xf32>, vector<4x1x64xf32>
+// CHECK:       vector.contract {{.*}} : vector<1x1xf32>, vector<4x1x64xf32> into vector<1x4x64xf32>
+#gemv_a = affine_map<(m, j, r, k) -> (m, k)>
+#gemv_p = affine_map<(m, j, r, k) -> (j, k, r)>
+#gemv_c = affine_map<(m, j, r, k) -> (m, j, r)>
+module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @gemv_panels(%a: tensor<1x256xf32>, %p: tensor<8x256x64xf32>) -> tensor<1x8x64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x8x64xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+    %r = linalg.generic {indexing_maps = [#gemv_a, #gemv_p, #gemv_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%a, %p : tensor<1x256xf32>, tensor<8x256x64xf32>) outs(%f : tensor<1x8x64xf32>)
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x8x64xf32>
+    return %r : tensor<1x8x64xf32>
+  }
+}
+
+// -----
+
+// With bf16 pairs the one-row tile stays on one panel (the pair-dot tile
+// reads one contiguous panel): `vdpbf16ps` per accumulator vector, not a
+// generic contraction over four panels.
+// CHECK-LABEL: func.func @gemv_pairs_one_panel
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1
+// CHECK: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT: vector.contract
+#pairs_a = affine_map<(m, j, r, q, t) -> (m, q, t)>
+#pairs_p = affine_map<(m, j, r, q, t) -> (j, q, r, t)>
+#pairs_c = affine_map<(m, j, r, q, t) -> (m, j, r)>
+module attributes {tfm.cpu_target = {avx512_bf16 = true, cpu = "sapphirerapids", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
+  func.func @gemv_pairs_one_panel(%a: tensor<1x128x2xbf16>, %p: tensor<8x128x64x2xbf16>) -> tensor<1x8x64xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<1x8x64xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
+    %r = linalg.generic {indexing_maps = [#pairs_a, #pairs_p, #pairs_c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+        ins(%a, %p : tensor<1x128x2xbf16>, tensor<8x128x64x2xbf16>) outs(%f : tensor<1x8x64xf32>)
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4, bf16_pairs = true>} {
+    ^bb0(%x: bf16, %w: bf16, %acc: f32):
+      %x1 = arith.extf %x : bf16 to f32
+      %w1 = arith.extf %w : bf16 to f32
+      %m = arith.mulf %x1, %w1 : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x8x64xf32>
+    return %r : tensor<1x8x64xf32>
+  }
+}

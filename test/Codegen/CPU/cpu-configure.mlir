@@ -3,7 +3,7 @@
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64 | FileCheck %s --check-prefix=SSE
 // RUN: transformer-opt %s --tfm-cpu-configure | FileCheck %s --check-prefix=HOST
 // RUN: not transformer-opt %s --tfm-cpu-configure=cpu=no-such-cpu 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=4,block-depth=64,dot-cols=8" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=4,block-depth=64,dot-cols=8,gemv-panels=1" | FileCheck %s --check-prefix=OVERRIDE
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=6,register-cols=16,min-register-rows=5" | FileCheck %s --check-prefix=MINROWS
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 tiling=register-rows=6,register-cols=16,min-register-rows=8" | FileCheck %s --check-prefix=MINROWS8
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1" | FileCheck %s --check-prefix=AMX
@@ -45,25 +45,28 @@
 // AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9), 4 of
 // SSE's 6.
 // AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
-// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, {{.*}}>}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
 // A contraction of bf16 (or f16) operands extends them in the K loop, A's
 // column of rows into a register of its own: one register fewer for its
 // tile, so AVX2 plans it 6x16 (12 + 2 + 1 + 1), not 4x24 (which spilled).
-// AVX-512's 6x64 has registers to spare.
-// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, {{.*}}>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
+// AVX-512's 6x64 has registers to spare. A decode step's one-row tile
+// reads as many weight panels at once as keep its accumulators within half
+// the registers, at most 4: AVX2's f32 panels of three vectors 2 (above),
+// its bf16 panels of two 4, AVX-512's of four 4.
+// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, {{.*}}gemv_panels = 4>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, {{.*}}>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
 // HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "haswell", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
-// HASWELL: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// HASWELL: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // V3: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v3", fma = true, int8_dot = false, {{.*}}vector_bits = 256 : i64, vector_registers = 16 : i64}}
-// V3: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// V3: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // ZEN4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver4", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// ZEN4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// ZEN4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // V4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v4", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// V4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// V4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64", fma = false, int8_dot = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 8, min_rows = 4, {{.*}}>}
 // HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, avx512_vnni = {{true|false}}, cpu = "{{.+}}"
@@ -80,7 +83,7 @@
 // of the typical 1 MiB L2. Without `amx`, or on a CPU without AMX (znver3
 // above, with amx=1), nothing of it.
 // AMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true
-// AMX: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, amx_block_cols = 128, amx_block_depth = 256>}
+// AMX: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4, amx_block_cols = 128, amx_block_depth = 256>}
 // The AMX blocks can be overridden too, only where tiles are planned at all
 // (znver3 with amx-block-cols: the AVX2 plan, no `amx`).
 // AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<{{.*}}block_rows = 256, block_cols = 1024, block_depth = 128, {{.*}}amx_block_cols = 256, amx_block_depth = 512
@@ -89,7 +92,7 @@
 // AMD Zen 5 (EPYC Turin): AVX-512 and AVX512-BF16 but no AMX, so the
 // AVX-512 plan even with `amx` asked for.
 // ZEN5: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver5", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
-// ZEN5: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32>}
+// ZEN5: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // ZEN5-NOT: amx = array
 // ZEN5-NOT: bf16_pairs
 // With `bf16-dot`, a 512-bit CPU with AVX512-BF16 on which no AMX tiles are
@@ -98,7 +101,7 @@
 // with AMX planned (AMX above: no bf16_pairs) bf16 GEMMs go to the tiles,
 // and Skylake (no AVX512-BF16) or an AVX2 CPU plan none.
 // PAIRS: tfm.cpu_target = {{{.*}}avx512_bf16 = true
-// PAIRS: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, bf16_pairs = true>}
+// PAIRS: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4, bf16_pairs = true>}
 // NOPAIRS-NOT: bf16_pairs
 // AMX-NOT: bf16_pairs
 // BAD: error: tfm-cpu-configure: cpu 'no-such-cpu' is not a CPU LLVM knows

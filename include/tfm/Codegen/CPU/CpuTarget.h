@@ -81,6 +81,9 @@ struct ContractionTiling {
   int64_t blockDepth = 0;   // cache block (K)
   int64_t dotCols = 0;      // rows of B per dot-product tile (few rows)
   int64_t dotDepth = 0;     // vector width of the dot-product partial sums
+  // Panels of a packed B that a one-row register tile reads at once (a
+  // decode step's GEMV): one panel is one sequential stream of the weight.
+  int64_t gemvPanels = 1;
   // f32 GEMMs on AMX tiles as six bf16 products (0: not planned): the
   // columns of B one thread converts and keeps at a time, and the K block.
   int64_t amxBlockCols = 0;
@@ -123,6 +126,7 @@ struct CpuTilingOverrides : OptionGroup<CpuTilingOverrides> {
   int64_t blockDepth = 0;
   int64_t dotCols = 0;
   int64_t dotDepth = 0;
+  int64_t gemvPanels = 0;
   int64_t amxBlockCols = 0;
   int64_t amxBlockDepth = 0;
 

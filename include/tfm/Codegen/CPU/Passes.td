@@ -28,7 +28,7 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4,
                    register_cols = 24, min_rows = 3, block_rows = M,
                    block_cols = N, block_depth = K, dot_cols = 4,
-                   dot_depth = 32>}
+                   dot_depth = 32, gemv_panels = 2>}
     ```
 
     (`#tfm.cpu_tiling` is a typed attribute of the tfm dialect, verified
@@ -39,6 +39,11 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     6-row tiles and a 2-row remainder): at least two thirds of the planned
     rows, and at least as many accumulators as the 8 FMAs a core keeps in
     flight (4 for AVX-512's 6 x 64 tile, 3 for AVX2's 4 x 24).
+
+    `gemv_panels` is how many panels of a packed weight a one-row register
+    tile (a decode step's GEMV) reads at once, each a sequential stream:
+    as many as keep the accumulators within half the registers, at most 4
+    (AVX-512's 64-column panels: 4; AVX2's 24-column f32 panels: 2).
 
     The mechanism (`tfm-tile-and-vectorize-contractions`) only reads these
     attributes, so tests check the plan for any named CPU without running
@@ -53,7 +58,7 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
            "Overrides of single fields of the derived tiling, "
            "`name=value,...` (0: as derived): register-rows, "
            "min-register-rows, register-cols, block-rows, block-cols, "
-           "block-depth, dot-cols, dot-depth, amx-block-cols, "
+           "block-depth, dot-cols, dot-depth, gemv-panels, amx-block-cols, "
            "amx-block-depth (CpuTilingOverrides in "
            "tfm/Codegen/CPU/CpuTarget.h says what each is)">,
     Option<"amx", "amx", "bool", /*default=*/"false",

@@ -255,13 +255,11 @@ int64_t ShardAttr::getSliceExtent() const {
   return extent;
 }
 
-LogicalResult
-CpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                      int64_t registerRows, int64_t registerCols,
-                      int64_t minRows, int64_t blockRows, int64_t blockCols,
-                      int64_t blockDepth, int64_t dotCols, int64_t dotDepth,
-                      int64_t amxBlockCols, int64_t amxBlockDepth,
-                      bool bf16Pairs) {
+LogicalResult CpuTilingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t registerRows,
+    int64_t registerCols, int64_t minRows, int64_t blockRows, int64_t blockCols,
+    int64_t blockDepth, int64_t dotCols, int64_t dotDepth, int64_t gemvPanels,
+    int64_t amxBlockCols, int64_t amxBlockDepth, bool bf16Pairs) {
   for (auto [name, value] :
        {std::pair<StringRef, int64_t>{"register_rows", registerRows},
         {"register_cols", registerCols},
@@ -269,7 +267,8 @@ CpuTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
         {"block_cols", blockCols},
         {"block_depth", blockDepth},
         {"dot_cols", dotCols},
-        {"dot_depth", dotDepth}})
+        {"dot_depth", dotDepth},
+        {"gemv_panels", gemvPanels}})
     if (value < 1)
       return emitError() << name << " must be positive, got " << value;
   if (minRows < 0 || minRows > registerRows)

@@ -55,6 +55,9 @@ def Tfm_CpuTilingAttr : AttrDef<Tfm_Dialect, "CpuTiling"> {
     - `block_rows` x `block_cols` x `block_depth`: the cache block (M, N, K);
     - `dot_cols`, `dot_depth`: outputs per tile and vector width of the
       dot-product form (contractions of few rows);
+    - `gemv_panels`: panels of a packed B that a one-row register tile
+      reads at once (a decode step's GEMV: one panel is one sequential
+      stream of the weight; 1, the default: one panel);
     - `amx_block_cols`, `amx_block_depth`: the B block of the AMX form of
       an f32 GEMM (0: not planned on AMX);
     - `bf16_pairs`: a bf16 GEMM as AVX512-BF16 pair dot products.
@@ -74,6 +77,7 @@ def Tfm_CpuTilingAttr : AttrDef<Tfm_Dialect, "CpuTiling"> {
     "int64_t":$block_depth,
     "int64_t":$dot_cols,
     "int64_t":$dot_depth,
+    DefaultValuedParameter<"int64_t", "1">:$gemv_panels,
     DefaultValuedParameter<"int64_t", "0">:$amx_block_cols,
     DefaultValuedParameter<"int64_t", "0">:$amx_block_depth,
     DefaultValuedParameter<"bool", "false">:$bf16_pairs
