@@ -40,33 +40,47 @@ LogicalResult codegen::vectorizeAsPairDots(RewriterBase &rewriter,
                                            const ContractionPlan &plan) {
   SmallVector<int64_t> ranges = tile.getStaticLoopRanges();
   int64_t rows = ranges[plan.m], cols = ranges[plan.n];
-  for (auto [i, range] : llvm::enumerate(ranges))
-    if (i != plan.m && i != plan.n && i != plan.pair && range != 1)
+  unsigned a = 1 - plan.bInput;
+  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
+  // Besides M, N and the pair, every loop has extent 1 but at most one over
+  // B's panels (a one-row tile reading `gemv_panels` of them: B's outermost
+  // dimension, in C between M and N, not in A).
+  std::optional<unsigned> panelLoop;
+  for (auto [i, range] : llvm::enumerate(ranges)) {
+    if (i == plan.m || i == plan.n || i == plan.pair || range == 1)
+      continue;
+    if (panelLoop || maps[a].isFunctionOfDim(i) ||
+        maps[plan.bInput].getNumResults() == 0 ||
+        dimPosition(maps[plan.bInput].getResult(0)) != i)
       return failure();
+    panelLoop = i;
+  }
+  int64_t panels = panelLoop ? ranges[*panelLoop] : 1;
   if (ranges[plan.pair] != 2)
     return failure();
   int64_t width = cols % 16 == 0 ? 16 : cols % 8 == 0 ? 8 : cols % 4 == 0 ? 4 : 0;
   if (!width)
     return failure();
-  unsigned a = 1 - plan.bInput;
-  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
   Value aTile = tile.getDpsInputOperand(a)->get();
   Value bTile = tile.getDpsInputOperand(plan.bInput)->get();
   Value cTile = tile.getDpsInitOperand(0)->get();
   auto aType = cast<RankedTensorType>(aTile.getType());
   auto bType = cast<RankedTensorType>(bTile.getType());
   auto cType = cast<RankedTensorType>(cTile.getType());
-  // C's results: M before N, the others of extent 1.
-  std::optional<unsigned> mPos, nPos;
+  // C's results: M before the panels before N, the others of extent 1.
+  std::optional<unsigned> mPos, nPos, panelPos;
   for (auto [pos, e] : llvm::enumerate(maps[2].getResults())) {
     if (dimPosition(e) == plan.m)
       mPos = pos;
     if (dimPosition(e) == plan.n)
       nPos = pos;
+    if (panelLoop && dimPosition(e) == panelLoop)
+      panelPos = pos;
   }
   if (!mPos || !nPos || *mPos > *nPos || !cType.hasStaticShape() ||
-      cType.getNumElements() != rows * cols ||
-      bType.getNumElements() != cols * 2)
+      (panelLoop && (!panelPos || *panelPos < *mPos || *panelPos > *nPos)) ||
+      cType.getNumElements() != rows * panels * cols ||
+      bType.getNumElements() != panels * cols * 2)
     return failure();
 
   Location loc = tile.getLoc();
@@ -79,27 +93,35 @@ LogicalResult codegen::vectorizeAsPairDots(RewriterBase &rewriter,
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
 
-  // The accumulators, as [rows, cols].
+  // The accumulators, as [rows, panels * cols].
   auto cVectorType = VectorType::get(cType.getShape(), f32);
   SmallVector<Value> cZeros(cType.getRank(), zero);
   Value acc = vector::TransferReadOp::create(
       rewriter, loc, cVectorType, cTile, cZeros,
       /*padding=*/std::nullopt,
       SmallVector<bool>(cType.getRank(), true));
-  auto rowsType = VectorType::get({rows, cols}, f32);
+  auto rowsType = VectorType::get({rows, panels * cols}, f32);
   acc = vector::ShapeCastOp::create(rewriter, loc, rowsType, acc);
 
-  // B's pairs, `width` columns a vector: the tile is contiguous.
-  Value bFlat = tensor::CollapseShapeOp::create(
-      rewriter, loc, bTile,
-      ArrayRef<ReassociationIndices>{llvm::to_vector(
-          llvm::seq<int64_t>(0, bType.getRank()))});
+  // B's pairs, `width` columns a vector: each panel's part of the tile is
+  // contiguous (the panels are a K panel apart), as [panels, cols * 2].
+  SmallVector<ReassociationIndices> bGroups;
+  if (panelLoop)
+    bGroups = {{0}, llvm::to_vector(llvm::seq<int64_t>(1, bType.getRank()))};
+  else
+    bGroups = {llvm::to_vector(llvm::seq<int64_t>(0, bType.getRank()))};
+  Value bFlat = tensor::CollapseShapeOp::create(rewriter, loc, bTile, bGroups);
   auto pairsType = VectorType::get({2 * width}, bf16);
-  SmallVector<Value> bVectors;
-  for (int64_t v = 0; v < cols / width; ++v)
-    bVectors.push_back(vector::TransferReadOp::create(
-        rewriter, loc, pairsType, bFlat, ValueRange{index(2 * width * v)},
-        /*padding=*/std::nullopt, ArrayRef<bool>{true}));
+  SmallVector<Value> bVectors; // panel-major
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t v = 0; v < cols / width; ++v) {
+      SmallVector<Value> at{index(2 * width * v)};
+      if (panelLoop)
+        at.insert(at.begin(), index(p));
+      bVectors.push_back(vector::TransferReadOp::create(
+          rewriter, loc, pairsType, bFlat, at, /*padding=*/std::nullopt,
+          ArrayRef<bool>{true}));
+    }
 
   // A's pair of row i: its innermost dimension at [.., i, .., 0].
   AffineMap aMap = maps[a];
@@ -125,7 +147,7 @@ LogicalResult codegen::vectorizeAsPairDots(RewriterBase &rewriter,
     Value aPairs = vector::BitCastOp::create(rewriter, loc, pairsType, words);
     Value row = vector::ExtractOp::create(rewriter, loc, acc,
                                           ArrayRef<int64_t>{i});
-    for (int64_t v = 0; v < cols / width; ++v) {
+    for (int64_t v = 0; v < panels * cols / width; ++v) {
       Value part = vector::ExtractStridedSliceOp::create(
           rewriter, loc, row, ArrayRef<int64_t>{v * width},
           ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1});

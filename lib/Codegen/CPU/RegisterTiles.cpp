@@ -290,11 +290,9 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
 /// The loop over B's panels (a packed weight's J: parallel, in B and C, not
 /// in A) of a GEMM of one-row register tiles, if any: such a tile reads
 /// `gemv_panels` of them at once (the plan's reason is in CpuTarget.cpp).
-/// Not with bf16 pairs: the pair-dot register tile (Bf16PairForm.cpp) reads
-/// one contiguous panel.
 static std::optional<unsigned>
 gemvPanelLoop(linalg::LinalgOp op, const ContractionPlan &plan, int64_t rows) {
-  if (rows != 1 || plan.pairs)
+  if (rows != 1)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

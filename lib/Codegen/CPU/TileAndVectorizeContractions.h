@@ -111,8 +111,10 @@ LogicalResult splitNonPowerOfTwoTiles(func::FuncOp func);
 /// pairs read as one vector<2 width x bf16>; each accumulator vector
 /// updated by x86vector.avx512.dot. The accumulator is read and written
 /// whole, as the vectoriser's tiles are, so that the pair is hoisted out of
-/// the K loop alike. Fails (the tile is left as it is) on shapes it does not
-/// cover: columns not a multiple of 4, or other loops not of extent 1.
+/// the K loop alike. A one-row tile may span several of B's panels
+/// (`gemv_panels`): each panel's pairs are read from its own stream.
+/// Fails (the tile is left as it is) on shapes it does not cover: columns
+/// not a multiple of 4, or other loops not of extent 1.
 LogicalResult vectorizeAsPairDots(RewriterBase &rewriter,
                                   linalg::GenericOp tile,
                                   const ContractionPlan &plan);

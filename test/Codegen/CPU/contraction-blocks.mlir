@@ -294,18 +294,19 @@ module attributes {tfm.cpu_target = {cpu = "znver5", fma = true, l1_bytes = 4915
 
 // -----
 
-// With bf16 pairs the one-row tile stays on one panel (the pair-dot tile
-// reads one contiguous panel): `vdpbf16ps` per accumulator vector, not a
-// generic contraction over four panels.
-// CHECK-LABEL: func.func @gemv_pairs_one_panel
-// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1
-// CHECK: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// With bf16 pairs too: the pair-dot tile reads each of its four panels'
+// pairs as a stream of its own (B's tile [4, 1, 64, 2] as [4, 128]), one
+// `vdpbf16ps` per accumulator vector: 4 panels x 4 vectors.
+// CHECK-LABEL: func.func @gemv_pairs_panels
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c4
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<4x1x64x2xbf16> into tensor<4x128xbf16>
+// CHECK-COUNT-16: x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
 // CHECK-NOT: vector.contract
 #pairs_a = affine_map<(m, j, r, q, t) -> (m, q, t)>
 #pairs_p = affine_map<(m, j, r, q, t) -> (j, q, r, t)>
 #pairs_c = affine_map<(m, j, r, q, t) -> (m, j, r)>
 module attributes {tfm.cpu_target = {avx512_bf16 = true, cpu = "sapphirerapids", fma = true, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}} {
-  func.func @gemv_pairs_one_panel(%a: tensor<1x128x2xbf16>, %p: tensor<8x128x64x2xbf16>) -> tensor<1x8x64xf32> {
+  func.func @gemv_pairs_panels(%a: tensor<1x128x2xbf16>, %p: tensor<8x128x64x2xbf16>) -> tensor<1x8x64xf32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<1x8x64xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x64xf32>) -> tensor<1x8x64xf32>
