@@ -21,32 +21,30 @@
 //   2. picks its three weights with an scf.index_switch on the loop index
 //      (the weights are 3*E separate arguments; stacking them into an
 //      [E, ...] tensor would copy every weight on every call);
-//   3. walks its list in chunks: gathers the chunk's tokens, transposed, into
-//      a static [d, T] tile (slots past count_e are zero columns), runs
-//      gate/up, silu(gate) * up and down as static-shape linalg.matmul with
-//      the weight as the A operand (W [out, in] times X^T [in, T], so the
-//      nn.Linear layout is used as is: no weight copy or transpose), and
-//      scatter-adds w * y into the rows of its tokens. Full chunks have
-//      kRowTile rows, the remainder kTailTile-row chunks.
+//   3. walks its list in chunks: gathers the chunk's tokens as rows of a
+//      static [T, d] tile (slots past count_e are zero rows), runs gate/up,
+//      silu(gate) * up and down token-major, as a linear does (C[T, out] +=
+//      X[T, in] W[out, in]: each weight the B operand in its nn.Linear
+//      layout, no weight copy or transpose), and scatter-adds w * y into the
+//      rows of its tokens. Full chunks have kRowTile rows, the remainder
+//      kTailTile-row chunks.
 // The chunks are static-shape on purpose: the CPU pipeline only tiles and
 // vectorises contractions of static shape, and a count_e-row dynamic matmul
-// would fall back to scalar loops (~100x slower). GEMM columns total
+// would fall back to scalar loops (~100x slower). GEMM rows total
 // <= n*top_k + E*(kTailTile-1), against n*E for dense execution; an expert
 // that no token selected costs a scan and nothing else (its loops are empty).
 //
+// The GEMMs read their operands in the weights' type, so that
+// tfm-cpu-pack-weights packs each expert's weight as a linear's (f32 or
+// bf16/f16 panels, or its blocks when held quantized) and picks the packed
+// one with a switch beside the experts' (docs/design.md, "Quantized
+// weights", *Experts*): the gathered tokens are f32 for f32 and quantized
+// experts and the model's bf16/f16 for half-precision ones, whose
+// silu(gate) * up is rounded to that type before the down projection, as
+// a half-precision MLP holds it. Accumulation is f32 throughout.
+//
 // Each token appears at most once in an expert's list, so the scatter writes
 // distinct rows; experts are summed in index order (as the reference loop).
-//
-// Experts held quantized (tfm.param_quant, tfm-quantize-weights) or in f32
-// (of the gathered tokens' type), and any in calls of few tokens (decode,
-// kTokenMajorRows), run their GEMMs token-major instead: the chunk gathered
-// as rows [T, d] and each weight the B operand in its out_in layout
-// (C[T, out] += X[T, in] W[out, in]), a linear's form: tfm-cpu-pack-weights
-// packs every expert's weight (in panels, or its blocks) and selects the
-// packed one with a switch beside the experts' (docs/design.md, "Quantized
-// weights", *Experts*), so the GEMM is a linear's micro-kernel and the
-// threads split the weight's rows. Only half-precision experts (whose weights
-// the f32 tokens cannot share a packed kernel with) keep the transposed form.
 //
 // With `first_expert` (a rank's experts under expert parallelism) the
 // routing is over all R of the router's experts and the loop visits the E
@@ -68,22 +66,13 @@ using namespace mlir;
 using namespace mlir::tfm;
 using namespace mlir::tfm::lowering;
 
-/// Tokens per expert GEMM chunk: they are the vector (N) dimension of the
-/// GEMM, and 64 fills the CPU pipeline's default 4x64 register tile. The
-/// remainder of an expert's list (< 64 tokens) runs in 16-token chunks, so
-/// padding is at most 15 columns per expert. Measured on bench/moe (n=256,
-/// d=512, m=1024, E=8, top-2): 64/16 ~ 64/32 ~ 32/16 ~ 128/16 within 5%,
-/// 64/8 and 32/32 slower.
+/// Tokens per expert GEMM chunk (the GEMMs' M). The remainder of an
+/// expert's list (< 64 tokens) runs in 16-token chunks, so padding is at
+/// most 15 rows per expert. Measured on bench/moe (n=256, d=512, m=1024,
+/// E=8, top-2), then with the chunk as the vector dimension: 64/16 ~
+/// 64/32 ~ 32/16 ~ 128/16 within 5%, 64/8 and 32/32 slower.
 static constexpr int64_t kRowTile = 64;
 static constexpr int64_t kTailTile = 16;
-
-/// Calls of at most this many tokens (decode) run f32 experts token-major
-/// too: the transposed form's vector dimension is the chunk, which a few
-/// tokens leave mostly empty, while token-major's is K. Measured on
-/// bench/llamacpp's Mixtral (make_model.py --layers 8 --experts 8 --top-k 2,
-/// f32, one thread, Xeon VM): decode 210 -> 97 ms/token; prefill in
-/// chunks of 4 tokens 9.5 -> 8.4 s, but of 16 3.1 -> 16.0 s.
-static constexpr int64_t kTokenMajorRows = 4;
 
 /// rank[t, e] = number of experts that beat e for token t (f32 [n, E]).
 static Value buildRoutingRank(OpBuilder &b, Location loc, Value probs) {
@@ -153,11 +142,6 @@ static Value buildRoutingWeights(OpBuilder &b, Location loc, Value probs,
       {b.getMultiDimIdentityMap(2), rowMap});
 }
 
-/// a[M, K] times b[K, N] into a zero-initialised f32 [M, N].
-static Value matmulF32(OpBuilder &b, Location loc, Value a, Value bMat) {
-  return buildMatmulF32(b, loc, a, bMat, /*weightIsOutIn=*/false);
-}
-
 namespace {
 /// Shapes and values one expert's computation needs.
 struct MoEContext {
@@ -168,7 +152,7 @@ struct MoEContext {
   Value rank;    // [n, R] f32 (R: the router's experts)
   Value routing; // [n, R] f32, renormalised, 0 when not selected
   ValueRange expertWeights;
-  bool tokenMajor; // GEMMs as X W^T (experts held quantized)
+  Type gemmType; // the gathered tokens' type: the weights', f32 if quantized
 };
 } // namespace
 
@@ -228,25 +212,21 @@ static SmallVector<Value> selectExpertWeights(OpBuilder &b,
   return SmallVector<Value>(sw.getResults());
 }
 
-/// Slots [c0, c0 + T) of the token list, gathered from x into an f32 tile:
-/// [d, T], transposed (column i is token list slot c0 + i), or [T, d] when
-/// `c.tokenMajor`. Slots at or past `count` are zeros (computed, never
-/// scattered).
+/// Slots [c0, c0 + T) of the token list, gathered from x into a [T, d] tile
+/// of `c.gemmType` (row i is token list slot c0 + i). Slots at or past
+/// `count` are zeros (computed, never scattered).
 static Value gatherTokens(OpBuilder &b, const MoEContext &c, Value tokens,
                           Value count, Value c0, int64_t rowTile) {
   Location loc = c.loc;
-  SmallVector<int64_t> shape{c.d, rowTile};
-  if (c.tokenMajor)
-    std::swap(shape[0], shape[1]);
-  auto type = RankedTensorType::get(shape, b.getF32Type());
-  Value init = emptyTensor(b, loc, type.getShape(), b.getF32Type());
+  auto type = RankedTensorType::get({rowTile, c.d}, c.gemmType);
+  Value init = emptyTensor(b, loc, type.getShape(), c.gemmType);
   return linalg::GenericOp::create(
              b, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
              ArrayRef<AffineMap>{b.getMultiDimIdentityMap(2)},
              parallelIterators(2),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value j = linalg::IndexOp::create(nb, nloc, c.tokenMajor);
-               Value i = linalg::IndexOp::create(nb, nloc, !c.tokenMajor);
+               Value i = linalg::IndexOp::create(nb, nloc, 0);
+               Value j = linalg::IndexOp::create(nb, nloc, 1);
                Value slot = arith::AddIOp::create(nb, nloc, c0, i);
                Value valid = arith::CmpIOp::create(
                    nb, nloc, arith::CmpIPredicate::slt, slot, count);
@@ -254,13 +234,15 @@ static Value gatherTokens(OpBuilder &b, const MoEContext &c, Value tokens,
                Value safe = arith::SelectOp::create(nb, nloc, valid, slot, c0);
                Value token = tensor::ExtractOp::create(nb, nloc, tokens,
                                                        ValueRange{safe});
-               Value v = extToF32(nb, nloc,
-                                  tensor::ExtractOp::create(
-                                      nb, nloc, c.x, ValueRange{token, j}));
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   ValueRange{arith::SelectOp::create(
-                       nb, nloc, valid, v, f32Const(nb, nloc, 0.0))});
+               Value v = tensor::ExtractOp::create(nb, nloc, c.x,
+                                                   ValueRange{token, j});
+               if (v.getType() != c.gemmType)
+                 v = truncFromF32(nb, nloc, extToF32(nb, nloc, v), c.gemmType);
+               Value zero = arith::ConstantOp::create(
+                   nb, nloc, nb.getFloatAttr(c.gemmType, 0.0));
+               linalg::YieldOp::create(nb, nloc,
+                                       ValueRange{arith::SelectOp::create(
+                                           nb, nloc, valid, v, zero)});
              })
       .getResult(0);
 }
@@ -275,8 +257,7 @@ static Value buildSwiGLU(OpBuilder &b, Location loc, Value gate, Value up) {
       });
 }
 
-/// acc[tokens[c0 + i], :] += weights[c0 + i] * y's token i for i < rows:
-/// column i of y [d, T], or its row i when `c.tokenMajor` (y [T, d]).
+/// acc[tokens[c0 + i], :] += weights[c0 + i] * y[i, :] for i < rows.
 static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value y,
                         Value tokens, Value weights, Value c0, Value rows) {
   Location loc = c.loc;
@@ -292,15 +273,9 @@ static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value y,
         SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1),
                                         nb.getIndexAttr(c.d)};
         SmallVector<OpFoldResult> strides(2, nb.getIndexAttr(1));
-        SmallVector<OpFoldResult> offsets{nb.getIndexAttr(0), i};
-        SmallVector<OpFoldResult> tokenSizes{nb.getIndexAttr(c.d),
-                                             nb.getIndexAttr(1)};
-        if (c.tokenMajor) {
-          std::swap(offsets[0], offsets[1]);
-          std::swap(tokenSizes[0], tokenSizes[1]);
-        }
-        Value yRow = tensor::ExtractSliceOp::create(
-            nb, nloc, rowType, y, offsets, tokenSizes, strides);
+        SmallVector<OpFoldResult> offsets{i, nb.getIndexAttr(0)};
+        Value yRow = tensor::ExtractSliceOp::create(nb, nloc, rowType, y,
+                                                    offsets, sizes, strides);
         SmallVector<OpFoldResult> at{token, nb.getIndexAttr(0)};
         Value accRow = tensor::ExtractSliceOp::create(nb, nloc, rowType,
                                                       args[0], at, sizes,
@@ -327,12 +302,9 @@ static Value scatterAdd(OpBuilder &b, const MoEContext &c, Value acc, Value y,
 }
 
 /// Expert weights `w` (gate, up, down) applied to token list slots
-/// [lb, ub) in chunks of `rowTile`, added into `acc`. The GEMMs run
-/// transposed, weights as the A operand ([out, in] = nn.Linear layout, K
-/// innermost) and the gathered tokens as B ([in, T], N = T innermost): no
-/// weight is copied or transposed, and the vector dimension is the chunk.
-/// Token-major (`c.tokenMajor`), the gathered tokens are A and the weights
-/// B in their out_in layout.
+/// [lb, ub) in chunks of `rowTile`, added into `acc`: X W_gate^T, X W_up^T,
+/// silu(gate) * up (rounded to `c.gemmType`), H W_down^T, each weight the B
+/// operand in its [out, in] layout.
 static Value buildChunks(OpBuilder &b, const MoEContext &c, Value acc,
                          ArrayRef<Value> w, Value lb, Value ub,
                          int64_t rowTile, Value count, Value tokens,
@@ -345,20 +317,12 @@ static Value buildChunks(OpBuilder &b, const MoEContext &c, Value acc,
         Value left = arith::SubIOp::create(nb, nloc, count, c0);
         Value rows = arith::MinSIOp::create(nb, nloc, left, tile);
         Value xs = gatherTokens(nb, c, tokens, count, c0, rowTile);
-        Value y;
-        if (c.tokenMajor) {
-          auto project = [&](Value in, Value weight) {
-            return buildMatmulF32(nb, nloc, in, weight, /*weightIsOutIn=*/true);
-          };
-          Value h = buildSwiGLU(nb, nloc, project(xs, w[0]),
-                                project(xs, w[1])); // [T, m]
-          y = project(h, w[2]);                     // [T, d]
-        } else {
-          Value gateT = matmulF32(nb, nloc, w[0], xs); // [m, T]
-          Value upT = matmulF32(nb, nloc, w[1], xs);   // [m, T]
-          Value hT = buildSwiGLU(nb, nloc, gateT, upT);
-          y = matmulF32(nb, nloc, w[2], hT); // [d, T]
-        }
+        auto project = [&](Value in, Value weight) {
+          return buildMatmulF32(nb, nloc, in, weight, /*weightIsOutIn=*/true);
+        };
+        Value h = buildSwiGLU(nb, nloc, project(xs, w[0]),
+                              project(xs, w[1])); // [T, m] f32
+        Value y = project(truncTensor(nb, nloc, h, c.gemmType), w[2]);
         scf::YieldOp::create(
             nb, nloc, scatterAdd(nb, c, args[0], y, tokens, weights, c0, rows));
       });
@@ -407,12 +371,12 @@ struct MoELowering : OpConversionPattern<MoEOp> {
                  Value(),
                  Value(),
                  adaptor.getExpertWeights(),
-                 /*tokenMajor=*/false};
-    c.tokenMajor = c.n <= kTokenMajorRows ||
-                   llvm::any_of(adaptor.getExpertWeights(), [](Value weight) {
-                     return getParamQuant(weight) ||
-                            getElementTypeOrSelf(weight.getType()).isF32();
-                   });
+                 b.getF32Type()};
+    // The quantized kernels take f32 tokens; other experts read the tokens
+    // in their weights' type (the verifier makes it the input's).
+    if (llvm::none_of(adaptor.getExpertWeights(),
+                      [](Value weight) { return bool(getParamQuant(weight)); }))
+      c.gemmType = getElementTypeOrSelf(adaptor.getExpertWeights()[0]);
     c.rowTile = std::min(kRowTile, c.n);
     c.tailTile = std::min(kTailTile, c.rowTile);
 

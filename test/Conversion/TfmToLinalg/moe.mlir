@@ -33,10 +33,10 @@
 // CHECK: case 1 {
 // CHECK: default {
 // CHECK-NOT: linalg.transpose
-// Full chunks of 64 of the expert's count_e tokens, token-major (f32
-// experts: the form tfm-cpu-pack-weights packs): the tokens gathered as
-// rows, X W_gate^T, X W_up^T, SwiGLU, H W_down^T, each weight the B
-// operand in its [out, in] layout.
+// Full chunks of 64 of the expert's count_e tokens, token-major (the form
+// tfm-cpu-pack-weights packs, as a linear's): the tokens gathered as rows,
+// X W_gate^T, X W_up^T, SwiGLU, H W_down^T, each weight the B operand in
+// its [out, in] layout.
 // CHECK: %[[REM:.*]] = arith.remsi %[[LIST]]#0, %[[C64:.*]] : index
 // CHECK: %[[FULL:.*]] = arith.subi %[[LIST]]#0, %[[REM]]
 // CHECK: %[[C64B:.*]] = arith.constant 64 : index
@@ -74,21 +74,21 @@ func.func @moe(%x: tensor<2x40x4xf32>, %r: tensor<3x4xf32>,
 
 // -----
 
-// Half-precision experts of more than 4 tokens keep the transposed form:
-// the tokens gathered into f32 columns [d, T] cannot share a packed kernel
-// with bf16 weights, and the transposed form reads the weight as the A
-// operand in its nn.Linear layout (K innermost) with the chunk as the
-// vector dimension: W_gate X^T, W_up X^T, SwiGLU, W_down H^T, the
-// scatter-add reading columns.
+// bf16 experts run token-major too, on the tokens gathered in bf16 (the
+// weights' type: a bf16 x bf16 GEMM that tfm-cpu-pack-weights packs as a
+// linear's), accumulating in f32; silu(gate) * up is rounded to bf16 before
+// the down projection, as a bf16 MLP holds it, and the sum once at the end.
 // CHECK-LABEL: func.func @moe_bf16
 // CHECK: %[[W:.*]]:3 = scf.index_switch %{{.*}} -> tensor<6x4xbf16>, tensor<6x4xbf16>, tensor<4x6xbf16>
-// CHECK: %[[XT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
-// CHECK: arith.extf %{{.*}} : bf16 to f32
-// CHECK: linalg.matmul ins(%[[W]]#0, %[[XT]] : tensor<6x4xbf16>, tensor<4x64xf32>) outs(%{{.*}} : tensor<6x64xf32>)
-// CHECK: linalg.matmul ins(%[[W]]#1, %[[XT]] : tensor<6x4xbf16>, tensor<4x64xf32>) outs(%{{.*}} : tensor<6x64xf32>)
-// CHECK: %[[Y:.*]] = linalg.matmul ins(%[[W]]#2, %{{.*}} : tensor<4x6xbf16>, tensor<6x64xf32>) outs(%{{.*}} : tensor<4x64xf32>)
-// CHECK: tensor.extract_slice %[[Y]][0, %{{.*}}] [4, 1] [1, 1] : tensor<4x64xf32> to tensor<4xf32>
-// CHECK: linalg.matmul ins(%[[W]]#0, %{{.*}} : tensor<6x4xbf16>, tensor<4x16xf32>)
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64x4xbf16>)
+// CHECK-NOT: arith.extf
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#0 : tensor<64x4xbf16>, tensor<6x4xbf16>) outs(%{{.*}} : tensor<64x6xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#1 : tensor<64x4xbf16>, tensor<6x4xbf16>) outs(%{{.*}} : tensor<64x6xf32>)
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<64x6xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[H]], %[[W]]#2 : tensor<64x6xbf16>, tensor<4x6xbf16>) outs(%{{.*}} : tensor<64x4xf32>)
+// CHECK: tensor.extract_slice %[[Y]][%{{.*}}, 0] [1, 4] [1, 1] : tensor<64x4xf32> to tensor<4xf32>
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#0 : tensor<16x4xbf16>, tensor<6x4xbf16>)
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 func.func @moe_bf16(%x: tensor<2x40x4xbf16>, %r: tensor<3x4xbf16>,
                %g0: tensor<6x4xbf16>, %u0: tensor<6x4xbf16>, %d0: tensor<4x6xbf16>,
@@ -100,12 +100,9 @@ func.func @moe_bf16(%x: tensor<2x40x4xbf16>, %r: tensor<3x4xbf16>,
 
 // -----
 
-// Fewer tokens than a chunk (n = 3): one chunk size, n; f16 is gathered into
-// f32 (the weights stay f16 operands of the f32 matmul) and the result is
-// rounded once at the end. With two experts the switch has one case. At
-// most 4 tokens (decode) run token-major: the tokens gathered as rows
-// [T, d], each weight the B operand in its [out, in] layout, the
-// scatter-add reading rows.
+// Fewer tokens than a chunk (n = 3): one chunk size, n; f16 tokens are
+// gathered as they are, the GEMMs accumulate in f32, and the result is
+// rounded once at the end. With two experts the switch has one case.
 // CHECK-LABEL: func.func @moe_small
 // CHECK: %[[W:.*]]:3 = scf.index_switch %{{.*}} -> tensor<5x4xf16>, tensor<5x4xf16>, tensor<4x5xf16>
 // CHECK-NEXT: case 0 {
@@ -113,11 +110,10 @@ func.func @moe_bf16(%x: tensor<2x40x4xbf16>, %r: tensor<3x4xbf16>,
 // CHECK-NOT: arith.remsi
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C3]]
-// CHECK: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xf32>)
-// CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#0 : tensor<3x4xf32>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#1 : tensor<3x4xf32>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#2 : tensor<3x5xf32>, tensor<4x5xf16>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x4xf16>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#0 : tensor<3x4xf16>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[XS]], %[[W]]#1 : tensor<3x4xf16>, tensor<5x4xf16>) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %[[W]]#2 : tensor<3x5xf16>, tensor<4x5xf16>) outs(%{{.*}} : tensor<3x4xf32>)
 // CHECK: tensor.extract_slice %[[Y]][%{{.*}}, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-NOT: tfm.

@@ -129,7 +129,8 @@ while True:
     if ((gaps == 0) | (gaps > 1e-4)).all() and (gaps == 0).sum() >= 2:
         break
 add("moe_ties", x, r, ex, top_k=2, ref=stable_moe(x, r, ex, 2))
-# f16 in and out; the lowering accumulates in f32 and rounds once at the end.
+# f16 in and out; the lowering accumulates in f32, rounds silu(gate) * up to
+# f16 before the down projection (as an f16 MLP holds it) and the sum at the end.
 while True:
     x, r, ex = draw(1, 6, 8, 8, 3, 2)
     xh, rh = x.half(), r.half()
