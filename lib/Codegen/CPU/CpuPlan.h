@@ -30,7 +30,7 @@ std::optional<ContractionTiling> tilingFromAttr(Operation *op);
 
 /// An f32 GEMM that tfm-cpu-amx-contractions runs on AMX tiles: the packed
 /// form `C[m, j, r] += A[m, k] * P[j, k, r]` (loops m, j, r, k), with K and
-/// N = J * panel multiples of 32 and M at least 64, outside any loop,
+/// N = J * panel multiples of 32 and M at least 64, outside parallel loops,
 /// planned with an `amx` field. Block sizes are the plan's, reduced to
 /// divisors of N and K. Or, `prepacked`, tfm-cpu-split-amx-weights' form: B
 /// read as its three bf16 parts S_i[j, rc, q, x, t] (loops m, j, rc, x, q,

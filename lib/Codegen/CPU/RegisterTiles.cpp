@@ -85,7 +85,7 @@ static FailureOr<linalg::LinalgOp> tileWithFill(RewriterBase &rewriter,
   return result;
 }
 
-/// Fewest cache blocks an outermost contraction is split into, so that the
+/// Fewest cache blocks a contraction on threads is split into, so that the
 /// threads get equal shares (with 2 to 8 threads, at most one block apart).
 static constexpr int64_t kMinParallelBlocks = 16;
 
@@ -283,8 +283,8 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
 
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
 /// cache blocks and `rows x cols` register tiles, and vectorises the latter.
-/// The cache blocks of an outermost contraction are iterations of one
-/// scf.forall over M, N and the batch loops (threads share the blocks); the
+/// The cache blocks of a contraction outside parallel loops are iterations
+/// of one scf.forall over M, N and the batch loops (threads share the blocks); the
 /// K blocks and register tiles are scf.for loops inside.
 ///
 /// The loop over B's panels (a packed weight's J: parallel, in B and C, not

@@ -18,8 +18,9 @@
 // arrive here already tiled, one generic per GEMM cache block inside the
 // block loop (EpilogueFusion.cpp), and are vectorised there, in the block.
 //
-// Rows of an op outside any loop (at least kMinParallelRows of them) are an
-// scf.forall: the pipeline runs them on threads like the GEMM blocks.
+// Rows of an op outside any parallel loop (at least kMinParallelRows of
+// them) are an scf.forall: the pipeline runs them on threads like the GEMM
+// blocks.
 //
 // Only ops whose operands all read the innermost loop with unit stride (or
 // not at all: broadcasts) are vectorised that way. Transposes (linalg.transpose:

@@ -368,9 +368,9 @@ def TfmVectorizeElementwise : Pass<"tfm-vectorize-elementwise", "ModuleOp"> {
       other loops are tiled by 1 and the row reduced as partial sums, one
       vector wide, combined once at the end.
 
-    Rows of an op outside any loop are an `scf.forall` (threads). Only ops
-    whose operands all read the innermost loop with unit stride (or not at
-    all: broadcasts) are vectorised that way.
+    Rows of an op outside any parallel loop are an `scf.forall` (threads).
+    Only ops whose operands all read the innermost loop with unit stride
+    (or not at all: broadcasts) are vectorised that way.
 
     `linalg.transpose` ops (the attention heads split and merged, K
     transposed for the scores, the GEMMs' A panels) become generics first.
