@@ -34,6 +34,19 @@ func.func @untyped(%a: tensor<8x32xf32>, %b: tensor<32x48xf32>, %c: tensor<8x48x
 
 // -----
 
+// gemv_panels (the panels a one-row register tile reads at once) is printed
+// when not 1, and must be positive.
+// CHECK-LABEL: "test.gemv_plan"
+// CHECK-SAME: dot_depth = 32, gemv_panels = 4>
+"test.gemv_plan"() {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, block_rows = 12, block_cols = 1024, block_depth = 32, dot_cols = 4, dot_depth = 32, gemv_panels = 4>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{gemv_panels must be positive, got 0}}
+"test.plan"() {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, block_rows = 8, block_cols = 48, block_depth = 32, dot_cols = 4, dot_depth = 32, gemv_panels = 0>} : () -> ()
+
+// -----
+
 // expected-error @+1 {{block_depth must be positive, got -1}}
 "test.plan"() {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, block_rows = 8, block_cols = 48, block_depth = -1, dot_cols = 4, dot_depth = 32>} : () -> ()
 
