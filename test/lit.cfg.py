@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import re
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -124,6 +125,15 @@ if _has_amx():
 # bf16 GEMM is then the K-pair form (bf16-pairs.test).
 if {"avx512_bf16", "avx512vl"} <= _flags:
     config.available_features.add("avx512-bf16")
+
+# Transparent huge pages the runner can ask for (madvise) or gets anyway.
+try:
+    with open("/sys/kernel/mm/transparent_hugepage/enabled") as _thp:
+        if re.search(r"\[(always|madvise)\]", _thp.read()):
+            config.available_features.add("thp")
+except OSError:
+    pass
+
 # The host's own vector code: AVX2 with FMA, AVX-512 (cpu-code-target.test).
 for _flag in ("avx2", "fma", "avx512f"):
     if _flag in _flags:

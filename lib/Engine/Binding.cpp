@@ -13,12 +13,14 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Memory.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <vector>
 
 using namespace mlir::tfm;
@@ -65,7 +67,51 @@ AlignedBuffer::allocate(uint64_t numBytes) {
   return buffer;
 }
 
+/// The size and alignment of a transparent huge page on x86-64.
+static constexpr uint64_t kHugePageBytes = 2 << 20;
+
+llvm::Expected<std::unique_ptr<AlignedBuffer>>
+AlignedBuffer::allocateHugePages(uint64_t numBytes) {
+  uint64_t pageBytes = llvm::sys::Process::getPageSizeEstimate();
+  if (numBytes > SIZE_MAX - 2 * kHugePageBytes)
+    return makeError(llvm::formatv("cannot allocate {0} bytes", numBytes));
+  uint64_t bytes = llvm::alignTo(std::max<uint64_t>(numBytes, 1), pageBytes);
+  // Reserve a huge page more than needed and trim the ends, so that the
+  // buffer starts on a huge page: no huge page fits before the first
+  // boundary, and mmap aligns to base pages only.
+  uint64_t reserved = bytes + kHugePageBytes;
+  void *raw = ::mmap(nullptr, reserved, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED)
+    return makeError(llvm::formatv("cannot map {0} bytes", numBytes));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t start = llvm::alignTo(begin, kHugePageBytes);
+  uintptr_t end = start + bytes, reservedEnd = begin + reserved;
+  if (start > begin)
+    ::munmap(raw, start - begin);
+  if (reservedEnd > end)
+    ::munmap(reinterpret_cast<void *>(end), reservedEnd - end);
+  // Without the advice a kernel whose THP mode is `madvise` (the default of
+  // many distributions) maps base pages. Where it fails (THP disabled),
+  // base pages work as well, only slower.
+  (void)::madvise(reinterpret_cast<void *>(start), bytes, MADV_HUGEPAGE);
+  std::unique_ptr<AlignedBuffer> buffer(new AlignedBuffer());
+  buffer->data = reinterpret_cast<char *>(start);
+  buffer->mappedBytes = bytes; // unmapped as any mapped buffer
+  return buffer;
+}
+
+std::unique_ptr<AlignedBuffer>
+AlignedBuffer::slice(std::shared_ptr<AlignedBuffer> whole, uint64_t offset) {
+  std::unique_ptr<AlignedBuffer> buffer(new AlignedBuffer());
+  buffer->data = whole->data + offset;
+  buffer->whole = std::move(whole);
+  return buffer;
+}
+
 AlignedBuffer::~AlignedBuffer() {
+  if (whole)
+    return;
   if (!mappedBytes) {
     std::free(data);
     return;
@@ -584,9 +630,48 @@ static void packStoredBlocks(const PackedLayout &layout,
   }
 }
 
+/// The memory of the weights one bindParameters call binds: one mapping in
+/// huge pages, cut into consecutive pieces, so that the small buffers (a
+/// block format's scales, norms) and the tails of the large ones share huge
+/// pages rather than each taking base pages or a huge page of its own. A
+/// decode step streams every weight once: on 4 KiB pages it misses the TLB
+/// every 4 KiB of each stream (docs/design.md, "Parameters and calling
+/// convention"). Only buffers that stay bound come from here: a piece is
+/// given back with the whole mapping only.
+class WeightArena {
+public:
+  /// `capacity` bounds what the call will take: reserved, not committed.
+  explicit WeightArena(uint64_t capacity) : capacity(capacity) {}
+
+  /// A zeroed, 64-byte aligned piece; a buffer of its own once the
+  /// capacity is spent or cannot be mapped.
+  llvm::Expected<std::unique_ptr<AlignedBuffer>> allocate(uint64_t numBytes) {
+    uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
+    if (!mapping && !failed && capacity) {
+      auto mapped = AlignedBuffer::allocateHugePages(capacity);
+      if (mapped) {
+        mapping = std::move(*mapped);
+      } else {
+        llvm::consumeError(mapped.takeError());
+        failed = true;
+      }
+    }
+    if (!mapping || rounded > capacity - used)
+      return AlignedBuffer::allocate(numBytes);
+    uint64_t offset = used;
+    used += rounded;
+    return AlignedBuffer::slice(mapping, offset);
+  }
+
+private:
+  uint64_t capacity, used = 0;
+  std::shared_ptr<AlignedBuffer> mapping;
+  bool failed = false;
+};
+
 static llvm::Expected<BoundArgument>
 bindStoredParameter(const EntrySignature &sig, size_t i,
-                    const WeightSource &weights);
+                    const WeightSource &weights, WeightArena *arena);
 
 /// The checkpoint's tensor of parameter `i`, or an error naming it.
 static llvm::Expected<const TensorView *>
@@ -699,14 +784,19 @@ static llvm::Error bindShard(const EntrySignature &sig, size_t i,
 /// Binds one parameter (not yet bound under its name). A parameter held
 /// quantized but read as it is (tfm.param_quant, no packing) is bound as
 /// the dequantized weights it stands for, in a copy of its own.
-static llvm::Expected<BoundArgument>
-bindParameter(const EntrySignature &sig, size_t i,
-              const WeightSource &weights) {
-  llvm::Expected<BoundArgument> bound = bindStoredParameter(sig, i, weights);
+static llvm::Expected<BoundArgument> bindParameter(const EntrySignature &sig,
+                                                   size_t i,
+                                                   const WeightSource &weights,
+                                                   WeightArena &arena) {
   const EntryArgument &arg = sig.arguments[i];
-  if (!bound || arg.quantAxis < 0)
+  if (arg.quantAxis < 0)
+    return bindStoredParameter(sig, i, weights, &arena);
+  // What bindStoredParameter binds is copied: not from the arena.
+  llvm::Expected<BoundArgument> bound =
+      bindStoredParameter(sig, i, weights, nullptr);
+  if (!bound)
     return bound;
-  auto copy = AlignedBuffer::allocate(bound->numBytes);
+  auto copy = arena.allocate(bound->numBytes);
   if (!copy)
     return copy.takeError();
   std::memcpy((*copy)->get(), bound->data, bound->numBytes);
@@ -721,7 +811,7 @@ bindParameter(const EntrySignature &sig, size_t i,
 /// the signature says.
 static llvm::Expected<BoundArgument>
 bindStoredParameter(const EntrySignature &sig, size_t i,
-                    const WeightSource &weights) {
+                    const WeightSource &weights, WeightArena *arena) {
   const EntryArgument &arg = sig.arguments[i];
   // The tensor as the weight file has it; packed afterwards if the compiled
   // code reads it in panel layout.
@@ -735,8 +825,16 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   result.bound = true;
   // Every way of binding below ends with `numBytes` at `data`.
   result.numBytes = numBytes;
+  // The buffer the weight is bound in comes from the arena (if any); those
+  // it passes through (a copy to pack from) do not.
+  auto allocateBound = [&](uint64_t bytes) {
+    return arena ? arena->allocate(bytes) : AlignedBuffer::allocate(bytes);
+  };
+  auto allocatePassed = [&](uint64_t bytes) {
+    return arg.packed ? AlignedBuffer::allocate(bytes) : allocateBound(bytes);
+  };
   auto packInto = [&](const char *source) -> llvm::Error {
-    auto storage = AlignedBuffer::allocate(numBytes);
+    auto storage = allocateBound(numBytes);
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
@@ -763,7 +861,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     llvm::SmallVector<const TensorView *, 3> blocks =
         getStoredBlocks(sig, i, weights);
     if (!blocks.empty()) {
-      auto storage = AlignedBuffer::allocate(numBytes);
+      auto storage = allocateBound(numBytes);
       if (!storage)
         return storage.takeError();
       result.storage = std::move(*storage);
@@ -774,7 +872,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
     }
   }
   if (!weights.checkpoint || !arg.parts.empty() || arg.shard) {
-    auto allocated = AlignedBuffer::allocate(fileBytes);
+    auto allocated = allocatePassed(fileBytes);
     if (!allocated)
       return allocated.takeError();
     std::shared_ptr<AlignedBuffer> logical = std::move(*allocated);
@@ -823,7 +921,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   std::shared_ptr<AlignedBuffer> converted;
   const char *source = view->data;
   if (view->dtype != fileDType) {
-    auto storage = AlignedBuffer::allocate(fileBytes);
+    auto storage = allocatePassed(fileBytes);
     if (!storage)
       return storage.takeError();
     converted = std::move(*storage);
@@ -859,7 +957,7 @@ bindStoredParameter(const EntrySignature &sig, size_t i,
   // data area as its writer chose, so copy the rare misaligned tensor.
   // The mapping is private and writable, hence the const_cast is safe.
   if (reinterpret_cast<uintptr_t>(view->data) % getDTypeSize(view->dtype)) {
-    auto storage = AlignedBuffer::allocate(numBytes);
+    auto storage = allocateBound(numBytes);
     if (!storage)
       return storage.takeError();
     result.storage = std::move(*storage);
@@ -911,6 +1009,12 @@ llvm::Error engine::bindParameters(const EntrySignature &rankSig,
     resolved = std::move(*named);
   }
   const EntrySignature &sig = resolved ? *resolved : rankSig;
+  uint64_t capacity = 0;
+  for (const EntryArgument &arg : sig.arguments)
+    if (arg.kind == EntryArgument::Kind::Param)
+      capacity +=
+          llvm::alignTo(*getNumBytes(arg.shape, getDTypeSize(arg.dtype)), 64);
+  WeightArena arena(capacity);
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind != EntryArgument::Kind::Param)
       continue;
@@ -952,7 +1056,8 @@ llvm::Error engine::bindParameters(const EntrySignature &rankSig,
                  .str();
     auto it = shared.find(key);
     if (it == shared.end()) {
-      llvm::Expected<BoundArgument> parameter = bindParameter(sig, i, weights);
+      llvm::Expected<BoundArgument> parameter =
+          bindParameter(sig, i, weights, arena);
       if (!parameter)
         return parameter.takeError();
       it = shared.try_emplace(key, std::move(*parameter)).first;

@@ -44,6 +44,13 @@ std::optional<ProcessMemory> mlir::tfm::runtime::readProcessMemory() {
   memory.shared = field("RssShmem");
   if (!complete)
     return std::nullopt;
+  if (auto rollup =
+          llvm::MemoryBuffer::getFileAsStream("/proc/self/smaps_rollup")) {
+    text = (*rollup)->getBuffer();
+    uint64_t huge = field("AnonHugePages");
+    if (complete)
+      memory.anonymousHugePages = huge;
+  }
   return memory;
 }
 

@@ -70,6 +70,10 @@ void runner::printResidentMemory(const MemoryBudget &budget) {
       "%.1f MiB\n",
       memory->resident / MiB, memory->anonymous / MiB, memory->fileBacked / MiB,
       memory->peak / MiB);
+  if (memory->anonymousHugePages)
+    llvm::outs() << llvm::format(
+        "memory: %.1f MiB of the anonymous pages in transparent huge pages\n",
+        *memory->anonymousHugePages / MiB);
   if (uint64_t released = getReleasedCompilerCodeBytes())
     llvm::outs() << llvm::format(
         "memory: %.1f MiB of compiler code (libLLVM, libMLIR) released from "

@@ -52,6 +52,15 @@ public:
   /// Fails (naming the size) when the memory is not there.
   static llvm::Expected<std::unique_ptr<AlignedBuffer>>
   allocate(uint64_t numBytes);
+  /// A mapping that starts at a 2 MiB boundary, advised as transparent huge
+  /// pages and reserved without committing swap: the bound weights' arena
+  /// (Binding.cpp), whose pages are all written and then streamed on every
+  /// call. Pages never written take no memory.
+  static llvm::Expected<std::unique_ptr<AlignedBuffer>>
+  allocateHugePages(uint64_t numBytes);
+  /// The memory of `whole` from `offset` on, holding `whole` alive.
+  static std::unique_ptr<AlignedBuffer>
+  slice(std::shared_ptr<AlignedBuffer> whole, uint64_t offset);
   ~AlignedBuffer();
   AlignedBuffer(const AlignedBuffer &) = delete;
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
@@ -62,6 +71,8 @@ private:
   char *data = nullptr;
   /// Non-zero for a mapped buffer: the bytes mapped.
   uint64_t mappedBytes = 0;
+  /// A slice's buffer, which owns its memory.
+  std::shared_ptr<AlignedBuffer> whole;
 };
 
 /// Where one argument's value lives.

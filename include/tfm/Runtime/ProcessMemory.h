@@ -31,10 +31,14 @@ struct ProcessMemory {
   uint64_t resident = 0, anonymous = 0, fileBacked = 0, shared = 0;
   /// The most ever resident at once (VmHWM).
   uint64_t peak = 0;
+  /// Of `anonymous`, the bytes in transparent huge pages (smaps_rollup's
+  /// AnonHugePages: the bound weights, docs/design.md); nullopt where the
+  /// kernel does not report it.
+  std::optional<uint64_t> anonymousHugePages;
 };
 
-/// Reads /proc/self/status; nullopt where it is not there (not Linux) or
-/// lacks a field.
+/// Reads /proc/self/status (and smaps_rollup for the huge pages); nullopt
+/// where it is not there (not Linux) or lacks a field.
 std::optional<ProcessMemory> readProcessMemory();
 
 /// Returns the heap's free memory to the kernel (glibc's malloc_trim, which
