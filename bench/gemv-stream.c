@@ -2,10 +2,11 @@
 // software prefetch: what a decode step's projections could read at, against
 // what the generated code reads at (bench/README.md, "gemv-stream.c"). The
 // weights of TinyLlama's 22 layers (q+k+v, o, gate+up, down; 3.9 GB f32) in
-// panels of 32 columns [J, K, 32], as tfm-cpu-pack-weights lays them out, are
-// multiplied by one row, `panels` panels streamed at once (the plan's
-// gemv_panels), each K step's 128 bytes of a panel prefetched `distance`
-// bytes ahead (0: none, as tfm's generated GEMV today). Median of 5 passes.
+// panels of kPanel columns [J, K, kPanel], as tfm-cpu-pack-weights lays them
+// out (64: the AVX-512 plan's register_cols), are multiplied by one row,
+// `panels` panels streamed at once (the plan's gemv_panels), each K step's
+// 256 bytes of a panel prefetched `distance` bytes ahead (0: none, as tfm's
+// generated GEMV today). Median of 5 passes.
 //
 //   clang-22 -O2 -march=native bench/gemv-stream.c -o /tmp/gemv-stream
 //   /tmp/gemv-stream            # every panels x distance pair
@@ -18,6 +19,9 @@
 
 typedef float v16 __attribute__((vector_size(64)));
 
+/// Columns of a panel: four vectors of 16.
+enum { kPanel = 64, kVectors = kPanel / 16 };
+
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -29,32 +33,31 @@ static int compare(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/// c[panel j] = a . w's panels [j, j + panels), K steps of 32 columns;
+/// c[panel j] = a . w's panels [j, j + panels), K steps of kPanel columns;
 /// inlined with constant `panels` and `distance`, so that the accumulators
 /// stay in registers.
 static inline __attribute__((always_inline)) void
 gemv(const float *a, const float *w, float *c, long k, long count, int panels,
      long distance) {
   for (long j = 0; j < count; j += panels) {
-    v16 acc[4][2] = {{{0}}};
+    v16 acc[4][kVectors] = {{{0}}};
     for (long t = 0; t < k; ++t) {
       v16 x = {0};
       x += a[t];
       for (int p = 0; p < panels; ++p) {
-        const float *at = w + ((j + p) * k + t) * 32;
-        if (distance)
-          __builtin_prefetch((const char *)at + distance);
-        v16 lo, hi;
-        memcpy(&lo, at, 64);
-        memcpy(&hi, at + 16, 64);
-        acc[p][0] += x * lo;
-        acc[p][1] += x * hi;
+        const float *at = w + ((j + p) * k + t) * kPanel;
+        for (int v = 0; v < kVectors; ++v) {
+          if (distance)
+            __builtin_prefetch((const char *)(at + 16 * v) + distance);
+          v16 b;
+          memcpy(&b, at + 16 * v, 64);
+          acc[p][v] += x * b;
+        }
       }
     }
-    for (int p = 0; p < panels; ++p) {
-      memcpy(c + (j + p) * 32, &acc[p][0], 64);
-      memcpy(c + (j + p) * 32 + 16, &acc[p][1], 64);
-    }
+    for (int p = 0; p < panels; ++p)
+      for (int v = 0; v < kVectors; ++v)
+        memcpy(c + (j + p) * kPanel + 16 * v, &acc[p][v], 64);
   }
 }
 
@@ -71,7 +74,7 @@ static double pass(const char *arena, const float *a, float *c, int panels,
       long n = shapes[s][0], k = shapes[s][1];
 #define CASE(P, D)                                                             \
   if (panels == P && distance == D)                                            \
-    gemv(a, (const float *)p, c, k, n / 32, P, D);
+    gemv(a, (const float *)p, c, k, n / kPanel, P, D);
       CASE(1, 0) CASE(1, 512) CASE(1, 1024) CASE(1, 2048)
       CASE(2, 0) CASE(2, 512) CASE(2, 1024) CASE(2, 2048)
       CASE(4, 0) CASE(4, 512) CASE(4, 1024) CASE(4, 2048)
