@@ -647,16 +647,17 @@ public:
   /// capacity is spent or cannot be mapped.
   llvm::Expected<std::unique_ptr<AlignedBuffer>> allocate(uint64_t numBytes) {
     uint64_t rounded = llvm::alignTo(std::max<uint64_t>(numBytes, 1), 64);
-    if (!mapping && !failed && capacity) {
+    if (!mapping && capacity) {
       auto mapped = AlignedBuffer::allocateHugePages(capacity);
       if (mapped) {
         mapping = std::move(*mapped);
       } else {
+        // Not mappable: every piece a buffer of its own.
         llvm::consumeError(mapped.takeError());
-        failed = true;
+        capacity = 0;
       }
     }
-    if (!mapping || rounded > capacity - used)
+    if (rounded > capacity - used)
       return AlignedBuffer::allocate(numBytes);
     uint64_t offset = used;
     used += rounded;
@@ -666,7 +667,6 @@ public:
 private:
   uint64_t capacity, used = 0;
   std::shared_ptr<AlignedBuffer> mapping;
-  bool failed = false;
 };
 
 static llvm::Expected<BoundArgument>
