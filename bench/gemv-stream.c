@@ -15,23 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
+
+#include "timing.h"
 
 typedef float v16 __attribute__((vector_size(64)));
 
 /// Columns of a panel: four vectors of 16.
 enum { kPanel = 64, kVectors = kPanel / 16 };
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int compare(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /// c[panel j] = a . w's panels [j, j + panels), K steps of kPanel columns;
 /// inlined with constant `panels` and `distance`, so that the accumulators
@@ -67,7 +57,7 @@ enum { kLayers = 22 };
 
 static double pass(const char *arena, const float *a, float *c, int panels,
                    long distance) {
-  double start = now();
+  double start = benchNow();
   const char *p = arena;
   for (int l = 0; l < kLayers; ++l)
     for (int s = 0; s < 4; ++s) {
@@ -81,7 +71,7 @@ static double pass(const char *arena, const float *a, float *c, int panels,
 #undef CASE
       p += n * k * 4;
     }
-  return now() - start;
+  return benchNow() - start;
 }
 
 int main(void) {
@@ -107,10 +97,9 @@ int main(void) {
       double times[5];
       for (int r = 0; r < 5; ++r)
         times[r] = pass(arena, a, c, panelCounts[pi], distances[di]);
-      qsort(times, 5, sizeof(double), compare);
+      double median = benchMedian(times, 5);
       printf("panels %d, prefetch %4ld B ahead: %6.1f ms, %5.2f GB/s\n",
-             panelCounts[pi], distances[di], times[2] * 1e3,
-             bytes / times[2] / 1e9);
+             panelCounts[pi], distances[di], median * 1e3, bytes / median / 1e9);
     }
   double check = 0;
   for (int i = 0; i < 11264; ++i)

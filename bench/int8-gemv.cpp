@@ -1,0 +1,79 @@
+// One core's decode GEMV on the int8 micro-kernel (lib/Runtime/Kernels/
+// Int8BlockMatmul.h) alone, over the Q4_0 and Q8_0 panels of TinyLlama's 22
+// layers (q+k+v, o, gate+up, down) in huge pages, as the runner binds them:
+// how close the kernel streams to the read ceiling of read-bandwidth.c,
+// without the rest of a decode step (bench/README.md, "int8-gemv.cpp").
+// AVX-512 VNNI hosts (the kernel's Avx512Vnni variant, 32-column panels).
+//
+//   clang++-22 -O3 -std=c++20 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
+//       -mfma -mf16c -Ilib/Runtime/Kernels bench/int8-gemv.cpp -o /tmp/int8-gemv
+//   /tmp/int8-gemv
+#include "Int8BlockMatmul.h"
+
+#include "timing.h"
+
+#include <cstdio>
+#include <vector>
+#include <sys/mman.h>
+
+using namespace tfm::kernels;
+
+namespace {
+constexpr int64_t kShapes[][2] = {{2560, 2048}, {2048, 2048}, {11264, 2048},
+                                  {2048, 5632}};
+constexpr int kLayers = 22, kPanel = 32;
+
+struct Matrix {
+  int64_t n, k;
+  int8_t *values;
+  uint16_t *scales;
+};
+
+/// Runs one format over every layer: the median ms of 9 passes and GB/s.
+template <WeightFormat Fm> void measure(const char *name, int valueBits) {
+  size_t bytes = 0;
+  for (auto &s : kShapes)
+    bytes += size_t(s[0]) * s[1] * valueBits / 8 + s[0] * (s[1] / 32) * 2;
+  bytes *= kLayers;
+  char *arena = static_cast<char *>(aligned_alloc(1 << 21, bytes + 4096));
+  madvise(arena, bytes, MADV_HUGEPAGE);
+  std::vector<Matrix> matrices;
+  char *at = arena;
+  for (int l = 0; l < kLayers; ++l)
+    for (auto &s : kShapes) {
+      Matrix m{s[0], s[1], reinterpret_cast<int8_t *>(at), nullptr};
+      int64_t valueBytes = m.n * m.k * valueBits / 8;
+      for (int64_t i = 0; i < valueBytes; ++i)
+        m.values[i] = int8_t(i * 2654435761u >> 13);
+      m.scales = reinterpret_cast<uint16_t *>(at + valueBytes);
+      for (int64_t i = 0; i < m.n * (m.k / 32); ++i)
+        m.scales[i] = 0x2000; // a normal f16
+      at += valueBytes + m.n * (m.k / 32) * 2;
+      matrices.push_back(m);
+    }
+  std::vector<int8_t> q(5632);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(i * 37);
+  std::vector<float> d(5632 / 32, 0.01f), c(11264);
+  std::vector<int32_t> sum(5632 / 32, 3);
+  Int8Rows x{q.data(), d.data(), sum.data()};
+  double times[9];
+  for (double &time : times) {
+    double start = benchNow();
+    for (const Matrix &m : matrices)
+      Int8BlockMatmul<Avx512Vnni, kPanel / 16, Fm>::run(
+          x, m.values, m.scales, nullptr, c.data(), m.n, 1, m.k, 0,
+          m.n / kPanel);
+    time = benchNow() - start;
+  }
+  double median = benchMedian(times, 9);
+  std::printf("%s: %.1f MB, %.2f ms, %.2f GB/s\n", name, bytes / 1e6,
+              median * 1e3, bytes / median / 1e9);
+  free(arena);
+}
+} // namespace
+
+int main() {
+  measure<WeightFormat::Q4_0>("q4_0", 4);
+  measure<WeightFormat::Q8_0>("q8_0", 8);
+}
