@@ -110,10 +110,14 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     if (options.dynamicSchedule)
       pm.addPass(createTfmScheduleBlockLoops());
-    pm.addPass(createTfmInlineAllocaScopes());
   } else {
     pm.addPass(createForallToForLoopPass());
   }
+  // Per-iteration scratch as one stack slot per thread, not a malloc and a
+  // free per tile.
+  pm.addPass(createTfmHoistLoopScratch());
+  if (options.parallel)
+    pm.addPass(createTfmInlineAllocaScopes());
 
   // Vectors to 1-D SIMD form, the remaining linalg ops to loops, then the
   // LLVM dialect. expand-strided-metadata must precede lower-affine (it emits

@@ -92,6 +92,8 @@ static func::FuncOp getKernel(ModuleOp module, StringRef name,
   // Memref operands as pointers to descriptors (_mlir_ciface_<name>).
   kernel->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   b.getUnitAttr());
+  // It keeps no pointer to its operands: they may live in the workspace.
+  kernel->setAttr(kNoCaptureAttrName, b.getUnitAttr());
   return kernel;
 }
 

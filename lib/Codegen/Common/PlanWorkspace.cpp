@@ -7,6 +7,7 @@
 // whole lifetime.
 //
 //===----------------------------------------------------------------------===//
+#include "tfm/Codegen/Common/BufferEscape.h"
 #include "tfm/Codegen/Common/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
@@ -64,21 +65,6 @@ void appendMemRefResults(Operation *op, SmallVectorImpl<Value> &values) {
       values.push_back(result);
 }
 
-/// Whether a buffer passed to `call` may outlive the call. Not for a private
-/// function of this module with a body and no results (such as the kernels
-/// of tfm-cpu-amx-contractions): it has the buffer for the call's duration
-/// and no way to hand it back.
-bool mayKeep(CallOpInterface call) {
-  auto callee =
-      llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
-  if (!callee)
-    return true;
-  auto func = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-      call.getOperation(), callee);
-  return !func || !func.isPrivate() || func.isExternal() ||
-         func.getNumResults() != 0;
-}
-
 /// The last top-level position at which `alloc` or a value that may alias it
 /// is used; nullopt when the buffer escapes the function (returned, or passed
 /// to a call that may keep it), which leaves its lifetime unknown. Aliases are the results of
@@ -103,7 +89,8 @@ getLastUse(memref::AllocOp alloc,
       Operation *user = use.getOwner();
       if (isa<func::ReturnOp>(user))
         return std::nullopt;
-      if (auto call = dyn_cast<CallOpInterface>(user); call && mayKeep(call))
+      if (auto call = dyn_cast<CallOpInterface>(user);
+          call && tfm::mayKeepBuffers(call))
         return std::nullopt;
       SmallVector<Value> aliases;
       if (user->hasTrait<OpTrait::IsTerminator>())

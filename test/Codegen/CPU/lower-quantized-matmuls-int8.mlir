@@ -13,8 +13,8 @@
 // its blocks' largest magnitudes); each block of 128 columns (4 panels of
 // 32) then calls the VNNI kernel on them, the values [J, K/32, 8, P, 4]
 // and the scales.
-// CHECK-DAG: func.func private @tfm_int8_quantize_rows_avx512(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @tfm_q8_0_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tfm_int8_quantize_rows_avx512(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface, tfm.nocapture}
+// CHECK-DAG: func.func private @tfm_q8_0_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @vnni
 // CHECK-SAME: %[[A:.*]]: memref<8x2x8x4xf32>, %[[AMAX:.*]]: memref<8x2xf32>, %[[V:.*]]: memref<8x2x8x32x4xi8>, %[[S:.*]]: memref<8x2x32xf16>, %[[C:.*]]: memref<8x8x32xf32>
 // CHECK-NOT: linalg.generic
@@ -85,7 +85,7 @@ func.func @novnni(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<
 // Q4_K with VNNI: the kernel takes its super-blocks' D [J, K/256, 2, P]
 // and sub-blocks' SC [J, K/32, 2, P] once each (the generic reads each
 // twice), after the values.
-// CHECK-DAG: func.func private @tfm_q4_k_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf16, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tfm_q4_k_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf16, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q4_k
 // CHECK-SAME: %[[V:arg[0-9]+]]: memref<2x8x4x32x4xi8>, %[[S:arg[0-9]+]]: memref<2x1x2x32xf16>, %[[SC:arg[0-9]+]]: memref<2x8x2x32xi8>
 // CHECK-NOT: linalg.generic
@@ -154,7 +154,7 @@ func.func @q4_k_two_buffers(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %
 
 // Q6_K on AVX2 (int8 dot products): its D [J, K/256, P] and SC [J, K/16,
 // P] after the values, A [M, K/32, 8, 4] collapsed to [M, K/32, 32].
-// CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q6_k
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x8x8x4xf32> into memref<2x8x32xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx2(

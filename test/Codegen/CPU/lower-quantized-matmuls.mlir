@@ -10,7 +10,7 @@
 // AVX2 kernel on the operands' memrefs (cast to the declaration's fully
 // dynamic types; the C interface).
 // CHECK-LABEL: module attributes {tfm.cpu_target
-// CHECK: func.func private @tfm_q8_0_matmul_avx2(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @tfm_q8_0_matmul_avx2(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @avx2
 // CHECK-SAME: %[[A:.*]]: memref<8x2x32xf32>, %[[V:.*]]: memref<12x2x32x16xi8>, %[[S:.*]]: memref<12x2x16xf16>, %[[C:.*]]: memref<8x12x16xf32>
 // CHECK-NOT: linalg.generic

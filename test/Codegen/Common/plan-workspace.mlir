@@ -123,6 +123,27 @@ func.func @kernel_call(%x: memref<4xf32>) {
 
 // -----
 
+// An external function marked tfm.nocapture (a runtime micro-kernel, as
+// tfm-cpu-lower-quantized-matmuls declares them) keeps no pointer to its
+// operands: buffers passed to it are planned. Without the mark, an external
+// callee may keep them (@escapes above).
+// CHECK-LABEL: func.func @micro_kernel_call
+// CHECK-SAME: tfm.workspace = {buffers = 2 : i64, bytes = 64 : i64, unplanned = 128 : i64}
+// CHECK: %[[K:.*]] = memref.view {{.*}} to memref<4xf32>
+// CHECK: call @micro_kernel(%[[K]])
+// CHECK: %[[L:.*]] = memref.view {{.*}} to memref<4xf32>
+func.func private @micro_kernel(memref<4xf32>) attributes {tfm.nocapture}
+// expected-remark @below {{workspace of @micro_kernel_call: 64 bytes for 2 buffers of 128 bytes}}
+func.func @micro_kernel_call(%x: memref<4xf32>) {
+  %k = memref.alloc() : memref<4xf32>
+  call @micro_kernel(%k) : (memref<4xf32>) -> ()
+  %l = memref.alloc() : memref<4xf32>
+  linalg.copy ins(%x : memref<4xf32>) outs(%l : memref<4xf32>)
+  return
+}
+
+// -----
+
 // A single buffer gains nothing: left as it is, no attribute.
 // CHECK-LABEL: func.func @single
 // CHECK-NOT: tfm.workspace

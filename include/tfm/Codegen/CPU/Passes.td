@@ -415,13 +415,47 @@ def TfmSequentialSmallForalls : Pass<"tfm-sequential-small-foralls"> {
   }];
 }
 
+def TfmHoistLoopScratch : Pass<"tfm-hoist-loop-scratch"> {
+  let summary = "Allocates the scratch buffers of loop bodies once per "
+                "thread instead of once per iteration";
+  let description = [{
+    On buffers, after the deallocation pipeline and the OpenMP conversion:
+    flash attention allocates its per-tile scratch (a key tile's scores, a
+    query tile's running maximum and sum: 32 bytes to a few hundred KiB)
+    inside its tile loops, and the deallocation pipeline frees each at the
+    end of its iteration -- a malloc and a free per buffer per tile,
+    thousands per decode step of a 22-layer model, and page faults where
+    the allocator maps large ones afresh. A buffer whose contents and
+    address stay in the iteration that allocates it (it and its views are
+    neither yielded nor carried, returned, turned into an address, nor
+    passed to a call that may keep it) is as good reused by every
+    iteration, so each such static `memref.alloc` inside a loop moves to
+    the entry of the code one thread runs, and its `memref.dealloc`s go:
+
+    - in an `omp.parallel` region (a worksharing loop's body): the region is
+      outlined into the function each thread runs, so one buffer a thread;
+    - elsewhere, to the function's entry: one a call, as no loop between
+      the two runs its iterations at the same time (an `scf.forall` or
+      `scf.parallel` still there disqualifies the buffer).
+
+    Buffers of at most 16 KiB become a `memref.alloca`, up to 64 KiB a
+    scope, so that an OpenMP worker's stack (libomp's default 4 MiB) is
+    never at risk; larger ones stay on the heap, allocated at the entry and
+    freed before the scope's terminator. Not the nearest
+    `AutomaticAllocationScope`: `scf.for` is one, but an alloca in a loop
+    body lowers to stack that grows with each iteration.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def TfmInlineAllocaScopes : Pass<"tfm-inline-alloca-scopes"> {
   let summary = "Inlines memref.alloca_scope ops that scope no alloca";
   let description = [{
     `convert-scf-to-openmp` wraps each worksharing loop body in a
     `memref.alloca_scope` so that stack allocations in the body are freed
-    per iteration. tfm's bodies allocate on the heap, so the scopes hold no
-    `memref.alloca` -- but they must stay single-block, and lowering the scf
+    per iteration. tfm's bodies put no `memref.alloca` there (their scratch
+    is on the heap or, by tfm-hoist-loop-scratch, at the parallel region's
+    entry) -- but the scopes must stay single-block, and lowering the scf
     loops inside them to control flow would break that. This pass inlines
     every `alloca_scope` with no alloca directly in it (nested scopes keep
     their own).

@@ -100,9 +100,11 @@ def TfmPlanWorkspace : Pass<"tfm-plan-workspace", "func::FuncOp"> {
       the function's body that stay inside the function: neither they nor
       any value that may alias them (views, reshapes and casts of them, the
       results of a loop that carries them, of an op whose region yields
-      them) is returned or passed to a call. Allocs inside loops (a
-      flash-attention tile's scratch, private to one thread) keep their own
-      allocations;
+      them) is returned or passed to a call that may keep it (calls of an
+      external function marked `tfm.nocapture`, such as the runtime's
+      quantized micro-kernels, and of a private function of the module with
+      a body and no results do not). Allocs inside loops (a flash-attention
+      tile's scratch, private to one thread) are not planned here;
     - a buffer lives from its alloc to the last top-level operation that
       uses it or any of its aliases; two buffers whose lifetimes do not
       overlap may share bytes;

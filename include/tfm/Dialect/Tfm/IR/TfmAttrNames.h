@@ -113,6 +113,10 @@ inline constexpr llvm::StringLiteral kBlockAttrName = "tfm.block";
 /// On an entry function after tfm-plan-workspace: {bytes, buffers,
 /// unplanned}, the one workspace its temporaries share.
 inline constexpr llvm::StringLiteral kWorkspaceAttrName = "tfm.workspace";
+/// On an external function (a runtime micro-kernel): it reads and writes
+/// its memref arguments only while a call runs and keeps no pointer to
+/// them, so buffers passed to it may share a workspace (tfm-plan-workspace).
+inline constexpr llvm::StringLiteral kNoCaptureAttrName = "tfm.nocapture";
 /// The CPU code generation plan: the target (on the module) and each
 /// contraction's tiling (on the op), from tfm-cpu-configure.
 inline constexpr llvm::StringLiteral kCpuTargetAttrName = "tfm.cpu_target";
