@@ -33,6 +33,47 @@ func.func @gqa_out_in(%x: tensor<1x5x64xf32> {tfm.input = "hidden"},
 
 // -----
 
+// A decode step's attention reads the KV caches its keys and values were
+// written into: the projections are found through tfm.kv_cache_write and
+// fused as in @gqa_out_in (one GEMV and one pass over the hidden state per
+// token instead of three).
+// CHECK-LABEL: func.func @decode_through_kv_cache
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<96x64xf32> {tfm.param = "concat(q.weight, k.weight, v.weight)", tfm.param_concat_axis = 0 : i64, tfm.param_parts = ["q.weight", "k.weight", "v.weight"]}
+// CHECK: %[[F:.+]] = tfm.linear %{{.*}}, %[[W]] {layout = #tfm.layout<out_in>} : (tensor<1x1x64xf32>, tensor<96x64xf32>) -> tensor<1x1x96xf32>
+// CHECK: %[[S:.+]]:3 = tfm.split %[[F]]
+// CHECK: %[[KH:.+]] = tfm.split_heads %[[S]]#1
+// CHECK: %[[VH:.+]] = tfm.split_heads %[[S]]#2
+// CHECK: %[[KR:.+]] = tfm.rope %[[KH]]
+// CHECK: tfm.kv_cache_write %{{.*}}, %[[KR]], %{{.*}}
+// CHECK: tfm.kv_cache_write %{{.*}}, %[[VH]], %{{.*}}
+// CHECK-COUNT-1: tfm.linear
+func.func @decode_through_kv_cache(
+    %x: tensor<1x1x64xf32> {tfm.input = "hidden"}, %pos: index {tfm.input = "position"},
+    %wq: tensor<64x64xf32> {tfm.param = "q.weight"},
+    %wk: tensor<16x64xf32> {tfm.param = "k.weight"},
+    %wv: tensor<16x64xf32> {tfm.param = "v.weight"},
+    %wo: tensor<64x64xf32> {tfm.param = "o.weight"},
+    %kc: tensor<1x1x32x16xf32> {tfm.kv_cache = "0.key"},
+    %vc: tensor<1x1x32x16xf32> {tfm.kv_cache = "0.value"})
+    -> (tensor<1x1x64xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>) {
+  %q = tfm.linear %x, %wq {layout = #tfm.layout<out_in>} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
+  %k = tfm.linear %x, %wk {layout = #tfm.layout<out_in>} : (tensor<1x1x64xf32>, tensor<16x64xf32>) -> tensor<1x1x16xf32>
+  %v = tfm.linear %x, %wv {layout = #tfm.layout<out_in>} : (tensor<1x1x64xf32>, tensor<16x64xf32>) -> tensor<1x1x16xf32>
+  %qh = tfm.split_heads %q {num_heads = 4 : i64} : (tensor<1x1x64xf32>) -> tensor<1x4x1x16xf32>
+  %kh = tfm.split_heads %k {num_heads = 1 : i64} : (tensor<1x1x16xf32>) -> tensor<1x1x1x16xf32>
+  %vh = tfm.split_heads %v {num_heads = 1 : i64} : (tensor<1x1x16xf32>) -> tensor<1x1x1x16xf32>
+  %qr = tfm.rope %qh : (tensor<1x4x1x16xf32>) -> tensor<1x4x1x16xf32>
+  %kr = tfm.rope %kh : (tensor<1x1x1x16xf32>) -> tensor<1x1x1x16xf32>
+  %kw = tfm.kv_cache_write %kc, %kr, %pos : (tensor<1x1x32x16xf32>, tensor<1x1x1x16xf32>, index) -> tensor<1x1x32x16xf32>
+  %vw = tfm.kv_cache_write %vc, %vh, %pos : (tensor<1x1x32x16xf32>, tensor<1x1x1x16xf32>, index) -> tensor<1x1x32x16xf32>
+  %a = tfm.attention %qr, %kw, %vw, %pos : (tensor<1x4x1x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>, index) -> tensor<1x4x1x16xf32>
+  %m = tfm.merge_heads %a : (tensor<1x4x1x16xf32>) -> tensor<1x1x64xf32>
+  %o = tfm.linear %m, %wo {layout = #tfm.layout<out_in>} : (tensor<1x1x64xf32>, tensor<64x64xf32>) -> tensor<1x1x64xf32>
+  return %o, %kw, %vw : tensor<1x1x64xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>
+}
+
+// -----
+
 // MHA with in_out weights and biases: weights concatenate along columns,
 // biases along their only axis.
 // CHECK-LABEL: func.func @mha_in_out_bias

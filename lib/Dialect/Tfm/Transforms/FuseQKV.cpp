@@ -28,13 +28,17 @@ using namespace mlir::tfm;
 namespace {
 
 /// The projection that produced an attention operand: look through the
-/// shape-only and position-only ops between the linear and the attention.
+/// shape-only and position-only ops between the linear and the attention,
+/// and through a KV cache write to the keys or values it writes (a prefill
+/// or decode step's attention reads the cache).
 LinearOp findProjection(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto rope = dyn_cast<RoPEOp>(def))
       v = rope.getInput();
     else if (auto split = dyn_cast<SplitHeadsOp>(def))
       v = split.getInput();
+    else if (auto write = dyn_cast<KVCacheWriteOp>(def))
+      v = write.getUpdate();
     else
       return dyn_cast<LinearOp>(def);
   }

@@ -154,7 +154,9 @@ def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
   let summary = "Fuses the Q, K and V projections of an attention into one GEMM";
   let description = [{
     Where the query, key and value of a `tfm.attention` come (through
-    `tfm.rope` and `tfm.split_heads`) from three `tfm.linear` ops that read
+    `tfm.rope`, `tfm.split_heads` and, in a prefill or decode step, the
+    `tfm.kv_cache_write` of the keys and values into their caches) from
+    three `tfm.linear` ops that read
     the same input, with the same element type, the same weight layout and
     either all or no biases, and whose weights are `tfm.param` arguments,
     the three projections become one `tfm.linear` against a concatenated
