@@ -66,8 +66,12 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   }
   if (options.verifyContracts)
     pm.addPass(createTfmVerifyContracts());
-  if (options.fuseQKV)
-    pm.addPass(createTfmFuseQKV());
+  if (options.fuseQKV) {
+    TfmFuseQKVOptions fuse;
+    fuse.stored.assign(options.quantizeStored.begin(),
+                       options.quantizeStored.end());
+    pm.addPass(createTfmFuseQKV(fuse));
+  }
   if (options.beforeLowering)
     options.beforeLowering(pm);
   if (options.flashAttention) {

@@ -36,6 +36,8 @@ void mlir::tfm::buildTfmCpuSignatureStage(OpPassManager &pm,
   // on the tfm ops, after Q/K/V fusion.
   const PipelineDebugOptions &debug = options.debug;
   TfmToLinalgStageOptions common = getTfmToLinalgStageOptions(options);
+  common.quantizeStored.assign(options.quantizeStored.begin(),
+                               options.quantizeStored.end());
   if (!options.quantize.empty() || !options.quantizeStored.empty()) {
     TfmQuantizeWeightsOptions quantize;
     quantize.scheme = options.quantize.empty() ? std::string("none")

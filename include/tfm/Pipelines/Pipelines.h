@@ -276,6 +276,9 @@ struct TfmToLinalgStageOptions {
   int64_t tensorParallel = 1;
   bool verifyContracts = true;
   bool fuseQKV = true;
+  /// Parameters a weight file holds quantized, as name:format
+  /// (tfm-fuse-qkv keeps projections stored in different formats apart).
+  SmallVector<std::string> quantizeStored;
   bool flashAttention = true;
   int64_t flashQueryTile = kDefaultFlashQueryTile;
   int64_t flashKeyTile = kDefaultFlashKeyTile;

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMFUSEQKV
@@ -78,7 +79,12 @@ bool areConcatenable(ArrayRef<Value> parts, int64_t axis) {
   return sharded == 0 || sharded == int(parts.size());
 }
 
-std::optional<QKVGroup> matchGroup(AttentionOp attention) {
+/// The block format a weight file stores each parameter in (name ->
+/// format; absent: not stored quantized).
+using StoredFormats = llvm::StringMap<std::string>;
+
+std::optional<QKVGroup> matchGroup(AttentionOp attention,
+                                   const StoredFormats &stored) {
   QKVGroup group{{findProjection(attention.getQuery()),
                   findProjection(attention.getKey()),
                   findProjection(attention.getValue())}};
@@ -94,6 +100,13 @@ std::optional<QKVGroup> matchGroup(AttentionOp attention) {
         (p.getBias() && !isParameter(p.getBias())))
       return std::nullopt;
   }
+  // One fused parameter is held in one format: parts the file stores
+  // differently stay apart, each bound as stored.
+  auto storedFormat = [&](LinearOp p) {
+    return stored.lookup(getParamName(p.getWeight()));
+  };
+  if (storedFormat(k) != storedFormat(q) || storedFormat(v) != storedFormat(q))
+    return std::nullopt;
   int64_t axis = q.getLayout() == WeightLayout::in_out ? 1 : 0;
   if (!areConcatenable({q.getWeight(), k.getWeight(), v.getWeight()}, axis) ||
       (q.getBias() &&
@@ -183,14 +196,21 @@ LogicalResult fuse(func::FuncOp fn, const QKVGroup &group) {
 }
 
 struct FuseQKVPass : public tfm::impl::TfmFuseQKVBase<FuseQKVPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    StoredFormats formats;
+    for (StringRef entry : stored) {
+      auto [name, format] = entry.rsplit(':');
+      formats[name] = format.str();
+    }
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
       SmallVector<QKVGroup> groups;
       DenseSet<Operation *> claimed; // A projection joins one group at most.
       fn.walk([&](AttentionOp attention) {
-        auto group = matchGroup(attention);
+        auto group = matchGroup(attention, formats);
         if (!group || llvm::any_of(group->projections, [&](LinearOp p) {
               return claimed.contains(p);
             }))

@@ -170,8 +170,17 @@ def TfmFuseQKV : Pass<"tfm-fuse-qkv", "ModuleOp"> {
     removed when nothing else uses them.
 
     Projections that do not share an input, or whose dtypes or layouts
-    differ, or whose weights are not parameters, are left alone.
+    differ, or whose weights are not parameters, are left alone; so are
+    those `stored` says a weight file holds in different block formats (a
+    Q4_K_M GGUF file's Q4_K query and key beside a Q6_K value): fused, they
+    would have to be held in one format, requantizing a part the file
+    already holds.
   }];
+  let options = [
+    ListOption<"stored", "stored", "std::string",
+               "Parameters stored quantized, as name:format (the CPU "
+               "pipeline's quantize-stored)">,
+  ];
 }
 
 def TfmFlashAttention : Pass<"tfm-flash-attention", "ModuleOp"> {
