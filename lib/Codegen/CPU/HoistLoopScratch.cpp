@@ -35,6 +35,10 @@ using namespace mlir;
 /// per-tile scratch is a few KiB.
 static constexpr uint64_t kMaxBufferBytes = 16 * 1024;
 static constexpr uint64_t kMaxScopeBytes = 64 * 1024;
+/// The largest buffer hoisted on the heap: hoisted, buffers of different
+/// loops are live at once for the whole scope; above this, a malloc per
+/// iteration costs little beside the work that fills the buffer.
+static constexpr uint64_t kMaxHeapBytes = 1024 * 1024;
 
 /// The bytes of a static, identity-layout memref of whole-byte elements.
 static std::optional<uint64_t> getStaticBytes(MemRefType type) {
@@ -130,7 +134,8 @@ struct HoistLoopScratchPass
     llvm::DenseMap<Operation *, Operation *> lastHoisted;
     for (memref::AllocOp alloc : allocs) {
       std::optional<uint64_t> bytes = getStaticBytes(alloc.getType());
-      if (!bytes || *bytes == 0 || !alloc.getDynamicSizes().empty() ||
+      if (!bytes || *bytes == 0 || *bytes > kMaxHeapBytes ||
+          !alloc.getDynamicSizes().empty() ||
           !alloc.getSymbolOperands().empty())
         continue;
       Operation *scope = getFrameScope(alloc);

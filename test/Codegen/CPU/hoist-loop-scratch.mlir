@@ -25,7 +25,8 @@ func.func @sequential_loop(%n: index, %x: memref<64xf32>) {
 
 // A worksharing loop's scratch, in a key loop: at the entry of the
 // omp.parallel region (one slot a thread); a buffer over 16 KiB stays on
-// the heap, allocated there once and freed before the region ends.
+// the heap, allocated there once and freed before the region ends; one over
+// 1 MiB is left where it is.
 // CHECK-LABEL: func.func @worksharing_loop
 // CHECK: omp.parallel {
 // CHECK-NEXT: %[[SMALL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x1xf32>
@@ -35,6 +36,8 @@ func.func @sequential_loop(%n: index, %x: memref<64xf32>) {
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[SMALL]] : memref<8x1xf32>)
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[BIG]] : memref<8x64x64xf32>)
 // CHECK-NOT: memref.dealloc %[[SMALL]]
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<512x1024xf32>
+// CHECK: memref.dealloc %{{.*}} : memref<512x1024xf32>
 // CHECK: memref.dealloc %[[BIG]]
 // CHECK-NEXT: omp.terminator
 func.func @worksharing_loop(%n: index) {
@@ -50,6 +53,9 @@ func.func @worksharing_loop(%n: index) {
           linalg.fill ins(%zero : f32) outs(%m : memref<8x1xf32>)
           %s = memref.alloc() {alignment = 64 : i64} : memref<8x64x64xf32>
           linalg.fill ins(%zero : f32) outs(%s : memref<8x64x64xf32>)
+          %h = memref.alloc() {alignment = 64 : i64} : memref<512x1024xf32>
+          linalg.fill ins(%zero : f32) outs(%h : memref<512x1024xf32>)
+          memref.dealloc %h : memref<512x1024xf32>
           memref.dealloc %s : memref<8x64x64xf32>
           memref.dealloc %m : memref<8x1xf32>
         }

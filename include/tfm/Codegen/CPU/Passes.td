@@ -440,8 +440,10 @@ def TfmHoistLoopScratch : Pass<"tfm-hoist-loop-scratch"> {
 
     Buffers of at most 16 KiB become a `memref.alloca`, up to 64 KiB a
     scope, so that an OpenMP worker's stack (libomp's default 4 MiB) is
-    never at risk; larger ones stay on the heap, allocated at the entry and
-    freed before the scope's terminator. Not the nearest
+    never at risk; larger ones up to 1 MiB stay on the heap, allocated at
+    the entry and freed before the scope's terminator (hoisted, the scratch
+    of different loops is live at once; above that, a malloc per iteration
+    is small beside the work that fills the buffer). Not the nearest
     `AutomaticAllocationScope`: `scf.for` is one, but an alloca in a loop
     body lowers to stack that grows with each iteration.
   }];
