@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/CPU/Passes.h"
 
-#include "tfm/Codegen/Common/BufferEscape.h"
+#include "tfm/Codegen/Common/TemporaryBuffers.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -39,15 +39,6 @@ static constexpr uint64_t kMaxScopeBytes = 64 * 1024;
 /// loops are live at once for the whole scope; above this, a malloc per
 /// iteration costs little beside the work that fills the buffer.
 static constexpr uint64_t kMaxHeapBytes = 1024 * 1024;
-
-/// The bytes of a static, identity-layout memref of whole-byte elements.
-static std::optional<uint64_t> getStaticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace() || !type.getElementType().isIntOrFloat() ||
-      type.getElementTypeBitWidth() % 8)
-    return std::nullopt;
-  return uint64_t(type.getNumElements()) * (type.getElementTypeBitWidth() / 8);
-}
 
 /// The deallocations of `alloc` when its buffer and every view of it are
 /// only read, written and freed within the iteration that allocates it;
@@ -133,7 +124,8 @@ struct HoistLoopScratchPass
     llvm::DenseMap<Operation *, uint64_t> stackBytes;
     llvm::DenseMap<Operation *, Operation *> lastHoisted;
     for (memref::AllocOp alloc : allocs) {
-      std::optional<uint64_t> bytes = getStaticBytes(alloc.getType());
+      std::optional<uint64_t> bytes =
+          tfm::getStaticBufferBytes(alloc.getType());
       if (!bytes || *bytes == 0 || *bytes > kMaxHeapBytes ||
           !alloc.getDynamicSizes().empty() ||
           !alloc.getSymbolOperands().empty())

@@ -7,14 +7,13 @@
 // whole lifetime.
 //
 //===----------------------------------------------------------------------===//
-#include "tfm/Codegen/Common/BufferEscape.h"
 #include "tfm/Codegen/Common/Passes.h"
+#include "tfm/Codegen/Common/TemporaryBuffers.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 
@@ -45,18 +44,6 @@ struct Buffer {
     return first <= other.last && other.first <= last;
   }
 };
-
-/// The size of a static, identity-layout memref of a type with a bit width
-/// that is a whole number of bytes; nullopt for anything else.
-std::optional<uint64_t> getStaticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace() || !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  unsigned bits = type.getElementTypeBitWidth();
-  if (bits % 8)
-    return std::nullopt;
-  return uint64_t(type.getNumElements()) * (bits / 8);
-}
 
 /// The memref results of `op`.
 void appendMemRefResults(Operation *op, SmallVectorImpl<Value> &values) {
@@ -149,7 +136,8 @@ struct PlanWorkspacePass
 
     SmallVector<Buffer> buffers;
     for (auto alloc : body.getOps<memref::AllocOp>()) {
-      std::optional<uint64_t> bytes = getStaticBytes(alloc.getType());
+      std::optional<uint64_t> bytes =
+          tfm::getStaticBufferBytes(alloc.getType());
       if (!bytes || *bytes == 0 || !alloc.getDynamicSizes().empty() ||
           !alloc.getSymbolOperands().empty() ||
           alloc.getAlignment().value_or(kAlignment) > kAlignment)

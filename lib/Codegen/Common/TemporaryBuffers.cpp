@@ -1,11 +1,21 @@
-//===- BufferEscape.cpp - whether a call may keep a buffer ----------------===//
-#include "tfm/Codegen/Common/BufferEscape.h"
+//===- TemporaryBuffers.cpp - what placing a temporary needs -------------===//
+#include "tfm/Codegen/Common/TemporaryBuffers.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
+
+std::optional<uint64_t> tfm::getStaticBufferBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8)
+    return std::nullopt;
+  return uint64_t(type.getNumElements()) * (bits / 8);
+}
 
 bool tfm::mayKeepBuffers(CallOpInterface call) {
   auto callee =
