@@ -127,7 +127,6 @@ struct HoistLoopScratchPass
       std::optional<uint64_t> bytes =
           tfm::getStaticBufferBytes(alloc.getType());
       if (!bytes || *bytes == 0 || *bytes > kMaxHeapBytes ||
-          !alloc.getDynamicSizes().empty() ||
           !alloc.getSymbolOperands().empty())
         continue;
       Operation *scope = getFrameScope(alloc);

@@ -1,4 +1,11 @@
 // RUN: transformer-opt %s -split-input-file --tfm-fuse-qkv="stored=q.weight:q4_k,k.weight:q4_k,v.weight:q6_k,q2.weight:q4_k,k2.weight:q4_k,v2.weight:q4_k" | FileCheck %s
+// RUN: not transformer-opt %s -split-input-file --tfm-fuse-qkv="stored=q.weight:q5_1" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not transformer-opt %s -split-input-file --tfm-fuse-qkv="stored=q4_k" 2>&1 | FileCheck %s --check-prefix=NONAME
+
+// A malformed entry is an error naming it (tfm-quantize-weights reads the
+// same list alike: quantize-weights-stored.mlir).
+// BAD: error: tfm-fuse-qkv: stored 'q.weight:q5_1': expected name:format, format q8_0, q4_0, q4_k, q5_k or q6_k
+// NONAME: error: tfm-fuse-qkv: stored 'q4_k': expected name:format
 
 // A weight file holds the value projection in another block format (a
 // Q4_K_M GGUF file's Q6_K attn_v beside Q4_K attn_q and attn_k): fused,

@@ -11,12 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/StoredFormats.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMFUSEQKV
@@ -79,10 +79,6 @@ bool areConcatenable(ArrayRef<Value> parts, int64_t axis) {
   return sharded == 0 || sharded == int(parts.size());
 }
 
-/// The block format a weight file stores each parameter in (name ->
-/// format; absent: not stored quantized).
-using StoredFormats = llvm::StringMap<std::string>;
-
 std::optional<QKVGroup> matchGroup(AttentionOp attention,
                                    const StoredFormats &stored) {
   QKVGroup group{{findProjection(attention.getQuery()),
@@ -102,8 +98,11 @@ std::optional<QKVGroup> matchGroup(AttentionOp attention,
   }
   // One fused parameter is held in one format: parts the file stores
   // differently stay apart, each bound as stored.
-  auto storedFormat = [&](LinearOp p) {
-    return stored.lookup(getParamName(p.getWeight()));
+  auto storedFormat = [&](LinearOp p) -> std::optional<QuantFormat> {
+    auto it = stored.find(getParamName(p.getWeight()));
+    if (it == stored.end())
+      return std::nullopt;
+    return it->second;
   };
   if (storedFormat(k) != storedFormat(q) || storedFormat(v) != storedFormat(q))
     return std::nullopt;
@@ -199,18 +198,17 @@ struct FuseQKVPass : public tfm::impl::TfmFuseQKVBase<FuseQKVPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    StoredFormats formats;
-    for (StringRef entry : stored) {
-      auto [name, format] = entry.rsplit(':');
-      formats[name] = format.str();
-    }
+    FailureOr<StoredFormats> formats =
+        parseStoredFormats(stored, getOperation(), "tfm-fuse-qkv");
+    if (failed(formats))
+      return signalPassFailure();
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
       SmallVector<QKVGroup> groups;
       DenseSet<Operation *> claimed; // A projection joins one group at most.
       fn.walk([&](AttentionOp attention) {
-        auto group = matchGroup(attention, formats);
+        auto group = matchGroup(attention, *formats);
         if (!group || llvm::any_of(group->projections, [&](LinearOp p) {
               return claimed.contains(p);
             }))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/StoredFormats.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -43,9 +44,9 @@ static std::optional<WeightLayout> getQuantizableLayout(OpOperand &use) {
 
 /// The format `stored` gives parameter `arg` (by its name, or all its
 /// fused parts' one format), if any.
-static std::optional<QuantFormat>
-getStoredFormat(func::FuncOp func, BlockArgument arg,
-                const llvm::StringMap<QuantFormat> &stored) {
+static std::optional<QuantFormat> getStoredFormat(func::FuncOp func,
+                                                  BlockArgument arg,
+                                                  const StoredFormats &stored) {
   if (stored.empty())
     return std::nullopt;
   SmallVector<StringRef> names;
@@ -71,7 +72,7 @@ getStoredFormat(func::FuncOp func, BlockArgument arg,
 /// ones); fails on a weight of a type the format cannot hold.
 static LogicalResult quantizeWeights(func::FuncOp func,
                                      std::optional<QuantFormat> scheme,
-                                     const llvm::StringMap<QuantFormat> &stored) {
+                                     const StoredFormats &stored) {
   if (func.isExternal())
     return success();
   Builder b(func.getContext());
@@ -124,21 +125,12 @@ struct QuantizeWeightsPass
           << "' (supported: q8_0, q4_0, q4_k, q5_k, q6_k, none)";
       return signalPassFailure();
     }
-    llvm::StringMap<QuantFormat> storedFormats;
-    for (StringRef entry : stored) {
-      auto [name, formatName] = entry.rsplit(':');
-      std::optional<QuantFormat> storedFormat =
-          symbolizeQuantFormat(formatName);
-      if (name.empty() || !storedFormat) {
-        getOperation().emitError()
-            << "tfm-quantize-weights: stored '" << entry
-            << "': expected name:format, format q8_0, q4_0, q4_k, q5_k or q6_k";
-        return signalPassFailure();
-      }
-      storedFormats[name] = *storedFormat;
-    }
+    FailureOr<StoredFormats> storedFormats =
+        parseStoredFormats(stored, getOperation(), "tfm-quantize-weights");
+    if (failed(storedFormats))
+      return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (failed(quantizeWeights(func, format, storedFormats)))
+      if (failed(quantizeWeights(func, format, *storedFormats)))
         return signalPassFailure();
   }
 };
