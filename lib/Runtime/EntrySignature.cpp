@@ -212,15 +212,15 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
                           formatName.getValue() == kAmxPairedWeightFormat ||
                           formatName.getValue() == kBf16PairsWeightFormat));
       if (quantized) {
-        // Blocks along K, in panels of 8, 16 or 32 columns.
+        // Blocks along K, in panels of 8 to 64 columns (the kernels').
         if (!param || !layout || !panel || !shape || shape.size() != 2 ||
             (layout.getValue() != "in_out" && layout.getValue() != "out_in") ||
-            !llvm::is_contained({8, 16, 32}, panel.getInt()) ||
+            !llvm::is_contained({8, 16, 32, 64}, panel.getInt()) ||
             shape[0] < 1 || shape[1] < 1)
           return formatError("{0}: tfm.param_pack with format = \"{1}\" needs "
                              "tfm.param and {{layout = \"in_out\" | "
-                             "\"out_in\", panel = 8 | 16 | 32, shape = "
-                             "array<i64: rows, cols>}",
+                             "\"out_in\", panel = 8 | 16 | 32 | 64, "
+                             "shape = array<i64: rows, cols>}",
                              what, formatName.getValue());
         auto [quantFormat, quantPart] = *part;
         bool values = quantPart == QuantizedPart::Values;

@@ -6,7 +6,7 @@
 // RUN: not transformer-runner %s --random-weights 1 --entry bad_panel 2>&1 | FileCheck %s --check-prefix=PANEL
 // RUN: not transformer-runner %s --random-weights 1 --entry bad_values 2>&1 | FileCheck %s --check-prefix=VALUES
 // RUN: not transformer-runner %s --random-weights 1 --entry bad_scales 2>&1 | FileCheck %s --check-prefix=SCALES
-// PANEL: error: argument #0 ('w') of @bad_panel: tfm.param_pack with format = "q8_0_values" needs tfm.param and {layout = "in_out" | "out_in", panel = 8 | 16 | 32, shape = array<i64: rows, cols>}
+// PANEL: error: argument #0 ('w') of @bad_panel: tfm.param_pack with format = "q8_0_values" needs tfm.param and {layout = "in_out" | "out_in", panel = 8 | 16 | 32 | 64, shape = array<i64: rows, cols>}
 // VALUES: error: argument #0 ('w') of @bad_values: tfm.param_pack of a 40x64 weight as q8_0_values needs a K that 32 divides and an argument i8 3x2x32x16
 // SCALES: error: argument #0 ('w') of @bad_scales: tfm.param_pack of a 40x64 weight as q8_0_scales needs a K that 32 divides and an argument f16 3x2x16
 // The int8 kernels' layout (group = 4): four bytes of a column together,

@@ -29,8 +29,8 @@ namespace mlir::tfm::runtime {
 ///   C [M, J, P] f32
 ///
 /// and then j0, j1 (index): C[m, j, r] += sum A[m, b, t] V[j, b, t, r]
-/// S[j, b, r] for panels j in [j0, j1). P is 8, 16 or 32; A's and C's rows
-/// are unit-stride, V and S contiguous.
+/// S[j, b, r] for panels j in [j0, j1). P is 8, 16 or 32 (wider panels are
+/// left to loops); A's and C's rows are unit-stride, V and S contiguous.
 inline constexpr llvm::StringLiteral kQ8_0MatmulPrefix = "tfm_q8_0_matmul_";
 /// The Q4_0 matmul's, tfm_q4_0_matmul_<isa>: the same operands with V
 /// [J, K/32, 16, P] i8, byte u of a block holding K steps u and u + 16 of
@@ -71,7 +71,8 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// scaled by its two scales. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
 /// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4);
 /// tfm_q5_k_int8_matmul_<isa> and tfm_q6_k_int8_matmul_<isa> Q5_K's and
-/// Q6_K's, their values as Q8_0's (G = 8).
+/// Q6_K's, their values as Q8_0's (G = 8). Any P: the plans pack 16
+/// (AVX2), 32 (AVX-512) or, for Q4_0 and Q4_K on AVX-512 VNNI, 64.
 inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =
     "tfm_int8_quantize_rows_";
 inline constexpr llvm::StringLiteral kQ8_0Int8MatmulPrefix =

@@ -8,9 +8,10 @@
 #ifndef TFM_LIB_CODEGEN_CPU_CPUPLAN_H
 #define TFM_LIB_CODEGEN_CPU_CPUPLAN_H
 
+#include "tfm/Codegen/CPU/CpuTarget.h"
+#include "tfm/Dialect/Tfm/IR/QuantizedParts.h"
 #include "tfm/Dialect/Tfm/IR/Tfm.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrNames.h"
-#include "tfm/Codegen/CPU/CpuTarget.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -58,14 +59,27 @@ inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
 
 /// The Q8_0 micro-kernel the module's target runs (tfm.cpu_target; the
 /// host's without one): its instruction set ("avx512", "avx2", "sse2") and
-/// the panel width its weights are packed in (two vectors of f32).
+/// the panel width its weights are packed in.
 struct QuantizedKernelTarget {
   llvm::StringRef isa;
+  /// Two vectors of f32: the f32 kernels' panel, and the int8 ones' but
+  /// for wideNibblePanel.
   int64_t panel;
   /// Int8 activations planned (`int8_dot` in tfm.cpu_target), and the
   /// instruction set of their kernel: "avx512" (VNNI) or "avx2".
   bool int8 = false;
   llvm::StringRef int8Isa;
+  /// The int8 AVX-512 VNNI kernels take the formats with two K steps a byte
+  /// (Q4_0, Q4_K) in panels of twice the width, so that a panel's block of
+  /// 32 K steps is 1 KiB of values for every format: decode then streams
+  /// two such panels at once rather than four of 512 bytes (about 2% faster
+  /// Q4_0 and Q4_K_M decode on one thread; docs/design.md).
+  bool wideNibblePanel = false;
+
+  /// The panel width of a weight held in `format`.
+  int64_t getPanel(QuantFormat format) const {
+    return wideNibblePanel && isNibbleFormat(format) ? 2 * panel : panel;
+  }
 };
 QuantizedKernelTarget getQuantizedKernelTarget(ModuleOp module);
 

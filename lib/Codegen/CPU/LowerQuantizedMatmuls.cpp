@@ -49,11 +49,12 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   } else {
     llvm::consumeError(host.takeError());
   }
-  // The int8 kernels take the f32 kernels' panels; AVX-512 without VNNI
-  // runs AVX2's int8 code on them.
+  // The int8 kernels take the f32 kernels' panels (AVX-512 without VNNI
+  // runs AVX2's int8 code on them), VNNI's nibble formats twice as wide.
   StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
+  bool wide = int8 && int8Isa == "avx512";
   if (bits >= 512)
-    return {"avx512", 32, int8, int8Isa};
+    return {"avx512", 32, int8, int8Isa, wide};
   if (bits >= 256 && fma)
     return {"avx2", 16, int8, int8Isa};
   return {"sse2", 8};
@@ -164,6 +165,10 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   // have exactly the shapes tfm-cpu-pack-weights gives them.
   int64_t numPanels = cType.getDimSize(1), width = cType.getDimSize(2);
   int64_t k = aType.getDimSize(1) * 32;
+  // The f32 kernels have code for panels of up to 32 columns (Kernels.h),
+  // the int8 ones for any; a wider f32 panel is left to loops.
+  if (!int8 && width > 32)
+    return;
   // The f16 scales: the K formats' super-blocks', else the blocks'.
   SmallVector<int64_t, 5> scalesShape = getQuantizedPartShape(
       format, mins || q6k ? QuantizedPart::Super : QuantizedPart::Scales,
@@ -188,8 +193,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   int64_t panels = cType.getDimSize(1);
   int64_t panel = cType.getDimSize(2);
   // Enough blocks for the threads, each long enough to amortise its call
-  // and to hold the panels the decode path streams at once (4 of 32
-  // columns): 128 columns.
+  // and to hold the panels the decode path streams at once: 128 columns.
   int64_t block = std::max<int64_t>(1, 128 / panel);
   int64_t blocks = llvm::divideCeil(panels, block);
 

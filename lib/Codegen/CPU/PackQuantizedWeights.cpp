@@ -454,9 +454,9 @@ static FailureOr<PackedQuant>
 insertQuantizedParts(func::FuncOp func, BlockArgument weight,
                      const QuantizedKernelTarget &target) {
   Builder b(func.getContext());
-  int64_t panel = target.panel;
   PackedQuant packed;
   WeightQuantAttr quant = getParamQuant(weight);
+  int64_t panel = target.getPanel(quant.getFormat());
   bool outIn = quant.getAxis() == 1;
   auto weightType = cast<RankedTensorType>(weight.getType());
   int64_t n = weightType.getDimSize(outIn ? 0 : 1);
@@ -569,7 +569,6 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
   IRRewriter rewriter(func.getContext());
   QuantizedKernelTarget target =
       getQuantizedKernelTarget(func->getParentOfType<ModuleOp>());
-  int64_t panel = target.panel;
   // Each quantized weight's packed arguments, made on first use.
   llvm::DenseMap<Value, PackedQuant> bound;
   auto getPacked = [&](BlockArgument weight) -> FailureOr<PackedQuant> {
@@ -617,6 +616,7 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
     }
     if (failed(packed))
       return failure();
+    int64_t panel = target.getPanel(quant.getFormat());
     if (target.int8)
       rewriteToQuantizedInt8(rewriter, op, *packed, panel, quant.getFormat());
     else
@@ -628,7 +628,8 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
     if (failed(packed))
       return failure();
     WeightQuantAttr quant = getParamQuant(weight);
-    rewriteExtract(rewriter, extract, *packed, panel, target.int8 ? 4 : 1,
+    rewriteExtract(rewriter, extract, *packed,
+                   target.getPanel(quant.getFormat()), target.int8 ? 4 : 1,
                    quant.getAxis(), quant.getFormat());
   }
   for (Operation *sw : switches)

@@ -1,8 +1,10 @@
 //===- BlockMatmulAvx2.cpp - the quantized matmuls for Avx2 (8 lanes) ---===//
 //
 // Compiled with this instruction set's flags (lib/Runtime/Kernels/
-// CMakeLists.txt); the kernels themselves are BlockMatmul.h. Panels of
-// 16, 32 columns.
+// CMakeLists.txt); the kernels themselves are BlockMatmul.h and
+// Int8BlockMatmul.h. Panels of 16, 32 columns, and on int8 activations 64
+// (Q4_0 and Q4_K as an AVX-512 VNNI plan packs them, run on a CPU without
+// VNNI).
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
@@ -12,4 +14,4 @@
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Avx2, 8, 2, 4)
-TFM_DEFINE_INT8_BLOCK_MATMULS(Avx2, Avx2, 2, 4)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Avx2, Avx2, 2, 4, 8)

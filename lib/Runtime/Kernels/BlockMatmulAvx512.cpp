@@ -1,8 +1,10 @@
-//===- BlockMatmulAvx512.cpp - the quantized matmuls for Avx512 (16 lanes) ---===//
+//===- BlockMatmulAvx512.cpp - the quantized matmuls for Avx512 (16 lanes)
+//---===//
 //
 // Compiled with this instruction set's flags (lib/Runtime/Kernels/
-// CMakeLists.txt); the kernels themselves are BlockMatmul.h. Panels of
-// 32 columns.
+// CMakeLists.txt); the kernels themselves are BlockMatmul.h and
+// Int8BlockMatmul.h. Panels of 32 columns, and 64 for
+// Q4_0 and Q4_K on int8 activations.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
@@ -12,4 +14,4 @@
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Avx512, 16, 2)
-TFM_DEFINE_INT8_BLOCK_MATMULS(Avx512, Avx512Vnni, 2)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Avx512, Avx512Vnni, 2, 4)

@@ -55,7 +55,7 @@ void runBlockMatmul(const Variant (&variants)[3], int widest,
   for (int isa = std::min(widest, host); isa >= 0; --isa)
     if (std::apply(variants[isa], args))
       return;
-  std::abort(); // tfm-cpu-pack-weights packs panels of 8, 16 or 32.
+  std::abort(); // tfm-cpu-lower-quantized-matmuls calls it for 8, 16, 32.
 }
 
 using Int8Variant = bool (*)(const int8_t *, const float *, const int32_t *,

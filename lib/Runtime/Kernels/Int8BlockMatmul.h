@@ -18,8 +18,8 @@
 // (d * sc and dmin * m are exact, formed once per column for all rows, so
 // a row's block costs what a Q4_0 one does; llama.cpp sums a super-block's
 // sub-blocks in integers first, its activations quantized per 256; here per
-// 32, as for the other formats; Q5_K likewise, its q 5-bit). A Q6_K weight (d * sc) * (q - 32), sc per
-// 16 steps, is two such terms a block, one per half h:
+// 32, as for the other formats; Q5_K likewise, its q 5-bit). A Q6_K weight (d *
+// sc) * (q - 32), sc per 16 steps, is two such terms a block, one per half h:
 //
 //   C[m, n] = fma(float(sum_h qa q - 32 sum_h qa), (d * sc_h) * da, C[m, n])
 // Every instruction set's variant gives the same floats: the integer sums
@@ -35,7 +35,10 @@
 //   Q5_K, Q6_K: as Q8_0's, each byte an unsigned 5-bit or 6-bit q
 //
 // and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
-// (BlockMatmul.h).
+// (BlockMatmul.h). Decode streams as many panels side by side as one
+// row's accumulators fill in registers (kDecodeVectors), each panel a
+// stream of values and one of scales; more rows take a panel kMaxRows rows
+// at a time (docs/design.md, "Quantized weights").
 //
 // An instruction set is a traits struct (Isa below): `dotU8` adds to each
 // 32-bit lane the four products of unsigned weight bytes and signed
@@ -53,8 +56,10 @@
 
 #include "BlockMatmul.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -302,6 +307,14 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
   /// How far ahead (bytes) each panel's values are prefetched.
   static constexpr int64_t kPrefetchBytes = 2048;
+  /// The vectors one row's tile accumulates in registers (decode), 8 of 16
+  /// lanes, 4 of 8: four panels of 32 columns or two of 64 on AVX-512.
+  static constexpr int kDecodeVectors = Isa::kLanes >= 16 ? 8 : 4;
+  /// More rows: the vectors of a panel a tile of kMaxRows rows takes at a
+  /// time, a 64-column panel whole on AVX-512 (half of it at a time, each
+  /// tile's K steps strided, measured about 10% slower on Q4_0 prefill),
+  /// but for Q6_K, whose two sums a block would not fit in registers.
+  static constexpr int kPrefillVectors = Isa::kLanes >= 16 && !Q6 ? 4 : 2;
 
   struct Operands {
     const Int8Rows &x;
@@ -312,23 +325,27 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
     int64_t ldc, m, k;
   };
 
-  /// Rows [m0, m0 + R) against NP panels from j.
-  template <int R, int NP>
-  static void tile(const Operands &o, int64_t m0, int64_t j) {
+  /// Rows [m0, m0 + R) against vectors [V0, V0 + T) of NP panels from j0.
+  /// Not inlined into the loops over panels: inlined, Q8_0's decode tile
+  /// measured 5-7% slower (the same instructions, scheduled worse).
+  template <int R, int NP, int T, int V0>
+  [[gnu::noinline]] static void tile(const Operands &o, int64_t m0,
+                                     int64_t j0) {
     int64_t blocks = o.k / 32;
-    F acc[R][NP][V];
+    // Vector i of the tile: its first column in a row of its panel.
+    auto lane = [](int i) { return int64_t(V0 + i) * Isa::kLanes; };
+    F acc[R][NP][T];
     for (int r = 0; r < R; ++r)
       for (int p = 0; p < NP; ++p)
-        for (int i = 0; i < V; ++i)
+        for (int i = 0; i < T; ++i)
           acc[r][p][i] =
-              Isa::loadF(o.c + (m0 + r) * o.ldc + (j + p) * kPanel +
-                         i * Isa::kLanes);
+              Isa::loadF(o.c + (m0 + r) * o.ldc + (j0 + p) * kPanel + lane(i));
     for (int64_t b = 0; b < blocks; ++b) {
       // Q6_K's second half's sums in sum2.
-      I sum[R][NP][V], sum2[Q6 ? R : 1][NP][V];
+      I sum[R][NP][T], sum2[Q6 ? R : 1][NP][T];
       for (int r = 0; r < R; ++r)
         for (int p = 0; p < NP; ++p)
-          for (int i = 0; i < V; ++i) {
+          for (int i = 0; i < T; ++i) {
             sum[r][p][i] = Isa::zero();
             if constexpr (Q6)
               sum2[r][p][i] = Isa::zero();
@@ -344,10 +361,12 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             aHigh[r] = Isa::broadcast4(q[r] + 16 + 4 * u);
         }
         for (int p = 0; p < NP; ++p) {
-          const int8_t *w0 = o.v + ((j + p) * blocks + b) * kBlockBytes +
-                             u * V * Isa::kLanes * 4;
-          for (int i = 0; i < V; ++i) {
-            const int8_t *at = w0 + i * Isa::kLanes * 4;
+          // Quad u's row of the panel's block: kPanel columns, four bytes
+          // each.
+          const int8_t *row =
+              o.v + ((j0 + p) * blocks + b) * kBlockBytes + u * kPanel * 4;
+          for (int i = 0; i < T; ++i) {
+            const int8_t *at = row + lane(i) * 4;
             __builtin_prefetch(at + kPrefetchBytes);
             I w = Isa::load(at);
             if constexpr (Q4) {
@@ -378,24 +397,24 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
         for (int r = 0; r < R; ++r)
           firstHalf[r] = halfSum(q[r]);
       for (int p = 0; p < NP; ++p)
-        for (int i = 0; i < V; ++i) {
+        for (int i = 0; i < T; ++i) {
+          int64_t j = j0 + p;
           if constexpr (Q6) {
             // Per column: d * sc of each half (exact in f32); per row, the
             // halves' activation sums for the q - 32.
-            F d = Isa::scales(o.s + ((j + p) * (blocks / 8) + b / 8) * kPanel +
-                              i * Isa::kLanes);
+            F d = Isa::scales(o.s + (j * (blocks / 8) + b / 8) * kPanel +
+                              lane(i));
             const uint8_t *sub =
-                o.sc + ((j + p) * (o.k / 16) + 2 * b) * kPanel + i * Isa::kLanes;
+                o.sc + (j * (o.k / 16) + 2 * b) * kPanel + lane(i);
             F scale0 = Isa::mul(d, Isa::toFloat(Isa::widenI8(sub), 0));
-            F scale1 =
-                Isa::mul(d, Isa::toFloat(Isa::widenI8(sub + kPanel), 0));
+            F scale1 = Isa::mul(d, Isa::toFloat(Isa::widenI8(sub + kPanel), 0));
             for (int r = 0; r < R; ++r) {
               int64_t at = (m0 + r) * blocks + b;
               float da = o.x.d[at];
               int32_t first = firstHalf[r];
-              acc[r][p][i] = Isa::fma(Isa::toFloat(sum[r][p][i], 32 * first),
-                                      Isa::mul(scale0, Isa::splat(da)),
-                                      acc[r][p][i]);
+              acc[r][p][i] =
+                  Isa::fma(Isa::toFloat(sum[r][p][i], 32 * first),
+                           Isa::mul(scale0, Isa::splat(da)), acc[r][p][i]);
               acc[r][p][i] = Isa::fma(
                   Isa::toFloat(sum2[r][p][i], 32 * (o.x.sum[at] - first)),
                   Isa::mul(scale1, Isa::splat(da)), acc[r][p][i]);
@@ -403,13 +422,11 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             continue;
           }
           if constexpr (kMins) {
-            // Per column: d * sc and dmin * m (exact in f32), once for
-            // every row.
+            // Per column: d * sc and dmin * m (exact in f32), once for every
+            // row.
             const uint16_t *super =
-                o.s + (((j + p) * (blocks / 8) + b / 8) * 2 * kPanel +
-                       i * Isa::kLanes);
-            const uint8_t *sub = o.sc + (((j + p) * blocks + b) * 2 * kPanel +
-                                         i * Isa::kLanes);
+                o.s + (j * (blocks / 8) + b / 8) * 2 * kPanel + lane(i);
+            const uint8_t *sub = o.sc + (j * blocks + b) * 2 * kPanel + lane(i);
             F scale = Isa::mul(Isa::scales(super),
                                Isa::toFloat(Isa::widenU8(sub), 0));
             F min = Isa::mul(Isa::scales(super + kPanel),
@@ -425,8 +442,7 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             }
             continue;
           }
-          F dw = Isa::scales(o.s + ((j + p) * blocks + b) * kPanel +
-                             i * Isa::kLanes);
+          F dw = Isa::scales(o.s + (j * blocks + b) * kPanel + lane(i));
           for (int r = 0; r < R; ++r) {
             int64_t at = (m0 + r) * blocks + b;
             F scale = Isa::mul(dw, Isa::splat(o.x.d[at]));
@@ -438,47 +454,69 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
     }
     for (int r = 0; r < R; ++r)
       for (int p = 0; p < NP; ++p)
-        for (int i = 0; i < V; ++i)
-          Isa::storeF(o.c + (m0 + r) * o.ldc + (j + p) * kPanel +
-                          i * Isa::kLanes,
+        for (int i = 0; i < T; ++i)
+          Isa::storeF(o.c + (m0 + r) * o.ldc + (j0 + p) * kPanel + lane(i),
                       acc[r][p][i]);
   }
 
-  /// R rows against panels [j0, j1): several panels streamed at once for
-  /// one row (decode), one at a time for more.
-  template <int R>
-  static void rows(const Operands &o, int64_t m0, int64_t j0, int64_t j1) {
-    constexpr int NP = R == 1 ? (V > 2 ? 1 : Isa::kLanes >= 16 ? 4 : 2) : 1;
+  /// The tiles of T vectors that make up a panel, side by side.
+  template <int T> using Slices = std::make_integer_sequence<int, V / T>;
+  template <int R, int NP, int T, int... S>
+  static void slices(const Operands &o, int64_t m0, int64_t j,
+                     std::integer_sequence<int, S...>) {
+    static_assert(V % T == 0, "a panel is whole tiles");
+    (tile<R, NP, T, S * T>(o, m0, j), ...);
+  }
+
+  /// One row (decode) against panels [j0, j1): kDecodeVectors accumulators
+  /// in registers, as whole panels streamed side by side (each a stream of
+  /// values and one of scales) or, for a wider panel, a part of one at a
+  /// time.
+  static void decode(const Operands &o, int64_t j0, int64_t j1) {
+    constexpr int T = std::min(V, kDecodeVectors);
+    constexpr int NP = std::max(1, kDecodeVectors / V);
     int64_t j = j0;
     for (; j + NP <= j1; j += NP)
-      tile<R, NP>(o, m0, j);
+      slices<1, NP, T>(o, 0, j, Slices<T>());
     for (; j < j1; ++j)
-      tile<R, 1>(o, m0, j);
+      slices<1, 1, T>(o, 0, j, Slices<T>());
+  }
+
+  /// More rows: kMaxRows rows at a time against panels [j0, j1), each in
+  /// slices of kPrefillVectors. (A slice against every tile of rows in
+  /// turn measured 5% slower on Q4_0 prefill than rows outermost.)
+  static void prefill(const Operands &o, int64_t j0, int64_t j1) {
+    constexpr int T = std::min(V, kPrefillVectors), kRows = Isa::kMaxRows;
+    int64_t m0 = 0;
+    for (; m0 + kRows <= o.m; m0 += kRows)
+      for (int64_t j = j0; j < j1; ++j)
+        slices<kRows, 1, T>(o, m0, j, Slices<T>());
+    for (int64_t j = j0; j < j1; ++j)
+      switch (o.m - m0) {
+      case 1:
+        slices<1, 1, T>(o, m0, j, Slices<T>());
+        break;
+      case 2:
+        if constexpr (kRows > 2)
+          slices<2, 1, T>(o, m0, j, Slices<T>());
+        break;
+      case 3:
+        if constexpr (kRows > 3)
+          slices<3, 1, T>(o, m0, j, Slices<T>());
+        break;
+      default:
+        break;
+      }
   }
 
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
                   const uint8_t *sc, float *c, int64_t ldc, int64_t m,
                   int64_t k, int64_t j0, int64_t j1) {
     Operands o{x, v, s, sc, c, ldc, m, k};
-    constexpr int kRows = Isa::kMaxRows;
-    int64_t m0 = 0;
-    for (; m0 + kRows <= m; m0 += kRows)
-      rows<kRows>(o, m0, j0, j1);
-    switch (m - m0) {
-    case 1:
-      rows<1>(o, m0, j0, j1);
-      break;
-    case 2:
-      if constexpr (kRows > 2)
-        rows<2>(o, m0, j0, j1);
-      break;
-    case 3:
-      if constexpr (kRows > 3)
-        rows<3>(o, m0, j0, j1);
-      break;
-    default:
-      break;
-    }
+    if (m == 1)
+      decode(o, j0, j1);
+    else
+      prefill(o, j0, j1);
   }
 };
 

@@ -1,4 +1,5 @@
 // RUN: transformer-opt %s --tfm-quantize-weights=scheme=q4_0 --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=znver3 int8-dot=1" --tfm-cpu-pack-weights | FileCheck %s --check-prefix=Q4
+// RUN: transformer-opt %s --tfm-quantize-weights=scheme=q4_0 --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=cascadelake int8-dot=1" --tfm-cpu-pack-weights | FileCheck %s --check-prefix=Q4-VNNI
 // RUN: transformer-opt %s --tfm-quantize-weights --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=cascadelake int8-dot=1" --tfm-cpu-pack-weights | FileCheck %s --check-prefix=Q8
 // RUN: transformer-opt %s --tfm-quantize-weights --tfm-to-linalg --canonicalize --tfm-cpu-configure="cpu=x86-64 int8-dot=1" --tfm-cpu-pack-weights | FileCheck %s --check-prefix=SSE
 
@@ -44,6 +45,14 @@
 // Q8-SAME: tensor<3x2x8x32x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q8_0_values", group = 4 : i64, layout = "in_out", panel = 32 : i64, shape = array<i64: 64, 96>}}
 // Q8: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2, 3]] output_shape [8, 2, 8, 4]
 // Q8: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins({{.*}} : tensor<8x2x8x4xf32>, tensor<8x2xf32>, tensor<3x2x8x32x4xi8>, tensor<3x2x32xf16>) {{.*}} attrs = {tfm.int8_activations, tfm.quantized_matmul = "q8_0"}
+
+// On AVX-512 VNNI a Q4_0 weight's panels are twice Q8_0's, 64 columns, so
+// that a panel's block is 1 KiB of values either way (decode streams two
+// such panels at once rather than four).
+// Q4-VNNI-LABEL: func.func @in_out
+// Q4-VNNI-SAME: tensor<2x2x4x64x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_0_values", group = 4 : i64, layout = "in_out", panel = 64 : i64, shape = array<i64: 64, 96>}}
+// Q4-VNNI-SAME: tensor<2x2x64xf16> {tfm.param = "w", tfm.param_pack = {format = "q4_0_scales", layout = "in_out", panel = 64 : i64, shape = array<i64: 64, 96>}}
+// Q4-VNNI: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x2x64xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"}
 
 // A baseline x86-64 target has no int8 dot products: f32 activations.
 // SSE-LABEL: func.func @in_out

@@ -35,9 +35,9 @@
 // On int8 activations (Sapphire Rapids: VNNI), the values four bytes of a
 // column together, [J, K/32, 4, P, 4], the scales as they are.
 // INT8-LABEL: func.func @out_in
-// INT8-SAME: tensor<2x16x4x32x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_k_values", group = 4 : i64, layout = "out_in", panel = 32 : i64, shape = array<i64: 40, 512>}}
-// INT8-SAME: tensor<2x2x2x32xf16> {tfm.param = "w", tfm.param_pack = {format = "q4_k_super", layout = "out_in", panel = 32 : i64, shape = array<i64: 40, 512>}}
-// INT8-SAME: tensor<2x16x2x32xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_k_scales", layout = "out_in", panel = 32 : i64, shape = array<i64: 40, 512>}})
+// INT8-SAME: tensor<1x16x4x64x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_k_values", group = 4 : i64, layout = "out_in", panel = 64 : i64, shape = array<i64: 40, 512>}}
+// INT8-SAME: tensor<1x2x2x64xf16> {tfm.param = "w", tfm.param_pack = {format = "q4_k_super", layout = "out_in", panel = 64 : i64, shape = array<i64: 40, 512>}}
+// INT8-SAME: tensor<1x16x2x64xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_k_scales", layout = "out_in", panel = 64 : i64, shape = array<i64: 40, 512>}})
 // INT8: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %arg1, %arg2, %arg2, %arg3, %arg3 :
 // INT8-SAME: tfm.int8_activations, tfm.quantized_matmul = "q4_k"
 func.func @out_in(%x: tensor<1x8x512xf32> {tfm.input = "x"}, %w: tensor<40x512xf32> {tfm.param = "w"}) -> tensor<1x8x40xf32> {

@@ -119,7 +119,9 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     quantized with it (`d = amax / 127`, `roundeven(a / d) * d`) by the
     dequantized weight, and the values are packed four K steps of a column
     together (`group = 4`: `[J, K/32, 8 | 4, P, 4]`), an int8 dot product's
-    lane. Without it the activations stay f32 and the result is exactly the
+    lane; on AVX-512 VNNI the two-steps-a-byte formats (Q4_0, Q4_K) take
+    panels twice as wide (64 columns), a panel's block 1 KiB of values as
+    for the byte formats. Without it the activations stay f32 and the result is exactly the
     dequantized weights' (`[J, K/32, 32 | 16, P]`). A matmul whose weight
     an `scf.index_switch` picks among quantized weights held alike
     (`tfm.moe`'s experts) reads the parts that a switch beside it picks
