@@ -72,8 +72,8 @@ struct QuantizedKernelTarget {
   /// The int8 AVX-512 VNNI kernels take the formats with two K steps a byte
   /// (Q4_0, Q4_K) in panels of twice the width, so that a panel's block of
   /// 32 K steps is 1 KiB of values for every format: decode then streams
-  /// two such panels at once rather than four of 512 bytes (about 2% faster
-  /// Q4_0 and Q4_K_M decode on one thread; docs/design.md).
+  /// two such panels at once rather than four of 512 bytes (Q4_0 decode on
+  /// one thread about 6% faster; docs/design.md, "Int8 panels").
   bool wideNibblePanel = false;
 
   /// The panel width of a weight held in `format`.

@@ -5,7 +5,9 @@
 //
 // A weight held quantized (tfm.param_quant = #tfm.quant<q8_0, ...>,
 // tfm-quantize-weights) is read instead from two new parameters in panels
-// of P columns (two vectors of the target's f32 lanes: the micro-kernel's),
+// of P columns (two vectors of the target's f32 lanes: the micro-kernel's;
+// for Q4_0 and Q4_K on int8 activations on AVX-512 VNNI, four:
+// QuantizedKernelTarget::getPanel),
 // its int8 values V [J, K/32, 32, P] and f16 scales S [J, K/32, P]
 // (V[j, b, t, r] holds the weight at K step 32 b + t of column j P + r, in
 // either layout; zero past N; formats "q8_0_values" and "q8_0_scales"),

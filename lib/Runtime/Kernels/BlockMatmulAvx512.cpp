@@ -1,5 +1,4 @@
-//===- BlockMatmulAvx512.cpp - the quantized matmuls for Avx512 (16 lanes)
-//---===//
+//===- BlockMatmulAvx512.cpp - the quantized matmuls for AVX-512 --------===//
 //
 // Compiled with this instruction set's flags (lib/Runtime/Kernels/
 // CMakeLists.txt); the kernels themselves are BlockMatmul.h and

@@ -311,10 +311,11 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   /// lanes, 4 of 8: four panels of 32 columns or two of 64 on AVX-512.
   static constexpr int kDecodeVectors = Isa::kLanes >= 16 ? 8 : 4;
   /// More rows: the vectors of a panel a tile of kMaxRows rows takes at a
-  /// time, a 64-column panel whole on AVX-512 (half of it at a time, each
-  /// tile's K steps strided, measured about 10% slower on Q4_0 prefill),
-  /// but for Q6_K, whose two sums a block would not fit in registers.
-  static constexpr int kPrefillVectors = Isa::kLanes >= 16 && !Q6 ? 4 : 2;
+  /// time, a panel of up to four whole (half of a 64-column panel at a
+  /// time on AVX-512, each tile's K steps strided, measured about 10%
+  /// slower on Q4_0 prefill), but two for Q6_K on AVX-512, whose two sums
+  /// a block would not fit in registers.
+  static constexpr int kPrefillVectors = Isa::kLanes >= 16 && Q6 ? 2 : 4;
 
   struct Operands {
     const Int8Rows &x;

@@ -49,6 +49,40 @@ func.func @vnni(%a: memref<8x2x8x4xf32>, %amax: memref<8x2xf32>, %v: memref<8x2x
 #s = affine_map<(m, j, r, b, h, u, i) -> (j, b, r)>
 #c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
 
+// Q4_0 on AVX-512 VNNI in its 64-column panels: blocks of 128 columns are
+// two panels; 320 columns (5 panels) take three calls, the last one panel.
+// CHECK-LABEL: func.func @vnni_q4_0
+// CHECK-SAME: %{{.*}}: memref<5x2x4x64x4xi8>, %{{.*}}: memref<5x2x64xf16>, %{{.*}}: memref<1x5x64xf32>
+// CHECK: call @tfm_int8_quantize_rows_avx512(
+// CHECK: scf.forall (%[[I:.*]]) in (3) {
+// CHECK: %[[FIRST:.*]] = arith.muli %[[I]], %c2
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c2
+// CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c5
+// CHECK: call @tfm_q4_0_int8_matmul_avx512({{.*}}, %[[FIRST]], %[[LAST]])
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @vnni_q4_0(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<5x2x4x64x4xi8>, %s: memref<5x2x64xf16>, %c: memref<1x5x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s : memref<1x2x2x4x4xf32>, memref<1x2xf32>, memref<5x2x4x64x4xi8>, memref<5x2x64xf16>) outs(%c : memref<1x5x64xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#s = affine_map<(m, j, r, b, h, u, i) -> (j, b, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
 // Q4_0 on an AVX-512 target without VNNI (Skylake-X): AVX2's int8 kernels
 // on its 32-column panels; A [M, K/32, 2, 4, 4] collapsed to [M, K/32, 32].
 // CHECK-LABEL: func.func @novnni

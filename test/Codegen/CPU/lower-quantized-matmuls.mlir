@@ -110,3 +110,34 @@ func.func @sse2(%a: memref<1x2x32xf32>, %v: memref<12x2x32x8xi8>, %s: memref<12x
   return
 }
 }
+
+// -----
+
+#a = affine_map<(m, j, r, b, t) -> (m, b, t)>
+#v = affine_map<(m, j, r, b, t) -> (j, b, t, r)>
+#s = affine_map<(m, j, r, b, t) -> (j, b, r)>
+#c = affine_map<(m, j, r, b, t) -> (m, j, r)>
+
+// The f32 kernels have code for panels of 8, 16 and 32 columns: a wider
+// panel (64: the int8 kernels' for Q4_0 on AVX-512 VNNI, here on f32
+// activations, as hand-written IR may say) is left to loops, which compute
+// the same function, rather than calling a kernel that has no code for it.
+// CHECK-LABEL: func.func @f32_wide_panel
+// CHECK-NOT: call @tfm_q8_0_matmul
+// CHECK: linalg.generic
+// CHECK-SAME: tfm.quantized_matmul = "q8_0"
+module attributes {tfm.cpu_target = {cpu = "cascadelake", fma = true, vector_bits = 512 : i64}} {
+func.func @f32_wide_panel(%a: memref<1x2x32xf32>, %v: memref<2x2x32x64xi8>, %s: memref<2x2x64xf16>, %c: memref<1x2x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %v, %s : memref<1x2x32xf32>, memref<2x2x32x64xi8>, memref<2x2x64xf16>) outs(%c : memref<1x2x64xf32>) attrs = {tfm.quantized_matmul = "q8_0"} {
+  ^bb0(%x: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}

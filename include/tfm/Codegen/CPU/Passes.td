@@ -250,7 +250,8 @@ def TfmCpuLowerQuantizedMatmuls
     VNNI).
 
     A GEMM whose A or C rows are not unit-stride, or whose V and S are not
-    contiguous, is left to loops (slow; on int8 activations the same
+    contiguous, or one on f32 activations in panels wider than 32 columns
+    (the f32 kernels' widest), is left to loops (slow; on int8 activations the same
     function up to the order of its roundings).
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
