@@ -63,22 +63,22 @@ inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
 struct QuantizedKernelTarget {
   llvm::StringRef isa;
   /// Two vectors of f32: the f32 kernels' panel, and the int8 ones' but
-  /// for wideNibblePanel.
+  /// as getPanel widens it.
   int64_t panel;
   /// Int8 activations planned (`int8_dot` in tfm.cpu_target), and the
   /// instruction set of their kernel: "avx512" (VNNI) or "avx2".
   bool int8 = false;
   llvm::StringRef int8Isa;
-  /// The int8 AVX-512 VNNI kernels take the formats with two K steps a byte
-  /// (Q4_0, Q4_K) in panels of twice the width, so that a panel's block of
-  /// 32 K steps is 1 KiB of values for every format: decode then streams
-  /// two such panels at once rather than four of 512 bytes (Q4_0 decode on
-  /// one thread about 6% faster; docs/design.md, "Int8 panels").
-  bool wideNibblePanel = false;
 
-  /// The panel width of a weight held in `format`.
+  /// The panel width of a weight held in `format`. The int8 AVX-512 VNNI
+  /// kernels take the formats with two K steps a byte (Q4_0, Q4_K) in
+  /// panels of twice the width, so that a panel's block of 32 K steps is
+  /// 1 KiB of values for every format: decode then streams two such panels
+  /// at once rather than four of 512 bytes (Q4_0 decode on one thread about
+  /// 6% faster; docs/design.md, "Int8 panels").
   int64_t getPanel(QuantFormat format) const {
-    return wideNibblePanel && isNibbleFormat(format) ? 2 * panel : panel;
+    bool wide = int8 && int8Isa == "avx512" && isNibbleFormat(format);
+    return wide ? 2 * panel : panel;
   }
 };
 QuantizedKernelTarget getQuantizedKernelTarget(ModuleOp module);

@@ -52,9 +52,8 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   // The int8 kernels take the f32 kernels' panels (AVX-512 without VNNI
   // runs AVX2's int8 code on them), VNNI's nibble formats twice as wide.
   StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
-  bool wide = int8 && int8Isa == "avx512";
   if (bits >= 512)
-    return {"avx512", 32, int8, int8Isa, wide};
+    return {"avx512", 32, int8, int8Isa};
   if (bits >= 256 && fma)
     return {"avx2", 16, int8, int8Isa};
   return {"sse2", 8};
