@@ -3,13 +3,17 @@ prefill of 128 tokens (ms) and decode (ms/token) at each thread count, and
 peak RSS, per type, in interleaved rounds; medians, CPU model named.
 
   run.py DIR --runner build/bin/transformer-runner --llama-bench PATH
-         [--rounds 3] [--threads 1,2] [--types f32,q8_0]
+         [--rounds 3] [--threads 1,2] [--types f32,q8_0] [--tfm-cpu NAME]
 
 llama.cpp: `llama-bench -m DIR/model-<type>.gguf -p 128 -n 32 -t T -r 1`
 (its pp128 and tg32; tg32 decodes 32 tokens from an empty context).
 tfm: `transformer-runner DIR/model-<type>.gguf --input-ids (128 ids)
 --generate 32 --threads T --repeat 3 [--dtype bf16]` (warm prefill median,
 decode median ms/token after the 128-token prompt).
+
+--tfm-cpu NAME runs tfm with TFM_CPU=NAME (its plan and machine code for that
+CPU, less what this one lacks): `--tfm-cpu x86-64-v3` against the llama-bench
+of `setup.sh avx2` measures AVX2 code on both sides on an AVX-512 host.
 """
 import argparse
 import json
@@ -75,7 +79,10 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", default=f"1,{os.cpu_count()}")
     p.add_argument("--types", default="f32,q8_0")
+    p.add_argument("--tfm-cpu", help="TFM_CPU for tfm's runs")
     args = p.parse_args()
+    if args.tfm_cpu:
+        os.environ["TFM_CPU"] = args.tfm_cpu
     timed.path = tempfile.mktemp(suffix=".out")
     ids = os.path.join(args.dir, "ids.npy")
     np.save(ids, np.random.default_rng(1).integers(3, 32000, (1, 128)))
@@ -95,7 +102,8 @@ def main():
                     print(f"round {r}: {kind} t={t} {system}: prefill "
                           f"{m[0]:.1f} ms, decode {m[1]:.2f} ms/token, "
                           f"RSS {m[2]:.0f} MiB", file=sys.stderr, flush=True)
-    print(f"CPU: {cpu_model()}; {args.rounds} interleaved rounds, medians")
+    print(f"CPU: {cpu_model()}; {args.rounds} interleaved rounds, medians"
+          + (f"; tfm with TFM_CPU={args.tfm_cpu}" if args.tfm_cpu else ""))
     print("| type | threads | llama.cpp prefill / decode | tfm prefill / "
           "decode | prefill x | decode x | RSS llama.cpp / tfm (MiB) |")
     print("|---|---|---|---|---|---|---|")

@@ -98,23 +98,18 @@ struct CpuConfigurePass
         !requestAmxTilePermission())
       target->hasAmxBf16 = false;
     MLIRContext *ctx = &getContext();
-    auto plan = [&](bool halfOperands) {
-      return tilingToAttr(
-          ctx, withOverrides(
-                   *target,
-                   deriveContractionTiling(*target, amx, bf16Dot, halfOperands),
-                   tiling));
-    };
-    CpuTilingAttr tilingAttr = plan(false), halfTilingAttr = plan(true);
+    CpuTilingAttr tilingAttr = tilingToAttr(
+        ctx,
+        withOverrides(*target, deriveContractionTiling(*target, amx, bf16Dot),
+                      tiling));
     module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target, int8Dot));
+    // One plan for f32 and bf16/f16 contractions: the latter read their
+    // operands widened to f32 where a tile reads them more than once (the
+    // A panels and the B blocks of RegisterTiles.cpp), so they need no
+    // register more than an f32 tile.
     module.walk([&](linalg::LinalgOp op) {
-      if (op->getNumResults() != 1 || !linalg::isaContractionOpInterface(op))
-        return;
-      bool half = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
-        Type type = getElementTypeOrSelf(in->get().getType());
-        return type.isBF16() || type.isF16();
-      });
-      op->setAttr(kCpuTilingAttrName, half ? halfTilingAttr : tilingAttr);
+      if (op->getNumResults() == 1 && linalg::isaContractionOpInterface(op))
+        op->setAttr(kCpuTilingAttrName, tilingAttr);
     });
   }
 };

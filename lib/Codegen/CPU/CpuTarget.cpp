@@ -162,16 +162,13 @@ static int64_t shortestRegisterRows(const CpuTarget &target,
 
 ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
                                                      bool useAmx,
-                                                     bool useBf16Dot,
-                                                     bool halfOperands) {
+                                                     bool useBf16Dot) {
   const int64_t lanes = target.lanes();
   // Registers besides the tile's: without FMA each multiply-add is a
-  // multiply into a scratch register and an add; bf16/f16 operands are
-  // extended in the K loop, A's column of rows into a register of its own
-  // before its elements are broadcast (on AVX2, 4 x 24 then spilled and ran
-  // a bf16 GEMM 20% slower than 6 x 16's 4-row form).
-  const int64_t registers = target.vectorRegisters - (target.hasFMA ? 0 : 1) -
-                            (halfOperands ? 1 : 0);
+  // multiply into a scratch register and an add. (bf16/f16 GEMMs take the
+  // same tiles: their A panels are packed in f32 and a B vector widens in
+  // its own register.)
+  const int64_t registers = target.vectorRegisters - (target.hasFMA ? 0 : 1);
   // Register tile rows x (vectors * lanes): rows * vectors accumulators, plus
   // `vectors` registers for the B row of one K step and one for the
   // broadcast A element must fit, or LLVM spills inside the K loop. Among the
@@ -224,8 +221,10 @@ ContractionTiling mlir::tfm::deriveContractionTiling(const CpuTarget &target,
   // bandwidth. As many as keep the accumulators within half the registers,
   // at most 4. Measured on TinyLlama-shaped decode, one thread, Xeon VM:
   // bf16 212 -> 145 ms/token (AVX-512) and 205 -> 144 (AVX2 code, 4
-  // panels; 162 with 2); f32 264 -> 244 (AVX-512, 4; 8: 241) and 291 ->
-  // 273 (AVX2 code, 2 panels of three vectors; 298 with 4).
+  // panels of two vectors; 162 with 2); f32 264 -> 244 (AVX-512, 4; 8:
+  // 241) and 291 -> 273 (AVX2 code, 2 panels of three vectors; 298 with
+  // 4). AVX2 bf16 now has panels of three vectors too (2 of them; 4
+  // measured no faster).
   int64_t panelVectors =
       std::max<int64_t>(1, tiling.registerCols / std::max<int64_t>(1, lanes));
   tiling.gemvPanels = 1;

@@ -122,12 +122,105 @@ static SmallVector<Value> equalViews(Value aValue) {
   return views;
 }
 
-/// A pack of `aValue` into `expandedType` panels (transposed by
-/// `permutation`) made for another contraction, usable at `op`: one that
-/// dominates it, or one whose fresh destination can move up to it with the
-/// pack. Equal views (equalViews) are the same A. Null when there is none.
+/// Whether `op` only widens its bf16/f16 input `input` to f32 (its body's
+/// block argument has no other use than `arith.extf`s to f32): a
+/// half-precision GEMM on FMAs, which can read that operand in f32 instead
+/// (readWidened).
+static bool onlyWidens(linalg::LinalgOp op, unsigned input) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return false;
+  Type element = getElementTypeOrSelf(op.getDpsInputOperand(input)->get());
+  if (!element.isBF16() && !element.isF16())
+    return false;
+  BlockArgument arg = generic.getBody()->getArgument(input);
+  return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *user) {
+    auto ext = dyn_cast<arith::ExtFOp>(user);
+    return ext && ext.getType().isF32();
+  });
+}
+
+/// Points `generic`'s input `input` at `value` (with `map`): when `value`
+/// holds f32 where the input held bf16/f16 (onlyWidens), the body reads the
+/// f32 as it is, its extensions dropped.
+static void readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
+                        unsigned input, Value value, AffineMap map) {
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  maps[input] = map;
+  BlockArgument arg = generic.getBody()->getArgument(input);
+  Type element = getElementTypeOrSelf(value);
+  bool widened = arg.getType() != element;
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic->setOperand(input, value);
+    generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    if (widened)
+      arg.setType(element);
+  });
+  if (widened)
+    for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
+      rewriter.replaceOp(user, arg);
+}
+
+/// The pack of `expanded` ([M / rows, rows, K(, 2)]) into `init`'s panels
+/// ([M / rows, K, rows(, 2)], `permutation` of the former): a transpose, or,
+/// where `init` is f32 and `expanded` is not, one generic that transposes
+/// and widens.
+static Value createRowPanelPack(RewriterBase &rewriter, Location loc,
+                                Value expanded, Value init,
+                                ArrayRef<int64_t> permutation) {
+  if (getElementTypeOrSelf(expanded) == getElementTypeOrSelf(init))
+    return linalg::TransposeOp::create(rewriter, loc, expanded, init,
+                                       permutation)
+        .getResult()[0];
+  MLIRContext *ctx = rewriter.getContext();
+  auto rank = static_cast<unsigned>(permutation.size());
+  // init[d0, ..., dn] = expanded[d(inverse permutation)].
+  SmallVector<AffineExpr> inputExprs(rank);
+  for (unsigned i = 0; i < rank; ++i)
+    inputExprs[permutation[i]] = getAffineDimExpr(i, ctx);
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inputExprs, ctx),
+                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Type f32 = getElementTypeOrSelf(init);
+  return linalg::GenericOp::create(
+             rewriter, loc, init.getType(), ValueRange{expanded},
+             ValueRange{init}, maps, iterators,
+             [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+               Value wide = arith::ExtFOp::create(b, bodyLoc, f32, args[0]);
+               linalg::YieldOp::create(b, bodyLoc, wide);
+             })
+      .getResult(0);
+}
+
+/// Whether `pack` is a row-panel pack (createRowPanelPack) by `permutation`
+/// into `packedType`.
+static bool isRowPanelPack(Operation *pack, ArrayRef<int64_t> permutation,
+                           RankedTensorType packedType) {
+  if (pack->getNumResults() != 1 || pack->getResult(0).getType() != packedType)
+    return false;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(pack))
+    return transpose.getPermutation() == permutation;
+  auto generic = dyn_cast<linalg::GenericOp>(pack);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumParallelLoops() != permutation.size() ||
+      !generic.getIndexingMapsArray().back().isIdentity())
+    return false;
+  AffineMap input = generic.getIndexingMapsArray().front();
+  for (auto [i, p] : llvm::enumerate(permutation))
+    if (dimPosition(input.getResult(p)) != i)
+      return false;
+  return isa<arith::ExtFOp>(generic.getBody()->front());
+}
+
+/// A pack of `aValue` into `packedType` panels (expanded to `expandedType`,
+/// then transposed by `permutation`) made for another contraction, usable at
+/// `op`: one that dominates it, or one whose fresh destination can move up to
+/// it with the pack. Equal views (equalViews) are the same A. Null when there
+/// is none.
 static Value existingPackOfA(RewriterBase &rewriter, Operation *op,
                              Value aValue, RankedTensorType expandedType,
+                             RankedTensorType packedType,
                              ArrayRef<int64_t> permutation) {
   DominanceInfo dominance;
   for (Value view : equalViews(aValue))
@@ -135,20 +228,22 @@ static Value existingPackOfA(RewriterBase &rewriter, Operation *op,
       auto expand = dyn_cast<tensor::ExpandShapeOp>(user);
       if (!expand || expand.getResultType() != expandedType)
         continue;
-      for (Operation *expandUser : expand->getUsers()) {
-        auto pack = dyn_cast<linalg::TransposeOp>(expandUser);
-        if (!pack || pack.getPermutation() != permutation)
+      for (Operation *pack : expand->getUsers()) {
+        if (!isRowPanelPack(pack, permutation, packedType))
           continue;
-        if (dominance.properlyDominates(pack.getOperation(), op))
-          return pack.getResult()[0];
-        auto init = pack.getInit().getDefiningOp<tensor::EmptyOp>();
+        if (dominance.properlyDominates(pack, op))
+          return pack->getResult(0);
+        auto init = cast<DestinationStyleOpInterface>(pack)
+                        .getDpsInitOperand(0)
+                        ->get()
+                        .getDefiningOp<tensor::EmptyOp>();
         if (!init || !init->hasOneUse() ||
             !dominance.properlyDominates(view, op))
           continue;
         rewriter.moveOpBefore(expand, op);
         rewriter.moveOpBefore(init, op);
         rewriter.moveOpBefore(pack, op);
-        return pack.getResult()[0];
+        return pack->getResult(0);
       }
     }
   return nullptr;
@@ -161,8 +256,13 @@ static Value existingPackOfA(RewriterBase &rewriter, Operation *op,
 /// `rows` rows K elements apart: one stream for the prefetcher and no
 /// A-side TLB pressure, measured 10-20% on a 512x2048x5632 GEMM. With K
 /// pairs A is [M, K/2, 2] and the panels Ap[M / rows, K/2, rows, 2], each
-/// row's pair kept together. A pack of the same A that dominates `op` is
-/// reused. Returns null when A is not packed.
+/// row's pair kept together. A bf16/f16 A that the contraction only widens
+/// (onlyWidens) is packed widened, in f32: each K step of a register tile
+/// then broadcasts each row's element straight from memory instead of
+/// widening and shuffling it into place per row (AVX2 bf16: four shuffles
+/// and a shift per K step of a 4 x 16 tile, on the port that also widens B). A
+/// pack of the same A that dominates `op` is reused. Returns null when A is not
+/// packed.
 static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
                          const ContractionPlan &plan, int64_t rows,
                          int64_t cols) {
@@ -201,18 +301,20 @@ static Value packRowsOfA(RewriterBase &rewriter, linalg::LinalgOp op,
   // share the panels of the first.
   auto expandedType =
       RankedTensorType::get(expandedShape, aType.getElementType());
-  if (Value shared =
-          existingPackOfA(rewriter, op, aValue, expandedType, permutation))
+  Type packedElement = !plan.pairs && onlyWidens(op, a)
+                           ? rewriter.getF32Type()
+                           : aType.getElementType();
+  auto packedType = RankedTensorType::get(packedShape, packedElement);
+  if (Value shared = existingPackOfA(rewriter, op, aValue, expandedType,
+                                     packedType, permutation))
     return shared;
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   Value expanded = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
                                                  aValue, reassociation);
-  Value init = tensor::EmptyOp::create(rewriter, loc, packedShape,
-                                       aType.getElementType());
-  return linalg::TransposeOp::create(rewriter, loc, expanded, init,
-                                     permutation)
-      .getResult()[0];
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, packedShape, packedElement);
+  return createRowPanelPack(rewriter, loc, expanded, init, permutation);
 }
 
 /// Points the register tile `tile`'s A operand, a [rows, Kt] slice of
@@ -265,8 +367,8 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
     offsets.push_back(zero);
     sizes.push_back(rewriter.getIndexAttr(2));
   }
-  auto packedType =
-      RankedTensorType::get(packedShape, sliceType.getElementType());
+  Type packedElement = getElementTypeOrSelf(packedA);
+  auto packedType = RankedTensorType::get(packedShape, packedElement);
   Value packedSlice = tensor::ExtractSliceOp::create(
       rewriter, loc, packedType, packedA, offsets, sizes,
       SmallVector<OpFoldResult>(rank + 1, one));
@@ -274,11 +376,50 @@ static void readPackedA(RewriterBase &rewriter, linalg::GenericOp tile,
   SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
   SmallVector<AffineExpr> results(maps[a].getResults());
   std::swap(results[0], results[1]);
-  maps[a] = AffineMap::get(maps[a].getNumDims(), 0, results, ctx);
-  rewriter.modifyOpInPlace(tile, [&] {
-    tile->setOperand(a, packedSlice);
-    tile.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-  });
+  readWidened(rewriter, tile, a, packedSlice,
+              AffineMap::get(maps[a].getNumDims(), 0, results, ctx));
+}
+
+/// Fewest register tiles of rows that read one K block of B before widening
+/// that block of a bf16/f16 B to f32 pays (widenBlockOfB).
+static constexpr int64_t kMinRowTilesToWidenB = 4;
+
+/// Widens the K block of B that `blocked` (a contraction inside its cache
+/// block and K block loops) reads from bf16/f16 to f32 once, into a buffer
+/// of the thread, when at least kMinRowTilesToWidenB register tiles of
+/// `rows` rows read it: each of them then loads f32 vectors as an f32 GEMM
+/// does, instead of widening every B vector of every K step again (AVX2
+/// bf16: a shuffle and a shift per vector, on the ports of the FMAs).
+static void widenBlockOfB(RewriterBase &rewriter, linalg::LinalgOp blocked,
+                          const ContractionPlan &plan, int64_t rows) {
+  auto generic = dyn_cast<linalg::GenericOp>(blocked.getOperation());
+  if (!generic || plan.pairs || rows < 2 || !onlyWidens(blocked, plan.bInput) ||
+      blocked.getStaticLoopRanges()[plan.m] / rows < kMinRowTilesToWidenB)
+    return;
+  Value b = blocked.getDpsInputOperand(plan.bInput)->get();
+  auto type = dyn_cast<RankedTensorType>(b.getType());
+  if (!type || !type.hasStaticShape())
+    return;
+  rewriter.setInsertionPoint(blocked);
+  Location loc = blocked.getLoc();
+  Type f32 = rewriter.getF32Type();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps(
+      2, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext()));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Value wide = linalg::GenericOp::create(
+                   rewriter, loc, init.getType(), ValueRange{b},
+                   ValueRange{init}, maps, iterators,
+                   [&](OpBuilder &builder, Location bodyLoc, ValueRange args) {
+                     Value x =
+                         arith::ExtFOp::create(builder, bodyLoc, f32, args[0]);
+                     linalg::YieldOp::create(builder, bodyLoc, x);
+                   })
+                   .getResult(0);
+  readWidened(rewriter, generic, plan.bInput, wide,
+              generic.getIndexingMapsArray()[plan.bInput]);
 }
 
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
@@ -399,6 +540,7 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   blocked = tile(rewriter, *blocked, depthBlock);
   if (failed(blocked))
     return;
+  widenBlockOfB(rewriter, *blocked, plan, rows);
   FailureOr<linalg::LinalgOp> registerTile = tile(rewriter, *blocked, reg);
   if (failed(registerTile))
     return;

@@ -23,14 +23,15 @@
 // blocks.
 //
 // Only ops whose operands all read the innermost loop with unit stride (or
-// not at all: broadcasts) are vectorised that way. Transposes (linalg.transpose:
-// the attention heads split and merged, the A panels of the GEMMs) become
-// generics too: one that keeps the innermost dimension in place is a copy
-// of contiguous rows (elementwise, above); one that moves it is tiled in
-// lanes x lanes squares, read as rows of the input and written as rows of
-// the output (a vector.transpose in registers), the squares an scf.forall
-// when there are enough of them. Ops with gathers (embedding) or anything
-// the vectoriser rejects stay scalar loops.
+// not at all: broadcasts) are vectorised that way. Transposes
+// (linalg.transpose: the attention heads split and merged, the A panels of the
+// GEMMs) become generics too: one that keeps the innermost dimension in place
+// is a copy of contiguous rows (elementwise, above); one that moves it (or a
+// transposing generic that widens each element) is tiled in lanes x lanes
+// squares, read as rows of the input and written as rows of the output (a
+// vector.transpose in registers), the squares an scf.forall when there are
+// enough of them. Ops with gathers (embedding) or anything the vectoriser
+// rejects stay scalar loops.
 //
 //===----------------------------------------------------------------------===//
 #include "tfm/Codegen/CPU/Passes.h"
@@ -38,6 +39,7 @@
 #include "CpuPlan.h"
 #include "TilingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -158,6 +160,23 @@ static int64_t powerOfTwoDivisor(int64_t extent, int64_t limit) {
   return size;
 }
 
+/// Whether `op` is a transpose that widens each element (`arith.extf`): one
+/// input read through a permutation, the output whole, static tensors.
+static bool isWideningTranspose(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[0].isPermutation() || !maps[1].isIdentity())
+    return false;
+  Block &body = *op.getBody();
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  return ext && ext.getIn() == body.getArgument(0) &&
+         body.getOperations().size() == 2 &&
+         body.getTerminator()->getOperand(0) == ext.getResult();
+}
+
 /// A transpose that moves the innermost dimension, generalised: out[.., i,
 /// .., j] = in[.., j, .., i]. The output's last loop and the loop that reads
 /// the input's last dimension are tiled by up to `lanes` (powers of two that
@@ -222,6 +241,14 @@ struct VectorizeElementwisePass
       if (succeeded(generic) && !readsInnermostContiguously(*generic))
         vectorizeTranspose(rewriter, *generic, width / 2);
     }
+    // Transposes that widen (the f32 A panels of half-precision GEMMs).
+    SmallVector<linalg::GenericOp> widening;
+    module.walk([&](linalg::GenericOp op) {
+      if (isWideningTranspose(op) && !readsInnermostContiguously(op))
+        widening.push_back(op);
+    });
+    for (linalg::GenericOp op : widening)
+      vectorizeTranspose(rewriter, op, width / 2);
     SmallVector<linalg::GenericOp> work;
     module.walk([&](linalg::GenericOp op) {
       if (isCandidate(op))

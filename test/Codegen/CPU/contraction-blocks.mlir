@@ -114,6 +114,84 @@ module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 3276
 
 // -----
 
+// A bf16 GEMM on FMAs (no bf16 instructions: AVX2) reads its operands
+// widened to f32 where a register tile would widen them again and again: A's
+// panels are packed widened (one generic transposes and widens), and each K
+// block of B that 4 or more register tiles of rows read (here 24 / 6) is
+// widened once, into a buffer of the block, before them. The register
+// tile's contraction is then f32 throughout, as in an f32 GEMM.
+// CHECK-LABEL: func.func @widened_operands
+// CHECK-SAME: %[[A:[^:]*]]: tensor<24x32xbf16>
+// CHECK: %[[EXP:.*]] = tensor.expand_shape %[[A]]
+// CHECK: %[[AP:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : tensor<4x6x32xbf16>) outs(%{{.*}} : tensor<4x32x6xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT:   arith.extf %[[IN]] : bf16 to f32
+// CHECK: scf.for
+// CHECK:   scf.for
+// CHECK:     %[[BK:.*]] = tensor.extract_slice {{.*}} : tensor<32x64xbf16> to tensor<16x64xbf16>
+// CHECK:     %[[WB:.*]] = linalg.generic {{.*}} ins(%[[BK]] : tensor<16x64xbf16>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK:     arith.extf %{{.*}} : bf16 to f32
+// CHECK:     scf.for %{{.*}} = %c0 to %c24 step %c6
+// CHECK:       vector.transfer_read %[[AP]]{{.*}} : tensor<4x32x6xf32>, vector<1x6xf32>
+// CHECK:       vector.transfer_read %[[WB]]{{.*}} : tensor<16x64xf32>, vector<1x16xf32>
+// CHECK:       vector.contract {{.*}} : vector<1x6xf32>, vector<1x16xf32> into vector<6x16xf32>
+// CHECK-NOT: bf16 to f32
+#widen_a = affine_map<(m, n, k) -> (m, k)>
+#widen_b = affine_map<(m, n, k) -> (k, n)>
+#widen_c = affine_map<(m, n, k) -> (m, n)>
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @widened_operands(%a: tensor<24x32xbf16>, %b: tensor<32x128xbf16>) -> tensor<24x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<24x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+    %r = linalg.generic {indexing_maps = [#widen_a, #widen_b, #widen_c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : tensor<24x32xbf16>, tensor<32x128xbf16>) outs(%f : tensor<24x128xf32>)
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, block_rows = 24, block_cols = 64, block_depth = 16, dot_cols = 4, dot_depth = 32>} {
+    ^bb0(%x: bf16, %w: bf16, %acc: f32):
+      %x1 = arith.extf %x : bf16 to f32
+      %w1 = arith.extf %w : bf16 to f32
+      %m = arith.mulf %x1, %w1 : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<24x128xf32>
+    return %r : tensor<24x128xf32>
+  }
+}
+
+// -----
+
+// Blocks of 12 rows are read by two register tiles of 6 rows only: B stays
+// f16 and each tile widens its vectors (A's panels are still packed in f32).
+// CHECK-LABEL: func.func @b_read_by_few_tiles
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x32x6xf32>)
+// CHECK-NOT: tensor<16x64xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xf16>, vector<1x16xf16>
+// CHECK: arith.extf %{{.*}} : vector<1x16xf16> to vector<1x16xf32>
+// CHECK: vector.contract {{.*}} : vector<1x6xf32>, vector<1x16xf32> into vector<6x16xf32>
+#few_a = affine_map<(m, n, k) -> (m, k)>
+#few_b = affine_map<(m, n, k) -> (k, n)>
+#few_c = affine_map<(m, n, k) -> (m, n)>
+module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}} {
+  func.func @b_read_by_few_tiles(%a: tensor<24x32xf16>, %b: tensor<32x128xf16>) -> tensor<24x128xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<24x128xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+    %r = linalg.generic {indexing_maps = [#few_a, #few_b, #few_c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : tensor<24x32xf16>, tensor<32x128xf16>) outs(%f : tensor<24x128xf32>)
+        attrs = {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, block_rows = 12, block_cols = 64, block_depth = 16, dot_cols = 4, dot_depth = 32>} {
+    ^bb0(%x: f16, %w: f16, %acc: f32):
+      %x1 = arith.extf %x : f16 to f32
+      %w1 = arith.extf %w : f16 to f32
+      %m = arith.mulf %x1, %w1 : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<24x128xf32>
+    return %r : tensor<24x128xf32>
+  }
+}
+
+// -----
+
 // No zero fill of a cache block: K = 512 in blocks of 128, and the register
 // tiles of the first K block (iv == 0 of the K block loop) start from zero
 // vectors instead of reading the block; later K blocks read what the

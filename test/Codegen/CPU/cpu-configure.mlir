@@ -48,14 +48,12 @@
 // AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, {{.*}}>}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
-// A contraction of bf16 (or f16) operands extends them in the K loop, A's
-// column of rows into a register of its own: one register fewer for its
-// tile, so AVX2 plans it 6x16 (12 + 2 + 1 + 1), not 4x24 (which spilled).
-// AVX-512's 6x64 has registers to spare. A decode step's one-row tile
-// reads as many weight panels at once as keep its accumulators within half
-// the registers, at most 4: AVX2's f32 panels of three vectors 2 (above),
-// its bf16 panels of two 4, AVX-512's of four 4.
-// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 16, min_rows = 4, {{.*}}gemv_panels = 4>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
+// A contraction of bf16 (or f16) operands takes the f32 plan: its tiles read
+// A's panels packed in f32 and B widened a vector at a time (or a K block at
+// a time), no register more. A decode step's one-row tile reads as many
+// weight panels at once as keep its accumulators within half the registers,
+// at most 4: AVX2's panels of three vectors 2, AVX-512's of four 4.
+// AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, {{.*}}gemv_panels = 2>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, {{.*}}>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)

@@ -80,6 +80,27 @@ func.func @a_panels(%x: tensor<32x4x768xf32>) -> tensor<32x768x4xf32> {
   return %t : tensor<32x768x4xf32>
 }
 
+// The A panels of a bf16 GEMM, packed widened to f32 (RegisterTiles.cpp):
+// the same tiles, each widened in registers.
+// CHECK-LABEL: func.func @a_panels_widened
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 768) step (1, 8)
+// CHECK: vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x4x8xbf16>, vector<1x8x4xbf16>
+// CHECK: arith.extf %{{.*}} : vector<1x8x4xbf16> to vector<1x8x4xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x8x4xf32>, tensor<1x8x4xf32>
+// CHECK-NOT: linalg.generic
+#panel_in = affine_map<(p, k, i) -> (p, i, k)>
+#panel_out = affine_map<(p, k, i) -> (p, k, i)>
+func.func @a_panels_widened(%x: tensor<32x4x768xbf16>) -> tensor<32x768x4xf32> {
+  %e = tensor.empty() : tensor<32x768x4xf32>
+  %t = linalg.generic {indexing_maps = [#panel_in, #panel_out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<32x4x768xbf16>) outs(%e : tensor<32x768x4xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<32x768x4xf32>
+  return %t : tensor<32x768x4xf32>
+}
+
 // K transposed for the attention scores: lanes x lanes squares.
 // CHECK-LABEL: func.func @keys_transposed
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (12, 64, 128) step (1, 8, 8)

@@ -97,17 +97,15 @@ struct ContractionTiling {
 /// The tiling policy: register tiles that keep every accumulator, the B
 /// vectors of one K step and one broadcast A element in registers (no
 /// spills), with up to four vectors per row; cache blocks sized so that the
-/// B block stays in L2 and one K slice of A and B in L1. `halfOperands`:
-/// the plan for contractions of bf16/f16 operands extended to f32 in the
-/// K loop, whose converted A column takes one register more.
+/// B block stays in L2 and one K slice of A and B in L1 (f32 and bf16/f16
+/// contractions alike).
 /// With `useAmx` and a target with AMX-BF16, the plan also sizes the AMX
 /// form of f32 GEMMs (amxBlockCols/amxBlockDepth; see CpuAmxContractions).
 /// With `useBf16Dot` and a 512-bit target with AVX512-BF16 on which no AMX
 /// is planned, bf16 GEMMs are planned as pair dot products (bf16Pairs).
 ContractionTiling deriveContractionTiling(const CpuTarget &target,
                                           bool useAmx = false,
-                                          bool useBf16Dot = false,
-                                          bool halfOperands = false);
+                                          bool useBf16Dot = false);
 
 /// Asks Linux for this process's permission to use AMX tile data (needed
 /// once per process before any tile instruction; Linux 5.16+). Returns
