@@ -13,6 +13,37 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "Inputs", "common"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
 
+# `--param qemu-cpu=MODEL` (scripts/test-emulated.sh): the suite as an
+# AVX2-only host runs it, on any x86-64 host. Every tool that plans or
+# executes code (this build's tools, mlir-runner, the Python that loads
+# libtfm_engine.so) runs under qemu-x86_64 -cpu MODEL, whose CPUID is the
+# one LLVM's host detection reads; the features tests require are that
+# CPU's, as the emulated transformer-opt plans for it.
+_qemu_cpu = lit_config.params.get("qemu-cpu")
+_qemu_prefix = ""
+if _qemu_cpu:
+    import shutil
+    import stat
+    _qemu = shutil.which("qemu-x86_64")
+    if not _qemu:
+        lit_config.fatal("qemu-cpu: qemu-x86_64 is not installed (qemu-user)")
+    _qemu_prefix = "%s -cpu %s " % (_qemu, _qemu_cpu)
+    _wrappers = os.path.join(config.tfm_obj_root, "test", "qemu-bin")
+    shutil.rmtree(_wrappers, ignore_errors=True)
+    os.makedirs(_wrappers)
+    _wrapped = [os.path.join(config.tfm_tools_dir, t)
+                for t in sorted(os.listdir(config.tfm_tools_dir))]
+    _wrapped.append(os.path.join(config.llvm_tools_dir, "mlir-runner"))
+    for _real in _wrapped:
+        if not (os.path.isfile(_real) and os.access(_real, os.X_OK)):
+            continue
+        _wrapper = os.path.join(_wrappers, os.path.basename(_real))
+        with open(_wrapper, "w") as f:
+            f.write('#!/bin/sh\nexec %s"%s" "$@"\n' % (_qemu_prefix, _real))
+        os.chmod(_wrapper, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP)
+    config.tfm_tools_dir = _wrappers
+    config.available_features.add("qemu")
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%tfm_src", config.tfm_src_root))
 config.substitutions.append(("%tfm_lib_dir", os.path.join(config.tfm_obj_root, "lib")))
@@ -30,6 +61,9 @@ llvm_config.with_environment(
     [os.path.join(config.tfm_src_root, "python"),
      os.path.join(config.tfm_src_root, "test", "common")],
     append_path=True)
+if _qemu_cpu:  # mlir-runner, found on PATH, runs emulated too.
+    config.environment["PATH"] = os.pathsep.join(
+        [config.tfm_tools_dir, config.environment["PATH"]])
 config.environment["TFM_TOOLS_DIR"] = config.tfm_tools_dir
 # The Python API (python/tfm/engine.py) loads this build's libtfm_engine.so.
 config.environment["TFM_LIBRARY"] = os.path.join(config.tfm_obj_root, "lib",
@@ -52,7 +86,7 @@ llvm_config.add_tool_substitutions(
 # the shared ASan runtime preloaded: tests that load the engine from Python
 # run `%python_engine` (the plain %python otherwise). Registered before
 # %python, which is a prefix of it.
-_python_engine = config.python_executable
+_python_engine = _qemu_prefix + config.python_executable
 if lit_config.params.get("asan"):
     config.available_features.add("asan")
     import glob
@@ -75,21 +109,16 @@ config.substitutions.insert(0, ("%python_engine", _python_engine))
 # CpuTarget.h): the features are then those of NAME that the host also has,
 # so that tests expecting the host's own plan see NAME's (CI runs the
 # numerics with cpu=x86-64-v3 on AVX-512 hosts to execute the AVX2 code).
-try:
-    _flags = set(open("/proc/cpuinfo").read().split())
-except OSError:
-    _flags = set()
-_forced_cpu = lit_config.params.get("cpu") or os.environ.get("TFM_CPU", "")
-if _forced_cpu and _forced_cpu != "host":
-    import re
+def _planned_flags(cpu):
+    """The CPU features of the plan the (maybe emulated) transformer-opt
+    makes for `cpu`, as /proc/cpuinfo names them."""
     import subprocess
-    config.environment["TFM_CPU"] = _forced_cpu
     _opt = os.path.join(config.tfm_tools_dir, "transformer-opt")
     _plan = subprocess.run(
-        [_opt, "--tfm-cpu-configure=cpu=" + _forced_cpu, "-"],
+        [_opt, "--tfm-cpu-configure=cpu=" + cpu, "-"],
         input="module {}", capture_output=True, text=True)
     if _plan.returncode != 0:
-        lit_config.fatal("cpu=%s: %s" % (_forced_cpu, _plan.stderr.strip()))
+        lit_config.fatal("cpu=%s: %s" % (cpu, _plan.stderr.strip()))
     def _fact(name):
         m = re.search(name + r" = (\w+)", _plan.stdout)
         return m.group(1) if m else ""
@@ -105,7 +134,23 @@ if _forced_cpu and _forced_cpu != "host":
         _target.add("avx512_bf16")
     if _fact("amx_bf16") == "true":
         _target |= {"amx_bf16", "amx_tile"}
-    _flags &= _target
+    return _target
+
+try:
+    _flags = set(open("/proc/cpuinfo").read().split())
+except OSError:
+    _flags = set()
+if _qemu_cpu:
+    # /proc/cpuinfo is the real host's; the emulated CPU is what the tools
+    # see (and must not be overridden by TFM_CPU).
+    config.environment.pop("TFM_CPU", None)
+    _flags = _planned_flags("host")
+    lit_config.note("tools run under qemu-x86_64 -cpu %s: %s" %
+                    (_qemu_cpu, " ".join(sorted(_flags))))
+_forced_cpu = lit_config.params.get("cpu") or os.environ.get("TFM_CPU", "")
+if _forced_cpu and _forced_cpu != "host":
+    config.environment["TFM_CPU"] = _forced_cpu
+    _flags &= _planned_flags(_forced_cpu)
     config.available_features.add("forced-cpu")
     lit_config.note("tests plan and run code for cpu=%s (TFM_CPU)" % _forced_cpu)
 
