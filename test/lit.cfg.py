@@ -147,6 +147,11 @@ if _qemu_cpu:
     _flags = _planned_flags("host")
     lit_config.note("tools run under qemu-x86_64 -cpu %s: %s" %
                     (_qemu_cpu, " ".join(sorted(_flags))))
+# What the machine itself runs, whatever TFM_CPU plans for: the runner
+# binds AVX512-BF16 pair-packed weights, or refuses a plan of pair dot
+# products, by the machine (bf16-pairs.test).
+if {"avx512_bf16", "avx512vl"} <= _flags:
+    config.available_features.add("machine-avx512-bf16")
 _forced_cpu = lit_config.params.get("cpu") or os.environ.get("TFM_CPU", "")
 if _forced_cpu and _forced_cpu != "host":
     config.environment["TFM_CPU"] = _forced_cpu

@@ -141,15 +141,19 @@ static bool onlyWidens(linalg::LinalgOp op, unsigned input) {
 }
 
 /// Points `generic`'s input `input` at `value` (with `map`): when `value`
-/// holds f32 where the input held bf16/f16 (onlyWidens), the body reads the
-/// f32 as it is, its extensions dropped.
-static void readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
+/// holds f32 where the input held bf16/f16, the body reads the f32 as it
+/// is, its extensions dropped -- only where the body does nothing else with
+/// the input (onlyWidens); false, and `generic` unchanged, otherwise.
+static bool readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
                         unsigned input, Value value, AffineMap map) {
-  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  maps[input] = map;
   BlockArgument arg = generic.getBody()->getArgument(input);
   Type element = getElementTypeOrSelf(value);
   bool widened = arg.getType() != element;
+  if (widened &&
+      !onlyWidens(cast<linalg::LinalgOp>(generic.getOperation()), input))
+    return false;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  maps[input] = map;
   rewriter.modifyOpInPlace(generic, [&] {
     generic->setOperand(input, value);
     generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
@@ -157,8 +161,47 @@ static void readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
       arg.setType(element);
   });
   if (widened)
-    for (Operation *user : llvm::make_early_inc_range(arg.getUsers()))
-      rewriter.replaceOp(user, arg);
+    for (Operation *ext : SmallVector<Operation *>(arg.getUsers()))
+      rewriter.replaceOp(ext, arg);
+  return true;
+}
+
+/// Reads A in f32 when `op` only widens it and A is not packed in f32
+/// (packRowsOfA packs only As that enough tiles read, of rank 2): one
+/// widened copy of A, before `op`, so that a register tile broadcasts its
+/// rows' f32 elements from memory as in an f32 GEMM instead of widening a
+/// column of A in a register of its own (the f32 plan counts no such
+/// register: AVX2's 4 x 24 would spill).
+static void widenA(RewriterBase &rewriter, linalg::LinalgOp op,
+                   const ContractionPlan &plan) {
+  unsigned a = 1 - plan.bInput;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  Value aValue = op.getDpsInputOperand(a)->get();
+  auto type = dyn_cast<RankedTensorType>(aValue.getType());
+  if (!generic || plan.pairs || !type || !type.hasStaticShape() ||
+      !onlyWidens(op, a))
+    return;
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Type f32 = rewriter.getF32Type();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
+  SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(
+                                     type.getRank(), rewriter.getContext()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  Value wide = linalg::GenericOp::create(
+                   rewriter, loc, init.getType(), ValueRange{aValue},
+                   ValueRange{init}, maps, iterators,
+                   [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+                     Value x = arith::ExtFOp::create(b, bodyLoc, f32, args[0]);
+                     linalg::YieldOp::create(b, bodyLoc, x);
+                   })
+                   .getResult(0);
+  if (!readWidened(rewriter, generic, a, wide,
+                   generic.getIndexingMapsArray()[a])) {
+    rewriter.eraseOp(wide.getDefiningOp());
+    rewriter.eraseOp(init.getDefiningOp());
+  }
 }
 
 /// The pack of `expanded` ([M / rows, rows, K(, 2)]) into `init`'s panels
@@ -202,15 +245,14 @@ static bool isRowPanelPack(Operation *pack, ArrayRef<int64_t> permutation,
   if (auto transpose = dyn_cast<linalg::TransposeOp>(pack))
     return transpose.getPermutation() == permutation;
   auto generic = dyn_cast<linalg::GenericOp>(pack);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumParallelLoops() != permutation.size() ||
-      !generic.getIndexingMapsArray().back().isIdentity())
+  if (!generic || !isWideningTranspose(generic) ||
+      generic.getNumLoops() != permutation.size())
     return false;
   AffineMap input = generic.getIndexingMapsArray().front();
   for (auto [i, p] : llvm::enumerate(permutation))
     if (dimPosition(input.getResult(p)) != i)
       return false;
-  return isa<arith::ExtFOp>(generic.getBody()->front());
+  return true;
 }
 
 /// A pack of `aValue` into `packedType` panels (expanded to `expandedType`,
@@ -418,8 +460,11 @@ static void widenBlockOfB(RewriterBase &rewriter, linalg::LinalgOp blocked,
                      linalg::YieldOp::create(builder, bodyLoc, x);
                    })
                    .getResult(0);
-  readWidened(rewriter, generic, plan.bInput, wide,
-              generic.getIndexingMapsArray()[plan.bInput]);
+  if (!readWidened(rewriter, generic, plan.bInput, wide,
+                   generic.getIndexingMapsArray()[plan.bInput])) {
+    rewriter.eraseOp(wide.getDefiningOp());
+    rewriter.eraseOp(init.getDefiningOp());
+  }
 }
 
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
@@ -458,6 +503,8 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   Value aValue = op.getDpsInputOperand(1 - plan.bInput)->get();
   Value packedA = packRowsOfA(rewriter, op, plan, rows, cols);
+  if (!packedA && rows > 1)
+    widenA(rewriter, op, plan);
   // Cache blocks: every loop but M, N and K is tiled by 1.
   SmallVector<int64_t> block(ranges.size(), 1), reg(ranges.size(), 0);
   block[plan.m] = blockSize(ranges[plan.m], rows, tiling.blockRows);

@@ -93,6 +93,21 @@ bool codegen::isOutsideParallelLoops(Operation *op) {
          !op->getParentOfType<scf::ParallelOp>();
 }
 
+bool codegen::isWideningTranspose(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[0].isPermutation() || !maps[1].isIdentity())
+    return false;
+  Block &body = *op.getBody();
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  return ext && ext.getIn() == body.getArgument(0) &&
+         body.getOperations().size() == 2 &&
+         body.getTerminator()->getOperand(0) == ext.getResult();
+}
+
 void codegen::vectorizeInPlace(RewriterBase &rewriter, Operation *op) {
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
   if (!linalgOp)

@@ -55,6 +55,12 @@ splitOffRemainder(RewriterBase &rewriter, linalg::LinalgOp op, unsigned dim,
 /// (half-precision operands are extended to f32 as they are loaded).
 bool isF32Accumulation(linalg::LinalgOp op);
 
+/// Whether `op` is a transpose that widens each element (`arith.extf`, its
+/// body nothing else): one input read through a permutation, the output
+/// whole, static tensors. The f32 A panels of half-precision GEMMs
+/// (RegisterTiles.cpp), vectorized as transposes (VectorizeElementwise.cpp).
+bool isWideningTranspose(linalg::GenericOp op);
+
 /// Whether `op` runs outside every loop that runs in parallel (its outermost
 /// tile loop may then be the parallel one). Sequential loops around it (the
 /// loop over a mixture's experts) are no obstacle: each of their iterations

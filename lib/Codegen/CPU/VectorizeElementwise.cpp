@@ -160,23 +160,6 @@ static int64_t powerOfTwoDivisor(int64_t extent, int64_t limit) {
   return size;
 }
 
-/// Whether `op` is a transpose that widens each element (`arith.extf`): one
-/// input read through a permutation, the output whole, static tensors.
-static bool isWideningTranspose(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
-      op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != op.getNumParallelLoops())
-    return false;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!maps[0].isPermutation() || !maps[1].isIdentity())
-    return false;
-  Block &body = *op.getBody();
-  auto ext = dyn_cast<arith::ExtFOp>(body.front());
-  return ext && ext.getIn() == body.getArgument(0) &&
-         body.getOperations().size() == 2 &&
-         body.getTerminator()->getOperand(0) == ext.getResult();
-}
-
 /// A transpose that moves the innermost dimension, generalised: out[.., i,
 /// .., j] = in[.., j, .., i]. The output's last loop and the loop that reads
 /// the input's last dimension are tiled by up to `lanes` (powers of two that
