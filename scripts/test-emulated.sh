@@ -3,8 +3,8 @@
 # tool that plans or executes code runs under qemu-x86_64 (Debian's
 # qemu-user, installed here if missing) with an emulated CPU, whose CPUID is
 # what LLVM's host detection and tfm's plan read (test/lit.cfg.py,
-# `--param qemu-cpu`). The emulation is 5-50x slower than the host: give a
-# filter for a subset.
+# `--param qemu-cpu`). Emulation is slow: give a filter for a subset (and
+# not lit's --max-time, which drops every result at its limit).
 #
 #   bash scripts/test-emulated.sh [lit args...]   # e.g. --filter 'hostile|Pipelines'
 #
