@@ -166,6 +166,47 @@ static bool readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
   return true;
 }
 
+/// A generic that writes `input`, read through `inputMap`, widened to f32
+/// into `init` (read whole).
+static Value createWidening(RewriterBase &rewriter, Location loc, Value input,
+                            Value init, AffineMap inputMap) {
+  unsigned rank = inputMap.getNumDims();
+  SmallVector<AffineMap> maps{
+      inputMap, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  Type f32 = getElementTypeOrSelf(init);
+  return linalg::GenericOp::create(
+             rewriter, loc, init.getType(), ValueRange{input}, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+               Value wide = arith::ExtFOp::create(b, bodyLoc, f32, args[0]);
+               linalg::YieldOp::create(b, bodyLoc, wide);
+             })
+      .getResult(0);
+}
+
+/// Points `generic`'s input `input`, a static bf16/f16 tensor the body only
+/// widens (onlyWidens), at a widened f32 copy of it made right before
+/// `generic`; nothing is made otherwise.
+static void readWidenedCopy(RewriterBase &rewriter, linalg::GenericOp generic,
+                            unsigned input) {
+  Value value = generic.getDpsInputOperand(input)->get();
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() ||
+      !onlyWidens(cast<linalg::LinalgOp>(generic.getOperation()), input))
+    return;
+  rewriter.setInsertionPoint(generic);
+  Location loc = generic.getLoc();
+  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                       rewriter.getF32Type());
+  Value wide = createWidening(
+      rewriter, loc, value, init,
+      AffineMap::getMultiDimIdentityMap(type.getRank(), rewriter.getContext()));
+  readWidened(rewriter, generic, input, wide,
+              generic.getIndexingMapsArray()[input]);
+}
+
 /// Reads A in f32 when `op` only widens it and A is not packed in f32
 /// (packRowsOfA packs only As that enough tiles read, of rank 2): one
 /// widened copy of A, before `op`, so that a register tile broadcasts its
@@ -174,34 +215,9 @@ static bool readWidened(RewriterBase &rewriter, linalg::GenericOp generic,
 /// register: AVX2's 4 x 24 would spill).
 static void widenA(RewriterBase &rewriter, linalg::LinalgOp op,
                    const ContractionPlan &plan) {
-  unsigned a = 1 - plan.bInput;
-  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  Value aValue = op.getDpsInputOperand(a)->get();
-  auto type = dyn_cast<RankedTensorType>(aValue.getType());
-  if (!generic || plan.pairs || !type || !type.hasStaticShape() ||
-      !onlyWidens(op, a))
-    return;
-  rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  Type f32 = rewriter.getF32Type();
-  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
-  SmallVector<AffineMap> maps(2, AffineMap::getMultiDimIdentityMap(
-                                     type.getRank(), rewriter.getContext()));
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  Value wide = linalg::GenericOp::create(
-                   rewriter, loc, init.getType(), ValueRange{aValue},
-                   ValueRange{init}, maps, iterators,
-                   [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-                     Value x = arith::ExtFOp::create(b, bodyLoc, f32, args[0]);
-                     linalg::YieldOp::create(b, bodyLoc, x);
-                   })
-                   .getResult(0);
-  if (!readWidened(rewriter, generic, a, wide,
-                   generic.getIndexingMapsArray()[a])) {
-    rewriter.eraseOp(wide.getDefiningOp());
-    rewriter.eraseOp(init.getDefiningOp());
-  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      generic && !plan.pairs)
+    readWidenedCopy(rewriter, generic, 1 - plan.bInput);
 }
 
 /// The pack of `expanded` ([M / rows, rows, K(, 2)]) into `init`'s panels
@@ -221,19 +237,8 @@ static Value createRowPanelPack(RewriterBase &rewriter, Location loc,
   SmallVector<AffineExpr> inputExprs(rank);
   for (unsigned i = 0; i < rank; ++i)
     inputExprs[permutation[i]] = getAffineDimExpr(i, ctx);
-  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inputExprs, ctx),
-                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  Type f32 = getElementTypeOrSelf(init);
-  return linalg::GenericOp::create(
-             rewriter, loc, init.getType(), ValueRange{expanded},
-             ValueRange{init}, maps, iterators,
-             [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-               Value wide = arith::ExtFOp::create(b, bodyLoc, f32, args[0]);
-               linalg::YieldOp::create(b, bodyLoc, wide);
-             })
-      .getResult(0);
+  return createWidening(rewriter, loc, expanded, init,
+                        AffineMap::get(rank, 0, inputExprs, ctx));
 }
 
 /// Whether `pack` is a row-panel pack (createRowPanelPack) by `permutation`
@@ -438,33 +443,7 @@ static void widenBlockOfB(RewriterBase &rewriter, linalg::LinalgOp blocked,
   if (!generic || plan.pairs || rows < 2 || !onlyWidens(blocked, plan.bInput) ||
       blocked.getStaticLoopRanges()[plan.m] / rows < kMinRowTilesToWidenB)
     return;
-  Value b = blocked.getDpsInputOperand(plan.bInput)->get();
-  auto type = dyn_cast<RankedTensorType>(b.getType());
-  if (!type || !type.hasStaticShape())
-    return;
-  rewriter.setInsertionPoint(blocked);
-  Location loc = blocked.getLoc();
-  Type f32 = rewriter.getF32Type();
-  Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
-  unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps(
-      2, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext()));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  Value wide = linalg::GenericOp::create(
-                   rewriter, loc, init.getType(), ValueRange{b},
-                   ValueRange{init}, maps, iterators,
-                   [&](OpBuilder &builder, Location bodyLoc, ValueRange args) {
-                     Value x =
-                         arith::ExtFOp::create(builder, bodyLoc, f32, args[0]);
-                     linalg::YieldOp::create(builder, bodyLoc, x);
-                   })
-                   .getResult(0);
-  if (!readWidened(rewriter, generic, plan.bInput, wide,
-                   generic.getIndexingMapsArray()[plan.bInput])) {
-    rewriter.eraseOp(wide.getDefiningOp());
-    rewriter.eraseOp(init.getDefiningOp());
-  }
+  readWidenedCopy(rewriter, generic, plan.bInput);
 }
 
 /// Tiles `op`, whose M and N extents are multiples of `rows` and `cols`, into
