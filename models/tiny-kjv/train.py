@@ -9,6 +9,16 @@ model.safetensors next to a Hugging Face config.json, so tfm loads them as it
 would a published checkpoint.
 
   /usr/bin/python3 models/tiny-kjv/train.py [--steps N] [--minutes M]
+
+`--wide DIR` trains models/tiny-kjv-256's shape instead (hidden 256, ffn
+512, 8 heads: every matrix's K a multiple of 256, so the 256-weight
+super-blocks of Q4_K, Q5_K and Q6_K quantize all of them, where
+tiny-kjv's K of 192 leaves most matrices f32) and stores its weights as
+BF16 (half the bytes in git); bench/quant-accuracy.py measures the K-quants
+on it:
+
+  /usr/bin/python3 models/tiny-kjv/train.py --wide models/tiny-kjv-256 \
+      --minutes 25
 """
 import argparse
 import json
@@ -23,7 +33,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from tfm import reference as ref  # noqa: E402
-from tfm.io import write_safetensors  # noqa: E402
+from tfm.io import BF16, write_safetensors  # noqa: E402
 
 CONFIG = {
     "architectures": ["LlamaForCausalLM"],
@@ -45,6 +55,9 @@ CONFIG = {
     "rope_scaling": None,
     "torch_dtype": "float32",
 }
+
+WIDE = dict(CONFIG, hidden_size=256, intermediate_size=512,
+            num_attention_heads=8, torch_dtype="bfloat16")
 
 
 def corpus():
@@ -98,14 +111,18 @@ def main():
     parser.add_argument("--context", type=int, default=128)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--wide", metavar="DIR",
+                        help="train the wide shape (WIDE) into DIR, BF16")
     args = parser.parse_args()
+    config = WIDE if args.wide else CONFIG
+    out = args.wide or HERE
 
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
     data = corpus()
     split = int(len(data) * 0.98)
     train, val = data[:split], data[split:]
-    w = init_weights(CONFIG, gen)
+    w = init_weights(config, gen)
     params = list(w.values())
     for p in params:
         p.requires_grad_(True)
@@ -125,7 +142,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         x, y = batch(train)
-        logits = forward(CONFIG, w, x)
+        logits = forward(config, w, x)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 256), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
@@ -136,17 +153,20 @@ def main():
             with torch.no_grad():
                 vx, vy = batch(val)
                 vloss = torch.nn.functional.cross_entropy(
-                    forward(CONFIG, w, vx).reshape(-1, 256), vy.reshape(-1))
+                    forward(config, w, vx).reshape(-1, 256), vy.reshape(-1))
             print(f"step {step} loss {loss.item():.3f} val {vloss.item():.3f} "
                   f"lr {lr:.2e} {elapsed:.0f}s", flush=True)
         if elapsed > 60 * args.minutes:
             break
 
-    with open(os.path.join(HERE, "config.json"), "w") as f:
-        json.dump(CONFIG, f, indent=2)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
         f.write("\n")
-    write_safetensors(os.path.join(HERE, "model.safetensors"),
-                      {n: t.detach().contiguous().numpy() for n, t in w.items()},
+    store = BF16 if args.wide else (lambda a: a)
+    write_safetensors(os.path.join(out, "model.safetensors"),
+                      {n: store(t.detach().contiguous().numpy())
+                       for n, t in w.items()},
                       metadata={"format": "pt"})
     print(f"saved after {step + 1} steps, final loss {loss.item():.3f}")
 

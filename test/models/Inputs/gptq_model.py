@@ -27,6 +27,8 @@ usage:
       grouped in a random order (g_idx[perm[i]] = i // G; config.json's
       desc_act true); compressed-tensors' actorder "group" likewise
       (weight_g_idx).
+      --from HFDIR: quantize that Hugging Face Llama directory's weights
+      (read as f32) instead of a random model's (bench/quant-accuracy.py).
       --break writes a checkpoint tfm must refuse: asym (one zero point
       moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
@@ -177,12 +179,19 @@ def cmd_make(argv):
                    choices=["asym", "act-order", "scales-f32", "no-scales",
                             "qweight-i64", "float", "group", "both",
                             "columns"])
+    p.add_argument("--from", dest="source", metavar="HFDIR",
+                   help="quantize this Hugging Face directory's weights "
+                   "instead of a random model's")
     a = p.parse_args(argv)
     rng = np.random.default_rng(a.seed)
-    config = transformers.LlamaConfig(**TINY)
     torch.manual_seed(a.seed)
-    model = transformers.AutoModelForCausalLM.from_config(config).float()
-    randomize(model, rng)
+    if a.source:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            a.source, torch_dtype=torch.float32)
+    else:
+        config = transformers.LlamaConfig(**TINY)
+        model = transformers.AutoModelForCausalLM.from_config(config).float()
+        randomize(model, rng)
     tensors, ref = {}, {}
     for name, t in model.named_parameters():
         x = t.detach().numpy().copy()
@@ -282,7 +291,7 @@ def cmd_make(argv):
                    os.path.join(a.dir, "gptq", "model.safetensors"))
     else:
         save_file(tensors, os.path.join(a.dir, "gptq", "model.safetensors"))
-    ids = rng.integers(0, TINY["vocab_size"], (2, 9))
+    ids = rng.integers(0, model.config.vocab_size, (2, 9))
     np.save(os.path.join(a.dir, "ids.npy"), ids.astype(np.int64))
     kind = {"awq": "AWQ", "compressed-tensors": "compressed-tensors"}.get(
         a.method, "GPTQ")
