@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <utility>
@@ -28,6 +29,13 @@ FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Vectorises `op` in place (static shapes: no masks); no-op on failure.
 void vectorizeInPlace(RewriterBase &rewriter, Operation *op);
+
+/// Hoists the register tile's accumulators out of `loop` (a K loop, or one
+/// around it that passes them on): each vector read of a loop-carried
+/// tensor and the write at the same loop-invariant place become a
+/// loop-carried vector, read before the loop and written after it; other
+/// subsets through hoistLoopInvariantSubsets (HoistAccumulators.cpp).
+void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop);
 
 /// Replaces the zero fill of each cache block's accumulator in `func` by
 /// register tiles that start the block's first K block from zero vectors
