@@ -61,24 +61,24 @@ static Offset decompose(Value v) {
   }
 }
 
+/// How far the box `write` writes reaches in tensor dimension `d`: the
+/// vector's size in the dimensions it spans (a minor identity map: the
+/// innermost ones), 1 in the others.
+static int64_t extent(vector::TransferWriteOp write, int64_t d) {
+  VectorType type = write.getVectorType();
+  int64_t vectorDim = d - (int64_t(write.getIndices().size()) - type.getRank());
+  return vectorDim < 0 ? 1 : type.getDimSize(vectorDim);
+}
+
 /// Whether the boxes `a` and `b` write are provably apart: in some
 /// dimension their offsets share a base and differ by at least the extent
-/// (the vector's size in the dimensions it spans, 1 in the others).
+/// of the box that starts first.
 static bool provablyDisjoint(vector::TransferWriteOp a,
                              vector::TransferWriteOp b) {
-  int64_t rank = a.getIndices().size();
-  int64_t vectorRank = a.getVectorType().getRank();
-  for (int64_t d = 0; d < rank; ++d) {
+  for (int64_t d = 0, rank = a.getIndices().size(); d < rank; ++d) {
     Offset x = decompose(a.getIndices()[d]), y = decompose(b.getIndices()[d]);
-    if (x.base != y.base)
-      continue;
-    int64_t vectorDim = d - (rank - vectorRank);
-    int64_t extentA =
-        vectorDim < 0 ? 1 : a.getVectorType().getDimSize(vectorDim);
-    int64_t extentB =
-        vectorDim < 0 ? 1 : b.getVectorType().getDimSize(vectorDim);
-    if (x.constant + extentA <= y.constant ||
-        y.constant + extentB <= x.constant)
+    if (x.base == y.base && (x.constant + extent(a, d) <= y.constant ||
+                             y.constant + extent(b, d) <= x.constant))
       return true;
   }
   return false;
@@ -88,7 +88,8 @@ static bool provablyDisjoint(vector::TransferWriteOp a,
 /// minor identity map, every operand but the tensor defined outside.
 template <typename Transfer>
 static bool isHoistable(Transfer op, scf::ForOp loop) {
-  if (op.getMask() || !op.getPermutationMap().isMinorIdentity() ||
+  if (op.getMask() || op.getVectorType().isScalable() ||
+      !op.getPermutationMap().isMinorIdentity() ||
       llvm::any_of(op.getInBoundsValues(), [](bool b) { return !b; }))
     return false;
   return llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
@@ -105,7 +106,8 @@ static bool isHoistable(Transfer op, scf::ForOp loop) {
 /// or when any two writes may overlap. The pairs come in the order
 /// hoistLoopInvariantSubsets would hoist them (each where its first
 /// transfer is met, walking each value's uses in use-list order), so that
-/// both give the same IR.
+/// both give the same IR where every loop-carried tensor of the loop
+/// matches.
 static std::optional<SmallVector<AccumulatorPair>>
 matchAccumulators(scf::ForOp loop, BlockArgument iterArg) {
   SmallVector<AccumulatorPair> pairs;
@@ -209,13 +211,15 @@ static scf::ForOp hoist(RewriterBase &rewriter, scf::ForOp loop,
   // The chain inside the loop no longer writes.
   for (AccumulatorPair pair : pairs)
     rewriter.replaceAllUsesWith(pair.write.getResult(), pair.write.getBase());
-  auto grown = cast<scf::ForOp>(
-      *cast<LoopLikeOpInterface>(loop.getOperation())
-           .replaceWithAdditionalYields(
-               rewriter, inits, /*replaceInitOperandUsesInLoop=*/true,
-               [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
-                 return yields;
-               }));
+  FailureOr<LoopLikeOpInterface> grownLoop =
+      cast<LoopLikeOpInterface>(loop.getOperation())
+          .replaceWithAdditionalYields(
+              rewriter, inits, /*replaceInitOperandUsesInLoop=*/true,
+              [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                return yields;
+              });
+  assert(succeeded(grownLoop) && "an scf.for always takes more iter_args");
+  auto grown = cast<scf::ForOp>(grownLoop->getOperation());
   Value result = grown.getResult(iterArgIndex);
   SmallVector<OpOperand *> laterUses;
   for (OpOperand &use : result.getUses())
