@@ -100,6 +100,26 @@ static bool isHoistable(Transfer op, scf::ForOp loop) {
   });
 }
 
+/// Puts `op` in the first pair whose transfer of the other kind (`partner`)
+/// is at the same place and whose `slot` is free, or in a pair of its own.
+template <typename Transfer, typename Partner>
+static void pairUp(SmallVectorImpl<AccumulatorPair> &pairs, Transfer op,
+                   Transfer AccumulatorPair::*slot,
+                   Partner AccumulatorPair::*partner) {
+  auto pair = llvm::find_if(pairs, [&](AccumulatorPair p) {
+    Partner other = p.*partner;
+    return !(p.*slot) && other.getVectorType() == op.getVectorType() &&
+           other.getIndices() == op.getIndices();
+  });
+  if (pair != pairs.end()) {
+    (*pair).*slot = op;
+    return;
+  }
+  AccumulatorPair fresh;
+  fresh.*slot = op;
+  pairs.push_back(fresh);
+}
+
 /// The accumulator pairs of `iterArg`, whose tensor flows to the yield
 /// through writes and loops that pass it on unchanged, every other use a
 /// read; none when that does not hold, when a read or write has no partner
@@ -114,10 +134,6 @@ matchAccumulators(scf::ForOp loop, BlockArgument iterArg) {
   SmallVector<vector::TransferWriteOp> writes;
   // Where each value of the chain comes: after how many writes.
   DenseMap<Value, unsigned> position;
-  auto samePlace = [](auto a, auto b) {
-    return a.getVectorType() == b.getVectorType() &&
-           a.getIndices() == b.getIndices();
-  };
   Value value = iterArg;
   Operation *yield = loop.getBody()->getTerminator();
   while (true) {
@@ -129,13 +145,7 @@ matchAccumulators(scf::ForOp loop, BlockArgument iterArg) {
       if (auto read = dyn_cast<vector::TransferReadOp>(user)) {
         if (!isHoistable(read, loop))
           return std::nullopt;
-        auto pair = llvm::find_if(pairs, [&](const AccumulatorPair &p) {
-          return !p.read && samePlace(p.write, read);
-        });
-        if (pair != pairs.end())
-          pair->read = read;
-        else
-          pairs.push_back({read, nullptr});
+        pairUp(pairs, read, &AccumulatorPair::read, &AccumulatorPair::write);
         continue;
       }
       if (next || yielded)
@@ -149,13 +159,7 @@ matchAccumulators(scf::ForOp loop, BlockArgument iterArg) {
       if (auto write = dyn_cast<vector::TransferWriteOp>(user)) {
         if (&use != &write.getBaseMutable() || !isHoistable(write, loop))
           return std::nullopt;
-        auto pair = llvm::find_if(pairs, [&](const AccumulatorPair &p) {
-          return !p.write && samePlace(p.read, write);
-        });
-        if (pair != pairs.end())
-          pair->write = write;
-        else
-          pairs.push_back({nullptr, write});
+        pairUp(pairs, write, &AccumulatorPair::write, &AccumulatorPair::read);
         writes.push_back(write);
         next = write.getResult();
         continue;
