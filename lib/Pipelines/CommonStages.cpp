@@ -97,13 +97,7 @@ void mlir::tfm::buildCallingConventionStage(
   // out-parameters the caller allocates.
   pm.addPass(createTfmPrepareAbi());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  bufferize.unknownTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createTfmBufferize());
   // KV caches were written in place: their results are the cache arguments.
   pm.addPass(createTfmDropKVCacheResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;

@@ -78,6 +78,16 @@ void mlir::tfm::buildTfmCpuCodegenStage(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
 
+  // Identical layers give identical tiled nests: each in a function of
+  // tensors, one copy kept, so bufferization analyses one layer's nests
+  // whatever the depth (its analysis grows faster than linearly).
+  if (debug.outlineLoops) {
+    TfmOutlineLoopNestsOptions onTensors;
+    onTensors.tensors = true;
+    pm.addPass(createTfmOutlineLoopNests(onTensors));
+    pm.addPass(createTfmDeduplicateOutlinedFunctions());
+  }
+
   // Bufferize with the calling convention (CommonStages.cpp).
   // GEMMs planned for AMX tiles get their code on buffers, where tiles are
   // loaded and stored (CpuAmxContractions.cpp).

@@ -50,10 +50,13 @@ struct OutlineLoopNestsPass
       SmallVector<Operation *> nests;
       for (Block &block : func.getBody())
         for (Operation &op : block)
-          if (op.getNumRegions() > 0)
+          if (isNest(op))
             nests.push_back(&op);
-      // A few loops compile fast enough; keep small kernels whole.
-      if (nests.size() < kMinNestsToOutline)
+      // A few loops compile fast enough; keep small kernels whole. A
+      // function whose nests were outlined on tensors has its rest outlined
+      // too, so that what is left of each layer merges as well.
+      if (nests.size() < kMinNestsToOutline &&
+          !(!tensors && callsOutlinedNests(func, symbols)))
         continue;
       unsigned index = 0;
       for (Operation *loop : nests) {
@@ -64,6 +67,23 @@ struct OutlineLoopNestsPass
   }
 
   static constexpr size_t kMinNestsToOutline = 16;
+
+  static bool callsOutlinedNests(func::FuncOp func, SymbolTable &symbols) {
+    for (auto call : func.getBody().getOps<func::CallOp>())
+      if (Operation *callee = symbols.lookup(call.getCallee()))
+        if (callee->hasAttr(tfm::kOutlinedLoopNestAttr))
+          return true;
+    return false;
+  }
+
+  /// On buffers every op with a body; on tensors only the loops, whose
+  /// results are the tensors they wrote (a linalg op left for a later pass
+  /// on buffers must stay where that pass looks for it).
+  bool isNest(Operation &op) const {
+    if (!tensors)
+      return op.getNumRegions() > 0;
+    return isa<scf::ForOp, scf::ForallOp>(op);
+  }
 
   LogicalResult outline(IRRewriter &rewriter, SymbolTable &symbols,
                         func::FuncOp func, Operation *loop, unsigned index) {

@@ -401,7 +401,24 @@ def TfmOutlineLoopNests : Pass<"tfm-outline-loop-nests", "ModuleOp"> {
     O3 spends time quadratic in the number of loops on it; a call per loop
     nest costs nothing measurable at run time. Constants are cloned into
     the outlined functions, not passed as arguments.
+
+    With `tensors`, before bufferization: only the top-level `scf.for` and
+    `scf.forall` nests (the tiled, vectorised code of
+    `tfm-tile-and-vectorize-contractions` and `tfm-vectorize-elementwise`)
+    are outlined, as functions of tensors whose results are the loops'
+    results; linalg ops left for later passes on buffers stay where they
+    are. With `tfm-deduplicate-outlined-functions` after it, bufferization
+    then analyses one copy of each distinct nest instead of one per layer
+    (its analysis grows faster than linearly in a function's size). Each
+    call's destination tensors are its arguments, and one-shot bufferization
+    across function boundaries writes them in place
+    (`drop-equivalent-buffer-results` removes the returned buffers).
   }];
+  let options = [
+    Option<"tensors", "tensors", "bool", /*default=*/"false",
+           "Before bufferization: outline the top-level scf.for and "
+           "scf.forall nests as functions of tensors">,
+  ];
   let dependentDialects = ["func::FuncDialect", "scf::SCFDialect"];
 }
 

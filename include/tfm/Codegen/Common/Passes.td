@@ -27,6 +27,29 @@ def TfmPrepareAbi : Pass<"tfm-prepare-abi", "ModuleOp"> {
   }];
 }
 
+def TfmBufferize : Pass<"tfm-bufferize", "ModuleOp"> {
+  let summary = "One-shot bufferization across function boundaries: identity "
+                "layouts at public functions, the callers' layouts at "
+                "private ones";
+  let description = [{
+    One-shot bufferization of the whole module, function boundaries
+    included (`one-shot-bufferize{bufferize-function-boundaries}`). A
+    public function's tensors become buffers of identity layout: the
+    calling convention (`tfm/Pipelines/Pipelines.h`). A private function's
+    (a loop nest that `tfm-outline-loop-nests{tensors}` outlined) take the
+    layout of the buffers its callers pass, predicted from their tensors,
+    where all calls agree, else a view with contiguous rows
+    (`strided<[?, ..., 1], offset: ?>`): a caller passes a view (a slice
+    of the fused Q/K/V projection, the columns of a result) as it is, and
+    the buffers the function writes come back with the static layout its
+    caller's reshapes need. What a private function wrote in place is not
+    returned (upstream's `drop-equivalent-buffer-results`). Rationale:
+    docs/design.md, "Compile time does not grow with depth".
+  }];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "memref::MemRefDialect"];
+}
+
 def TfmDropKVCacheResults : Pass<"tfm-drop-kv-cache-results", "ModuleOp"> {
   let summary = "Drops the KV-cache results that bufferization made "
                 "equivalent to their cache arguments";
