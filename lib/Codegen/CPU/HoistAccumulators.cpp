@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SubsetOpInterface.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 using namespace mlir;
@@ -246,6 +247,24 @@ static scf::ForOp hoist(RewriterBase &rewriter, scf::ForOp loop,
   return grown;
 }
 
+/// Whether a subset op of `loop`'s own body (its nested loops' are never
+/// hoisted out of it) has all its indices defined outside the loop: only
+/// such a subset can be hoisted. hoistLoopInvariantSubsets would otherwise
+/// prove every pair disjoint from every subset op of the nested loops too
+/// before finding that the pair's indices vary -- the cost of an outer
+/// loop over register tiles whose K loops were already done.
+static bool mayHoistSubsets(scf::ForOp loop) {
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (!isa<SubsetOpInterface>(op))
+      continue;
+    if (llvm::all_of(op.getOperands(), [&](Value v) {
+          return !v.getType().isIndex() || loop.isDefinedOutsideOfLoop(v);
+        }))
+      return true;
+  }
+  return false;
+}
+
 void mlir::tfm::codegen::hoistAccumulators(RewriterBase &rewriter,
                                            scf::ForOp loop) {
   bool unmatched = false;
@@ -261,7 +280,7 @@ void mlir::tfm::codegen::hoistAccumulators(RewriterBase &rewriter,
       unmatched = true;
   }
   // Any other shape of subset ops: the general (and slower) hoisting.
-  if (unmatched)
+  if (unmatched && mayHoistSubsets(loop))
     hoistLoopInvariantSubsets(rewriter,
                               cast<LoopLikeOpInterface>(loop.getOperation()));
 }
