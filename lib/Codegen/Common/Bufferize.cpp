@@ -16,8 +16,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/BitVector.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMBUFFERIZE
@@ -32,40 +34,53 @@ using namespace mlir::bufferization;
 static MemRefType withContiguousRows(TensorType type, Attribute memorySpace) {
   auto ranked = cast<RankedTensorType>(type);
   int64_t rank = ranked.getRank();
-  if (rank == 0)
-    return MemRefType::get(ranked.getShape(), ranked.getElementType(),
-                           MemRefLayoutAttrInterface(), memorySpace);
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  strides.back() = 1;
+  if (rank > 0)
+    strides.back() = 1;
   auto layout =
       StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
   return MemRefType::get(ranked.getShape(), ranked.getElementType(), layout,
                          memorySpace);
 }
 
+/// Follows `value` back through the destinations it was written into (loop
+/// inits, destination-style inits) to the block argument it updates in
+/// place, if any. A loop counts only if what it yields is its own
+/// iteration argument, updated in place, so that its result is that
+/// buffer.
+static BlockArgument updatedArgument(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg;
+    auto result = cast<OpResult>(value);
+    Operation *def = result.getOwner();
+    unsigned number = result.getResultNumber();
+    if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      Value yielded = loop.getYieldedValues()[number];
+      if (updatedArgument(yielded) != loop.getRegionIterArgs()[number])
+        return nullptr;
+      value = loop.getInitArgs()[number];
+    } else if (auto loop = dyn_cast<scf::ForallOp>(def)) {
+      // Results are the shared outputs, written by parallel_insert_slice.
+      value = loop.getOutputs()[number];
+    } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      value = dps.getDpsInitOperand(number)->get();
+    } else {
+      return nullptr;
+    }
+  }
+}
+
 /// The argument of `func` that its result `index` is written into in place
 /// (through its loops' destinations), if any.
 static std::optional<unsigned> tiedArgument(func::FuncOp func, unsigned index) {
-  auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
-  if (!ret)
+  if (!func.getBody().hasOneBlock())
     return std::nullopt;
-  Value value = ret.getOperand(index);
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return arg.getOwner() == &func.getBody().front()
-                 ? std::optional<unsigned>(arg.getArgNumber())
-                 : std::nullopt;
-    auto result = cast<OpResult>(value);
-    Operation *def = result.getOwner();
-    if (auto loop = dyn_cast<scf::ForOp>(def))
-      value = loop.getInitArgs()[result.getResultNumber()];
-    else if (auto loop = dyn_cast<scf::ForallOp>(def))
-      value = loop.getOutputs()[result.getResultNumber()];
-    else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-      value = dps.getDpsInitOperand(result.getResultNumber())->get();
-    else
-      return std::nullopt;
-  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  BlockArgument arg = updatedArgument(ret.getOperand(index));
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return std::nullopt;
+  return arg.getArgNumber();
 }
 
 namespace {
@@ -145,7 +160,7 @@ private:
     auto tensor = cast<RankedTensorType>(value.getType());
     if (auto arg = dyn_cast<BlockArgument>(value)) {
       auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      if (func && func.isPublic())
+      if (func && func.isPublic() && arg.getOwner()->isEntryBlock())
         return identity(value);
       return std::nullopt;
     }
@@ -268,13 +283,16 @@ struct BufferizePass : public tfm::impl::TfmBufferizeBase<BufferizePass> {
     if (failed(bufferizeModuleOp(module, options, state)))
       return signalPassFailure();
     removeBufferizationAttributesInModule(module);
-    if (failed(dropResultsWrittenInPlace(module)))
+    if (failed(restorePublicResultLayouts(module)) ||
+        failed(dropResultsWrittenInPlace(module)))
       return signalPassFailure();
   }
 
   /// A private function returns the buffers its loops wrote in place, as
   /// loop results: folded to the arguments they are, the results go and
-  /// each caller uses its own operand.
+  /// each caller uses its own operand. (Upstream's
+  /// dropEquivalentBufferResults would drop a public function's too: the
+  /// calling convention keeps them.)
   LogicalResult dropResultsWrittenInPlace(ModuleOp module) {
     MLIRContext *ctx = module.getContext();
     RewritePatternSet patterns(ctx);
@@ -282,11 +300,135 @@ struct BufferizePass : public tfm::impl::TfmBufferizeBase<BufferizePass> {
     memref::CopyOp::getCanonicalizationPatterns(patterns, ctx);
     memref::CastOp::getCanonicalizationPatterns(patterns, ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
+    SmallVector<func::FuncOp> privates;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func.isPrivate() && !func.isExternal() && func.getNumResults() > 0)
-        if (failed(applyPatternsGreedily(func, frozen)))
-          return failure();
-    return dropEquivalentBufferResults(module);
+      if (func.isPrivate() && !func.isExternal() && func.getNumResults() > 0 &&
+          func.getBody().hasOneBlock())
+        privates.push_back(func);
+    for (func::FuncOp func : privates)
+      if (failed(applyPatternsGreedily(func, frozen)))
+        return failure();
+    SymbolTableCollection symbols;
+    SymbolUserMap users(symbols, module);
+    IRRewriter rewriter(ctx);
+    for (func::FuncOp func : privates) {
+      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      // Result -> the argument it is.
+      llvm::DenseMap<unsigned, unsigned> argumentOf;
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        Value source = value;
+        while (auto cast = source.getDefiningOp<memref::CastOp>())
+          source = cast.getSource();
+        if (auto arg = dyn_cast<BlockArgument>(source);
+            arg && arg.getOwner() == &func.getBody().front())
+          argumentOf[index] = arg.getArgNumber();
+      }
+      if (argumentOf.empty())
+        continue;
+      llvm::BitVector dropped(func.getNumResults());
+      for (auto [index, arg] : argumentOf)
+        dropped.set(index);
+      for (Operation *user : users.getUsers(func)) {
+        auto call = dyn_cast<func::CallOp>(user);
+        if (!call)
+          return func.emitError("a function whose results are dropped is used "
+                                "other than by calls");
+        rewriter.setInsertionPoint(call);
+        SmallVector<Type> kept;
+        for (auto [index, type] : llvm::enumerate(call.getResultTypes()))
+          if (!dropped.test(index))
+            kept.push_back(type);
+        auto newCall =
+            func::CallOp::create(rewriter, call.getLoc(), call.getCallee(),
+                                 kept, call.getOperands());
+        SmallVector<Value> replacements;
+        unsigned next = 0;
+        for (auto [index, result] : llvm::enumerate(call.getResults())) {
+          if (!dropped.test(index)) {
+            replacements.push_back(newCall.getResult(next++));
+            continue;
+          }
+          Value operand = call.getOperand(argumentOf[index]);
+          if (operand.getType() != result.getType())
+            operand = memref::CastOp::create(rewriter, call.getLoc(),
+                                             result.getType(), operand);
+          replacements.push_back(operand);
+        }
+        rewriter.replaceOp(call, replacements);
+      }
+      rewriter.modifyOpInPlace(ret, [&] { ret->eraseOperands(dropped); });
+      if (failed(func.eraseResults(dropped)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Public functions keep identity result layouts (the calling
+  /// convention): result layout inference folded the casts to identity that
+  /// were sure to hold (a view at offset 0 with identity strides); they are
+  /// put back, and calls in the module see the identity type.
+  LogicalResult restorePublicResultLayouts(ModuleOp module) {
+    SymbolTableCollection symbols;
+    SymbolUserMap users(symbols, module);
+    IRRewriter rewriter(module.getContext());
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isPrivate() || func.isExternal())
+        continue;
+      SmallVector<Type> identityTypes;
+      bool changed = false;
+      for (Type type : func.getResultTypes()) {
+        auto memref = dyn_cast<MemRefType>(type);
+        if (memref && !memref.getLayout().isIdentity()) {
+          type = MemRefType::get(memref.getShape(), memref.getElementType(),
+                                 MemRefLayoutAttrInterface(),
+                                 memref.getMemorySpace());
+          changed = true;
+        }
+        identityTypes.push_back(type);
+      }
+      if (!changed)
+        continue;
+      for (Block &block : func.getBody()) {
+        auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+        if (!ret)
+          continue;
+        rewriter.setInsertionPoint(ret);
+        for (OpOperand &operand : ret->getOpOperands()) {
+          Type want = identityTypes[operand.getOperandNumber()];
+          if (operand.get().getType() == want)
+            continue;
+          if (!memref::CastOp::areCastCompatible(operand.get().getType(), want))
+            return ret.emitError("cannot return a buffer of identity layout");
+          Value cast = memref::CastOp::create(rewriter, ret.getLoc(), want,
+                                              operand.get());
+          rewriter.modifyOpInPlace(ret, [&] { operand.set(cast); });
+        }
+      }
+      // The casts that inference folded away are dead now.
+      func.walk([&](memref::CastOp cast) {
+        if (cast->use_empty())
+          rewriter.eraseOp(cast);
+      });
+      SmallVector<Type> oldTypes(func.getResultTypes());
+      func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                     identityTypes));
+      for (Operation *user : users.getUsers(func)) {
+        auto call = dyn_cast<func::CallOp>(user);
+        if (!call)
+          continue;
+        rewriter.setInsertionPointAfter(call);
+        for (auto [result, want, old] :
+             llvm::zip(call.getResults(), identityTypes, oldTypes)) {
+          if (want == old)
+            continue;
+          result.setType(want);
+          auto back =
+              memref::CastOp::create(rewriter, call.getLoc(), old, result);
+          rewriter.replaceAllUsesExcept(result, back.getResult(), back);
+        }
+      }
+    }
+    return success();
   }
 };
 } // namespace

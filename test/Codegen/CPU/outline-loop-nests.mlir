@@ -99,6 +99,31 @@ func.func @few(%m: memref<8xf32>) {
 
 // -----
 
+// A function whose nests were outlined on tensors already has the rest of
+// its nests outlined however few: what is left of each layer merges too.
+// CHECK: func.func private @rest__loop0(%{{.*}}: memref<8xf32>) attributes {tfm.outlined_loop_nest}
+// CHECK: scf.for
+// CHECK-LABEL: func.func @rest(
+// CHECK: call @nest(
+// CHECK-NEXT: call @rest__loop0(
+// CHECK-NEXT: return
+func.func private @nest(%m: memref<8xf32>) attributes {tfm.outlined_loop_nest} {
+  return
+}
+func.func @rest(%m: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %f = arith.constant 1.5 : f32
+  call @nest(%m) : (memref<8xf32>) -> ()
+  scf.for %i = %c0 to %c8 step %c1 {
+    memref.store %f, %m[%i] : memref<8xf32>
+  }
+  return
+}
+
+// -----
+
 // The parallel region of a threaded loop is a nest like any other.
 // CHECK: func.func private @threaded__loop15(%{{.*}}: memref<8xf32>) attributes {tfm.outlined_loop_nest}
 // CHECK-NEXT: arith.constant
