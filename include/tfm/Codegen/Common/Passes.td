@@ -43,7 +43,8 @@ def TfmBufferize : Pass<"tfm-bufferize", "ModuleOp"> {
     of the fused Q/K/V projection, the columns of a result) as it is, and
     the buffers the function writes come back with the static layout its
     caller's reshapes need. What a private function wrote in place is not
-    returned (upstream's `drop-equivalent-buffer-results`). Rationale:
+    returned (as upstream's `drop-equivalent-buffer-results` does, but for
+    private functions only); public functions keep identity results. Rationale:
     docs/design.md, "Compile time does not grow with depth".
   }];
   let dependentDialects = ["bufferization::BufferizationDialect",
