@@ -507,13 +507,7 @@ static void tileAndVectorizeExact(RewriterBase &rewriter, linalg::LinalgOp op,
   // Enough parallel blocks to share among threads: halve the N block, then
   // the M block, until there are kMinParallelBlocks (or the register tile).
   // A one-row tile's panels are halved (down to two) only while the blocks
-  // are too few and odd: threads come in even numbers, and three blocks on
-  // two threads run at two thirds of their speed (a 12-layer GPT-2-small
-  // decode step on AVX-512, 4 panels of 64 columns, its 768-wide GEMVs
-  // in 3 blocks: 20.5 -> 17.7 ms on two threads), while fewer panels a
-  // tile read fewer streams (the same step on one thread: 30.2 -> 30.7
-  // ms; TinyLlama's, whose blocks are even but for the K/V projection's
-  // one, unchanged on one thread, -1 to -8% on two).
+  // are too few and odd (docs/design.md, the GEMV item).
   bool parallel = worthThreads(op, kMinParallelMacs);
   auto parallelBlocks = [&] {
     int64_t count = 1;
