@@ -56,7 +56,7 @@ struct OutlineLoopNestsPass
       // function whose nests were outlined on tensors has its rest outlined
       // too, so that what is left of each layer merges as well.
       if (nests.size() < kMinNestsToOutline &&
-          !(!tensors && callsOutlinedNests(func, symbols)))
+          (tensors || !callsOutlinedNests(func, symbols)))
         continue;
       unsigned index = 0;
       for (Operation *loop : nests) {

@@ -43,6 +43,11 @@ static MemRefType withContiguousRows(TensorType type, Attribute memorySpace) {
                          memorySpace);
 }
 
+/// `type` with the identity layout (a fresh allocation's).
+static MemRefType withIdentityLayout(MemRefType type) {
+  return MemRefType::Builder(type).setLayout(MemRefLayoutAttrInterface());
+}
+
 /// Follows `value` back through the destinations it was written into (loop
 /// inits, destination-style inits) to the block argument it updates in
 /// place, if any. A loop counts only if what it yields is its own
@@ -250,9 +255,7 @@ struct BufferizePass : public tfm::impl::TfmBufferizeBase<BufferizePass> {
     options.allocationFn = [](OpBuilder &b, Location loc, MemRefType type,
                               ValueRange dynamicSizes,
                               unsigned alignment) -> FailureOr<Value> {
-      auto identity =
-          MemRefType::get(type.getShape(), type.getElementType(),
-                          MemRefLayoutAttrInterface(), type.getMemorySpace());
+      MemRefType identity = withIdentityLayout(type);
       Value buffer = memref::AllocOp::create(b, loc, identity, dynamicSizes,
                                              b.getI64IntegerAttr(alignment))
                          .getResult();
@@ -379,9 +382,7 @@ struct BufferizePass : public tfm::impl::TfmBufferizeBase<BufferizePass> {
       for (Type type : func.getResultTypes()) {
         auto memref = dyn_cast<MemRefType>(type);
         if (memref && !memref.getLayout().isIdentity()) {
-          type = MemRefType::get(memref.getShape(), memref.getElementType(),
-                                 MemRefLayoutAttrInterface(),
-                                 memref.getMemorySpace());
+          type = withIdentityLayout(memref);
           changed = true;
         }
         identityTypes.push_back(type);
