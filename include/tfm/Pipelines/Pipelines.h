@@ -187,7 +187,9 @@ struct CpuPipelineOptions : public CommonPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run f32 GEMMs (M at least 64, N and K multiples of 32) "
                      "on AMX tiles "
                      "as six bf16 products (bf16x6, about f32's accuracy) "
-                     "where the target has AMX-BF16 (off: FMA everywhere)"),
+                     "where the target has AMX-BF16, and the prefill of "
+                     "GEMMs on int8 activations on AMX-INT8 tiles where it "
+                     "has those (off: FMA and VNNI everywhere)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> amxSplitWeights{
       *this, "amx-split-weights",

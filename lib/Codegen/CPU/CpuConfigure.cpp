@@ -24,8 +24,9 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target,
-                                 bool int8Dot) {
+                                 bool int8Dot, bool amx) {
   Builder b(ctx);
+  bool int8 = int8Dot && target.vectorBits >= 256 && target.hasFMA;
   return b.getDictionaryAttr({
       b.getNamedAttr("cpu", b.getStringAttr(target.cpu)),
       b.getNamedAttr("vector_bits", b.getI64IntegerAttr(target.vectorBits)),
@@ -37,9 +38,11 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target,
       b.getNamedAttr("avx512_vnni", b.getBoolAttr(target.hasAvx512Vnni)),
       // Quantized weights' GEMMs on int8 activations: where the target has
       // int8 dot products (AVX2's vpmaddubsw and up), unless turned off.
-      b.getNamedAttr("int8_dot",
-                     b.getBoolAttr(int8Dot && target.vectorBits >= 256 &&
-                                   target.hasFMA)),
+      b.getNamedAttr("int8_dot", b.getBoolAttr(int8)),
+      // Their prefill on AMX-INT8 tiles where the target has them, unless
+      // tiles are turned off (`amx`).
+      b.getNamedAttr("amx_int8",
+                     b.getBoolAttr(int8 && amx && target.hasAmxInt8)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });
@@ -94,15 +97,15 @@ struct CpuConfigurePass
     // Tiles for the host only where Linux lets this process use them (the
     // request is irreversible for the process: made only when planning
     // tiles).
-    if (amx && target->hasAmxBf16 && resolveCpuName(cpu) == "host" &&
-        !requestAmxTilePermission())
-      target->hasAmxBf16 = false;
+    if (amx && (target->hasAmxBf16 || target->hasAmxInt8) &&
+        resolveCpuName(cpu) == "host" && !requestAmxTilePermission())
+      target->hasAmxBf16 = target->hasAmxInt8 = false;
     MLIRContext *ctx = &getContext();
     CpuTilingAttr tilingAttr = tilingToAttr(
         ctx,
         withOverrides(*target, deriveContractionTiling(*target, amx, bf16Dot),
                       tiling));
-    module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target, int8Dot));
+    module->setAttr(kCpuTargetAttrName, targetAttr(ctx, *target, int8Dot, amx));
     // One plan for f32 and bf16/f16 contractions: the latter read their
     // operands widened to f32 where a tile reads them more than once (the
     // A panels and the B blocks of RegisterTiles.cpp), so they need no

@@ -69,6 +69,19 @@ struct QuantizedKernelTarget {
   /// instruction set of their kernel: "avx512" (VNNI) or "avx2".
   bool int8 = false;
   llvm::StringRef int8Isa;
+  /// Their prefill on AMX-INT8 tiles (`amx_int8` in tfm.cpu_target).
+  bool amxInt8 = false;
+
+  /// The int8 kernel's instruction set for a GEMM of `rows` rows over
+  /// `format`'s weights: "amx" where tiles are planned and the rows make
+  /// them pay (fewer rows than a tile: measured slower for the nibble
+  /// formats, which the tile kernel unpacks per panel; docs/design.md,
+  /// "AMX-INT8 prefill"), else int8Isa.
+  llvm::StringRef getInt8Isa(QuantFormat format, int64_t rows) const {
+    if (!amxInt8 || format == QuantFormat::q6_k)
+      return int8Isa;
+    return rows >= (isNibbleFormat(format) ? 32 : 8) ? "amx" : int8Isa;
+  }
 
   /// The panel width of a weight held in `format`. The int8 AVX-512 VNNI
   /// kernels take the formats with two K steps a byte (Q4_0, Q4_K) in

@@ -38,6 +38,10 @@ static void applyFeatures(CpuTarget &target,
       has("amx-tile") && has("amx-bf16") && has("avx512bf16");
   target.hasAvx512Bf16 = has("avx512bf16") && has("avx512vl");
   target.hasAvx512Vnni = has("avx512vnni") && has("avx512bw");
+  // The int8 tile kernels scale their sums with AVX-512 (VNNI's variant is
+  // their fallback).
+  target.hasAmxInt8 =
+      has("amx-tile") && has("amx-int8") && target.hasAvx512Vnni;
 }
 
 #if defined(__linux__) && defined(__x86_64__)

@@ -33,7 +33,7 @@ using namespace mlir::tfm;
 QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
   int64_t bits = 0;
-  bool fma = false, int8 = false, vnni = false;
+  bool fma = false, int8 = false, vnni = false, amxInt8 = false;
   if (target) {
     if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
       bits = vectorBits.getInt();
@@ -43,6 +43,8 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
       int8 = int8Dot.getValue();
     if (auto hasVnni = target.getAs<BoolAttr>("avx512_vnni"))
       vnni = hasVnni.getValue();
+    if (auto tiles = target.getAs<BoolAttr>("amx_int8"))
+      amxInt8 = tiles.getValue();
   } else if (llvm::Expected<CpuTarget> host = CpuTarget::lookup("host")) {
     bits = host->vectorBits;
     fma = host->hasFMA;
@@ -53,10 +55,10 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   // runs AVX2's int8 code on them), VNNI's nibble formats twice as wide.
   StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
   if (bits >= 512)
-    return {"avx512", 32, int8, int8Isa};
+    return {"avx512", 32, int8, int8Isa, int8 && vnni && amxInt8};
   if (bits >= 256 && fma)
     return {"avx2", 16, int8, int8Isa};
-  return {"sse2", 8};
+  return {"sse2", 8, false, ""};
 }
 
 /// Whether `type`'s strides are static and end in `inner` (the innermost
@@ -219,6 +221,7 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     return cast;
   };
   SmallVector<Value> memrefs{a};
+  StringRef int8Isa = target.getInt8Isa(format, aType.getDimSize(0));
   if (int8) {
     // A's rows quantized once, before the column blocks read them.
     int64_t m = aType.getDimSize(0);
@@ -232,9 +235,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     Value sum = alloc({m, k / 32}, b.getIntegerType(32));
     SmallVector<Value> quantizeOperands{a, amax, q, d, sum};
     SmallVector<Type> quantizeTypes = dynamicTypes(quantizeOperands);
-    func::FuncOp quantize = getKernel(
-        module, (runtime::kInt8QuantizeRowsPrefix + target.int8Isa).str(),
-        quantizeTypes);
+    func::FuncOp quantize =
+        getKernel(module, (runtime::kInt8QuantizeRowsPrefix + int8Isa).str(),
+                  quantizeTypes);
     func::CallOp::create(b, loc, quantize,
                          castAll(quantizeOperands, quantizeTypes));
     memrefs = {q, d, sum};
@@ -246,8 +249,8 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   SmallVector<Type> types = dynamicTypes(memrefs);
   types.append(2, b.getIndexType());
   StringRef prefix = getMatmulKernelPrefix(format, int8);
-  func::FuncOp kernel = getKernel(
-      module, (prefix + (int8 ? target.int8Isa : target.isa)).str(), types);
+  func::FuncOp kernel =
+      getKernel(module, (prefix + (int8 ? int8Isa : target.isa)).str(), types);
 
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(blocks)},

@@ -12,6 +12,11 @@
 #include <cstdlib>
 #include <tuple>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace tfm::kernels;
 
 namespace {
@@ -66,14 +71,29 @@ using QuantizeVariant = void (*)(const float *, int64_t, const float *,
                                  int64_t, int64_t, int64_t, int8_t *, float *,
                                  int32_t *);
 
-/// The widest int8 instruction set (0 SSE2, 1 AVX2, 2 AVX-512 VNNI) both
-/// this CPU and `widest` (the plan's) allow.
+/// Whether Linux lets this process use AMX tile data (asked once; the
+/// compiler asks too when it plans tiles for the host: CpuTarget.cpp).
+bool amxTilesGranted() {
+#if defined(__linux__) && defined(__x86_64__)
+  // ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA (asm/prctl.h, Linux 5.16+).
+  static const bool granted = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  return granted;
+#else
+  return false;
+#endif
+}
+
+/// The widest int8 instruction set (0 SSE2, 1 AVX2, 2 AVX-512 VNNI, 3
+/// AMX-INT8 tiles) both this CPU and `widest` (the plan's) allow.
 int int8Isa(int widest) {
   static const int host =
       __builtin_cpu_supports("avx512vnni") &&
               __builtin_cpu_supports("avx512bw") &&
               __builtin_cpu_supports("avx512f")
-          ? 2
+          ? (__builtin_cpu_supports("amx-tile") &&
+                     __builtin_cpu_supports("amx-int8") && amxTilesGranted()
+                 ? 3
+                 : 2)
       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
               __builtin_cpu_supports("f16c")
           ? 1
@@ -86,8 +106,10 @@ int int8Isa(int widest) {
 void runQuantizeRows(int widest, MemRef<float, 3> *a, MemRef<float, 2> *amax,
                      MemRef<int8_t, 2> *q, MemRef<float, 2> *d,
                      MemRef<int32_t, 2> *sum) {
-  static constexpr QuantizeVariant variants[3] = {
-      quantizeRowsSse2, quantizeRowsAvx2, quantizeRowsAvx512};
+  // AMX's rows are AVX-512's.
+  static constexpr QuantizeVariant variants[4] = {
+      quantizeRowsSse2, quantizeRowsAvx2, quantizeRowsAvx512,
+      quantizeRowsAvx512};
   variants[int8Isa(widest)](a->data(), a->strides[0], amax->data(),
                             amax->strides[0], a->sizes[0],
                             a->sizes[1] * a->sizes[2], q->data(), d->data(),
@@ -97,9 +119,9 @@ void runQuantizeRows(int widest, MemRef<float, 3> *a, MemRef<float, 2> *amax,
 /// Panels [j0, j1) of C[M, J, P] += the int8 matmul of the quantized rows
 /// Q [M, K], D, SUM [M, K/32] and the Q8_0, Q4_0 or Q4_K weights V[J, K/32,
 /// G, P, 4], `s` (and Q4_K's `sc`), by the widest variant (SSE2, AVX2,
-/// AVX-512 VNNI) that both this CPU and `widest` allow and that has code
-/// for P columns.
-void runInt8BlockMatmul(const Int8Variant (&variants)[3], int widest,
+/// AVX-512 VNNI, AMX) that both this CPU and `widest` allow and that has
+/// code for P columns.
+void runInt8BlockMatmul(const Int8Variant (&variants)[4], int widest,
                         MemRef<int8_t, 2> *q, MemRef<float, 2> *d,
                         MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,
                         const uint16_t *s, const uint8_t *sc,
@@ -114,16 +136,21 @@ void runInt8BlockMatmul(const Int8Variant (&variants)[3], int widest,
   std::abort(); // The SSE2 variant takes any panel.
 }
 
-constexpr Int8Variant kQ8_0Int8Variants[3] = {
-    q8_0Int8MatmulSse2, q8_0Int8MatmulAvx2, q8_0Int8MatmulAvx512};
-constexpr Int8Variant kQ4_0Int8Variants[3] = {
-    q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512};
-constexpr Int8Variant kQ4_KInt8Variants[3] = {
-    q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512};
-constexpr Int8Variant kQ5_KInt8Variants[3] = {
-    q5_kInt8MatmulSse2, q5_kInt8MatmulAvx2, q5_kInt8MatmulAvx512};
-constexpr Int8Variant kQ6_KInt8Variants[3] = {
-    q6_kInt8MatmulSse2, q6_kInt8MatmulAvx2, q6_kInt8MatmulAvx512};
+constexpr Int8Variant kQ8_0Int8Variants[4] = {
+    q8_0Int8MatmulSse2, q8_0Int8MatmulAvx2, q8_0Int8MatmulAvx512,
+    q8_0Int8MatmulAmx};
+constexpr Int8Variant kQ4_0Int8Variants[4] = {
+    q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512,
+    q4_0Int8MatmulAmx};
+constexpr Int8Variant kQ4_KInt8Variants[4] = {
+    q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512,
+    q4_kInt8MatmulAmx};
+constexpr Int8Variant kQ5_KInt8Variants[4] = {
+    q5_kInt8MatmulSse2, q5_kInt8MatmulAvx2, q5_kInt8MatmulAvx512,
+    q5_kInt8MatmulAmx};
+constexpr Int8Variant kQ6_KInt8Variants[4] = {
+    q6_kInt8MatmulSse2, q6_kInt8MatmulAvx2, q6_kInt8MatmulAvx512,
+    q6_kInt8MatmulAmx};
 
 constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
                                       q8_0MatmulAvx512};
@@ -179,6 +206,7 @@ TFM_K_MATMUL(_mlir_ciface_tfm_q6_k_matmul_avx512, kQ6_KVariants, 3, 2)
 TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_sse2, 0)
 TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx2, 1)
 TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx512, 2)
+TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_amx, 3)
 #undef TFM_QUANTIZE_ROWS
 
 #define TFM_INT8_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                          \
@@ -192,9 +220,13 @@ TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_avx512, 2)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2, kQ8_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2, kQ8_0Int8Variants, 1)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512, kQ8_0Int8Variants, 2)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_amx, kQ8_0Int8Variants,
+                      3)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2, kQ4_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2, kQ4_0Int8Variants, 1)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variants, 2)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_amx, kQ4_0Int8Variants,
+                      3)
 #undef TFM_INT8_BLOCK_MATMUL
 
 #define TFM_K_INT8_MATMUL(NAME, VARIANTS, RANK, WIDEST)                        \
@@ -208,52 +240,64 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variant
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, kQ4_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, kQ4_KInt8Variants, 4, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, kQ4_KInt8Variants, 4, 2)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_amx, kQ4_KInt8Variants, 4,
+                  3)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2, kQ5_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2, kQ5_KInt8Variants, 4, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512, kQ5_KInt8Variants, 4, 2)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_amx, kQ5_KInt8Variants, 4,
+                  3)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2, kQ6_KInt8Variants, 3, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2, kQ6_KInt8Variants, 3, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512, kQ6_KInt8Variants, 3, 2)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_amx, kQ6_KInt8Variants, 3,
+                  3)
 #undef TFM_K_INT8_MATMUL
 
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
 #define TFM_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)},
   static const KernelSymbol symbols[] = {
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512)
-      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2)
-      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx2)
-      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx512)
-  };
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_sse2) TFM_SYMBOL(
+          _mlir_ciface_tfm_q8_0_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx2)
+          TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2) TFM_SYMBOL(
+              _mlir_ciface_tfm_q8_0_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
+              TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_sse2) TFM_SYMBOL(
+                  _mlir_ciface_tfm_q4_0_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx2)
+                  TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2) TFM_SYMBOL(
+                      _mlir_ciface_tfm_q4_0_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
+                      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_sse2) TFM_SYMBOL(
+                          _mlir_ciface_tfm_q4_k_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx2)
+                          TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2) TFM_SYMBOL(
+                              _mlir_ciface_tfm_q4_k_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
+                              TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_sse2) TFM_SYMBOL(
+                                  _mlir_ciface_tfm_q5_k_int8_matmul_sse2)
+                                  TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx2) TFM_SYMBOL(
+                                      _mlir_ciface_tfm_q5_k_int8_matmul_avx2)
+                                      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx512) TFM_SYMBOL(
+                                          _mlir_ciface_tfm_q5_k_int8_matmul_avx512)
+                                          TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2) TFM_SYMBOL(
+                                              _mlir_ciface_tfm_q6_k_int8_matmul_sse2)
+                                              TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2) TFM_SYMBOL(
+                                                  _mlir_ciface_tfm_q6_k_int8_matmul_avx2)
+                                                  TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx512) TFM_SYMBOL(
+                                                      _mlir_ciface_tfm_q6_k_int8_matmul_avx512)
+                                                      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2) TFM_SYMBOL(
+                                                          _mlir_ciface_tfm_int8_quantize_rows_avx2)
+                                                          TFM_SYMBOL(
+                                                              _mlir_ciface_tfm_int8_quantize_rows_avx512)
+                                                              TFM_SYMBOL(
+                                                                  _mlir_ciface_tfm_int8_quantize_rows_amx)
+                                                                  TFM_SYMBOL(
+                                                                      _mlir_ciface_tfm_q8_0_int8_matmul_amx)
+                                                                      TFM_SYMBOL(
+                                                                          _mlir_ciface_tfm_q4_0_int8_matmul_amx)
+                                                                          TFM_SYMBOL(
+                                                                              _mlir_ciface_tfm_q4_k_int8_matmul_amx)
+                                                                              TFM_SYMBOL(
+                                                                                  _mlir_ciface_tfm_q5_k_int8_matmul_amx)
+                                                                                  TFM_SYMBOL(
+                                                                                      _mlir_ciface_tfm_q6_k_int8_matmul_amx)};
 #undef TFM_SYMBOL
   return symbols;
 }

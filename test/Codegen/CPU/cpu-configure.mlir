@@ -23,6 +23,9 @@
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=znver3 int8-dot=1" | FileCheck %s --check-prefix=INT8
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=cascadelake int8-dot=1" | FileCheck %s --check-prefix=INT8VNNI
 // RUN: transformer-opt %s --tfm-cpu-configure="cpu=x86-64 int8-dot=1" | FileCheck %s --check-prefix=NOINT8
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids amx=1 int8-dot=1" | FileCheck %s --check-prefix=AMXINT8
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=sapphirerapids int8-dot=1" | FileCheck %s --check-prefix=INT8NOTILES
+// RUN: transformer-opt %s --tfm-cpu-configure="cpu=cascadelake amx=1 int8-dot=1" | FileCheck %s --check-prefix=INT8VNNI
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64-v3 | FileCheck %s --check-prefix=V3
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=znver4 | FileCheck %s --check-prefix=ZEN4
 // RUN: transformer-opt %s --tfm-cpu-configure=cpu=x86-64-v4 | FileCheck %s --check-prefix=V4
@@ -44,7 +47,7 @@
 // the rows and at least as many accumulators as the 8 FMAs in flight: 4 of
 // AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9), 4 of
 // SSE's 6.
-// AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, {{.*}}>}
 // AVX2-NOT: linalg.generic {{.*}}tfm.cpu_tiling
@@ -54,20 +57,20 @@
 // weight panels at once as keep its accumulators within half the registers,
 // at most 4: AVX2's panels of three vectors 2, AVX-512's of four 4.
 // AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, {{.*}}gemv_panels = 2>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
-// AVX512: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// AVX512: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, {{.*}}>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
-// HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "haswell", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "haswell", fma = true, int8_dot = false, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // HASWELL: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
-// V3: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v3", fma = true, int8_dot = false, {{.*}}vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// V3: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v3", fma = true, int8_dot = false, {{.*}}vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // V3: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
-// ZEN4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver4", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// ZEN4: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver4", fma = true, int8_dot = false, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // ZEN4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
-// V4: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v4", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// V4: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v4", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // V4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
-// SSE: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64", fma = false, int8_dot = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
+// SSE: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64", fma = false, int8_dot = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 8, min_rows = 4, {{.*}}>}
-// HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, avx512_bf16 = {{true|false}}, avx512_vnni = {{true|false}}, cpu = "{{.+}}"
+// HOST: tfm.cpu_target = {amx_bf16 = {{true|false}}, amx_int8 = {{true|false}}, avx512_bf16 = {{true|false}}, avx512_vnni = {{true|false}}, cpu = "{{.+}}"
 // HOST: linalg.matmul {tfm.cpu_tiling
 // Options override single fields of the derived plan; the rest stays
 // (`min_rows` derived again for an overridden register tile, and never
@@ -80,16 +83,16 @@
 // at a time, K blocks whose converted B (3 x 256 x 128 bf16) fills a quarter
 // of the typical 1 MiB L2. Without `amx`, or on a CPU without AMX (znver3
 // above, with amx=1), nothing of it.
-// AMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true
+// AMX: {tfm.cpu_target = {amx_bf16 = true, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true
 // AMX: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4, amx_block_cols = 128, amx_block_depth = 256>}
 // The AMX blocks can be overridden too, only where tiles are planned at all
 // (znver3 with amx-block-cols: the AVX2 plan, no `amx`).
 // AMXOVERRIDE: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<{{.*}}block_rows = 256, block_cols = 1024, block_depth = 128, {{.*}}amx_block_cols = 256, amx_block_depth = 512
-// NOAMX: {tfm.cpu_target = {amx_bf16 = true, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids"
+// NOAMX: {tfm.cpu_target = {amx_bf16 = true, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids"
 // NOAMX-NOT: amx = array
 // AMD Zen 5 (EPYC Turin): AVX-512 and AVX512-BF16 but no AMX, so the
 // AVX-512 plan even with `amx` asked for.
-// ZEN5: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver5", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// ZEN5: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver5", fma = true, int8_dot = false, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // ZEN5: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // ZEN5-NOT: amx = array
 // ZEN5-NOT: bf16_pairs
@@ -129,6 +132,11 @@ func.func @half_contraction(%a: tensor<12x40xbf16>, %b: tensor<40x48xbf16>, %c: 
 // activations for quantized weights where the target has int8 dot
 // products -- AVX2's vpmaddubsw (Zen 3), AVX-512 VNNI (Cascade Lake) --
 // never on a baseline x86-64 (SSE2) target.
-// INT8: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_dot = true,
-// INT8VNNI: {tfm.cpu_target = {amx_bf16 = false, avx512_bf16 = false, avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true,
+// INT8: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_dot = true,
+// INT8VNNI: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true,
 // NOINT8: {tfm.cpu_target = {{.*}}int8_dot = false,
+// With `amx` too, a CPU with AMX-INT8 (Sapphire Rapids) runs their prefill
+// on int8 tiles (amx_int8; tfm-cpu-lower-quantized-matmuls); not without
+// `amx`, nor on Cascade Lake (VNNI without tiles; INT8VNNI above, amx=1).
+// AMXINT8: {tfm.cpu_target = {amx_bf16 = true, amx_int8 = true, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true,
+// INT8NOTILES: {tfm.cpu_target = {amx_bf16 = true, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true,

@@ -43,6 +43,11 @@ struct CpuTarget {
   /// i32 lane and instruction) with AVX512-BW: Cascade Lake, Ice Lake, Zen
   /// 4 and later.
   bool hasAvx512Vnni = false;
+  /// AMX tiles with int8 dot products (`tdpbssd`, `tdpbsud`: a 16 x 64 by
+  /// 64 x 16 int8 product an instruction) beside AVX-512 VNNI: Sapphire
+  /// Rapids and later. Whether Linux lets a process use the tile data is
+  /// requestAmxTilePermission's, as for hasAmxBf16.
+  bool hasAmxInt8 = false;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;

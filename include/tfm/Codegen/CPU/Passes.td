@@ -64,7 +64,9 @@ def TfmCpuConfigure : Pass<"tfm-cpu-configure", "ModuleOp"> {
     Option<"amx", "amx", "bool", /*default=*/"false",
            "Plan f32 GEMMs on AMX tiles as six bf16 products where the "
            "target has AMX-BF16 (the `amx` field of tfm.cpu_tiling; see "
-           "tfm-cpu-amx-contractions)">,
+           "tfm-cpu-amx-contractions), and the prefill of GEMMs on int8 "
+           "activations on AMX-INT8 tiles where it has those (`amx_int8` "
+           "in tfm.cpu_target; see tfm-cpu-lower-quantized-matmuls)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Plan bf16 GEMMs as AVX512-BF16 pair dot products where the "
            "target has them, 512-bit vectors and no AMX plan (the "
@@ -247,7 +249,10 @@ def TfmCpuLowerQuantizedMatmuls
     `tfm_q8_0_int8_matmul_<isa>` / `tfm_q4_0_int8_matmul_<isa>` /
     `tfm_q<format>_int8_matmul_<isa>` of the K formats on them
     (`avx512`: AVX-512 VNNI; `avx2`: AVX2, also on AVX-512 targets without
-    VNNI).
+    VNNI; `amx`: AMX-INT8 tiles, where the target has them (`amx_int8`)
+    and A has enough rows for tiles to pay: 8 for the byte formats, 32 for
+    the nibble ones, whose panels the kernel first unpacks; never Q6_K,
+    whose scales are per 16 K steps).
 
     A GEMM whose A or C rows are not unit-stride, or whose V and S are not
     contiguous, or one on f32 activations in panels wider than 32 columns
