@@ -74,13 +74,15 @@ struct QuantizedKernelTarget {
 
   /// The int8 kernel's instruction set for a GEMM of `rows` rows over
   /// `format`'s weights: "amx" where tiles are planned and the rows make
-  /// them pay (fewer rows than a tile: measured slower for the nibble
-  /// formats, which the tile kernel unpacks per panel; docs/design.md,
-  /// "AMX-INT8 prefill"), else int8Isa.
+  /// them pay (8 for Q8_0 and Q5_K; 32 for the nibble formats, which the
+  /// tile kernel unpacks per panel, and Q6_K, two tile products a block:
+  /// fewer measured slower; docs/design.md, "AMX-INT8 prefill"), else
+  /// int8Isa.
   llvm::StringRef getInt8Isa(QuantFormat format, int64_t rows) const {
-    if (!amxInt8 || format == QuantFormat::q6_k)
+    if (!amxInt8)
       return int8Isa;
-    return rows >= (isNibbleFormat(format) ? 32 : 8) ? "amx" : int8Isa;
+    bool bytes = format == QuantFormat::q8_0 || format == QuantFormat::q5_k;
+    return rows >= (bytes ? 8 : 32) ? "amx" : int8Isa;
   }
 
   /// The panel width of a weight held in `format`. The int8 AVX-512 VNNI

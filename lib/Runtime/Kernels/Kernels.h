@@ -53,8 +53,8 @@ TFM_DECLARE_INT8_MATMUL(Avx2)
 TFM_DECLARE_INT8_MATMUL(Avx512)
 #undef TFM_DECLARE_INT8_MATMUL
 /// The same on AMX-INT8 tiles (Int8BlockMatmulAmx.cpp), the same floats,
-/// rows quantized by AVX-512's quantizeRows; false for Q6_K and for panels
-/// not a multiple of 16 columns.
+/// rows quantized by AVX-512's quantizeRows; false for panels not a
+/// multiple of 16 columns (or where a scratch buffer cannot be had).
 TFM_DECLARE_INT8_BLOCK_MATMUL(q8_0Int8MatmulAmx)
 TFM_DECLARE_INT8_BLOCK_MATMUL(q4_0Int8MatmulAmx)
 TFM_DECLARE_INT8_BLOCK_MATMUL(q4_kInt8MatmulAmx)

@@ -344,14 +344,31 @@ func.func @amx_q4_0_few_rows(%a: memref<16x2x2x4x4xf32>, %amax: memref<16x2xf32>
 #sc = affine_map<(m, j, r, b, u, i) -> (j, b * 2 + u floordiv 4, r)>
 #c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
 
-// Q6_K (scales per 16 K steps, half a tile product) never takes the tiles.
+// Q6_K (scales per 16 K steps: two tile products a block) takes the tiles
+// from 32 rows, as the nibble formats; 16 rows stay on VNNI.
 // CHECK-LABEL: func.func @amx_q6_k
+// CHECK: call @tfm_int8_quantize_rows_amx(
+// CHECK: call @tfm_q6_k_int8_matmul_amx(
+// CHECK-LABEL: func.func @amx_q6_k_few_rows
 // CHECK: call @tfm_int8_quantize_rows_avx512(
 // CHECK: call @tfm_q6_k_int8_matmul_avx512(
 module attributes {tfm.cpu_target = {amx_int8 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
 func.func @amx_q6_k(%a: memref<64x8x8x4xf32>, %amax: memref<64x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<64x2x32xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%a, %amax, %v, %s, %sc : memref<64x8x8x4xf32>, memref<64x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<64x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @amx_q6_k_few_rows(%a: memref<16x8x8x4xf32>, %amax: memref<16x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<16x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %sc : memref<16x8x8x4xf32>, memref<16x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<16x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
   ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32

@@ -250,9 +250,9 @@ def TfmCpuLowerQuantizedMatmuls
     `tfm_q<format>_int8_matmul_<isa>` of the K formats on them
     (`avx512`: AVX-512 VNNI; `avx2`: AVX2, also on AVX-512 targets without
     VNNI; `amx`: AMX-INT8 tiles, where the target has them (`amx_int8`)
-    and A has enough rows for tiles to pay: 8 for the byte formats, 32 for
-    the nibble ones, whose panels the kernel first unpacks; never Q6_K,
-    whose scales are per 16 K steps).
+    and A has enough rows for tiles to pay: 8 for Q8_0 and Q5_K, 32 for
+    the nibble formats, whose panels the kernel first unpacks, and Q6_K,
+    whose scales per 16 K steps take two tile products a block).
 
     A GEMM whose A or C rows are not unit-stride, or whose V and S are not
     contiguous, or one on f32 activations in panels wider than 32 columns
