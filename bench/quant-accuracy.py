@@ -22,9 +22,11 @@ Formats, each from where users' quantized weights come from:
   ct-w4g128 ct-w8            compressed-tensors pack-quantized w4a16
                              (groups of 128) and w8a16 (per channel), all
                              written by test/models/Inputs/gptq_model.py
-                             from the f32 weights (round to nearest, not
-                             GPTQ's error-compensating search: an upper
-                             bound for what a GPTQ tool's output costs)
+                             from the f32 weights, rounded to nearest
+  gptq-w4g128[-asym]-cal     the same GPTQ checkpoints from GPTQ's
+  gptq-w4g128-asym-cal-act   error-compensating search on 15 other
+                             windows of the text (gptq_model.py
+                             --calibrate), and with desc_act's order
 
 Two models: models/tiny-kjv (d 192), whose K of 192 only blocks of 32
 divide (q8_0, q4_0), and models/tiny-kjv-256 (d 256, BF16 weights run in
@@ -57,7 +59,8 @@ args = p.parse_args()
 formats = (args.formats or (
     "q8_0,q4_0" if args.model == "tiny-kjv" else
     "q8_0,q4_0,q4_k,q5_k,q6_k,gguf:q8_0,gguf:q4_0,gguf:q4_k_m,gguf:q5_k_m,"
-    "gguf:q6_k,gptq-w4g128,gptq-w4g128-asym,awq-w4g128,ct-w4g128,ct-w8"
+    "gguf:q6_k,gptq-w4g128,gptq-w4g128-asym,gptq-w4g128-cal,"
+    "gptq-w4g128-asym-cal,gptq-w4g128-asym-cal-act,awq-w4g128,ct-w4g128,ct-w8"
 )).split(",")
 if any(f.startswith("gguf:") for f in formats) and \
         not os.path.exists(args.llama_quantize):
@@ -72,6 +75,11 @@ data = np.frombuffer(text, np.uint8)
 # Evenly spaced windows across the whole text.
 starts = np.linspace(0, len(data) - seq - 1, args.sequences).astype(np.int64)
 ids = np.stack([data[s:s + seq] for s in starts]).astype(np.int64)
+# GPTQ's calibration text: as many windows, each half-way between two of
+# the evaluated ones (none of their bytes).
+gap = (starts[1] - starts[0]) // 2 if len(starts) > 1 else seq
+calibration = np.stack([data[s + gap:s + gap + seq]
+                        for s in starts[:-1]]).astype(np.int64)
 model = os.path.join(root, "models", args.model)
 
 
@@ -116,16 +124,22 @@ def sources(tmp, name):
         bits = shape[1]
         group = shape.split("g")[1] if "g" in shape else "-1"
         out = f"{tmp}/{name}"
-        run([sys.executable, f"{inputs}/gptq_model.py", "make", out,
-             "--from", f32_directory(tmp), "--bits", bits, "--group", group,
-             "--sym", "0" if rest == ["asym"] or method == "awq" else "1",
-             "--method", {"ct": "compressed-tensors"}.get(method, method)])
+        cmd = [sys.executable, f"{inputs}/gptq_model.py", "make", out,
+               "--from", f32_directory(tmp), "--bits", bits, "--group", group,
+               "--sym", "0" if "asym" in rest or method == "awq" else "1",
+               "--method", {"ct": "compressed-tensors"}.get(method, method)]
+        if "cal" in rest:  # GPTQ's search on the calibration text
+            cmd += ["--calibrate", f"{tmp}/calibration.npy"]
+        if "act" in rest:
+            cmd += ["--act-order", "1"]
+        run(cmd)
         return [f"{out}/gptq"]
     return weights + ["--quantize", name]
 
 
 with tempfile.TemporaryDirectory() as tmp:
     np.save(f"{tmp}/ids.npy", ids)
+    np.save(f"{tmp}/calibration.npy", calibration)
     names = ["f32"]
     for f in formats:
         # --quantize's formats run on both kinds of activations.

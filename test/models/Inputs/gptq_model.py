@@ -29,6 +29,10 @@ usage:
       (weight_g_idx).
       --from HFDIR: quantize that Hugging Face Llama directory's weights
       (read as f32) instead of a random model's (bench/quant-accuracy.py).
+      --calibrate IDS.npy: GPTQ's error-compensating search instead of
+      rounding to nearest (gptq only), layer after layer on the
+      activations of these token ids; with --act-order 1 the rows in
+      desc_act's order (largest Hessian diagonal first).
       --break writes a checkpoint tfm must refuse: asym (one zero point
       moved: wrong for 8 bits), act-order (g_idx permuted), scales-f32, no-scales,
       qweight-i64, float (the float tensors under a GPTQ config), group
@@ -119,17 +123,10 @@ def quantize_compressed(w, bits, group, sym, perm=None):
     return tensors, np.ascontiguousarray(deq.astype(np.float32))
 
 
-def quantize(w, bits, group, sym=True, method="gptq", perm=None):
-    """GPTQ's (or AWQ's) rule for w [N, K] (nn.Linear's layout): qweight,
-    qzeros, scales (f16), g_idx (None for AWQ), and the f32 weights they
-    stand for. With `perm` (act-order: GPTQ quantizes the rows in the
-    order perm, a permutation of [0, K), and groups them in that order),
-    row perm[i] is in group i // G: g_idx[perm[i]] = i // G."""
-    n, k = w.shape
-    g = k if group == -1 else group
-    maxq = 2 ** bits - 1
-    order = np.arange(k) if perm is None else np.asarray(perm)
-    wt = w.T[order].reshape(k // g, g, n)               # [groups, G, N]
+def group_params(wt, maxq, sym, method):
+    """Per group and output column of wt [groups, G, N]: the scale (f16)
+    and zero point of GPTQ's symmetric rule or its (and AWQ's) asymmetric
+    one."""
     if sym and method == "gptq":
         amax = np.abs(wt).max(axis=1)                   # [groups, N]
         scale = (2 * amax / maxq).astype(np.float16)
@@ -144,8 +141,65 @@ def quantize(w, bits, group, sym=True, method="gptq", perm=None):
         # stores the zero itself.
         low, high = (0, maxq) if method == "awq" else (1, maxq + 1)
         zero = np.clip(np.round(-lo / s32), low, high).astype(np.int64)
-    q = np.clip(np.round(wt / s32[:, None, :]) + zero[:, None, :], 0,
-                maxq).astype(np.uint32)
+    return scale, zero
+
+
+def gptq_search(wt, h, bits, g, sym, damp=0.01):
+    """GPTQ's search (Frantar et al., 2022) over wt [K, N] (rows in the
+    order they are quantized) with the Hessian h [K, K] of the layer's
+    inputs (2 X^T X / n, in that order): row by row, each rounded with its
+    group's scale and zero point (taken from the rows as updated when the
+    group's first is reached), and its rounding error spread over the rows
+    after it through the Cholesky factor of h^-1 (damped by `damp` times
+    its mean diagonal). Returns q [groups, G, N], scale and zero [groups,
+    N]."""
+    k, n = wt.shape
+    maxq = 2 ** bits - 1
+    w = wt.astype(np.float64).copy()
+    h = h.astype(np.float64).copy()
+    dead = np.diag(h) == 0
+    h[dead, dead] = 1
+    w[dead] = 0
+    h += damp * np.mean(np.diag(h)) * np.eye(k)
+    # u: upper, u^T u = h^-1; row i says how row i's error moves the rest.
+    u = np.linalg.cholesky(np.linalg.inv(h)).T
+    q = np.zeros((k, n), np.int64)
+    scales, zeros = [], []
+    for i in range(k):
+        if i % g == 0:
+            scale, zero = group_params(w[i:i + g][None], maxq, sym, "gptq")
+            scales.append(scale[0])
+            zeros.append(zero[0])
+            s64 = scale[0].astype(np.float64)
+        q[i] = np.clip(np.round(w[i] / s64) + zeros[-1], 0, maxq)
+        error = (w[i] - s64 * (q[i] - zeros[-1])) / u[i, i]
+        w[i + 1:] -= np.outer(u[i, i + 1:], error)
+    return (q.reshape(k // g, g, n).astype(np.uint32), np.stack(scales),
+            np.stack(zeros))
+
+
+def quantize(w, bits, group, sym=True, method="gptq", perm=None,
+             hessian=None):
+    """GPTQ's (or AWQ's) rule for w [N, K] (nn.Linear's layout): qweight,
+    qzeros, scales (f16), g_idx (None for AWQ), and the f32 weights they
+    stand for. With `perm` (act-order: GPTQ quantizes the rows in the
+    order perm, a permutation of [0, K), and groups them in that order),
+    row perm[i] is in group i // G: g_idx[perm[i]] = i // G. Rounded to
+    nearest, or with `hessian` (GPTQ only) by GPTQ's search."""
+    n, k = w.shape
+    g = k if group == -1 else group
+    maxq = 2 ** bits - 1
+    order = np.arange(k) if perm is None else np.asarray(perm)
+    wt = w.T[order].reshape(k // g, g, n)               # [groups, G, N]
+    if hessian is not None:
+        q, scale, zero = gptq_search(
+            w.T[order], hessian[np.ix_(order, order)], bits, g, sym)
+    else:
+        scale, zero = group_params(wt, maxq, sym, method)
+        s32 = scale.astype(np.float32)
+        q = np.clip(np.round(wt / s32[:, None, :]) + zero[:, None, :], 0,
+                    maxq).astype(np.uint32)
+    s32 = scale.astype(np.float32)
     deq = (s32[:, None, :] * (q.astype(np.float32) - zero[:, None, :]))
     # Back to the rows' own order (a no-op without act-order).
     inverse = np.argsort(order)
@@ -158,6 +212,42 @@ def quantize(w, bits, group, sym=True, method="gptq", perm=None):
     qzeros = pack((zero - 1).astype(np.uint32), bits, 1)
     g_idx = (inverse // g).astype(np.int32)
     return qweight, qzeros, scale, g_idx, np.ascontiguousarray(deq)
+
+
+def calibrate(model, ids, a, rng):
+    """GPTQ's search for every decoder linear, layer after layer as GPTQ
+    runs it: each layer's linears see the inputs the model gives them on
+    the calibration ids with the layers before already quantized. Returns
+    each linear's quantize() results by its parameter prefix."""
+    import torch
+    done = {}
+    inputs = torch.from_numpy(ids)
+    for index, layer in enumerate(model.model.layers):
+        hessians, hooks = {}, []
+        for name, module in layer.named_modules():
+            if name.rsplit(".", 1)[-1] not in LINEARS:
+                continue
+            prefix = f"model.layers.{index}.{name}"
+
+            def hook(module, args, output, prefix=prefix):
+                x = args[0].detach().double().reshape(-1, args[0].shape[-1])
+                hessians[prefix] = 2 * (x.T @ x).numpy() / x.shape[0]
+            hooks.append(module.register_forward_hook(hook))
+        with torch.no_grad():
+            model(inputs)
+        for h in hooks:
+            h.remove()
+        for prefix, hessian in hessians.items():
+            module = model.get_submodule(prefix)
+            w = module.weight.detach().numpy().copy()
+            # desc_act: the rows with the largest Hessian diagonal first.
+            perm = np.argsort(-np.diag(hessian), kind="stable") \
+                if a.act_order else None
+            done[prefix] = quantize(w, a.bits, a.group, bool(a.sym), "gptq",
+                                    perm, hessian)
+            with torch.no_grad():
+                module.weight.copy_(torch.from_numpy(done[prefix][-1]))
+    return done
 
 
 def cmd_make(argv):
@@ -182,7 +272,13 @@ def cmd_make(argv):
     p.add_argument("--from", dest="source", metavar="HFDIR",
                    help="quantize this Hugging Face directory's weights "
                    "instead of a random model's")
+    p.add_argument("--calibrate", metavar="IDS.npy",
+                   help="GPTQ's search on these token ids' activations "
+                   "(with --act-order 1: its desc_act order) instead of "
+                   "rounding to nearest")
     a = p.parse_args(argv)
+    if a.calibrate and a.method != "gptq":
+        p.error("--calibrate: GPTQ's search, --method gptq only")
     rng = np.random.default_rng(a.seed)
     torch.manual_seed(a.seed)
     if a.source:
@@ -192,6 +288,14 @@ def cmd_make(argv):
         config = transformers.LlamaConfig(**TINY)
         model = transformers.AutoModelForCausalLM.from_config(config).float()
         randomize(model, rng)
+    calibrated = {}
+    if a.calibrate:
+        originals = {n: t.detach().clone()
+                     for n, t in model.named_parameters()}
+        calibrated = calibrate(model, np.load(a.calibrate), a, rng)
+        with torch.no_grad():
+            for n, t in model.named_parameters():
+                t.copy_(originals[n])
     tensors, ref = {}, {}
     for name, t in model.named_parameters():
         x = t.detach().numpy().copy()
@@ -205,9 +309,12 @@ def cmd_make(argv):
                 tensors[f"{prefix}.{part}"] = value
             ref[name] = deq
         elif prefix.rsplit(".", 1)[-1] in LINEARS:
-            perm = rng.permutation(x.shape[1]) if a.act_order else None
-            qweight, qzeros, scales, g_idx, deq = quantize(
-                x, a.bits, a.group, bool(a.sym), a.method, perm)
+            if prefix in calibrated:
+                qweight, qzeros, scales, g_idx, deq = calibrated[prefix]
+            else:
+                perm = rng.permutation(x.shape[1]) if a.act_order else None
+                qweight, qzeros, scales, g_idx, deq = quantize(
+                    x, a.bits, a.group, bool(a.sym), a.method, perm)
             tensors[prefix + ".qweight"] = qweight
             tensors[prefix + ".qzeros"] = qzeros
             tensors[prefix + ".scales"] = scales
@@ -299,6 +406,8 @@ def cmd_make(argv):
         kind += " asymmetric"
     if a.act_order:
         kind += " act-order"
+    if a.calibrate:
+        kind += ", GPTQ's search"
     print(f"{kind} {a.bits}-bit, groups of {a.group}: {len(tensors)} tensors")
 
 
