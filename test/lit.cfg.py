@@ -134,6 +134,10 @@ def _planned_flags(cpu):
         _target.add("avx512_bf16")
     if _fact("amx_bf16") == "true":
         _target |= {"amx_bf16", "amx_tile"}
+    if _fact("avx512_vnni") == "true":
+        _target.add("avx512_vnni")
+    if _fact("amx_int8") == "true":
+        _target |= {"amx_int8", "amx_tile"}
     return _target
 
 try:
@@ -170,6 +174,17 @@ def _has_amx():
     return libc.syscall(158, 0x1023, 18) == 0
 if _has_amx():
     config.available_features.add("amx-bf16")
+
+# AMX-INT8 tiles (the int8 matmuls' tile kernels run): the CPU has them
+# beside AVX-512 VNNI, and Linux lets a process use the tile data.
+def _has_amx_int8():
+    if not {"amx_int8", "amx_tile", "avx512_vnni"} <= _flags:
+        return False
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(158, 0x1023, 18) == 0
+if _has_amx_int8():
+    config.available_features.add("amx-int8")
 
 # AVX512-BF16 pair dot products (vdpbf16ps) run here: the host plan of a
 # bf16 GEMM is then the K-pair form (bf16-pairs.test).

@@ -9,6 +9,8 @@
 #include "tfm/Runtime/Kernels.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <tuple>
 
@@ -84,21 +86,39 @@ bool amxTilesGranted() {
 }
 
 /// The widest int8 instruction set (0 SSE2, 1 AVX2, 2 AVX-512 VNNI, 3
-/// AMX-INT8 tiles) both this CPU and `widest` (the plan's) allow.
+/// AMX-INT8 tiles) both this CPU and `widest` (the plan's) allow. The tile
+/// permission is asked for only by a plan of tiles (it is irreversible for
+/// the process, as the compiler's: CpuTarget.cpp).
 int int8Isa(int widest) {
   static const int host =
       __builtin_cpu_supports("avx512vnni") &&
               __builtin_cpu_supports("avx512bw") &&
               __builtin_cpu_supports("avx512f")
-          ? (__builtin_cpu_supports("amx-tile") &&
-                     __builtin_cpu_supports("amx-int8") && amxTilesGranted()
-                 ? 3
-                 : 2)
+          ? 2
       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
               __builtin_cpu_supports("f16c")
           ? 1
           : 0;
+  static const bool tileCpu = host == 2 &&
+                              __builtin_cpu_supports("amx-tile") &&
+                              __builtin_cpu_supports("amx-int8");
+  if (widest >= 3 && tileCpu && amxTilesGranted())
+    return 3;
   return std::min(widest, host);
+}
+
+/// With TFM_REPORT_KERNELS set in the environment, says on stderr, once
+/// per instruction set, that an int8 matmul ran on it: how a test sees
+/// which variant the CPU took (test/numerics/q8_0.test).
+void reportInt8Isa(int isa) {
+  static const bool report = std::getenv("TFM_REPORT_KERNELS") != nullptr;
+  static std::atomic<bool> reported[4];
+  if (!report || reported[isa].exchange(true))
+    return;
+  static const char *const names[4] = {"sse2", "avx2", "avx512 (VNNI)",
+                                       "amx (AMX-INT8 tiles)"};
+  std::fprintf(stderr, "tfm kernels: an int8 matmul ran on %s\n",
+               names[isa]);
 }
 
 /// A [M, K/32, 32] quantized with its blocks' largest magnitudes AMAX
@@ -131,8 +151,10 @@ void runInt8BlockMatmul(const Int8Variant (&variants)[4], int widest,
                               sc, c->data(), c->strides[0], q->sizes[0],
                               q->sizes[1], panel, j0, j1);
   for (int isa = int8Isa(widest); isa >= 0; --isa)
-    if (std::apply(variants[isa], args))
+    if (std::apply(variants[isa], args)) {
+      reportInt8Isa(isa);
       return;
+    }
   std::abort(); // The SSE2 variant takes any panel.
 }
 
@@ -220,13 +242,11 @@ TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_amx, 3)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2, kQ8_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2, kQ8_0Int8Variants, 1)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512, kQ8_0Int8Variants, 2)
-TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_amx, kQ8_0Int8Variants,
-                      3)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_amx, kQ8_0Int8Variants, 3)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2, kQ4_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2, kQ4_0Int8Variants, 1)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512, kQ4_0Int8Variants, 2)
-TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_amx, kQ4_0Int8Variants,
-                      3)
+TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_amx, kQ4_0Int8Variants, 3)
 #undef TFM_INT8_BLOCK_MATMUL
 
 #define TFM_K_INT8_MATMUL(NAME, VARIANTS, RANK, WIDEST)                        \
@@ -240,64 +260,63 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_amx, kQ4_0Int8Variants,
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, kQ4_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, kQ4_KInt8Variants, 4, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512, kQ4_KInt8Variants, 4, 2)
-TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_amx, kQ4_KInt8Variants, 4,
-                  3)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_amx, kQ4_KInt8Variants, 4, 3)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2, kQ5_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2, kQ5_KInt8Variants, 4, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512, kQ5_KInt8Variants, 4, 2)
-TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_amx, kQ5_KInt8Variants, 4,
-                  3)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q5_k_int8_matmul_amx, kQ5_KInt8Variants, 4, 3)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2, kQ6_KInt8Variants, 3, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2, kQ6_KInt8Variants, 3, 1)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512, kQ6_KInt8Variants, 3, 2)
-TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_amx, kQ6_KInt8Variants, 3,
-                  3)
+TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q6_k_int8_matmul_amx, kQ6_KInt8Variants, 3, 3)
 #undef TFM_K_INT8_MATMUL
 
 llvm::ArrayRef<mlir::tfm::runtime::KernelSymbol>
 mlir::tfm::runtime::getKernelSymbols() {
-#define TFM_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)},
+#define TFM_SYMBOL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)}
+  // clang-format off
   static const KernelSymbol symbols[] = {
-      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_sse2) TFM_SYMBOL(
-          _mlir_ciface_tfm_q8_0_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx2)
-          TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2) TFM_SYMBOL(
-              _mlir_ciface_tfm_q8_0_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512)
-              TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_sse2) TFM_SYMBOL(
-                  _mlir_ciface_tfm_q4_0_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx2)
-                  TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2) TFM_SYMBOL(
-                      _mlir_ciface_tfm_q4_0_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512)
-                      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_sse2) TFM_SYMBOL(
-                          _mlir_ciface_tfm_q4_k_int8_matmul_sse2) TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx2)
-                          TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2) TFM_SYMBOL(
-                              _mlir_ciface_tfm_q4_k_matmul_avx512) TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512)
-                              TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_sse2) TFM_SYMBOL(
-                                  _mlir_ciface_tfm_q5_k_int8_matmul_sse2)
-                                  TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx2) TFM_SYMBOL(
-                                      _mlir_ciface_tfm_q5_k_int8_matmul_avx2)
-                                      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx512) TFM_SYMBOL(
-                                          _mlir_ciface_tfm_q5_k_int8_matmul_avx512)
-                                          TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2) TFM_SYMBOL(
-                                              _mlir_ciface_tfm_q6_k_int8_matmul_sse2)
-                                              TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2) TFM_SYMBOL(
-                                                  _mlir_ciface_tfm_q6_k_int8_matmul_avx2)
-                                                  TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx512) TFM_SYMBOL(
-                                                      _mlir_ciface_tfm_q6_k_int8_matmul_avx512)
-                                                      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2) TFM_SYMBOL(
-                                                          _mlir_ciface_tfm_int8_quantize_rows_avx2)
-                                                          TFM_SYMBOL(
-                                                              _mlir_ciface_tfm_int8_quantize_rows_avx512)
-                                                              TFM_SYMBOL(
-                                                                  _mlir_ciface_tfm_int8_quantize_rows_amx)
-                                                                  TFM_SYMBOL(
-                                                                      _mlir_ciface_tfm_q8_0_int8_matmul_amx)
-                                                                      TFM_SYMBOL(
-                                                                          _mlir_ciface_tfm_q4_0_int8_matmul_amx)
-                                                                          TFM_SYMBOL(
-                                                                              _mlir_ciface_tfm_q4_k_int8_matmul_amx)
-                                                                              TFM_SYMBOL(
-                                                                                  _mlir_ciface_tfm_q5_k_int8_matmul_amx)
-                                                                                  TFM_SYMBOL(
-                                                                                      _mlir_ciface_tfm_q6_k_int8_matmul_amx)};
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q8_0_int8_matmul_amx),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_0_int8_matmul_amx),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q4_k_int8_matmul_amx),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q5_k_int8_matmul_amx),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_q6_k_int8_matmul_amx),
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_sse2),
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx2),
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_avx512),
+      TFM_SYMBOL(_mlir_ciface_tfm_int8_quantize_rows_amx),
+  };
+  // clang-format on
 #undef TFM_SYMBOL
   return symbols;
 }

@@ -303,8 +303,10 @@ func.func @amx_q8_0_few_rows(%a: memref<4x2x8x4xf32>, %amax: memref<4x2xf32>, %v
 // Q4_0 (a nibble format, which the tile kernel unpacks per panel) takes
 // the tiles from 32 rows; 16 rows stay on VNNI.
 // CHECK-LABEL: func.func @amx_q4_0
+// CHECK: call @tfm_int8_quantize_rows_amx(
 // CHECK: call @tfm_q4_0_int8_matmul_amx(
 // CHECK-LABEL: func.func @amx_q4_0_few_rows
+// CHECK: call @tfm_int8_quantize_rows_avx512(
 // CHECK: call @tfm_q4_0_int8_matmul_avx512(
 module attributes {tfm.cpu_target = {amx_int8 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
 func.func @amx_q4_0(%a: memref<32x2x2x4x4xf32>, %amax: memref<32x2xf32>, %v: memref<5x2x4x64x4xi8>, %s: memref<5x2x64xf16>, %c: memref<32x5x64xf32>) {
@@ -370,6 +372,102 @@ func.func @amx_q6_k_few_rows(%a: memref<16x8x8x4xf32>, %amax: memref<16x8xf32>, 
   linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%a, %amax, %v, %s, %sc : memref<16x8x8x4xf32>, memref<16x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<16x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
   ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, u, i) -> (m, b, u, i)>
+#amax = affine_map<(m, j, r, b, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, u, i) -> (j, b, u, r, i)>
+#d = affine_map<(m, j, r, b, u, i) -> (j, b floordiv 8, 0, r)>
+#dmin = affine_map<(m, j, r, b, u, i) -> (j, b floordiv 8, 1, r)>
+#sc = affine_map<(m, j, r, b, u, i) -> (j, b, 0, r)>
+#min = affine_map<(m, j, r, b, u, i) -> (j, b, 1, r)>
+#c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
+
+// Q5_K (its values a byte each, read in place) takes the tiles from 8 rows
+// as Q8_0 does; 4 rows stay on VNNI.
+// CHECK-LABEL: func.func @amx_q5_k
+// CHECK: call @tfm_int8_quantize_rows_amx(
+// CHECK: call @tfm_q5_k_int8_matmul_amx(
+// CHECK-LABEL: func.func @amx_q5_k_few_rows
+// CHECK: call @tfm_int8_quantize_rows_avx512(
+// CHECK: call @tfm_q5_k_int8_matmul_avx512(
+module attributes {tfm.cpu_target = {amx_int8 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @amx_q5_k(%a: memref<8x8x8x4xf32>, %amax: memref<8x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<8x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<8x8x8x4xf32>, memref<8x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<8x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q5_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @amx_q5_k_few_rows(%a: memref<4x8x8x4xf32>, %amax: memref<4x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<4x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<4x8x8x4xf32>, memref<4x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<4x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q5_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 0, r)>
+#dmin = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, 1, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b, 0, r)>
+#min = affine_map<(m, j, r, b, h, u, i) -> (j, b, 1, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
+
+// Q4_K (nibbles, unpacked by the tile kernel) from 32 rows, as Q4_0; 8
+// rows (enough for Q5_K) stay on VNNI.
+// CHECK-LABEL: func.func @amx_q4_k
+// CHECK: call @tfm_int8_quantize_rows_amx(
+// CHECK: call @tfm_q4_k_int8_matmul_amx(
+// CHECK-LABEL: func.func @amx_q4_k_few_rows
+// CHECK: call @tfm_int8_quantize_rows_avx512(
+// CHECK: call @tfm_q4_k_int8_matmul_avx512(
+module attributes {tfm.cpu_target = {amx_int8 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
+func.func @amx_q4_k(%a: memref<32x8x2x4x4xf32>, %amax: memref<32x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<32x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<32x8x2x4x4xf32>, memref<32x8xf32>, memref<2x8x4x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<32x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %dh : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+func.func @amx_q4_k_few_rows(%a: memref<8x8x2x4x4xf32>, %amax: memref<8x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<8x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s, %s, %sc, %sc : memref<8x8x2x4x4xf32>, memref<8x8xf32>, memref<2x8x4x32x4xi8>, memref<2x1x2x32xf16>, memref<2x1x2x32xf16>, memref<2x8x2x32xi8>, memref<2x8x2x32xi8>) outs(%c : memref<8x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %dminh: f16, %sci: i8, %mi: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32
     %w = arith.mulf %qf, %df : f32
