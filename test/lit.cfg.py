@@ -163,27 +163,20 @@ if _forced_cpu and _forced_cpu != "host":
     config.available_features.add("forced-cpu")
     lit_config.note("tests plan and run code for cpu=%s (TFM_CPU)" % _forced_cpu)
 
-# AMX tiles (tfm-cpu-amx-contractions' code runs): the CPU has AMX-BF16 and
-# AVX512-BF16, and Linux lets a process use the tile data.
-def _has_amx():
-    if not {"amx_bf16", "amx_tile", "avx512_bf16"} <= _flags:
+# Whether the CPU has `features` and Linux lets a process use AMX tile data.
+def _tiles_granted(features):
+    if not set(features) <= _flags:
         return False
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     # syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)
     return libc.syscall(158, 0x1023, 18) == 0
-if _has_amx():
-    config.available_features.add("amx-bf16")
 
-# AMX-INT8 tiles (the int8 matmuls' tile kernels run): the CPU has them
-# beside AVX-512 VNNI, and Linux lets a process use the tile data.
-def _has_amx_int8():
-    if not {"amx_int8", "amx_tile", "avx512_vnni"} <= _flags:
-        return False
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.syscall(158, 0x1023, 18) == 0
-if _has_amx_int8():
+# AMX tiles (tfm-cpu-amx-contractions' code runs): AMX-BF16 and AVX512-BF16.
+if _tiles_granted({"amx_bf16", "amx_tile", "avx512_bf16"}):
+    config.available_features.add("amx-bf16")
+# AMX-INT8 tiles (the int8 matmuls' tile kernels run), beside AVX-512 VNNI.
+if _tiles_granted({"amx_int8", "amx_tile", "avx512_vnni"}):
     config.available_features.add("amx-int8")
 
 # AVX512-BF16 pair dot products (vdpbf16ps) run here: the host plan of a

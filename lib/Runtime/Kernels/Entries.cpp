@@ -158,32 +158,24 @@ void runInt8BlockMatmul(const Int8Variant (&variants)[4], int widest,
   std::abort(); // The SSE2 variant takes any panel.
 }
 
-constexpr Int8Variant kQ8_0Int8Variants[4] = {
-    q8_0Int8MatmulSse2, q8_0Int8MatmulAvx2, q8_0Int8MatmulAvx512,
-    q8_0Int8MatmulAmx};
-constexpr Int8Variant kQ4_0Int8Variants[4] = {
-    q4_0Int8MatmulSse2, q4_0Int8MatmulAvx2, q4_0Int8MatmulAvx512,
-    q4_0Int8MatmulAmx};
-constexpr Int8Variant kQ4_KInt8Variants[4] = {
-    q4_kInt8MatmulSse2, q4_kInt8MatmulAvx2, q4_kInt8MatmulAvx512,
-    q4_kInt8MatmulAmx};
-constexpr Int8Variant kQ5_KInt8Variants[4] = {
-    q5_kInt8MatmulSse2, q5_kInt8MatmulAvx2, q5_kInt8MatmulAvx512,
-    q5_kInt8MatmulAmx};
-constexpr Int8Variant kQ6_KInt8Variants[4] = {
-    q6_kInt8MatmulSse2, q6_kInt8MatmulAvx2, q6_kInt8MatmulAvx512,
-    q6_kInt8MatmulAmx};
+// Each format's variants, widest last: SSE2, AVX2, AVX-512 (VNNI) and,
+// for the int8 ones, AMX-INT8 tiles.
+#define TFM_VARIANTS(NAME) {NAME##Sse2, NAME##Avx2, NAME##Avx512}
+#define TFM_INT8_VARIANTS(NAME)                                                \
+  {NAME##Sse2, NAME##Avx2, NAME##Avx512, NAME##Amx}
+constexpr Int8Variant kQ8_0Int8Variants[4] = TFM_INT8_VARIANTS(q8_0Int8Matmul);
+constexpr Int8Variant kQ4_0Int8Variants[4] = TFM_INT8_VARIANTS(q4_0Int8Matmul);
+constexpr Int8Variant kQ4_KInt8Variants[4] = TFM_INT8_VARIANTS(q4_kInt8Matmul);
+constexpr Int8Variant kQ5_KInt8Variants[4] = TFM_INT8_VARIANTS(q5_kInt8Matmul);
+constexpr Int8Variant kQ6_KInt8Variants[4] = TFM_INT8_VARIANTS(q6_kInt8Matmul);
 
-constexpr Variant kQ8_0Variants[3] = {q8_0MatmulSse2, q8_0MatmulAvx2,
-                                      q8_0MatmulAvx512};
-constexpr Variant kQ4_0Variants[3] = {q4_0MatmulSse2, q4_0MatmulAvx2,
-                                      q4_0MatmulAvx512};
-constexpr Variant kQ4_KVariants[3] = {q4_kMatmulSse2, q4_kMatmulAvx2,
-                                      q4_kMatmulAvx512};
-constexpr Variant kQ5_KVariants[3] = {q5_kMatmulSse2, q5_kMatmulAvx2,
-                                      q5_kMatmulAvx512};
-constexpr Variant kQ6_KVariants[3] = {q6_kMatmulSse2, q6_kMatmulAvx2,
-                                      q6_kMatmulAvx512};
+constexpr Variant kQ8_0Variants[3] = TFM_VARIANTS(q8_0Matmul);
+constexpr Variant kQ4_0Variants[3] = TFM_VARIANTS(q4_0Matmul);
+constexpr Variant kQ4_KVariants[3] = TFM_VARIANTS(q4_kMatmul);
+constexpr Variant kQ5_KVariants[3] = TFM_VARIANTS(q5_kMatmul);
+constexpr Variant kQ6_KVariants[3] = TFM_VARIANTS(q6_kMatmul);
+#undef TFM_INT8_VARIANTS
+#undef TFM_VARIANTS
 } // namespace
 
 #define TFM_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                               \
