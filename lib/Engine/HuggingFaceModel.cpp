@@ -283,6 +283,11 @@ struct Entry {
   size_t idsArgument = 0, positionArgument = 0, logitsResult = 0;
   /// One index position, or (ragged batches) a [B] i64 tensor of them.
   bool hasPosition = false, hasPositions = false;
+  /// A @prefill that returns one row of logits per sequence, the row of its
+  /// chunk given by the [B] i64 argument `logit_positions`
+  /// (ImportOptions::prefillLastLogits).
+  bool hasLogitPositions = false;
+  size_t logitPositionsArgument = 0;
 
   int64_t *getIds() {
     return reinterpret_cast<int64_t *>(frame->getArgumentData(idsArgument));
@@ -293,6 +298,21 @@ struct Entry {
   }
   const float *getLogits() {
     return reinterpret_cast<const float *>(frame->getResultData(logitsResult));
+  }
+  int64_t *getLogitPositions() {
+    return reinterpret_cast<int64_t *>(
+        frame->getArgumentData(logitPositionsArgument));
+  }
+  /// The logits of row `row` of sequence `b` of the last call, where that
+  /// call computed them (each row, or the one `logit_positions` chose).
+  const float *getLogits(int64_t b, int64_t row) {
+    const EntryResult &logits = sig.results[logitsResult];
+    int64_t rows = logits.shape[1], vocab = logits.shape[2];
+    if (hasLogitPositions) {
+      assert(getLogitPositions()[b] == row && "logits of a row not computed");
+      row = 0;
+    }
+    return getLogits() + (b * rows + row) * vocab;
   }
 };
 } // namespace
@@ -345,6 +365,17 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
       bound[i].data = bound[i].storage->get();
       bound[i].bound = true;
     } else if (arg.kind == EntryArgument::Kind::Input &&
+               arg.name == "logit_positions" && arg.dtype == DType::I64 &&
+               arg.shape == llvm::ArrayRef<int64_t>{batch}) {
+      entry->logitPositionsArgument = i;
+      entry->hasLogitPositions = true;
+      auto storage = AlignedBuffer::allocate(batch * 8);
+      if (!storage)
+        return storage.takeError();
+      bound[i].storage = std::move(*storage);
+      bound[i].data = bound[i].storage->get();
+      bound[i].bound = true;
+    } else if (arg.kind == EntryArgument::Kind::Input &&
                arg.name == "input_ids" && arg.dtype == DType::I64 &&
                arg.shape == llvm::ArrayRef<int64_t>{batch, seqLen}) {
       entry->idsArgument = i;
@@ -364,12 +395,14 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
   }
   auto logits = llvm::find_if(
       sig.results, [](const EntryResult &r) { return r.name == "logits"; });
+  int64_t logitRows = entry->hasLogitPositions ? 1 : seqLen;
   if (!hasIds || logits == sig.results.end() || logits->dtype != DType::F32 ||
-      logits->shape != llvm::ArrayRef<int64_t>{batch, seqLen, vocab})
+      logits->shape != llvm::ArrayRef<int64_t>{batch, logitRows, vocab})
     return makeError(
         llvm::formatv("internal error: the imported @{0} does not take "
-                      "input_ids [{1}, {2}] and return f32 logits",
-                      function, batch, seqLen));
+                      "input_ids [{1}, {2}] and return f32 logits [{1}, {3}, "
+                      "{4}]",
+                      function, batch, seqLen, logitRows, vocab));
   entry->logitsResult = logits - sig.results.begin();
   auto frame = CallFrame::create(entry->sig, std::move(bound));
   if (!frame)
@@ -546,7 +579,9 @@ llvm::Error Target::bind(JitModule &jit, llvm::StringRef function, Entry &entry,
 /// seeing it).
 /// `onChunk(window, first, end)` gets each call's logits rows [first, end):
 /// row r is the logits of the prompt position `window + r`, each position
-/// exactly once. Returns the number of calls.
+/// exactly once; an entry with `logit_positions` computes the row of each
+/// sequence's last prompt position only (or, in a chunk before it, a row
+/// nobody reads). Returns the number of calls.
 static llvm::Expected<int64_t> prefillInChunks(
     Entry &prefill, BoundCall &call, const TokenIds &tokens,
     int64_t cacheLength,
@@ -572,6 +607,10 @@ static llvm::Expected<int64_t> prefillInChunks(
         ids[b * chunk + i] = tokens.ids[b * prompt + t];
       }
     prefill.frame->getIndex(prefill.positionArgument) = window;
+    if (prefill.hasLogitPositions)
+      for (int64_t b = 0; b < batch; ++b)
+        prefill.getLogitPositions()[b] =
+            std::clamp<int64_t>(tokens.getLength(b) - 1 - window, 0, chunk - 1);
     if (llvm::Error err = call())
       return std::move(err);
     onChunk(window, start - window, std::min(prompt, window + chunk) - window);
@@ -632,9 +671,12 @@ struct HuggingFaceModel::State {
   Target pipeline;
   bool warnedUnused = false;
   /// (B, S, KV cache length; 0 for @forward, a position per sequence,
-  /// longrope's factors: 0 by length, 1 short, 2 long) -> session; S is
+  /// longrope's factors: 0 by length, 1 short, 2 long, @prefill's logits of
+  /// the last positions only) -> session; S is
   /// @prefill's chunk for generation sessions.
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int>,
+  /// Generation sessions' @prefill returns each sequence's last logits
+  /// (the last bool), a chunked forward's all of them.
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, int, bool>,
            std::unique_ptr<Session>>
       sessions;
   /// The logits of a chunked forward, gathered from the chunks.
@@ -776,9 +818,9 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     if (!cacheLength)
       return cacheLength.takeError();
     int64_t chunk = std::min(prefillChunk, *cacheLength);
-    llvm::Expected<Session *> session =
-        getGenerationSession(tokens.batch, chunk, *cacheLength,
-                             result.compileMs, result.cacheStatus);
+    llvm::Expected<Session *> session = getGenerationSession(
+        tokens.batch, chunk, *cacheLength, result.compileMs, result.cacheStatus,
+        /*lastLogits=*/false);
     if (!session)
       return session.takeError();
     Entry &prefill = *(*session)->first;
@@ -812,7 +854,7 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
     return result;
   }
   std::unique_ptr<Session> &session =
-      state->sessions[{tokens.batch, tokens.seqLen, 0, false, 0}];
+      state->sessions[{tokens.batch, tokens.seqLen, 0, false, 0, false}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = tokens.batch;
@@ -888,18 +930,20 @@ llvm::Expected<ForwardResult> HuggingFaceModel::forward(const TokenIds &tokens,
 llvm::Expected<HuggingFaceModel::Session *>
 HuggingFaceModel::getGenerationSession(int64_t batch, int64_t chunk,
                                        int64_t kvCacheLength, double &compileMs,
-                                       std::string &cacheStatus, bool ragged,
+                                       std::string &cacheStatus,
+                                       bool lastLogits, bool ragged,
                                        std::optional<bool> longRoPEFactors) {
   int64_t vocab = config.vocabSize;
   int factors = longRoPEFactors ? (*longRoPEFactors ? 2 : 1) : 0;
-  std::unique_ptr<Session> &session =
-      state->sessions[{batch, chunk, kvCacheLength, ragged, factors}];
+  std::unique_ptr<Session> &session = state->sessions[{
+      batch, chunk, kvCacheLength, ragged, factors, lastLogits}];
   if (!session) {
     hf::ImportOptions importOptions;
     importOptions.batch = batch;
     importOptions.seqLen = chunk;
     importOptions.kvCacheLength = kvCacheLength;
     importOptions.perSequencePositions = ragged;
+    importOptions.prefillLastLogits = lastLogits;
     importOptions.longRoPEFactors = longRoPEFactors;
     importOptions.computeType = options.dtype;
     llvm::Expected<OwningOpRef<ModuleOp>> module = [&] {
@@ -1009,9 +1053,9 @@ HuggingFaceModel::generate(const TokenIds &tokens,
     if (prompt <= original && prompt + count - 2 >= original)
       crossing = original;
   }
-  llvm::Expected<Session *> session =
-      getGenerationSession(batch, chunk, *maxSeqLen, result.compileMs,
-                           result.cacheStatus, ragged, longFactors);
+  llvm::Expected<Session *> session = getGenerationSession(
+      batch, chunk, *maxSeqLen, result.compileMs, result.cacheStatus,
+      /*lastLogits=*/true, ragged, longFactors);
   if (!session)
     return session.takeError();
   Entry &prefill = *(*session)->first;
@@ -1069,7 +1113,7 @@ HuggingFaceModel::generate(const TokenIds &tokens,
             int64_t row = tokens.getLength(b) - 1 - window;
             if (row < first || row >= end)
               continue;
-            const float *logits = prefill.getLogits() + (b * chunk + row) * vocab;
+            const float *logits = prefill.getLogits(b, row);
             std::copy(logits, logits + vocab, lastLogits.begin() + b * vocab);
           }
         });
@@ -1089,9 +1133,9 @@ HuggingFaceModel::generate(const TokenIds &tokens,
       // Every position so far, the last one the token of this step, again
       // through the long-factor entries (their own caches).
       double compileMs = 0;
-      llvm::Expected<Session *> longSession =
-          getGenerationSession(batch, chunk, *maxSeqLen, compileMs,
-                               result.cacheStatus, ragged, true);
+      llvm::Expected<Session *> longSession = getGenerationSession(
+          batch, chunk, *maxSeqLen, compileMs, result.cacheStatus,
+          /*lastLogits=*/true, ragged, true);
       if (!longSession)
         return longSession.takeError();
       result.compileMs += compileMs;
@@ -1111,8 +1155,7 @@ HuggingFaceModel::generate(const TokenIds &tokens,
             if (row < first || row >= end)
               return;
             for (int64_t b = 0; b < batch; ++b) {
-              const float *logits =
-                  again.getLogits() + (b * chunk + row) * vocab;
+              const float *logits = again.getLogits(b, row);
               std::copy(logits, logits + vocab, lastLogits.begin() + b * vocab);
             }
           });

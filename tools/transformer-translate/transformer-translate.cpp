@@ -2,9 +2,11 @@
 //
 // Translates model descriptions from other ecosystems into tfm modules:
 //
-//   transformer-translate (--import-hf MODEL_DIR | --import-hf-config config.json)
+//   transformer-translate (--import-hf MODEL_DIR | --import-hf-config
+//   config.json)
 //       [--batch B] [--seq-len S] [--kv-cache S_max]
-//       [--per-sequence-positions] [--dtype f32|bf16|f16] [-o out.mlir]
+//       [--per-sequence-positions] [--prefill-last-logits]
+//       [--dtype f32|bf16|f16] [-o out.mlir]
 //
 // reads a Hugging Face config.json (gpt2, llama, mixtral, mistral, qwen2,
 // qwen3, gemma, phi3, gpt_neox, opt), from a model directory as
@@ -70,6 +72,12 @@ static cl::opt<bool> perSequencePositions(
     cl::desc("With --kv-cache: @decode takes a position per sequence, "
              "%positions: tensor<Bxi64> (ragged batches), instead of one "
              "index"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> prefillLastLogits(
+    "prefill-last-logits",
+    cl::desc("With --kv-cache: @prefill returns the logits of one position "
+             "per sequence, [B, 1, V], chosen by %logit_positions: "
+             "tensor<Bxi64> (what generation reads), instead of all S"),
     cl::init(false), cl::cat(category));
 static cl::opt<std::string> computeDType(
     "dtype",
@@ -183,6 +191,7 @@ int main(int argc, char **argv) {
   options.seqLen = seqLen;
   options.kvCacheLength = kvCache;
   options.perSequencePositions = perSequencePositions;
+  options.prefillLastLogits = prefillLastLogits;
   if (blockLayer.getNumOccurrences())
     options.block = blockLayer;
   if (computeDType == "f32")
@@ -196,6 +205,9 @@ int main(int argc, char **argv) {
   if (perSequencePositions && !kvCache)
     return fail("--per-sequence-positions needs --kv-cache S_max: only "
                 "@decode takes positions per sequence");
+  if (prefillLastLogits && !kvCache)
+    return fail("--prefill-last-logits needs --kv-cache S_max: only @prefill "
+                "returns a position's logits");
   auto module = tfm::hf::importModel(context, *config, options);
   if (!module)
     return fail(llvm::toString(module.takeError()));

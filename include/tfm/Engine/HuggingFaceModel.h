@@ -286,12 +286,14 @@ public:
 private:
   /// The @prefill and @decode session for [batch, chunk] chunks over a KV
   /// cache of `kvCacheLength`, compiled on first use (`result` gets the
-  /// compile time and cache status then); `longRoPEFactors` as
-  /// hf::ImportOptions's.
+  /// compile time and cache status then); with `lastLogits` its @prefill
+  /// returns the logits of each sequence's last prompt position only
+  /// (generation; a chunked forward returns every position's);
+  /// `longRoPEFactors` as hf::ImportOptions's.
   llvm::Expected<Session *>
   getGenerationSession(int64_t batch, int64_t chunk, int64_t kvCacheLength,
                        double &compileMs, std::string &cacheStatus,
-                       bool ragged = false,
+                       bool lastLogits, bool ragged = false,
                        std::optional<bool> longRoPEFactors = std::nullopt);
   HuggingFaceModel(MLIRContext &context, hf::ModelConfig config,
                    ModelOptions options, WarningHandler warn);

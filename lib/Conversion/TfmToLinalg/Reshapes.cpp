@@ -1,7 +1,8 @@
-//===- Reshapes.cpp - split, heads, convert, kv_cache_write to linalg -----===//
+//===- Reshapes.cpp - split, heads, gathers, convert, cache writes --------===//
 //
 // Data movement and float conversion: slices of the last dimension, reshapes
-// around a linalg.transpose of the head and sequence axes, an elementwise
+// around a linalg.transpose of the head and sequence axes, a generic
+// gathering one position per sequence, an elementwise
 // generic for tfm.convert, and the KV-cache update as a tensor.insert_slice
 // (which bufferizes to an in-place write when the cache buffer is writable).
 //
@@ -110,6 +111,36 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
                                rewriter, op.getLoc(), transposed,
                                SmallVector<ReassociationIndices>{
                                    {0}, {1}, {2, 3}}));
+    return success();
+  }
+};
+
+/// result[b, 0, j] = input[b, clamp(positions[b], 0, S-1), j]: one generic
+/// reading its row by tensor.extract, as the embedding gathers its table's.
+struct GatherPositionsLowering : OpConversionPattern<GatherPositionsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherPositionsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t length = tensorType(op.getInput()).getDimSize(1);
+    Value input = adaptor.getInput();
+    AffineMap positionsMap = AffineMap::get(
+        3, 0, {rewriter.getAffineDimExpr(0)}, rewriter.getContext());
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), tensorType(op.getResult()),
+                             adaptor.getPositions(),
+                             [&](OpBuilder &b, Location loc,
+                                 ValueRange args) -> SmallVector<Value> {
+                               Value position = arith::IndexCastOp::create(
+                                   b, loc, b.getIndexType(), args[0]);
+                               Value row =
+                                   clampIndex(b, loc, position, 0, length - 1);
+                               Value batch = linalg::IndexOp::create(b, loc, 0);
+                               Value col = linalg::IndexOp::create(b, loc, 2);
+                               return {tensor::ExtractOp::create(
+                                   b, loc, input, ValueRange{batch, row, col})};
+                             },
+                             {positionsMap}));
     return success();
   }
 };
@@ -264,5 +295,6 @@ struct KVCacheWriteLowering : OpConversionPattern<KVCacheWriteOp> {
 
 void mlir::tfm::lowering::populateReshapePatterns(RewritePatternSet &patterns) {
   patterns.add<SplitLowering, SplitHeadsLowering, MergeHeadsLowering,
-               ConvertLowering, KVCacheWriteLowering>(patterns.getContext());
+               GatherPositionsLowering, ConvertLowering, KVCacheWriteLowering>(
+      patterns.getContext());
 }

@@ -38,6 +38,7 @@ public:
         cacheLength(options.kvCacheLength),
         prefillLength(getSeqLen(config, options)),
         raggedBatch(options.perSequencePositions),
+        lastLogits(options.prefillLastLogits && entry == Entry::Prefill),
         longRoPEFactors(options.longRoPEFactors),
         perSequencePositions(options.perSequencePositions &&
                              entry == Entry::Decode),
@@ -290,6 +291,9 @@ private:
   int64_t prefillLength;
   /// A ragged batch's entries (whole caches for every layer).
   bool raggedBatch;
+  /// ImportOptions::prefillLastLogits, for this entry: the logits of the
+  /// rows `logitRows` only.
+  bool lastLogits;
   /// ImportOptions::longRoPEFactors.
   std::optional<bool> longRoPEFactors;
   /// `pos` is a [B] tensor of each sequence's position, not one index.
@@ -301,7 +305,7 @@ private:
   SmallVector<DictionaryAttr> argAttrs;
   unsigned paramEnd = 0;
   llvm::StringMap<Value> params;
-  Value ids, pos;
+  Value ids, pos, logitRows;
   SmallVector<Value> cacheResults;
   SmallVector<std::string> cacheNames;
   DenseF32ArrayAttr ropeInvFreq;

@@ -88,23 +88,31 @@ Value EntryBuilder::embedTokens(const Twine &module, int64_t width,
                              embedWeight, /*first_row=*/Value(), scale);
 }
 
+/// The decoder layers; a generation prefill that returns one position's
+/// logits per sequence then keeps only that position (the final norm and the
+/// LM head are per position).
 Value EntryBuilder::decoderLayers(Value h) {
   auto block = getFamily(c.family).block;
   for (int64_t i = 0; i < c.numLayers; ++i)
     h = (this->*block)(i, h);
-  return h;
+  if (!lastLogits)
+    return h;
+  auto type = cast<RankedTensorType>(h.getType());
+  return GatherPositionsOp::create(
+      b, loc("logit_rows"),
+      type.clone({type.getDimSize(0), 1, type.getDimSize(2)}), h, logitRows);
 }
 
 Value EntryBuilder::lmHead(Value h, StringRef module, int64_t width) {
   Value weight = c.tieWordEmbeddings
                      ? embedWeight
                      : param(module + ".weight", {c.vocabSize, width});
-  auto head =
-      LMHeadOp::create(b, loc(module), tensor({batch, seqLen, c.vocabSize}),
-                       h, weight, WeightLayout::out_in,
-                       c.finalLogitSoftcap > 0
-                           ? b.getF32FloatAttr(c.finalLogitSoftcap)
-                           : FloatAttr());
+  int64_t rows = cast<RankedTensorType>(h.getType()).getDimSize(1);
+  auto head = LMHeadOp::create(
+      b, loc(module), tensor({batch, rows, c.vocabSize}), h, weight,
+      WeightLayout::out_in,
+      c.finalLogitSoftcap > 0 ? b.getF32FloatAttr(c.finalLogitSoftcap)
+                              : FloatAttr());
   return head;
 }
 
@@ -153,6 +161,10 @@ func::FuncOp EntryBuilder::build() {
                       kInputAttrName, "positions");
   else if (usesCache())
     pos = addArgument(1, b.getIndexType(), kInputAttrName, "position");
+  if (lastLogits)
+    logitRows = addArgument(body->getNumArguments(),
+                            RankedTensorType::get({batch}, b.getI64Type()),
+                            kInputAttrName, "logit_positions");
   paramEnd = body->getNumArguments();
 
   b.setInsertionPointToStart(body);

@@ -1,5 +1,8 @@
 // RUN: transformer-opt %s --tfm-to-linalg | FileCheck %s
 
+// tfm.gather_positions' map of the positions (the test at the end).
+// CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+
 // CHECK-LABEL: func.func @split
 // CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x20xf32>
 // CHECK: %[[A:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [2, 3, 8] [1, 1, 1]
@@ -63,4 +66,22 @@ func.func @convert_widen(%x: tensor<1x4x96xbf16>) -> tensor<1x4x96xf32> {
 func.func @convert_bf16_to_f16(%x: tensor<8xbf16>) -> tensor<8xf16> {
   %y = tfm.convert %x : (tensor<8xbf16>) -> tensor<8xf16>
   return %y : tensor<8xf16>
+}
+
+// One row per sequence: the position clamped to [0, S) and read by
+// tensor.extract at (b, row, j).
+// CHECK-LABEL: func.func @gather_positions
+// CHECK-SAME: %[[H:[^:]*]]: tensor<2x5x8xf32>, %[[P:[^:]*]]: tensor<2xi64>
+// CHECK: linalg.generic {indexing_maps = [#[[ROWS]], {{.*}}]{{.*}} ins(%[[P]] : tensor<2xi64>) outs(%{{.*}} : tensor<2x1x8xf32>)
+// CHECK: ^bb0(%[[POS:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[I:.*]] = arith.index_cast %[[POS]] : i64 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[I]], %c0
+// CHECK: %[[ROW:.*]] = arith.minsi %[[LO]], %c4
+// CHECK: %[[B:.*]] = linalg.index 0
+// CHECK: %[[COL:.*]] = linalg.index 2
+// CHECK: tensor.extract %[[H]][%[[B]], %[[ROW]], %[[COL]]] : tensor<2x5x8xf32>
+// CHECK-NOT: tfm.
+func.func @gather_positions(%h: tensor<2x5x8xf32>, %p: tensor<2xi64>) -> tensor<2x1x8xf32> {
+  %y = tfm.gather_positions %h, %p : (tensor<2x5x8xf32>, tensor<2xi64>) -> tensor<2x1x8xf32>
+  return %y : tensor<2x1x8xf32>
 }

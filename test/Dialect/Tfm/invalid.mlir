@@ -492,6 +492,50 @@ func.func @merge_heads_result(%x: tensor<2x4x8x4xf32>) -> tensor<2x4x32xf32> {
 }
 
 //===----------------------------------------------------------------------===//
+// tfm.gather_positions
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @gather_positions_rank(%x: tensor<8x16xf32>, %p: tensor<2xi64>) -> tensor<2x1x16xf32> {
+  // expected-error @below {{'tfm.gather_positions' op input must have rank 3, got 'tensor<8x16xf32>'}}
+  %0 = tfm.gather_positions %x, %p : (tensor<8x16xf32>, tensor<2xi64>) -> tensor<2x1x16xf32>
+  return %0 : tensor<2x1x16xf32>
+}
+
+// -----
+
+func.func @gather_positions_batch(%x: tensor<2x8x16xf32>, %p: tensor<3xi64>) -> tensor<2x1x16xf32> {
+  // expected-error @below {{'tfm.gather_positions' op positions 'tensor<3xi64>' must hold one position per sequence of the batch (B=2)}}
+  %0 = tfm.gather_positions %x, %p : (tensor<2x8x16xf32>, tensor<3xi64>) -> tensor<2x1x16xf32>
+  return %0 : tensor<2x1x16xf32>
+}
+
+// -----
+
+func.func @gather_positions_result(%x: tensor<2x8x16xf32>, %p: tensor<2xi64>) -> tensor<2x8x16xf32> {
+  // expected-error @below {{'tfm.gather_positions' op result type 'tensor<2x8x16xf32>' should be 'tensor<2x1x16xf32>'}}
+  %0 = tfm.gather_positions %x, %p : (tensor<2x8x16xf32>, tensor<2xi64>) -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
+func.func @gather_positions_element_type(%x: tensor<2x8x16xf32>, %p: tensor<2xi64>) -> tensor<2x1x16xbf16> {
+  // expected-error @below {{'tfm.gather_positions' op result type 'tensor<2x1x16xbf16>' should be 'tensor<2x1x16xf32>'}}
+  %0 = tfm.gather_positions %x, %p : (tensor<2x8x16xf32>, tensor<2xi64>) -> tensor<2x1x16xbf16>
+  return %0 : tensor<2x1x16xbf16>
+}
+
+// -----
+
+func.func @gather_positions_index_type(%x: tensor<2x8x16xf32>, %p: tensor<2xf32>) -> tensor<2x1x16xf32> {
+  // expected-error @below {{'tfm.gather_positions' op operand #1 must be 1D tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = tfm.gather_positions %x, %p : (tensor<2x8x16xf32>, tensor<2xf32>) -> tensor<2x1x16xf32>
+  return %0 : tensor<2x1x16xf32>
+}
+
+//===----------------------------------------------------------------------===//
 // tfm.rope
 //===----------------------------------------------------------------------===//
 

@@ -120,6 +120,20 @@ func.func @mha(%qkv: tensor<2x8x48xf32>) -> tensor<2x8x16xf32> {
   return %m : tensor<2x8x16xf32>
 }
 
+// One position per sequence (a generation prefill's last rows), i64 and i32.
+// CHECK-LABEL: func.func @gather_positions
+// CHECK-SAME: (%[[H:[^:]+]]: tensor<2x8x16xf32>, %[[R:[^:]+]]: tensor<2xi64>, %[[R32:[^:]+]]: tensor<2xi32>)
+func.func @gather_positions(%h: tensor<2x8x16xf32>, %rows: tensor<2xi64>,
+                            %rows32: tensor<2xi32>)
+    -> (tensor<2x1x16xf32>, tensor<2x1x16xf32>) {
+  // CHECK: %[[G:.+]] = tfm.gather_positions %[[H]], %[[R]] : (tensor<2x8x16xf32>, tensor<2xi64>) -> tensor<2x1x16xf32>
+  %g = tfm.gather_positions %h, %rows : (tensor<2x8x16xf32>, tensor<2xi64>) -> tensor<2x1x16xf32>
+  // CHECK: %[[G32:.+]] = tfm.gather_positions %[[H]], %[[R32]] : (tensor<2x8x16xf32>, tensor<2xi32>) -> tensor<2x1x16xf32>
+  %g32 = tfm.gather_positions %h, %rows32 : (tensor<2x8x16xf32>, tensor<2xi32>) -> tensor<2x1x16xf32>
+  // CHECK: return %[[G]], %[[G32]]
+  return %g, %g32 : tensor<2x1x16xf32>, tensor<2x1x16xf32>
+}
+
 // Uneven split pieces (a GQA fused projection).
 // CHECK-LABEL: func.func @split_uneven
 // CHECK: tfm.split %{{.+}} : (tensor<1x4x32xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)

@@ -57,6 +57,12 @@ struct ImportOptions {
   /// per forward call, which a generation that crosses the original context
   /// follows with two sets of entries (HuggingFaceModel::generate).
   std::optional<bool> longRoPEFactors;
+  /// @prefill returns the logits of one position per sequence, [B, 1, V],
+  /// chosen by its `logit_positions` argument ([B] of i64, a row of the
+  /// chunk each), rather than of all S: generation reads only each prompt's
+  /// last position, and the LM head of every position is most of a short
+  /// model's prefill (tfm.gather_positions).
+  bool prefillLastLogits = false;
   /// The type activations, parameters and KV caches are computed and held
   /// in: f32, bf16 or f16. Half-precision models still accumulate and keep
   /// statistics in f32 (the lowering's rule), and return f32 logits: the

@@ -357,6 +357,18 @@ LogicalResult SplitHeadsOp::verify() {
                  in.getElementType()));
 }
 
+LogicalResult GatherPositionsOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)))
+    return failure();
+  auto in = tensorType(getInput());
+  if (failed(checkPerSequencePosition(*this, getPositions(), "positions",
+                                      in.getDimSize(0))))
+    return failure();
+  return checkResultType(
+      *this, RankedTensorType::get({in.getDimSize(0), 1, in.getDimSize(2)},
+                                   in.getElementType()));
+}
+
 LogicalResult MergeHeadsOp::verify() {
   if (failed(checkRank(*this, getInput(), "input", 4)))
     return failure();

@@ -212,6 +212,30 @@ def Tfm_LMHeadOp : Tfm_LedgerOp<"lm_head"> {
   let results = (outs Tfm_FloatTensor:$result);
 }
 
+def Tfm_GatherPositionsOp : Tfm_Op<"gather_positions", [Pure]> {
+  let summary = "one position of each sequence: [B, S, d] -> [B, 1, d]";
+  let description = [{
+    `result[b, 0, :] = input[b, positions[b], :]`, a position per sequence
+    clamped to `[0, S)`. Generation needs the logits of a prompt's last
+    position only: a prefill entry imported for generation gathers each
+    sequence's last position of the chunk after its last decoder layer, so
+    that its final norm and LM head run on one row per sequence rather
+    than `S` (a ragged batch's sequences end at different positions, hence
+    one position each).
+
+    - `input`: `[B, S, d]`; `positions`: `[B]` of i32 or i64.
+    - result: `[B, 1, d]` with the input's element type.
+
+    ```mlir
+    %last = tfm.gather_positions %h, %rows : (tensor<2x64x768xf32>, tensor<2xi64>) -> tensor<2x1x768xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$input, Tfm_RowPositions:$positions);
+  let results = (outs Tfm_FloatTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
   let summary = "splits the last dimension into consecutive pieces";
   let description = [{
