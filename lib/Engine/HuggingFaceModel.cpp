@@ -671,11 +671,9 @@ struct HuggingFaceModel::State {
   Target pipeline;
   bool warnedUnused = false;
   /// (B, S, KV cache length; 0 for @forward, a position per sequence,
-  /// longrope's factors: 0 by length, 1 short, 2 long, @prefill's logits of
-  /// the last positions only) -> session; S is
-  /// @prefill's chunk for generation sessions.
-  /// Generation sessions' @prefill returns each sequence's last logits
-  /// (the last bool), a chunked forward's all of them.
+  /// longrope's factors: 0 by length, 1 short, 2 long, @prefill returning
+  /// each sequence's last logits only: generation's, not a chunked
+  /// forward's) -> session; S is @prefill's chunk for generation sessions.
   std::map<std::tuple<int64_t, int64_t, int64_t, bool, int, bool>,
            std::unique_ptr<Session>>
       sessions;
