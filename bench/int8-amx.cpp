@@ -28,7 +28,7 @@ namespace {
 using Kernel = bool (*)(const int8_t *, const float *, const int32_t *,
                         const int8_t *, const uint16_t *, const uint8_t *,
                         float *, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t);
+                        int64_t, int64_t);
 
 struct Format {
   const char *name;
@@ -98,7 +98,8 @@ int main(int argc, char **argv) {
     auto run = [&](Kernel kernel, std::vector<float> &c) {
       double start = benchNow();
       if (!kernel(q.data(), d.data(), sum.data(), v.data(), s.data(),
-                  sc.data(), c.data(), n, m, k, f.panel, 0, panels)) {
+                  sc.data(), c.data(), n, m, k, f.panel, 0, panels,
+                  /*decodeVectors=*/8)) {
         fprintf(stderr, "%s: a kernel has no code for this panel\n", f.name);
         exit(1);
       }

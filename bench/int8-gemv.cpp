@@ -7,12 +7,13 @@
 //
 //   clang++-22 -O3 -std=c++20 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
 //       -mfma -mf16c -Ilib/Runtime/Kernels bench/int8-gemv.cpp -o /tmp/int8-gemv
-//   /tmp/int8-gemv
+//   /tmp/int8-gemv [DECODE_VECTORS]   # the plan's int8_decode_vectors: 8 or 4
 #include "Int8BlockMatmul.h"
 
 #include "timing.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 #include <sys/mman.h>
 
@@ -30,7 +31,8 @@ struct Matrix {
 };
 
 /// Runs one format over every layer: the median ms of 9 passes and GB/s.
-template <WeightFormat Fm> void measure(const char *name, int valueBits) {
+template <WeightFormat Fm>
+void measure(const char *name, int valueBits, int64_t decodeVectors) {
   size_t bytes = 0;
   for (auto &s : kShapes)
     bytes += size_t(s[0]) * s[1] * valueBits / 8 + s[0] * (s[1] / 32) * 2;
@@ -63,7 +65,7 @@ template <WeightFormat Fm> void measure(const char *name, int valueBits) {
     for (const Matrix &m : matrices)
       Int8BlockMatmul<Avx512Vnni, kPanel / 16, Fm>::run(
           x, m.values, m.scales, nullptr, c.data(), m.n, 1, m.k, 0,
-          m.n / kPanel);
+          m.n / kPanel, decodeVectors);
     time = benchNow() - start;
   }
   double median = benchMedian(times, 9);
@@ -73,7 +75,8 @@ template <WeightFormat Fm> void measure(const char *name, int valueBits) {
 }
 } // namespace
 
-int main() {
-  measure<WeightFormat::Q4_0>("q4_0", 4);
-  measure<WeightFormat::Q8_0>("q8_0", 8);
+int main(int argc, char **argv) {
+  int64_t decodeVectors = argc > 1 ? std::atoll(argv[1]) : 8;
+  measure<WeightFormat::Q4_0>("q4_0", 4, decodeVectors);
+  measure<WeightFormat::Q8_0>("q8_0", 8, decodeVectors);
 }

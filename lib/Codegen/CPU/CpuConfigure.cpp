@@ -43,6 +43,9 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target,
       // tiles are turned off (`amx`).
       b.getNamedAttr("amx_int8",
                      b.getBoolAttr(int8 && amx && target.hasAmxInt8)),
+      // Their decode GEMV's accumulators (and so panels streamed at once).
+      b.getNamedAttr("int8_decode_vectors",
+                     b.getI64IntegerAttr(target.int8DecodeVectors)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });

@@ -71,6 +71,8 @@ struct QuantizedKernelTarget {
   llvm::StringRef int8Isa;
   /// Their prefill on AMX-INT8 tiles (`amx_int8` in tfm.cpu_target).
   bool amxInt8 = false;
+  /// Their decode GEMV's accumulator vectors (`int8_decode_vectors`).
+  int64_t decodeVectors = 4;
 
   /// The int8 kernel's instruction set for a GEMM of `rows` rows over
   /// `format`'s weights: "amx" where tiles are planned and the rows make

@@ -32,7 +32,7 @@ using namespace mlir::tfm;
 
 QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
-  int64_t bits = 0;
+  int64_t bits = 0, decodeVectors = 0;
   bool fma = false, int8 = false, vnni = false, amxInt8 = false;
   if (target) {
     if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
@@ -45,19 +45,26 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
       vnni = hasVnni.getValue();
     if (auto tiles = target.getAs<BoolAttr>("amx_int8"))
       amxInt8 = tiles.getValue();
+    if (auto vectors = target.getAs<IntegerAttr>("int8_decode_vectors"))
+      decodeVectors = vectors.getInt();
   } else if (llvm::Expected<CpuTarget> host = CpuTarget::lookup("host")) {
     bits = host->vectorBits;
     fma = host->hasFMA;
+    decodeVectors = host->int8DecodeVectors;
   } else {
     llvm::consumeError(host.takeError());
   }
   // The int8 kernels take the f32 kernels' panels (AVX-512 without VNNI
   // runs AVX2's int8 code on them), VNNI's nibble formats twice as wide.
   StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
+  // A plan without the field (written before it) keeps the widest tile.
+  if (decodeVectors <= 0)
+    decodeVectors = int8Isa == "avx512" ? 8 : 4;
   if (bits >= 512)
-    return {"avx512", 32, int8, int8Isa, int8 && vnni && amxInt8};
+    return {"avx512",     32, int8, int8Isa, int8 && vnni && amxInt8,
+            decodeVectors};
   if (bits >= 256 && fma)
-    return {"avx2", 16, int8, int8Isa};
+    return {"avx2", 16, int8, int8Isa, false, decodeVectors};
   return {"sse2", 8, false, ""};
 }
 
@@ -247,7 +254,8 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     memrefs.push_back(subScales);
   memrefs.push_back(c);
   SmallVector<Type> types = dynamicTypes(memrefs);
-  types.append(2, b.getIndexType());
+  // j0, j1, and for the int8 kernels their decode tile's vectors.
+  types.append(int8 ? 3 : 2, b.getIndexType());
   StringRef prefix = getMatmulKernelPrefix(format, int8);
   func::FuncOp kernel =
       getKernel(module, (prefix + (int8 ? int8Isa : target.isa)).str(), types);
@@ -266,6 +274,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
       arith::ConstantIndexOp::create(b, loc, panels));
   SmallVector<Value> operands = castAll(memrefs, types);
   operands.append({first, last});
+  if (int8)
+    operands.push_back(
+        arith::ConstantIndexOp::create(b, loc, target.decodeVectors));
   func::CallOp::create(b, loc, kernel, operands);
   op.erase();
 }

@@ -36,9 +36,10 @@
 //
 // and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
 // (BlockMatmul.h). Decode streams as many panels side by side as one
-// row's accumulators fill in registers (kDecodeVectors), each panel a
-// stream of values and one of scales; more rows take a panel kMaxRows rows
-// at a time (docs/design.md, "Quantized weights").
+// row's accumulators fill in registers (the plan's decode vectors: 8 or 4
+// on AVX-512, 4 on AVX2), each panel a stream of values and one of scales;
+// more rows take a panel kMaxRows rows at a time (docs/design.md,
+// "Quantized weights" and "Int8 panels").
 //
 // An instruction set is a traits struct (Isa below): `dotU8` adds to each
 // 32-bit lane the four products of unsigned weight bytes and signed
@@ -307,9 +308,10 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
   static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
   /// How far ahead (bytes) each panel's values are prefetched.
   static constexpr int64_t kPrefetchBytes = 2048;
-  /// The vectors one row's tile accumulates in registers (decode), 8 of 16
-  /// lanes, 4 of 8: four panels of 32 columns or two of 64 on AVX-512.
-  static constexpr int kDecodeVectors = Isa::kLanes >= 16 ? 8 : 4;
+  /// The most vectors one row's tile accumulates in registers (decode): 8
+  /// of 16 lanes (four panels of 32 columns or two of 64 on AVX-512), 4 of
+  /// 8. The plan may ask for 4 on AVX-512 (run's `decodeVectors`).
+  static constexpr int kMaxDecodeVectors = Isa::kLanes >= 16 ? 8 : 4;
   /// More rows: the vectors of a panel a tile of kMaxRows rows takes at a
   /// time, a panel of up to four whole (half of a 64-column panel at a
   /// time on AVX-512, each tile's K steps strided, measured about 10%
@@ -469,13 +471,14 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
     (tile<R, NP, T, S * T>(o, m0, j), ...);
   }
 
-  /// One row (decode) against panels [j0, j1): kDecodeVectors accumulators
-  /// in registers, as whole panels streamed side by side (each a stream of
+  /// One row (decode) against panels [j0, j1): DV accumulators in
+  /// registers, as whole panels streamed side by side (each a stream of
   /// values and one of scales) or, for a wider panel, a part of one at a
   /// time.
+  template <int DV>
   static void decode(const Operands &o, int64_t j0, int64_t j1) {
-    constexpr int T = std::min(V, kDecodeVectors);
-    constexpr int NP = std::max(1, kDecodeVectors / V);
+    constexpr int T = std::min(V, DV);
+    constexpr int NP = std::max(1, DV / V);
     int64_t j = j0;
     for (; j + NP <= j1; j += NP)
       slices<1, NP, T>(o, 0, j, Slices<T>());
@@ -512,12 +515,14 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
 
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
                   const uint8_t *sc, float *c, int64_t ldc, int64_t m,
-                  int64_t k, int64_t j0, int64_t j1) {
+                  int64_t k, int64_t j0, int64_t j1, int64_t decodeVectors) {
     Operands o{x, v, s, sc, c, ldc, m, k};
-    if (m == 1)
-      decode(o, j0, j1);
-    else
+    if (m != 1)
       prefill(o, j0, j1);
+    else if (decodeVectors < kMaxDecodeVectors)
+      decode<4>(o, j0, j1);
+    else
+      decode<kMaxDecodeVectors>(o, j0, j1);
   }
 };
 
@@ -527,7 +532,8 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
 template <class Isa, WeightFormat Fm, int... Vs>
 bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
                   const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc,
-                  int64_t m, int64_t k, int64_t j0, int64_t j1) {
+                  int64_t m, int64_t k, int64_t j0, int64_t j1,
+                  int64_t decodeVectors) {
   if constexpr (std::is_void_v<Isa>) {
     Int8BlockMatmulScalar<Fm>::run(rows, v, s, sc, c, ldc, m, k, panel, j0,
                                    j1);
@@ -535,7 +541,7 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
   } else {
     return ((panel == Isa::kLanes * Vs &&
              (Int8BlockMatmul<Isa, Vs, Fm>::run(rows, v, s, sc, c, ldc, m, k,
-                                                j0, j1),
+                                                j0, j1, decodeVectors),
               true)) ||
             ...);
   }
@@ -553,10 +559,12 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
   bool tfm::kernels::NAME##ISA(                                                \
       const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
       const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc, int64_t m,  \
-      int64_t k, int64_t panel, int64_t j0, int64_t j1) {                      \
+      int64_t k, int64_t panel, int64_t j0, int64_t j1,                        \
+      int64_t decodeVectors) {                                                 \
     return runInt8Panel<TRAITS, WeightFormat::FORMAT __VA_OPT__(, )            \
-                            __VA_ARGS__>(panel, Int8Rows{q, d, sum}, v, s, sc, \
-                                         c, ldc, m, k, j0, j1);                \
+                                    __VA_ARGS__>(panel, Int8Rows{q, d, sum},   \
+                                                 v, s, sc, c, ldc, m, k, j0,   \
+                                                 j1, decodeVectors);           \
   }
 #define TFM_DEFINE_INT8_BLOCK_MATMULS(ISA, TRAITS, ...)                        \
   void tfm::kernels::quantizeRows##ISA(const float *a, int64_t lda,            \

@@ -48,6 +48,12 @@ struct CpuTarget {
   /// Rapids and later. Whether Linux lets a process use the tile data is
   /// requestAmxTilePermission's, as for hasAmxBf16.
   bool hasAmxInt8 = false;
+  /// The vector registers one row of an int8 decode GEMV accumulates in
+  /// (the micro-kernels' `decode_vectors`): 8 with AVX-512, two 64-column
+  /// panels streamed side by side, but 4 on AMD's Zen cores, one panel at a
+  /// time, whose one core reads fewer streams faster (docs/design.md, "Int8
+  /// panels"); 4 with AVX2.
+  int64_t int8DecodeVectors = 4;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
