@@ -333,6 +333,16 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
           bindParameters(sig, bindings.weights, bound, bindings.params))
     return std::move(err);
   bool hasIds = false;
+  // An input the engine fills before each call: a buffer of its own.
+  auto ownInput = [&](size_t i, int64_t bytes) -> llvm::Error {
+    auto storage = AlignedBuffer::allocate(bytes);
+    if (!storage)
+      return storage.takeError();
+    bound[i].storage = std::move(*storage);
+    bound[i].data = bound[i].storage->get();
+    bound[i].bound = true;
+    return llvm::Error::success();
+  };
   for (auto [i, arg] : llvm::enumerate(sig.arguments)) {
     if (arg.kind == EntryArgument::Kind::KVCache) {
       auto it = caches.find(arg.name);
@@ -358,34 +368,22 @@ bindEntry(EntrySignature signature, ModelBindings &bindings,
                arg.shape == llvm::ArrayRef<int64_t>{batch}) {
       entry->positionArgument = i;
       entry->hasPositions = true;
-      auto storage = AlignedBuffer::allocate(batch * 8);
-      if (!storage)
-        return storage.takeError();
-      bound[i].storage = std::move(*storage);
-      bound[i].data = bound[i].storage->get();
-      bound[i].bound = true;
+      if (llvm::Error err = ownInput(i, batch * 8))
+        return std::move(err);
     } else if (arg.kind == EntryArgument::Kind::Input &&
                arg.name == "logit_positions" && arg.dtype == DType::I64 &&
                arg.shape == llvm::ArrayRef<int64_t>{batch}) {
       entry->logitPositionsArgument = i;
       entry->hasLogitPositions = true;
-      auto storage = AlignedBuffer::allocate(batch * 8);
-      if (!storage)
-        return storage.takeError();
-      bound[i].storage = std::move(*storage);
-      bound[i].data = bound[i].storage->get();
-      bound[i].bound = true;
+      if (llvm::Error err = ownInput(i, batch * 8))
+        return std::move(err);
     } else if (arg.kind == EntryArgument::Kind::Input &&
                arg.name == "input_ids" && arg.dtype == DType::I64 &&
                arg.shape == llvm::ArrayRef<int64_t>{batch, seqLen}) {
       entry->idsArgument = i;
       hasIds = true;
-      auto storage = AlignedBuffer::allocate(batch * seqLen * 8);
-      if (!storage)
-        return storage.takeError();
-      bound[i].storage = std::move(*storage);
-      bound[i].data = bound[i].storage->get();
-      bound[i].bound = true;
+      if (llvm::Error err = ownInput(i, batch * seqLen * 8))
+        return std::move(err);
     }
     if (!bound[i].bound)
       return makeError(llvm::formatv("internal error: the imported @{0} has an "
