@@ -92,11 +92,18 @@ struct QuantizedKernelTarget {
   /// panels of twice the width, so that a panel's block of 32 K steps is
   /// 1 KiB of values for every format: decode then streams two such panels
   /// at once rather than four of 512 bytes (Q4_0 decode on one thread about
-  /// 6% faster; docs/design.md, "Int8 panels").
+  /// 6% faster). The int8 AVX2 kernels take every format in panels of 32
+  /// columns, their decode tile's four vectors: one panel streamed at a
+  /// time rather than two of 16 (decode 7-20% faster, prefill 12-20%) or
+  /// half of one of 64 (slower; docs/design.md, "Int8 panels").
   int64_t getPanel(QuantFormat format) const {
-    bool wide = int8 && int8Isa == "avx512" && isNibbleFormat(format);
-    return wide ? 2 * panel : panel;
+    if (!int8)
+      return panel;
+    if (int8Isa == "avx2")
+      return kAvx2Int8Panel;
+    return isNibbleFormat(format) ? 2 * panel : panel;
   }
+  static constexpr int64_t kAvx2Int8Panel = 32;
 };
 QuantizedKernelTarget getQuantizedKernelTarget(ModuleOp module);
 

@@ -54,8 +54,8 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   } else {
     llvm::consumeError(host.takeError());
   }
-  // The int8 kernels take the f32 kernels' panels (AVX-512 without VNNI
-  // runs AVX2's int8 code on them), VNNI's nibble formats twice as wide.
+  // The int8 kernels' panels are getPanel's (AVX-512 without VNNI runs
+  // AVX2's int8 code, on AVX2's int8 panels).
   StringRef int8Isa = bits >= 512 && vnni ? "avx512" : "avx2";
   // A plan without the field (written before it) keeps the widest tile.
   if (decodeVectors <= 0)

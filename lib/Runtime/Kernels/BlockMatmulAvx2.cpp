@@ -2,9 +2,10 @@
 //
 // Compiled with this instruction set's flags (lib/Runtime/Kernels/
 // CMakeLists.txt); the kernels themselves are BlockMatmul.h and
-// Int8BlockMatmul.h. Panels of 16, 32 columns, and on int8 activations 64
-// (Q4_0 and Q4_K as an AVX-512 VNNI plan packs them, run on a CPU without
-// VNNI).
+// Int8BlockMatmul.h. On f32 activations panels of 16 or 32 columns; on
+// int8 activations 32 (the AVX2 plan's, and an AVX-512 VNNI plan's byte
+// formats) and 64 (its Q4_0 and Q4_K), the VNNI plan's run on a CPU
+// without VNNI.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockMatmul.h"
@@ -14,4 +15,4 @@
 using namespace tfm::kernels;
 
 TFM_DEFINE_BLOCK_MATMULS(Avx2, 8, 2, 4)
-TFM_DEFINE_INT8_BLOCK_MATMULS(Avx2, Avx2, 2, 4, 8)
+TFM_DEFINE_INT8_BLOCK_MATMULS(Avx2, Avx2, 4, 8)

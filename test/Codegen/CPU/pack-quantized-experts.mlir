@@ -46,8 +46,8 @@
 // column together), the super-blocks' d and dmin and the sub-blocks' scales.
 // INT8-LABEL: func.func @experts
 // INT8: scf.index_switch %{{.*}} -> tensor<{{[0-9]+}}x48x{{[0-9]+}}xf32>
-// INT8: scf.index_switch %{{.*}} -> tensor<3x8x4x16x4xi8>, tensor<3x1x2x16xf16>, tensor<3x8x2x16xi8>
-// INT8: scf.index_switch %{{.*}} -> tensor<3x8x4x16x4xi8>, tensor<3x1x2x16xf16>, tensor<3x8x2x16xi8>
+// INT8: scf.index_switch %{{.*}} -> tensor<2x8x4x32x4xi8>, tensor<2x1x2x32xf16>, tensor<2x8x2x32xi8>
+// INT8: scf.index_switch %{{.*}} -> tensor<2x8x4x32x4xi8>, tensor<2x1x2x32xf16>, tensor<2x8x2x32xi8>
 // INT8: tfm.int8_activations, tfm.quantized_matmul = "q4_k"
 // INT8: tfm.int8_activations, tfm.quantized_matmul = "q4_k"
 func.func @experts(%x: tensor<1x8x256xf32> {tfm.input = "x"},

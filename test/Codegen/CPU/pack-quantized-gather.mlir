@@ -28,9 +28,9 @@
 // [J, K/32, 4, P, 4]; step k of a block is nibble k / 16 of byte k % 16,
 // at [.., (k % 16) / 4, r, (k % 16) % 4], minus 8.
 // Q4-LABEL: func.func @tied
-// Q4-SAME: %[[V:[a-z0-9]+]]: tensor<7x2x4x16x4xi8> {tfm.param = "wte", tfm.param_pack = {format = "q4_0_values", group = 4 : i64, layout = "out_in", panel = 16 : i64, shape = array<i64: 100, 64>}}
-// Q4-SAME: %[[S:[a-z0-9]+]]: tensor<7x2x16xf16> {tfm.param = "wte", tfm.param_pack = {format = "q4_0_scales", layout = "out_in", panel = 16 : i64, shape = array<i64: 100, 64>}})
-// Q4: %[[Q:[a-z0-9_]+]] = tensor.extract %[[V]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<7x2x4x16x4xi8>
+// Q4-SAME: %[[V:[a-z0-9]+]]: tensor<4x2x4x32x4xi8> {tfm.param = "wte", tfm.param_pack = {format = "q4_0_values", group = 4 : i64, layout = "out_in", panel = 32 : i64, shape = array<i64: 100, 64>}}
+// Q4-SAME: %[[S:[a-z0-9]+]]: tensor<4x2x32xf16> {tfm.param = "wte", tfm.param_pack = {format = "q4_0_scales", layout = "out_in", panel = 32 : i64, shape = array<i64: 100, 64>}})
+// Q4: %[[Q:[a-z0-9_]+]] = tensor.extract %[[V]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<4x2x4x32x4xi8>
 // Q4: arith.shrui %[[Q]]
 // Q4: arith.andi
 // Q4: arith.subi

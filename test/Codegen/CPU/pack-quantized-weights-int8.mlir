@@ -12,15 +12,15 @@
 // inverse 0 for d = 0, roundeven) before multiplying it, dequantized, by
 // the dequantized weight: nibble h of the byte, minus 8, times its scale.
 // Q4-LABEL: func.func @in_out
-// Q4-SAME: %[[V:arg[0-9]+]]: tensor<6x2x4x16x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_0_values", group = 4 : i64, layout = "in_out", panel = 16 : i64, shape = array<i64: 64, 96>}}
-// Q4-SAME: %[[S:arg[0-9]+]]: tensor<6x2x16xf16> {tfm.param = "w", tfm.param_pack = {format = "q4_0_scales", layout = "in_out", panel = 16 : i64, shape = array<i64: 64, 96>}}
+// Q4-SAME: %[[V:arg[0-9]+]]: tensor<3x2x4x32x4xi8> {tfm.param = "w", tfm.param_pack = {format = "q4_0_values", group = 4 : i64, layout = "in_out", panel = 32 : i64, shape = array<i64: 64, 96>}}
+// Q4-SAME: %[[S:arg[0-9]+]]: tensor<3x2x32xf16> {tfm.param = "w", tfm.param_pack = {format = "q4_0_scales", layout = "in_out", panel = 32 : i64, shape = array<i64: 64, 96>}}
 // Q4: %[[BLOCKS:.*]] = tensor.expand_shape %[[A:.*]] {{\[}}[0], [1, 2]] output_shape [8, 2, 32]
 // Q4: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<8x2xf32>
 // Q4: %[[AMAX:.*]] = linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<8x2x32xf32>) outs(%[[ZERO]] : tensor<8x2xf32>)
 // Q4: math.absf
 // Q4: arith.maximumf
 // Q4: %[[STEPS:.*]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2, 3, 4]] output_shape [8, 2, 2, 4, 4]
-// Q4: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[STEPS]], %[[AMAX]], %[[V]], %[[S]] : tensor<8x2x2x4x4xf32>, tensor<8x2xf32>, tensor<6x2x4x16x4xi8>, tensor<6x2x16xf16>) outs(%{{.*}} : tensor<8x6x16xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"}
+// Q4: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[STEPS]], %[[AMAX]], %[[V]], %[[S]] : tensor<8x2x2x4x4xf32>, tensor<8x2xf32>, tensor<3x2x4x32x4xi8>, tensor<3x2x32xf16>) outs(%{{.*}} : tensor<8x3x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"}
 // Q4: ^bb0(%[[X:.*]]: f32, %[[M:.*]]: f32, %[[Q:.*]]: i8, %[[D:.*]]: f16, %[[ACC:.*]]: f32):
 // Q4: %[[SCALE:.*]] = arith.divf %[[M]], %{{.*}} : f32
 // Q4: %[[ISZERO:.*]] = arith.cmpf oeq, %[[SCALE]]
