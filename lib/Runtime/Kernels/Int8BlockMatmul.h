@@ -343,7 +343,22 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
         for (int i = 0; i < T; ++i)
           acc[r][p][i] =
               Isa::loadF(o.c + (m0 + r) * o.ldc + (j0 + p) * kPanel + lane(i));
+    // One row (decode): the K formats' super-block scales (d, and dmin)
+    // converted once per super-block rather than once per block. More rows
+    // keep the registers for their sums.
+    constexpr bool kHoistSuper = R == 1 && (kMins || Q6);
+    constexpr int kSuperParts = kMins ? 2 : 1;
+    F super[kHoistSuper ? NP : 1][kHoistSuper ? T : 1][kSuperParts];
     for (int64_t b = 0; b < blocks; ++b) {
+      if constexpr (kHoistSuper)
+        if (b % 8 == 0)
+          for (int p = 0; p < NP; ++p)
+            for (int i = 0; i < T; ++i)
+              for (int h = 0; h < kSuperParts; ++h)
+                super[p][i][h] = Isa::scales(o.s +
+                                             ((j0 + p) * (blocks / 8) + b / 8) *
+                                                 kSuperParts * kPanel +
+                                             h * kPanel + lane(i));
       // Q6_K's second half's sums in sum2.
       I sum[R][NP][T], sum2[Q6 ? R : 1][NP][T];
       for (int r = 0; r < R; ++r)
@@ -405,7 +420,11 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           if constexpr (Q6) {
             // Per column: d * sc of each half (exact in f32); per row, the
             // halves' activation sums for the q - 32.
-            F d = Isa::scales(o.s + (j * (blocks / 8) + b / 8) * kPanel +
+            F d;
+            if constexpr (kHoistSuper)
+              d = super[p][i][0];
+            else
+              d = Isa::scales(o.s + (j * (blocks / 8) + b / 8) * kPanel +
                               lane(i));
             const uint8_t *sub =
                 o.sc + (j * (o.k / 16) + 2 * b) * kPanel + lane(i);
@@ -427,13 +446,19 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           if constexpr (kMins) {
             // Per column: d * sc and dmin * m (exact in f32), once for every
             // row.
-            const uint16_t *super =
-                o.s + (j * (blocks / 8) + b / 8) * 2 * kPanel + lane(i);
+            F d, dmin;
+            if constexpr (kHoistSuper) {
+              d = super[p][i][0];
+              dmin = super[p][i][1];
+            } else {
+              const uint16_t *at =
+                  o.s + (j * (blocks / 8) + b / 8) * 2 * kPanel + lane(i);
+              d = Isa::scales(at);
+              dmin = Isa::scales(at + kPanel);
+            }
             const uint8_t *sub = o.sc + (j * blocks + b) * 2 * kPanel + lane(i);
-            F scale = Isa::mul(Isa::scales(super),
-                               Isa::toFloat(Isa::widenU8(sub), 0));
-            F min = Isa::mul(Isa::scales(super + kPanel),
-                             Isa::toFloat(Isa::widenU8(sub + kPanel), 0));
+            F scale = Isa::mul(d, Isa::toFloat(Isa::widenU8(sub), 0));
+            F min = Isa::mul(dmin, Isa::toFloat(Isa::widenU8(sub + kPanel), 0));
             for (int r = 0; r < R; ++r) {
               int64_t at = (m0 + r) * blocks + b;
               float da = o.x.d[at];
