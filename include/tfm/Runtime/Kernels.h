@@ -75,8 +75,9 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// depend on it. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
 /// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4);
 /// tfm_q5_k_int8_matmul_<isa> and tfm_q6_k_int8_matmul_<isa> Q5_K's and
-/// Q6_K's, their values as Q8_0's (G = 8). Any P: the plans pack 16
-/// (AVX2), 32 (AVX-512) or, for Q4_0 and Q4_K on AVX-512 VNNI, 64.
+/// Q6_K's, their values as Q8_0's (G = 8). Any P: the plans pack 32
+/// (AVX2's int8 kernels, also on AVX-512 without VNNI; AVX-512 VNNI's
+/// byte formats) or, for Q4_0 and Q4_K on AVX-512 VNNI, 64.
 inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =
     "tfm_int8_quantize_rows_";
 inline constexpr llvm::StringLiteral kQ8_0Int8MatmulPrefix =

@@ -188,6 +188,7 @@ struct Avx512Vnni {
   static constexpr int kLanes = 16;
   static constexpr int32_t kQ8Offset = 128;
   static constexpr int kMaxRows = 4;
+  static constexpr int kRegisters = 32;
   static I load(const int8_t *p) { return _mm512_loadu_si512(p); }
   static I broadcast4(const int8_t *p) {
     int32_t x;
@@ -237,6 +238,7 @@ struct Avx2 {
   static constexpr int kLanes = 8;
   static constexpr int32_t kQ8Offset = 0;
   static constexpr int kMaxRows = 2;
+  static constexpr int kRegisters = 16;
   static I load(const int8_t *p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
   }
@@ -344,10 +346,14 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           acc[r][p][i] =
               Isa::loadF(o.c + (m0 + r) * o.ldc + (j0 + p) * kPanel + lane(i));
     // One row (decode): the K formats' super-block scales (d, and dmin)
-    // converted once per super-block rather than once per block. More rows
-    // keep the registers for their sums.
-    constexpr bool kHoistSuper = R == 1 && (kMins || Q6);
+    // converted once per super-block rather than once per block, where they
+    // fit in registers beside the accumulators and the sums (four left for
+    // the rest): AVX-512's decode tile of 4 vectors, not 8, nor AVX2's
+    // (measured only there). More rows keep the registers for their sums.
     constexpr int kSuperParts = kMins ? 2 : 1;
+    constexpr bool kHoistSuper =
+        R == 1 && (kMins || Q6) &&
+        NP * T * (2 + (Q6 ? 1 : 0) + kSuperParts) + 4 <= Isa::kRegisters;
     F super[kHoistSuper ? NP : 1][kHoistSuper ? T : 1][kSuperParts];
     for (int64_t b = 0; b < blocks; ++b) {
       if constexpr (kHoistSuper)

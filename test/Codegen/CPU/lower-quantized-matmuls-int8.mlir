@@ -189,17 +189,18 @@ func.func @q4_k_two_buffers(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %
 #sc = affine_map<(m, j, r, b, u, i) -> (j, b * 2 + u floordiv 4, r)>
 #c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
 
-// Q6_K on AVX2 (int8 dot products): its D [J, K/256, P] and SC [J, K/16,
-// P] after the values, A [M, K/32, 8, 4] collapsed to [M, K/32, 32].
+// Q6_K on AVX2 (int8 dot products, AVX2's 32-column panels): its D [J,
+// K/256, P] and SC [J, K/16, P] after the values, A [M, K/32, 8, 4]
+// collapsed to [M, K/32, 32].
 // CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q6_k
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x8x8x4xf32> into memref<2x8x32xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx2(
 // CHECK: call @tfm_q6_k_int8_matmul_avx2(
 module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, int8_dot = true, vector_bits = 256 : i64}} {
-func.func @q6_k(%a: memref<2x8x8x4xf32>, %amax: memref<2x8xf32>, %v: memref<2x8x8x16x4xi8>, %s: memref<2x1x16xf16>, %sc: memref<2x16x16xi8>, %c: memref<2x2x16xf32>) {
+func.func @q6_k(%a: memref<2x8x8x4xf32>, %amax: memref<2x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<2x2x32xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%a, %amax, %v, %s, %sc : memref<2x8x8x4xf32>, memref<2x8xf32>, memref<2x8x8x16x4xi8>, memref<2x1x16xf16>, memref<2x16x16xi8>) outs(%c : memref<2x2x16xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
+      ins(%a, %amax, %v, %s, %sc : memref<2x8x8x4xf32>, memref<2x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<2x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
   ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32

@@ -123,7 +123,8 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     together (`group = 4`: `[J, K/32, 8 | 4, P, 4]`), an int8 dot product's
     lane; on AVX-512 VNNI the two-steps-a-byte formats (Q4_0, Q4_K) take
     panels twice as wide (64 columns), a panel's block 1 KiB of values as
-    for the byte formats. Without it the activations stay f32 and the result is exactly the
+    for the byte formats, and on AVX2 every format takes 32 columns (the
+    decode tile's width). Without it the activations stay f32 and the result is exactly the
     dequantized weights' (`[J, K/32, 32 | 16, P]`). A matmul whose weight
     an `scf.index_switch` picks among quantized weights held alike
     (`tfm.moe`'s experts) reads the parts that a switch beside it picks
