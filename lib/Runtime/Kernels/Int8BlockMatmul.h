@@ -354,17 +354,27 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
     constexpr bool kHoistSuper =
         R == 1 && (kMins || Q6) &&
         NP * T * (2 + (Q6 ? 1 : 0) + kSuperParts) + 4 <= Isa::kRegisters;
+    // Part h (d; Q4_K's and Q5_K's dmin at 1) of block b's super-block
+    // scales, for vector i of panel p.
+    auto loadSuper = [&](int p, int64_t b, int i, int h) {
+      return Isa::scales(
+          o.s + ((j0 + p) * (blocks / 8) + b / 8) * kSuperParts * kPanel +
+          h * kPanel + lane(i));
+    };
     F super[kHoistSuper ? NP : 1][kHoistSuper ? T : 1][kSuperParts];
+    auto superScale = [&](int p, int64_t b, int i, int h) -> F {
+      if constexpr (kHoistSuper)
+        return super[p][i][h];
+      else
+        return loadSuper(p, b, i, h);
+    };
     for (int64_t b = 0; b < blocks; ++b) {
       if constexpr (kHoistSuper)
         if (b % 8 == 0)
           for (int p = 0; p < NP; ++p)
             for (int i = 0; i < T; ++i)
               for (int h = 0; h < kSuperParts; ++h)
-                super[p][i][h] = Isa::scales(o.s +
-                                             ((j0 + p) * (blocks / 8) + b / 8) *
-                                                 kSuperParts * kPanel +
-                                             h * kPanel + lane(i));
+                super[p][i][h] = loadSuper(p, b, i, h);
       // Q6_K's second half's sums in sum2.
       I sum[R][NP][T], sum2[Q6 ? R : 1][NP][T];
       for (int r = 0; r < R; ++r)
@@ -426,12 +436,7 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           if constexpr (Q6) {
             // Per column: d * sc of each half (exact in f32); per row, the
             // halves' activation sums for the q - 32.
-            F d;
-            if constexpr (kHoistSuper)
-              d = super[p][i][0];
-            else
-              d = Isa::scales(o.s + (j * (blocks / 8) + b / 8) * kPanel +
-                              lane(i));
+            F d = superScale(p, b, i, 0);
             const uint8_t *sub =
                 o.sc + (j * (o.k / 16) + 2 * b) * kPanel + lane(i);
             F scale0 = Isa::mul(d, Isa::toFloat(Isa::widenI8(sub), 0));
@@ -452,16 +457,7 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
           if constexpr (kMins) {
             // Per column: d * sc and dmin * m (exact in f32), once for every
             // row.
-            F d, dmin;
-            if constexpr (kHoistSuper) {
-              d = super[p][i][0];
-              dmin = super[p][i][1];
-            } else {
-              const uint16_t *at =
-                  o.s + (j * (blocks / 8) + b / 8) * 2 * kPanel + lane(i);
-              d = Isa::scales(at);
-              dmin = Isa::scales(at + kPanel);
-            }
+            F d = superScale(p, b, i, 0), dmin = superScale(p, b, i, 1);
             const uint8_t *sub = o.sc + (j * blocks + b) * 2 * kPanel + lane(i);
             F scale = Isa::mul(d, Isa::toFloat(Isa::widenU8(sub), 0));
             F min = Isa::mul(dmin, Isa::toFloat(Isa::widenU8(sub + kPanel), 0));
