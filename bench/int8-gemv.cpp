@@ -1,6 +1,7 @@
 // One core's decode GEMV on the int8 micro-kernel (lib/Runtime/Kernels/
 // Int8BlockMatmul.h) alone, over the Q4_0 and Q8_0 panels of TinyLlama's 22
-// layers (q+k+v, o, gate+up, down) in huge pages, as the runner binds them:
+// layers (q+k+v, o, gate+up, down), and the Q6_K tensors of its Q4_K_M
+// file, in huge pages, as the runner binds them:
 // how close the kernel streams to the read ceiling of read-bandwidth.c,
 // without the rest of a decode step (bench/README.md, "int8-gemv.cpp").
 // AVX-512 VNNI hosts (the kernel's Avx512Vnni variant, 32-column panels).
@@ -12,6 +13,7 @@
 
 #include "timing.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -73,10 +75,71 @@ void measure(const char *name, int valueBits, int64_t decodeVectors) {
               median * 1e3, bytes / median / 1e9);
   free(arena);
 }
+
+/// Q6_K in its 6-bit layout over the tensors a Q4_K_M file holds so: the
+/// 11 `ffn_down` and 11 `attn_v` of half the layers and the LM head, with
+/// their super-blocks' d (f16) and the scales of their 16s (bytes).
+void measureQ6K(int64_t decodeVectors) {
+  constexpr int64_t kQ6Shapes[][3] = {
+      {2048, 5632, 11}, {256, 2048, 11}, {32000, 2048, 1}};
+  struct Q6Matrix {
+    int64_t n, k;
+    int8_t *values;
+    uint16_t *super;
+    uint8_t *scales;
+  };
+  auto partBytes = [](int64_t n, int64_t k) {
+    return std::array<int64_t, 3>{n * k * 6 / 8, n * (k / 256) * 2,
+                                  n * (k / 16)};
+  };
+  size_t bytes = 0;
+  for (auto &s : kQ6Shapes)
+    for (int64_t part : partBytes(s[0], s[1]))
+      bytes += s[2] * part;
+  char *arena = static_cast<char *>(aligned_alloc(1 << 21, bytes + 4096));
+  madvise(arena, bytes, MADV_HUGEPAGE);
+  std::vector<Q6Matrix> matrices;
+  char *at = arena;
+  for (auto &s : kQ6Shapes)
+    for (int l = 0; l < s[2]; ++l) {
+      auto [values, super, scales] = partBytes(s[0], s[1]);
+      Q6Matrix m{s[0], s[1], reinterpret_cast<int8_t *>(at),
+                 reinterpret_cast<uint16_t *>(at + values),
+                 reinterpret_cast<uint8_t *>(at + values + super)};
+      for (int64_t i = 0; i < values; ++i)
+        m.values[i] = int8_t(i * 2654435761u >> 13);
+      for (int64_t i = 0; i < super / 2; ++i)
+        m.super[i] = 0x2000;
+      for (int64_t i = 0; i < scales; ++i)
+        m.scales[i] = uint8_t(i * 7 % 50);
+      at += values + super + scales;
+      matrices.push_back(m);
+    }
+  std::vector<int8_t> q(5632);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(i * 37);
+  std::vector<float> d(5632 / 32, 0.01f), c(32000);
+  std::vector<int32_t> sum(5632 / 32, 3);
+  Int8Rows x{q.data(), d.data(), sum.data()};
+  double times[9];
+  for (double &time : times) {
+    double start = benchNow();
+    for (const Q6Matrix &m : matrices)
+      Int8BlockMatmul<Avx512Vnni, kPanel / 16, WeightFormat::Q6_K>::run(
+          x, m.values, m.super, m.scales, c.data(), m.n, 1, m.k, 0,
+          m.n / kPanel, decodeVectors);
+    time = benchNow() - start;
+  }
+  double median = benchMedian(times, 9);
+  std::printf("q6_k: %.1f MB, %.2f ms, %.2f GB/s\n", bytes / 1e6,
+              median * 1e3, bytes / median / 1e9);
+  free(arena);
+}
 } // namespace
 
 int main(int argc, char **argv) {
   int64_t decodeVectors = argc > 1 ? std::atoll(argv[1]) : 8;
   measure<WeightFormat::Q4_0>("q4_0", 4, decodeVectors);
   measure<WeightFormat::Q8_0>("q8_0", 8, decodeVectors);
+  measureQ6K(decodeVectors);
 }

@@ -444,6 +444,8 @@ struct SplitLine {
   std::vector<uint8_t> values;
   std::vector<uint16_t> scales;
   std::vector<uint8_t> subScales;
+  /// Q6_K's values in 6 bits (placeColumn's scratch).
+  std::vector<uint8_t> sixBit;
   SplitLine(BlockFormat format, int64_t k)
       : values(format == BlockFormat::Q4_0 || format == BlockFormat::Q4_K
                    ? k / 2
@@ -464,7 +466,7 @@ struct SplitLine {
 /// their super-blocks' f16 scales (Q4_K: d and dmin, Q6_K: d), of column j
 /// * panel + r.
 static void placeColumn(const PackedLayout &layout, int64_t col,
-                        const SplitLine &line, char *out) {
+                        SplitLine &line, char *out) {
   int64_t panel = layout.panel, group = layout.group;
   int64_t j = col / panel, r = col % panel;
   // Each part is a column's `count` elements, panel of them side by side.
@@ -475,10 +477,18 @@ static void placeColumn(const PackedLayout &layout, int64_t col,
   };
   switch (layout.quantPart) {
   case PackedLayout::QuantPart::Values: {
+    const uint8_t *values = line.values.data();
     int64_t valueBytes = int64_t(line.values.size());
+    if (layout.blockFormat == BlockFormat::Q6_K && group == 4) {
+      // The int8 kernels' 6-bit layout (mlir::tfm::isSixBitValues).
+      valueBytes = valueBytes * 3 / 4;
+      line.sixBit.resize(valueBytes);
+      packSixBitValues(values, int64_t(line.values.size()), line.sixBit.data());
+      values = line.sixBit.data();
+    }
     for (int64_t byte = 0; byte < valueBytes; ++byte)
       out[(j * valueBytes + byte - byte % group) * panel + r * group +
-          byte % group] = char(line.values[byte]);
+          byte % group] = char(values[byte]);
     return;
   }
   case PackedLayout::QuantPart::Scales:

@@ -595,6 +595,21 @@ void runtime::dequantizeBlocks(BlockFormat format, const char *blocks,
   }
 }
 
+void runtime::packSixBitValues(const uint8_t *q, int64_t k, uint8_t *out) {
+  for (int64_t b = 0; b < k / 32; ++b, q += 32, out += 24) {
+    std::memset(out, 0, 24);
+    for (int c = 0; c < 16; ++c) {
+      // Nibble quad u = c / 4 at quad u + 1 + u / 2, its high bits at quad
+      // 3 (u / 2), bit 4 (u % 2).
+      int u = c / 4, i = c % 4, shift = 4 * (u % 2);
+      out[4 * (u + 1 + u / 2) + i] =
+          uint8_t((q[c] & 15) | (q[c + 16] & 15) << 4);
+      out[4 * (3 * (u / 2)) + i] |= uint8_t(
+          ((q[c] >> 4) & 3) << shift | ((q[c + 16] >> 4) & 3) << (shift + 2));
+    }
+  }
+}
+
 void runtime::splitBlocks(BlockFormat format, const char *blocks, int64_t k,
                           uint8_t *values, uint16_t *scales,
                           uint8_t *subScales) {

@@ -52,7 +52,9 @@ namespace tfm::runtime {
 /// sub-block), its sub-blocks' 6-bit scale and min [J, K / 32, 2, panel]
 /// (`"q4_k_scales"`, bytes: sc then m) and its super-blocks' f16 d and
 /// dmin [J, K / 256, 2, panel] (`"q4_k_super"`). Q6_K's likewise: its 6-bit
-/// q as Q8_0's values, a byte a K step (`"q6_k_values"`), the signed 8-bit
+/// q as Q8_0's values, a byte a K step (`"q6_k_values"`; with `group` = 4
+/// in 6 bits, [J, K / 32, 6, panel, 4]: mlir::tfm::isSixBitValues), the
+/// signed 8-bit
 /// scale of each 16 weights [J, K / 16, panel] (`"q6_k_scales"`) and its
 /// super-blocks' f16 d [J, K / 256, panel] (`"q6_k_super"`). Q5_K's: its
 /// 5-bit q as Q8_0's values (`"q5_k_values"`) with Q4_K's scales and mins

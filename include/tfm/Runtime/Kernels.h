@@ -74,8 +74,9 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// rather than two; AVX2 takes 4, the tiles ignore it); the floats do not
 /// depend on it. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
 /// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4);
-/// tfm_q5_k_int8_matmul_<isa> and tfm_q6_k_int8_matmul_<isa> Q5_K's and
-/// Q6_K's, their values as Q8_0's (G = 8). Any P: the plans pack 32
+/// tfm_q5_k_int8_matmul_<isa> Q5_K's, its values as Q8_0's (G = 8), and
+/// tfm_q6_k_int8_matmul_<isa> Q6_K's, its values in 6 bits (G = 6:
+/// mlir::tfm::isSixBitValues). Any P: the plans pack 32
 /// (AVX2's int8 kernels, also on AVX-512 without VNNI; AVX-512 VNNI's
 /// byte formats) or, for Q4_0 and Q4_K on AVX-512 VNNI, 64.
 inline constexpr llvm::StringLiteral kInt8QuantizeRowsPrefix =

@@ -154,6 +154,11 @@ void widenQ5_0ToQ8_0(const char *q5, int64_t numBlocks, char *q8);
 void splitBlocks(BlockFormat format, const char *blocks, int64_t k,
                  uint8_t *values, uint16_t *scales, uint8_t *subScales);
 
+/// `k` unsigned 6-bit q (Q6_K's values as splitBlocks gives them) in the
+/// 6-bit layout of a column the int8 kernels read (mlir::tfm::
+/// isSixBitValues): 24 bytes per block of 32, k * 3 / 4 in all.
+void packSixBitValues(const uint8_t *q, int64_t k, uint8_t *out);
+
 } // namespace mlir::tfm::runtime
 
 #endif // TFM_RUNTIME_QUANTIZE_H

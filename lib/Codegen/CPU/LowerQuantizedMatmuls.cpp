@@ -129,8 +129,8 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
                                  QuantFormat format) {
   // A [M, K/32, 32] (Q4_0: [M, K/32, 2, 16]), V [J, K/32, 32 or 16, P],
   // S [J, K/32, P], C [M, J, P]; on int8 activations A [M, K/32, 8, 4]
-  // (Q4_0: [M, K/32, 2, 4, 4]) and its blocks' AMAX [M, K/32] before V, V
-  // [J, K/32, 8 or 4, P, 4].
+  // (Q4_0, Q6_K: [M, K/32, 2, 4, 4]) and its blocks' AMAX [M, K/32] before
+  // V, V [J, K/32, 8 or 4, P, 4] (Q6_K: [J, K/32, 6, P, 4], read twice).
   // Q4_K: S is its super-blocks' D [J, K/256, 2, P] (read twice, d and
   // dmin), then its sub-blocks' SC [J, K/32, 2, P] (read twice, sc and m).
   // Q6_K: S is its super-blocks' D [J, K/256, P], then the scales of its
@@ -143,6 +143,10 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   Value a = op.getDpsInputOperand(next++)->get();
   Value amax = int8 ? op.getDpsInputOperand(next++)->get() : Value();
   Value values = op.getDpsInputOperand(next++)->get();
+  // Q6_K's 6-bit values (int8) are read twice, the nibbles and high bits.
+  bool sixBit = int8 && q6k;
+  if (sixBit && op.getDpsInputOperand(next++)->get() != values)
+    return;
   Value scales = op.getDpsInputOperand(next++)->get();
   Value subScales;
   if (mins) {
@@ -158,7 +162,8 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   auto vType = dyn_cast<MemRefType>(values.getType());
   auto sType = dyn_cast<MemRefType>(scales.getType());
   auto cType = dyn_cast<MemRefType>(c.getType());
-  bool q4 = format == QuantFormat::q4_0 || q4k;
+  // A's K as nibbles index it: [K/32, 2, ...].
+  bool q4 = format == QuantFormat::q4_0 || q4k || sixBit;
   SmallVector<int64_t> aInner =
       int8 ? (q4 ? SmallVector<int64_t>{32, 16, 4, 1}
                  : SmallVector<int64_t>{32, 4, 1})
@@ -182,7 +187,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
       format, mins || q6k ? QuantizedPart::Super : QuantizedPart::Scales,
       numPanels, k, width);
   if (!sType.hasStaticShape() || sType.getShape() != ArrayRef(scalesShape) ||
-      vType.getDimSize(0) != numPanels || vType.getDimSize(1) != k / 32)
+      vType.getShape() !=
+          ArrayRef(getQuantizedPartShape(format, QuantizedPart::Values,
+                                         numPanels, k, width, int8 ? 4 : 1)))
     return;
   if (subScales) {
     auto subType = dyn_cast<MemRefType>(subScales.getType());

@@ -27,7 +27,8 @@
 // sub-blocks' 6-bit scale and min SC [J, K/32, 2, P] ("q4_k_scales"); the
 // generic dequantizes (d * sc) * q - dmin * m as llama.cpp does, reading D
 // and SC twice each (d and dmin, sc and m: constant indices). A Q6_K
-// weight's values are Q8_0's (its unsigned 6-bit q, a byte a K step), its
+// weight's values are Q8_0's (its unsigned 6-bit q, a byte a K step; in 6
+// bits on int8 activations, read twice: rewriteToQuantizedInt8), its
 // super-blocks' d D [J, K/256, P] ("q6_k_super") and the signed scale of
 // each 16 steps SC [J, K/16, P] ("q6_k_scales"): (d * sc) * (q - 32). A
 // Q5_K weight's values are a byte a K step too (its 5-bit q), its scales
@@ -160,6 +161,31 @@ static Value buildDequantizedWeight(OpBuilder &b, Location l, Value byte,
       b, l, arith::MulFOp::create(b, l, scale, toFloat(integer)), min);
 }
 
+/// Q6_K's unsigned 6-bit q from its int8 layout (isSixBitValues): the
+/// `nibbles` byte's nibble h (the step's half of its block) and, from the
+/// `high` byte of its quad u, the two bits at 4 (u mod 2) + 2 h. h, u: i8.
+static Value buildSixBitInteger(OpBuilder &b, Location l, Value nibbles,
+                                Value high, Value h, Value u) {
+  Type i8 = b.getIntegerType(8);
+  auto constant = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, l, i8, c);
+  };
+  Value two = constant(2), four = constant(4);
+  Value low = arith::AndIOp::create(
+      b, l,
+      arith::ShRUIOp::create(b, l, nibbles,
+                             arith::MulIOp::create(b, l, h, four)),
+      constant(15));
+  Value shift = arith::AddIOp::create(
+      b, l,
+      arith::MulIOp::create(b, l, arith::RemUIOp::create(b, l, u, two), four),
+      arith::MulIOp::create(b, l, h, two));
+  Value top = arith::AndIOp::create(
+      b, l, arith::ShRUIOp::create(b, l, high, shift), constant(3));
+  return arith::OrIOp::create(b, l, low,
+                              arith::ShLIOp::create(b, l, top, four));
+}
+
 /// The matmul `op` (C = A W, W out_in or in_out) over Q8_0 or Q4_0 weights
 /// in panels of `panel` columns, as a generic with C viewed as [M, J, P]
 /// (padded with zero columns, sliced back, when P does not divide N):
@@ -257,7 +283,10 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   auto initType = cast<RankedTensorType>(init.getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1);
   constexpr int64_t kBlock = 32;
-  bool q4 = isNibbleFormat(format);
+  // Q6_K's 6-bit values index like the nibbles, a second read for the
+  // high bits.
+  bool sixBit = isSixBitValues(format, 4);
+  bool q4 = isNibbleFormat(format) || sixBit;
   Type f32 = rewriter.getF32Type();
   auto dims = [&](unsigned n) {
     SmallVector<AffineExpr> d;
@@ -322,8 +351,15 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
     aResults.push_back(d[4]);
   aResults.append({du, di});
   SmallVector<Value> inputs{steps, amax, packed.values};
-  SmallVector<AffineMap> maps{map(aResults), map({d[0], d[3]}),
-                              map({d[1], d[3], du, d[2], di})};
+  // Q6_K's 6-bit values: nibble quad u at quad u + 1 + u floordiv 2, its
+  // high bits at quad 3 (u floordiv 2).
+  SmallVector<AffineMap> maps{
+      map(aResults), map({d[0], d[3]}),
+      map({d[1], d[3], sixBit ? du + 1 + du.floorDiv(2) : du, d[2], di})};
+  if (sixBit) {
+    inputs.push_back(packed.values);
+    maps.push_back(map({d[1], d[3], du.floorDiv(2) * 3, d[2], di}));
+  }
   // The step's half of its block: h (Q4_0, Q4_K) or u floordiv 4.
   AffineExpr half = q4 ? d[4] : du.floorDiv(4);
   appendScaleOperands(packed, format, d[1], d[3], d[2], half, numDims, inputs,
@@ -334,7 +370,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   auto generic = linalg::GenericOp::create(
       rewriter, loc, TypeRange{initPanels.getType()}, inputs,
       ValueRange{initPanels}, maps, iterators,
-      [format](OpBuilder &b, Location l, ValueRange args) {
+      [format, sixBit](OpBuilder &b, Location l, ValueRange args) {
         auto constant = [&](float value) {
           return arith::ConstantOp::create(b, l, b.getF32FloatAttr(value));
         };
@@ -348,8 +384,17 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
         Value q = math::RoundEvenOp::create(
             b, l, arith::MulFOp::create(b, l, args[0], inverse));
         Value x = arith::MulFOp::create(b, l, q, scale);
+        Value integer = args[2];
+        if (sixBit) {
+          auto index = [&](int64_t dim) -> Value {
+            return arith::IndexCastOp::create(
+                b, l, b.getIntegerType(8), linalg::IndexOp::create(b, l, dim));
+          };
+          integer =
+              buildSixBitInteger(b, l, args[2], args[3], index(4), index(5));
+        }
         Value weight = buildDequantizedWeight(
-            b, l, args[2], args.drop_front(3).drop_back(), format);
+            b, l, integer, args.drop_front(sixBit ? 4 : 3).drop_back(), format);
         Value product = arith::MulFOp::create(b, l, x, weight);
         linalg::YieldOp::create(
             b, l,
@@ -385,16 +430,37 @@ static void rewriteExtract(RewriterBase &rewriter, tensor::ExtractOp extract,
   Value k = extract.getIndices()[axis == 1 ? 1 : 0];
   Value j = div(n, panel), r = rem(n, panel);
   Value block = div(k, 32), step = rem(k, 32);
-  // Q4_0, Q4_K: byte u of a block holds steps u and u + 16.
+  // Q4_0, Q4_K: byte u of a block holds steps u and u + 16, and so does
+  // Q6_K's in 6 bits, their high bits in a byte of their own.
   bool nibbles = isNibbleFormat(format);
-  Value byte = nibbles ? rem(step, 16) : step;
+  bool sixBit = isSixBitValues(format, group);
+  Value byte = nibbles || sixBit ? rem(step, 16) : step;
   SmallVector<Value> at{j, block};
-  if (group > 1)
+  if (sixBit) // nibble quad u = byte / 4 at quad u + 1 + u / 2
+    at.append(
+        {arith::AddIOp::create(
+             b, l, arith::AddIOp::create(b, l, div(byte, 4), div(byte, 8)),
+             index(1)),
+         r, rem(byte, 4)});
+  else if (group > 1)
     at.append({div(byte, group), r, rem(byte, group)});
   else
     at.append({byte, r});
   Value integer = tensor::ExtractOp::create(b, l, packed.values, at);
   Type i8 = b.getIntegerType(8);
+  if (sixBit) {
+    // Their high bits in quad 3 (u / 2).
+    Value high = tensor::ExtractOp::create(
+        b, l, packed.values,
+        ValueRange{j, block,
+                   arith::MulIOp::create(b, l, div(byte, 8), index(3)), r,
+                   rem(byte, 4)});
+    auto toI8 = [&](Value x) {
+      return arith::IndexCastOp::create(b, l, i8, x);
+    };
+    integer = buildSixBitInteger(b, l, integer, high, toI8(div(step, 16)),
+                                 toI8(div(byte, 4)));
+  }
   if (nibbles) {
     Value shift = arith::MulIOp::create(
         b, l, arith::IndexCastOp::create(b, l, i8, div(step, 16)),

@@ -32,7 +32,11 @@
 //   Q4_0: V[j, b, u, r, i] = two 4-bit q (u < 4): K step 32 b + 4 u + i in
 //         the low nibble, 32 b + 16 + 4 u + i in the high one
 //   Q4_K: as Q4_0's
-//   Q5_K, Q6_K: as Q8_0's, each byte an unsigned 5-bit or 6-bit q
+//   Q5_K: as Q8_0's, each byte an unsigned 5-bit q
+//   Q6_K: its unsigned 6-bit q in 6 bits (u < 6): nibble quad u (steps
+//         4 u + i and 16 + 4 u + i, their low 4 bits as Q4_0's) at quad u +
+//         1 + u / 2, their high 2 bits in byte i of quad 3 (u / 2), at bit
+//         4 (u % 2) and two above (mlir::tfm::isSixBitValues)
 //
 // and the scales S[j, b, r] (f16; Q4_K: D and SC) as for the f32 kernels
 // (BlockMatmul.h). Decode streams as many panels side by side as one
@@ -59,6 +63,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -122,10 +128,11 @@ inline int32_t halfSum(const int8_t *q) {
 /// Any instruction set: the definition above, one column at a time.
 template <WeightFormat Fm> struct Int8BlockMatmulScalar {
   static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
+  static constexpr bool Q6 = Fm == WeightFormat::Q6_K;
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
                   const uint8_t *sc, float *c, int64_t ldc, int64_t m,
                   int64_t k, int64_t panel, int64_t j0, int64_t j1) {
-    int64_t blocks = k / 32, blockBytes = (Q4 ? 16 : 32) * panel;
+    int64_t blocks = k / 32, blockBytes = (Q4 ? 16 : Q6 ? 24 : 32) * panel;
     for (int64_t j = j0; j < j1; ++j)
       for (int64_t r = 0; r < panel; ++r)
         for (int64_t row = 0; row < m; ++row) {
@@ -136,13 +143,19 @@ template <WeightFormat Fm> struct Int8BlockMatmulScalar {
             // The block's products, and Q6_K's per 16.
             int32_t sum = 0, halves[2] = {0, 0};
             for (int t = 0; t < 32; ++t) {
-              int u = (Q4 ? t % 16 : t) / 4, i = t % 4;
-              int8_t byte = block[(u * panel + r) * 4 + i];
-              int32_t w = Q4 ? int32_t((uint8_t(byte) >> (t < 16 ? 0 : 4)) &
-                                       15)
-                        : Fm == WeightFormat::Q6_K || Fm == WeightFormat::Q5_K
-                            ? int32_t(uint8_t(byte))
-                                                   : int32_t(byte);
+              int u = (Q4 || Q6 ? t % 16 : t) / 4, i = t % 4, h = t / 16;
+              auto at = [&](int quad) {
+                return uint8_t(block[(quad * panel + r) * 4 + i]);
+              };
+              int8_t byte = int8_t(at(Q6 ? u + 1 + u / 2 : u));
+              int32_t w =
+                  Q4 ? int32_t((uint8_t(byte) >> (4 * h)) & 15)
+                  : Q6
+                      ? int32_t(((uint8_t(byte) >> (4 * h)) & 15) |
+                                ((at(3 * (u / 2)) >> (4 * (u % 2) + 2 * h)) & 3)
+                                    << 4)
+                  : Fm == WeightFormat::Q5_K ? int32_t(uint8_t(byte))
+                                             : int32_t(byte);
               if (Fm == WeightFormat::Q4_0)
                 w -= 8;
               sum += w * q[t];
@@ -190,6 +203,7 @@ struct Avx512Vnni {
   static constexpr int kMaxRows = 4;
   static constexpr int kRegisters = 32;
   static I load(const int8_t *p) { return _mm512_loadu_si512(p); }
+  static void store(int8_t *p, I v) { _mm512_storeu_si512(p, v); }
   static I broadcast4(const int8_t *p) {
     int32_t x;
     std::memcpy(&x, p, 4);
@@ -199,6 +213,15 @@ struct Avx512Vnni {
   static I low(I w) { return _mm512_and_si512(w, _mm512_set1_epi8(15)); }
   static I high(I w) {
     return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(15));
+  }
+  /// Bits 4-5 of each byte of `h` shifted left by S (right if negative),
+  /// or'ed into `w`: a Q6_K nibble given its high bits.
+  template <int S> static I withTop(I w, I h) {
+    I shifted = S > 0   ? _mm512_slli_epi16(h, S > 0 ? S : 0)
+                : S < 0 ? _mm512_srli_epi16(h, S < 0 ? -S : 0)
+                        : h;
+    return _mm512_or_si512(w,
+                           _mm512_and_si512(shifted, _mm512_set1_epi8(0x30)));
   }
   static I dotU8(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
   /// A lane's worth of unsigned or signed bytes widened to int32 lanes.
@@ -242,6 +265,9 @@ struct Avx2 {
   static I load(const int8_t *p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
   }
+  static void store(int8_t *p, I v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(p), v);
+  }
   static I broadcast4(const int8_t *p) {
     int32_t x;
     std::memcpy(&x, p, 4);
@@ -251,6 +277,13 @@ struct Avx2 {
   static I low(I w) { return _mm256_and_si256(w, _mm256_set1_epi8(15)); }
   static I high(I w) {
     return _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi8(15));
+  }
+  template <int S> static I withTop(I w, I h) {
+    I shifted = S > 0   ? _mm256_slli_epi16(h, S > 0 ? S : 0)
+                : S < 0 ? _mm256_srli_epi16(h, S < 0 ? -S : 0)
+                        : h;
+    return _mm256_or_si256(w,
+                           _mm256_and_si256(shifted, _mm256_set1_epi8(0x30)));
   }
   static I dotU8(I acc, I u, I s) {
     return _mm256_add_epi32(
@@ -287,27 +320,37 @@ struct Avx2 {
 };
 #endif
 
-/// V vectors of Isa's lanes per panel, weights in format Fm.
-template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
+/// V vectors of Isa's lanes per panel, weights in format Fm; Q6_K's in its
+/// 6-bit layout, or (SixBit false) a byte a K step, as prefill unpacks a
+/// panel of them.
+template <class Isa, int V, WeightFormat Fm,
+          bool SixBit = Fm == WeightFormat::Q6_K>
+struct Int8BlockMatmul {
   using I = typename Isa::I;
   using F = typename Isa::F;
   /// Two 4-bit steps a byte (Q4_0, Q4_K).
   static constexpr bool Q4 = Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
-  /// Q6_K: its bytes unsigned, its sums per 16 steps (quads 0-3, 4-7).
+  /// Q6_K: its sums per 16 steps (quads 0-3 and 4-7 of its bytes, or the
+  /// low and high nibbles of its 6-bit values, each with its high bits).
   static constexpr bool Q6 = Fm == WeightFormat::Q6_K;
+  static constexpr bool kSixBit = Q6 && SixBit;
   /// Q4_K, Q5_K: a scale and a min per block; Q5_K's bytes unsigned.
   static constexpr bool kMins =
       Fm == WeightFormat::Q4_K || Fm == WeightFormat::Q5_K;
   static constexpr int kHalves = Q6 ? 2 : 1;
   static constexpr int kPanel = V * Isa::kLanes;
   /// Groups of four K steps a block holds per column (a nibble each for
-  /// Q4_0: the low one, steps 4 u..; the high one, 16 + 4 u..).
-  static constexpr int kQuads = Q4 ? 4 : 8;
+  /// Q4_0: the low one, steps 4 u..; the high one, 16 + 4 u..; Q6_K's
+  /// likewise, their high bits in two more).
+  static constexpr int kQuads = Q4 || kSixBit ? 4 : 8;
   static constexpr int32_t kOffset = Fm == WeightFormat::Q4_0 ? 8
                                      : Fm == WeightFormat::Q8_0
                                          ? Isa::kQ8Offset
                                          : 0;
-  static constexpr int64_t kBlockBytes = (Q4 ? 16 : 32) * int64_t(kPanel);
+  static constexpr int64_t kBlockBytes = (Q4        ? 16
+                                          : kSixBit ? 24
+                                                    : 32) *
+                                         int64_t(kPanel);
   /// How far ahead (bytes) each panel's values are prefetched.
   static constexpr int64_t kPrefetchBytes = 2048;
   /// The most vectors one row's tile accumulates in registers (decode): 8
@@ -391,14 +434,15 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
         I a[R], aHigh[R];
         for (int r = 0; r < R; ++r) {
           a[r] = Isa::broadcast4(q[r] + 4 * u);
-          if constexpr (Q4)
+          if constexpr (Q4 || kSixBit)
             aHigh[r] = Isa::broadcast4(q[r] + 16 + 4 * u);
         }
         for (int p = 0; p < NP; ++p) {
           // Quad u's row of the panel's block: kPanel columns, four bytes
-          // each.
+          // each (Q6_K's nibbles after their high bits: quad u + 1 + u / 2).
+          const int8_t *block = o.v + ((j0 + p) * blocks + b) * kBlockBytes;
           const int8_t *row =
-              o.v + ((j0 + p) * blocks + b) * kBlockBytes + u * kPanel * 4;
+              block + (kSixBit ? u + 1 + u / 2 : u) * kPanel * 4;
           for (int i = 0; i < T; ++i) {
             const int8_t *at = row + lane(i) * 4;
             __builtin_prefetch(at + kPrefetchBytes);
@@ -412,6 +456,17 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
             } else if constexpr (Fm == WeightFormat::Q5_K) {
               for (int r = 0; r < R; ++r)
                 sum[r][p][i] = Isa::dotU8(sum[r][p][i], w, a[r]);
+            } else if constexpr (kSixBit) {
+              const int8_t *top =
+                  block + 3 * (u / 2) * kPanel * 4 + lane(i) * 4;
+              if (u % 2 == 0)
+                __builtin_prefetch(top + kPrefetchBytes);
+              I low, high;
+              sixBits(w, Isa::load(top), u, low, high);
+              for (int r = 0; r < R; ++r) {
+                sum[r][p][i] = Isa::dotU8(sum[r][p][i], low, a[r]);
+                sum2[r][p][i] = Isa::dotU8(sum2[r][p][i], high, aHigh[r]);
+              }
             } else if constexpr (Q6) {
               for (int r = 0; r < R; ++r) {
                 I &half = u < 4 ? sum[r][p][i] : sum2[r][p][i];
@@ -513,10 +568,76 @@ template <class Isa, int V, WeightFormat Fm> struct Int8BlockMatmul {
       slices<1, 1, T>(o, 0, j, Slices<T>());
   }
 
+  /// Q6_K's 6-bit values: nibble quad u's vector `w` and the vector `top`
+  /// of its high bits as the 6-bit q of its steps 4 u.. (`low`) and 16 +
+  /// 4 u.. (`high`): their high bits, at bit 4 (u % 2) of `top` and two
+  /// above, moved to bits 4-5.
+  static void sixBits(I w, I top, int u, I &low, I &high) {
+    low = u % 2 == 0 ? Isa::template withTop<4>(Isa::low(w), top)
+                     : Isa::template withTop<0>(Isa::low(w), top);
+    high = u % 2 == 0 ? Isa::template withTop<2>(Isa::high(w), top)
+                      : Isa::template withTop<-2>(Isa::high(w), top);
+  }
+
+  /// Q6_K: `blocks` blocks of a panel's 6-bit values as bytes, the layout
+  /// of Int8BlockMatmul<Isa, V, Q6_K, false> ([K/32, 8, P, 4]: quads 0-3
+  /// steps 4 u.., 4-7 steps 16 + 4 u..).
+  static void unpackPanel(const int8_t *packed, int64_t blocks, int8_t *out) {
+    constexpr int64_t kQuadBytes = kPanel * 4;
+    for (int64_t b = 0; b < blocks;
+         ++b, packed += kBlockBytes, out += 32 * kPanel)
+      for (int u = 0; u < 4; ++u)
+        for (int64_t x = 0; x < kQuadBytes; x += Isa::kLanes * 4) {
+          I low, high;
+          sixBits(Isa::load(packed + (u + 1 + u / 2) * kQuadBytes + x),
+                  Isa::load(packed + 3 * (u / 2) * kQuadBytes + x), u, low,
+                  high);
+          Isa::store(out + u * kQuadBytes + x, low);
+          Isa::store(out + (4 + u) * kQuadBytes + x, high);
+        }
+  }
+
+  /// A thread's buffer of `bytes` for an unpacked panel, grown as needed
+  /// and kept (null if out of memory).
+  static int8_t *unpackBuffer(int64_t bytes) {
+    thread_local std::unique_ptr<int8_t[]> buffer;
+    thread_local int64_t capacity = 0;
+    if (bytes > capacity) {
+      buffer.reset(new (std::nothrow) int8_t[bytes]);
+      capacity = buffer ? bytes : 0;
+    }
+    return buffer.get();
+  }
+
   /// More rows: kMaxRows rows at a time against panels [j0, j1), each in
   /// slices of kPrefillVectors. (A slice against every tile of rows in
-  /// turn measured 5% slower on Q4_0 prefill than rows outermost.)
+  /// turn measured 5% slower on Q4_0 prefill than rows outermost.) Q6_K's
+  /// 6-bit values, for more than one tile of rows, are unpacked a panel at
+  /// a time to bytes and multiplied as such: unpacked per tile they
+  /// measured 5% slower (docs/design.md, "Q6_K in 6 bits").
   static void prefill(const Operands &o, int64_t j0, int64_t j1) {
+    if constexpr (kSixBit) {
+      int64_t blocks = o.k / 32;
+      int8_t *bytes =
+          o.m > Isa::kMaxRows ? unpackBuffer(32 * blocks * kPanel) : nullptr;
+      if (bytes) {
+        using Bytes = Int8BlockMatmul<Isa, V, Fm, false>;
+        for (int64_t j = j0; j < j1; ++j) {
+          unpackPanel(o.v + j * blocks * kBlockBytes, blocks, bytes);
+          // Panel j's scales and columns as those of panel 0.
+          typename Bytes::Operands panel{o.x,
+                                         bytes,
+                                         o.s + j * (blocks / 8) * kPanel,
+                                         o.sc + j * (o.k / 16) * kPanel,
+                                         o.c + j * kPanel,
+                                         o.ldc,
+                                         o.m,
+                                         o.k};
+          Bytes::prefill(panel, 0, 1);
+        }
+        return;
+      }
+    }
     constexpr int T = std::min(V, kPrefillVectors), kRows = Isa::kMaxRows;
     int64_t m0 = 0;
     for (; m0 + kRows <= o.m; m0 += kRows)

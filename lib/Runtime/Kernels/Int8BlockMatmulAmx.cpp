@@ -5,7 +5,8 @@
 // or `tdpbsud` for unsigned weight bytes) of the activations' 16 x 32 int8
 // tile and a weight tile of 8 K quads x 16 columns -- the packed panels'
 // own layout (four K steps of a column adjacent), read in place for the
-// byte formats and unpacked once per panel for the nibble ones. The int32
+// byte formats and unpacked once per panel for the nibble ones and Q6_K's
+// 6-bit values. The int32
 // sums are stored and scaled into f32 accumulators by AVX-512 with the
 // roundings of the other variants, in the same order, so every variant
 // gives the same floats. Q6_K, whose scales are per 16 K steps, takes a
@@ -145,17 +146,33 @@ template <WeightFormat Fm> struct AmxInt8Matmul {
 
   /// Panel j's nibbles as bytes, in the packed layout of a byte format
   /// ([K/32, 8, P, 4]: quads 0-3 the low nibbles, 4-7 the high ones),
-  /// Q4_0's minus 8.
+  /// Q4_0's minus 8; Q6_K's 6-bit values likewise, each nibble with its
+  /// high bits (quads 4 and 5 of its block: Int8BlockMatmul.h).
   static void unpack(const int8_t *packed, int64_t blocks, int64_t panel,
                      int8_t *out) {
-    const __m512i mask = _mm512_set1_epi8(15);
+    const __m512i mask = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);
     const __m512i eight = _mm512_set1_epi8(Fm == WeightFormat::Q4_0 ? 8 : 0);
-    int64_t half = 16 * panel; // bytes of a block's packed quads
-    for (int64_t b = 0; b < blocks; ++b, packed += half, out += 2 * half)
+    int64_t half = 16 * panel; // bytes of a block's nibble quads
+    int64_t quad = 4 * panel;  // bytes of one quad (a multiple of 64)
+    int64_t stride = Q6 ? half + 2 * quad : half;
+    for (int64_t b = 0; b < blocks; ++b, packed += stride, out += 2 * half)
       for (int64_t x = 0; x < half; x += 64) {
-        __m512i w = _mm512_loadu_si512(packed + x);
+        // Nibble quad u (Q6_K's at quad u + 1 + u / 2, after its high bits).
+        int64_t u = x / quad;
+        __m512i w = _mm512_loadu_si512(
+            packed + (Q6 ? (u + 1 + u / 2) * quad + x % quad : x));
         __m512i low = _mm512_and_si512(w, mask);
         __m512i high = _mm512_and_si512(_mm512_srli_epi16(w, 4), mask);
+        if constexpr (Q6) {
+          __m512i h =
+              _mm512_loadu_si512(packed + 3 * (u / 2) * quad + x % quad);
+          if (u % 2 == 1)
+            h = _mm512_srli_epi16(h, 4);
+          low = _mm512_or_si512(low,
+                                _mm512_and_si512(_mm512_slli_epi16(h, 4), top));
+          high = _mm512_or_si512(
+              high, _mm512_and_si512(_mm512_slli_epi16(h, 2), top));
+        }
         _mm512_store_si512(out + x, _mm512_sub_epi8(low, eight));
         _mm512_store_si512(out + half + x, _mm512_sub_epi8(high, eight));
       }
@@ -282,14 +299,15 @@ template <WeightFormat Fm> struct AmxInt8Matmul {
                m,     k,     panel, k / kBlock, nullptr, nullptr};
     int64_t panelBytes = k * panel; // a byte per K step and column
     int8_t *unpacked =
-        Q4 ? static_cast<int8_t *>(scratch<0>(panelBytes)) : nullptr;
+        Q4 || Q6 ? static_cast<int8_t *>(scratch<0>(panelBytes)) : nullptr;
     if constexpr (Q6)
       o.partSums = static_cast<int32_t *>(
           scratch<1>(m * (k / kPart) * int64_t(sizeof(int32_t))));
     if constexpr (kMins)
       o.minFactors = static_cast<float *>(
           scratch<2>(m * o.blocks * int64_t(sizeof(float))));
-    if ((Q4 && !unpacked) || (Q6 && !o.partSums) || (kMins && !o.minFactors))
+    if (((Q4 || Q6) && !unpacked) || (Q6 && !o.partSums) ||
+        (kMins && !o.minFactors))
       return false; // the next variant needs no buffer
     if constexpr (Q6)
       sumParts(o);
@@ -299,8 +317,9 @@ template <WeightFormat Fm> struct AmxInt8Matmul {
     int configured = 0;
     for (int64_t j = j0; j < j1; ++j) {
       const int8_t *w;
-      if constexpr (Q4) {
-        unpack(v + j * panelBytes / 2, o.blocks, panel, unpacked);
+      if constexpr (Q4 || Q6) {
+        unpack(v + j * (Q6 ? panelBytes * 3 / 4 : panelBytes / 2), o.blocks,
+               panel, unpacked);
         w = unpacked;
       } else {
         w = v + j * panelBytes;

@@ -182,26 +182,28 @@ func.func @q4_k_two_buffers(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %
 
 // -----
 
-#a = affine_map<(m, j, r, b, u, i) -> (m, b, u, i)>
-#amax = affine_map<(m, j, r, b, u, i) -> (m, b)>
-#v = affine_map<(m, j, r, b, u, i) -> (j, b, u, r, i)>
-#d = affine_map<(m, j, r, b, u, i) -> (j, b floordiv 8, r)>
-#sc = affine_map<(m, j, r, b, u, i) -> (j, b * 2 + u floordiv 4, r)>
-#c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u + 1 + u floordiv 2, r, i)>
+#vh = affine_map<(m, j, r, b, h, u, i) -> (j, b, (u floordiv 2) * 3, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b * 2 + h, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
 
-// Q6_K on AVX2 (int8 dot products, AVX2's 32-column panels): its D [J,
-// K/256, P] and SC [J, K/16, P] after the values, A [M, K/32, 8, 4]
-// collapsed to [M, K/32, 32].
+// Q6_K on AVX2 (int8 dot products, AVX2's 32-column panels): its 6-bit
+// values [J, K/32, 6, P, 4] read twice (the nibbles, the high bits), then
+// D [J, K/256, P] and SC [J, K/16, P]; A [M, K/32, 2, 4, 4] collapsed to
+// [M, K/32, 32].
 // CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q6_k
-// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<2x8x8x4xf32> into memref<2x8x32xf32>
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : memref<2x8x2x4x4xf32> into memref<2x8x32xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx2(
 // CHECK: call @tfm_q6_k_int8_matmul_avx2(
 module attributes {tfm.cpu_target = {cpu = "znver3", fma = true, int8_dot = true, vector_bits = 256 : i64}} {
-func.func @q6_k(%a: memref<2x8x8x4xf32>, %amax: memref<2x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<2x2x32xf32>) {
-  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%a, %amax, %v, %s, %sc : memref<2x8x8x4xf32>, memref<2x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<2x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
-  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
+func.func @q6_k(%a: memref<2x8x2x4x4xf32>, %amax: memref<2x8xf32>, %v: memref<2x8x6x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<2x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #vh, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %v, %s, %sc : memref<2x8x2x4x4xf32>, memref<2x8xf32>, memref<2x8x6x32x4xi8>, memref<2x8x6x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<2x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %qh: i8, %dh: f16, %sci: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32
     %w = arith.mulf %qf, %df : f32
@@ -343,12 +345,13 @@ func.func @amx_q4_0_few_rows(%a: memref<16x2x2x4x4xf32>, %amax: memref<16x2xf32>
 
 // -----
 
-#a = affine_map<(m, j, r, b, u, i) -> (m, b, u, i)>
-#amax = affine_map<(m, j, r, b, u, i) -> (m, b)>
-#v = affine_map<(m, j, r, b, u, i) -> (j, b, u, r, i)>
-#d = affine_map<(m, j, r, b, u, i) -> (j, b floordiv 8, r)>
-#sc = affine_map<(m, j, r, b, u, i) -> (j, b * 2 + u floordiv 4, r)>
-#c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
+#a = affine_map<(m, j, r, b, h, u, i) -> (m, b, h, u, i)>
+#amax = affine_map<(m, j, r, b, h, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, h, u, i) -> (j, b, u + 1 + u floordiv 2, r, i)>
+#vh = affine_map<(m, j, r, b, h, u, i) -> (j, b, (u floordiv 2) * 3, r, i)>
+#d = affine_map<(m, j, r, b, h, u, i) -> (j, b floordiv 8, r)>
+#sc = affine_map<(m, j, r, b, h, u, i) -> (j, b * 2 + h, r)>
+#c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
 
 // Q6_K (scales per 16 K steps: two tile products a block) takes the tiles
 // from 32 rows, as the nibble formats; 16 rows stay on VNNI.
@@ -359,10 +362,10 @@ func.func @amx_q4_0_few_rows(%a: memref<16x2x2x4x4xf32>, %amax: memref<16x2xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx512(
 // CHECK: call @tfm_q6_k_int8_matmul_avx512(
 module attributes {tfm.cpu_target = {amx_int8 = true, avx512_vnni = true, cpu = "sapphirerapids", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
-func.func @amx_q6_k(%a: memref<64x8x8x4xf32>, %amax: memref<64x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<64x2x32xf32>) {
-  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%a, %amax, %v, %s, %sc : memref<64x8x8x4xf32>, memref<64x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<64x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
-  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
+func.func @amx_q6_k(%a: memref<64x8x2x4x4xf32>, %amax: memref<64x8xf32>, %v: memref<2x8x6x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<64x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #vh, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %v, %s, %sc : memref<64x8x2x4x4xf32>, memref<64x8xf32>, memref<2x8x6x32x4xi8>, memref<2x8x6x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<64x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %qh: i8, %dh: f16, %sci: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32
     %w = arith.mulf %qf, %df : f32
@@ -372,10 +375,10 @@ func.func @amx_q6_k(%a: memref<64x8x8x4xf32>, %amax: memref<64x8xf32>, %v: memre
   }
   return
 }
-func.func @amx_q6_k_few_rows(%a: memref<16x8x8x4xf32>, %amax: memref<16x8xf32>, %v: memref<2x8x8x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<16x2x32xf32>) {
-  linalg.generic {indexing_maps = [#a, #amax, #v, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%a, %amax, %v, %s, %sc : memref<16x8x8x4xf32>, memref<16x8xf32>, memref<2x8x8x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<16x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
-  ^bb0(%x: f32, %m: f32, %q: i8, %dh: f16, %sci: i8, %acc: f32):
+func.func @amx_q6_k_few_rows(%a: memref<16x8x2x4x4xf32>, %amax: memref<16x8xf32>, %v: memref<2x8x6x32x4xi8>, %s: memref<2x1x32xf16>, %sc: memref<2x16x32xi8>, %c: memref<16x2x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #vh, #d, #sc, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %v, %s, %sc : memref<16x8x2x4x4xf32>, memref<16x8xf32>, memref<2x8x6x32x4xi8>, memref<2x8x6x32x4xi8>, memref<2x1x32xf16>, memref<2x16x32xi8>) outs(%c : memref<16x2x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q6_k"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %qh: i8, %dh: f16, %sci: i8, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %dh : f16 to f32
     %w = arith.mulf %qf, %df : f32

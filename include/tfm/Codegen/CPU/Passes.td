@@ -111,7 +111,9 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     scale and min)/`q4_k_super` (each super-block's f16 d and dmin)) by a
     generic marked `tfm.quantized_matmul`; a Q4_K weight is
     `d * sc * q - dmin * m` exactly as llama.cpp dequantizes it. Q6_K's
-    three parts: `q6_k_values` (its 6-bit q a byte a K step, as Q8_0's),
+    three parts: `q6_k_values` (its 6-bit q a byte a K step, as Q8_0's;
+    with `int8_dot`, in 6 bits: two quads of low nibbles after the quad of
+    their high 2 bits, `[J, K/32, 6, P, 4]`),
     `q6_k_super` (each super-block's f16 d) and `q6_k_scales` (the signed
     scale of each 16 steps): `(d * sc) * (q - 32)`. Q5_K's values as
     Q6_K's (a 5-bit q a byte), its scales as Q4_K's. With `int8_dot` in

@@ -66,6 +66,16 @@ bool mlir::tfm::isNibbleFormat(QuantFormat format) {
   return format == QuantFormat::q4_0 || format == QuantFormat::q4_k;
 }
 
+bool mlir::tfm::isSixBitValues(QuantFormat format, int64_t group) {
+  return format == QuantFormat::q6_k && group == 4;
+}
+
+int64_t mlir::tfm::getBlockValueBytes(QuantFormat format, int64_t group) {
+  if (isNibbleFormat(format))
+    return 16;
+  return isSixBitValues(format, group) ? 24 : 32;
+}
+
 SmallVector<int64_t, 5>
 mlir::tfm::getQuantizedPartShape(QuantFormat format, QuantizedPart part,
                                  int64_t panels, int64_t k, int64_t panel,
@@ -73,7 +83,7 @@ mlir::tfm::getQuantizedPartShape(QuantFormat format, QuantizedPart part,
   bool mins = format == QuantFormat::q4_k || format == QuantFormat::q5_k;
   switch (part) {
   case QuantizedPart::Values: {
-    int64_t blockBytes = isNibbleFormat(format) ? 16 : 32;
+    int64_t blockBytes = getBlockValueBytes(format, group);
     SmallVector<int64_t, 5> shape{panels, k / 32, blockBytes / group, panel};
     if (group > 1)
       shape.push_back(group);

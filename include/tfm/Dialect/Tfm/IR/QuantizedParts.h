@@ -49,11 +49,26 @@ bool isF16QuantizedPart(QuantFormat format, QuantizedPart part);
 /// Whether `format` keeps two K steps a byte (Q4_0, Q4_K).
 bool isNibbleFormat(QuantFormat format);
 
+/// Whether `format`'s values are held in 6 bits, a Q4_0 nibble and a 2-bit
+/// high part, when `group` K steps of a column are stored together: Q6_K
+/// for int8 dot products (group 4). Each block's 32 steps of a column are
+/// then six quads of 4 bytes, in two groups of three: quad 3 g holds the
+/// high bits of nibble quads u = 2 g and 2 g + 1, which follow it (quads
+/// u + 1 + u / 2). Byte i of nibble quad u holds steps c = 4 u + i and c +
+/// 16 in its low and high nibble (their low 4 bits, as Q4_0's), byte i of
+/// quad 3 (u / 2) their high 2 bits, step c's at bit 4 (u % 2) and step c
+/// + 16's two above. Each quad read in order of address: docs/design.md,
+/// "Q6_K in 6 bits".
+bool isSixBitValues(QuantFormat format, int64_t group);
+
+/// The bytes one block of 32 K steps of a column takes in the values: 16
+/// (nibbles), 24 (isSixBitValues) or 32.
+int64_t getBlockValueBytes(QuantFormat format, int64_t group);
+
 /// The shape of a part of a weight of `panels` panels of `panel` columns and
 /// `k` steps along its blocks; `group` (1 or 4, values only) K steps of a
 /// column stored together for int8 dot products:
-///   values  [J, K/32, B/group, P(, group)], B = 16 bytes a block of nibbles,
-///           else 32;
+///   values  [J, K/32, B/group, P(, group)], B = getBlockValueBytes;
 ///   scales  Q8_0/Q4_0 [J, K/32, P]; Q4_K/Q5_K [J, K/32, 2, P] (sc, m);
 ///           Q6_K [J, K/16, P];
 ///   super   Q4_K/Q5_K [J, K/256, 2, P] (d, dmin); Q6_K [J, K/256, P].
