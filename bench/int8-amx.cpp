@@ -34,17 +34,17 @@ struct Format {
   const char *name;
   Kernel vnni, amx;
   int64_t panel;       // tfm's AVX-512 VNNI panel for the format
-  bool nibbles;        // two K steps a byte
-  int valueBits;       // the unsigned formats' value range; 0: signed bytes
+  int storedBits;      // bits a K step: 8, 4 (nibbles), 6 (Q6_K's layout)
+  int valueBits;       // the byte formats' value range; 0: any byte
   bool signedSubScale; // Q6_K's sub-block scales are int8
 };
 
 const Format kFormats[] = {
-    {"q8_0", q8_0Int8MatmulAvx512, q8_0Int8MatmulAmx, 32, false, 0, false},
-    {"q4_0", q4_0Int8MatmulAvx512, q4_0Int8MatmulAmx, 64, true, 0, false},
-    {"q4_k", q4_kInt8MatmulAvx512, q4_kInt8MatmulAmx, 64, true, 0, false},
-    {"q5_k", q5_kInt8MatmulAvx512, q5_kInt8MatmulAmx, 32, false, 5, false},
-    {"q6_k", q6_kInt8MatmulAvx512, q6_kInt8MatmulAmx, 32, false, 6, true},
+    {"q8_0", q8_0Int8MatmulAvx512, q8_0Int8MatmulAmx, 32, 8, 0, false},
+    {"q4_0", q4_0Int8MatmulAvx512, q4_0Int8MatmulAmx, 64, 4, 0, false},
+    {"q4_k", q4_kInt8MatmulAvx512, q4_kInt8MatmulAmx, 64, 4, 0, false},
+    {"q5_k", q5_kInt8MatmulAvx512, q5_kInt8MatmulAmx, 32, 8, 5, false},
+    {"q6_k", q6_kInt8MatmulAvx512, q6_kInt8MatmulAmx, 32, 6, 0, true},
 };
 } // namespace
 
@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
          (long long)m, (long long)k, (long long)n, passes);
   for (const Format &f : kFormats) {
     int64_t panels = n / f.panel;
-    std::vector<int8_t> v(n * k / (f.nibbles ? 2 : 1));
+    std::vector<int8_t> v(n * k * f.storedBits / 8);
     for (int8_t &x : v)
       x = int8_t(f.valueBits ? random() % (1u << f.valueBits) : random());
     // Scales: f16 in [2^-7, 2^-6) (bits 0x2000-0x2fff); more than any

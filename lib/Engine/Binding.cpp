@@ -461,7 +461,8 @@ struct SplitLine {
 /// (tfm.param_pack with format "q8_0_values", "q4_k_super", ...; see
 /// tfm/Runtime/EntrySignature.h) into its panel: V[j, b, t, r] (Q4_0,
 /// Q4_K: V[j, b, u, r], two steps a byte; with group G, V[j, b, t / G, r,
-/// t % G]), S[j, b, r], the K formats' sub-block scales (Q4_K: sc and m of
+/// t % G], Q6_K's bytes t then those of its 6-bit layout: `line.sixBit`,
+/// its scratch), S[j, b, r], the K formats' sub-block scales (Q4_K: sc and m of
 /// each 32, Q6_K: the scale of each 16; k / 16 a column either way) or
 /// their super-blocks' f16 scales (Q4_K: d and dmin, Q6_K: d), of column j
 /// * panel + r.

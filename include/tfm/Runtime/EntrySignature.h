@@ -54,15 +54,15 @@ namespace tfm::runtime {
 /// dmin [J, K / 256, 2, panel] (`"q4_k_super"`). Q6_K's likewise: its 6-bit
 /// q as Q8_0's values, a byte a K step (`"q6_k_values"`; with `group` = 4
 /// in 6 bits, [J, K / 32, 6, panel, 4]: mlir::tfm::isSixBitValues), the
-/// signed 8-bit
-/// scale of each 16 weights [J, K / 16, panel] (`"q6_k_scales"`) and its
-/// super-blocks' f16 d [J, K / 256, panel] (`"q6_k_super"`). Q5_K's: its
+/// signed 8-bit scale of each 16 weights [J, K / 16, panel]
+/// (`"q6_k_scales"`) and its super-blocks' f16 d [J, K / 256, panel]
+/// (`"q6_k_super"`). Q5_K's: its
 /// 5-bit q as Q8_0's values (`"q5_k_values"`) with Q4_K's scales and mins
 /// and super-blocks (`"q5_k_scales"`, `"q5_k_super"`). With `group`
 /// = 4 (`group
 /// = 4`: the int8 kernels') the values of four consecutive bytes of a
-/// column's block are adjacent: [J, K / 32, 8 (Q4_0, Q4_K: 4), panel, 4],
-/// V[j, b, u, r, i] byte 4 u + i of column r's block b.
+/// column's block are adjacent: [J, K / 32, 8 (Q4_0, Q4_K: 4; Q6_K: 6),
+/// panel, 4], V[j, b, u, r, i] byte 4 u + i of column r's block b.
 struct PackedLayout {
   /// Which part of a quantized weight's blocks an argument holds.
   enum class QuantPart { None, Values, Scales, Super };

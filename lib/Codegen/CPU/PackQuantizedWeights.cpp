@@ -78,6 +78,10 @@ struct PackedQuant {
 };
 } // namespace
 
+/// The K steps of a column the int8 kernels' values keep together (an int8
+/// dot product's 32-bit lane): tfm.param_pack's `group`.
+static constexpr int64_t kInt8Group = 4;
+
 /// Whether a format's weight is a scale times q minus a min with a 6-bit
 /// scale and min per sub-block of 32 (Q4_K, Q5_K).
 static bool hasMins(QuantFormat format) {
@@ -260,16 +264,18 @@ static void rewriteToQuantized(RewriterBase &rewriter, linalg::LinalgOp op,
       op, viewAsMatrix(rewriter, loc, generic.getResult(0), initType));
 }
 
-/// The matmul `op` over Q8_0, Q4_0 or Q4_K weights on int8 activations
-/// (`int8_dot` planned), values four K steps a column together
-/// (V [J, K/32, 8 or 4, P, 4]): A's blocks' largest magnitudes
+/// The matmul `op` over quantized weights on int8 activations (`int8_dot`
+/// planned), values four K steps a column together (V [J, K/32, 8, 4 or 6,
+/// P, 4]): A's blocks' largest magnitudes
 ///   AMAX[m, b] = max_t |A[m, b, t]|
 /// and, with d = AMAX[m, b] / 127 and id = (d != 0 ? 1 / d : 0),
 ///   C[m, j, r] += (roundeven(A[m, k] * id) * d) * (w * S[j, b, r])
 /// over (m, j, r, b, u, i), K step k = 32 b + 4 u + i, w = V[j, b, u, r, i]
 /// (Q8_0), or over (m, j, r, b, h, u, i), k = 32 b + 16 h + 4 u + i, w =
 /// nibble h of V[j, b, u, r, i] minus 8 (Q4_0; Q4_K: that nibble q,
-/// (d * sc) * q - dmin * m). The micro-kernel sums each
+/// (d * sc) * q - dmin * m; Q6_K: nibble h of V[j, b, u + 1 + u / 2, r, i]
+/// joined to its 2 high bits in V[j, b, 3 (u / 2), r, i] (buildSixBitInteger),
+/// (d * sc) * (q - 32)); Q5_K's as Q8_0's. The micro-kernel sums each
 /// block's integer products exactly before scaling (Int8BlockMatmul.h).
 static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
                                    const PackedQuant &packed, int64_t panel,
@@ -285,7 +291,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
   constexpr int64_t kBlock = 32;
   // Q6_K's 6-bit values index like the nibbles, a second read for the
   // high bits.
-  bool sixBit = isSixBitValues(format, 4);
+  bool sixBit = isSixBitValues(format, kInt8Group);
   bool q4 = isNibbleFormat(format) || sixBit;
   Type f32 = rewriter.getF32Type();
   auto dims = [&](unsigned n) {
@@ -360,7 +366,7 @@ static void rewriteToQuantizedInt8(RewriterBase &rewriter, linalg::LinalgOp op,
     inputs.push_back(packed.values);
     maps.push_back(map({d[1], d[3], du.floorDiv(2) * 3, d[2], di}));
   }
-  // The step's half of its block: h (Q4_0, Q4_K) or u floordiv 4.
+  // The step's half of its block: h (Q4_0, Q4_K, Q6_K) or u floordiv 4.
   AffineExpr half = q4 ? d[4] : du.floorDiv(4);
   appendScaleOperands(packed, format, d[1], d[3], d[2], half, numDims, inputs,
                       maps);
@@ -555,7 +561,7 @@ insertQuantizedParts(func::FuncOp func, BlockArgument weight,
   int64_t panels = llvm::divideCeil(n, panel);
   QuantFormat format = quant.getFormat();
   // For int8 activations, four K steps of a column together.
-  int64_t group = target.int8 ? 4 : 1;
+  int64_t group = target.int8 ? kInt8Group : 1;
   unsigned at = index;
   for (QuantizedPart part : getQuantizedParts(format)) {
     bool values = part == QuantizedPart::Values;
@@ -696,9 +702,9 @@ LogicalResult mlir::tfm::cpu_pack::quantizeWeights(func::FuncOp func) {
     if (failed(packed))
       return failure();
     WeightQuantAttr quant = getParamQuant(weight);
-    rewriteExtract(rewriter, extract, *packed,
-                   target.getPanel(quant.getFormat()), target.int8 ? 4 : 1,
-                   quant.getAxis(), quant.getFormat());
+    rewriteExtract(
+        rewriter, extract, *packed, target.getPanel(quant.getFormat()),
+        target.int8 ? kInt8Group : 1, quant.getAxis(), quant.getFormat());
   }
   for (Operation *sw : switches)
     dropUnusedResults(rewriter, cast<scf::IndexSwitchOp>(sw));

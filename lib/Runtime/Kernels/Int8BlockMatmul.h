@@ -214,12 +214,16 @@ struct Avx512Vnni {
   static I high(I w) {
     return _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi8(15));
   }
-  /// Bits 4-5 of each byte of `h` shifted left by S (right if negative),
-  /// or'ed into `w`: a Q6_K nibble given its high bits.
+  /// `w` (nibbles, high bits clear) or'ed with bits 4-5 of each byte of
+  /// `h` shifted left by S (right if negative), i.e. h's bits 4 - S and 5
+  /// - S: a Q6_K nibble joined to its high bits. The 16-bit shift moves
+  /// bits across bytes only into bits the mask clears.
   template <int S> static I withTop(I w, I h) {
-    I shifted = S > 0   ? _mm512_slli_epi16(h, S > 0 ? S : 0)
-                : S < 0 ? _mm512_srli_epi16(h, S < 0 ? -S : 0)
-                        : h;
+    I shifted = h;
+    if constexpr (S > 0)
+      shifted = _mm512_slli_epi16(h, S);
+    else if constexpr (S < 0)
+      shifted = _mm512_srli_epi16(h, -S);
     return _mm512_or_si512(w,
                            _mm512_and_si512(shifted, _mm512_set1_epi8(0x30)));
   }
@@ -278,10 +282,13 @@ struct Avx2 {
   static I high(I w) {
     return _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi8(15));
   }
+  /// As Avx512Vnni::withTop.
   template <int S> static I withTop(I w, I h) {
-    I shifted = S > 0   ? _mm256_slli_epi16(h, S > 0 ? S : 0)
-                : S < 0 ? _mm256_srli_epi16(h, S < 0 ? -S : 0)
-                        : h;
+    I shifted = h;
+    if constexpr (S > 0)
+      shifted = _mm256_slli_epi16(h, S);
+    else if constexpr (S < 0)
+      shifted = _mm256_srli_epi16(h, -S);
     return _mm256_or_si256(w,
                            _mm256_and_si256(shifted, _mm256_set1_epi8(0x30)));
   }

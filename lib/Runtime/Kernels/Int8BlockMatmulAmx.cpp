@@ -6,12 +6,11 @@
 // tile and a weight tile of 8 K quads x 16 columns -- the packed panels'
 // own layout (four K steps of a column adjacent), read in place for the
 // byte formats and unpacked once per panel for the nibble ones and Q6_K's
-// 6-bit values. The int32
-// sums are stored and scaled into f32 accumulators by AVX-512 with the
-// roundings of the other variants, in the same order, so every variant
-// gives the same floats. Q6_K, whose scales are per 16 K steps, takes a
-// tile product per half block. The next three products run while one's
-// sums are scaled.
+// 6-bit values. The int32 sums are stored and scaled into f32 accumulators
+// by AVX-512 with the roundings of the other variants, in the same order,
+// so every variant gives the same floats. Q6_K, whose scales are per 16 K
+// steps, takes a tile product per half block. The next three products run while
+// one's sums are scaled.
 //
 // Compiled with AMX-TILE, AMX-INT8 and AVX-512 (VNNI, BW) flags
 // (CMakeLists.txt); the entry points (Entries.cpp) run it only where the
@@ -72,9 +71,9 @@ void configureTiles(int rows, int part) {
   _tile_loadconfig(&config);
 }
 
-/// A thread's scratch buffer `Slot` (0: an unpacked nibble panel, K x P
-/// bytes; 1: Q6_K's activation sums per 16 K steps, M x K/16 int32; 2:
-/// the K formats' min factors, M x K/32 f32),
+/// A thread's scratch buffer `Slot` (0: an unpacked panel of nibbles or
+/// Q6_K's 6-bit values, K x P bytes; 1: Q6_K's activation sums per 16 K
+/// steps, M x K/16 int32; 2: the K formats' min factors, M x K/32 f32),
 /// grown as needed and kept.
 template <int Slot> void *scratch(int64_t bytes) {
   struct Free {
@@ -92,7 +91,8 @@ template <int Slot> void *scratch(int64_t bytes) {
 }
 
 template <WeightFormat Fm> struct AmxInt8Matmul {
-  /// Two 4-bit steps a byte (Q4_0, Q4_K): unpacked before the products.
+  /// Two 4-bit steps a byte (Q4_0, Q4_K): unpacked before the products, as
+  /// Q6_K's 6-bit values are.
   static constexpr bool Q4 =
       Fm == WeightFormat::Q4_0 || Fm == WeightFormat::Q4_K;
   /// A scale and a min per block (Q4_K, Q5_K).
@@ -147,7 +147,8 @@ template <WeightFormat Fm> struct AmxInt8Matmul {
   /// Panel j's nibbles as bytes, in the packed layout of a byte format
   /// ([K/32, 8, P, 4]: quads 0-3 the low nibbles, 4-7 the high ones),
   /// Q4_0's minus 8; Q6_K's 6-bit values likewise, each nibble with its
-  /// high bits (quads 4 and 5 of its block: Int8BlockMatmul.h).
+  /// high bits (quads 0 and 3 of its block, each before the two nibble
+  /// quads whose bits it holds: Int8BlockMatmul.h).
   static void unpack(const int8_t *packed, int64_t blocks, int64_t panel,
                      int8_t *out) {
     const __m512i mask = _mm512_set1_epi8(15), top = _mm512_set1_epi8(0x30);

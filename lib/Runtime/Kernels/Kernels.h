@@ -31,9 +31,9 @@ TFM_DECLARE_BLOCK_MATMULS(Avx512)
 /// K/32] (Int8BlockMatmul.h's quantizeRows), and C[m, j * panel + r] +=
 /// the int8 definition of Int8BlockMatmul.h for those rows against the
 /// Q8_0, Q4_0, Q4_K, Q5_K or Q6_K (6-bit) weights of panels [j0, j1) with
-/// four K steps a column adjacent. Compiled for SSE2 (the scalar definition,
-/// any panel), AVX2
-/// + FMA + F16C (vpmaddubsw), AVX-512 VNNI + BW. A single row (decode)
+/// four K steps a column adjacent. Compiled for SSE2 (the scalar
+/// definition, any panel), AVX2 + FMA + F16C (vpmaddubsw), AVX-512 VNNI +
+/// BW. A single row (decode)
 /// accumulates in `decodeVectors` vectors (the plan's: 8 or 4 on AVX-512;
 /// AVX2 takes 4, the tiles ignore it). False if this variant has no code
 /// for `panel` columns.

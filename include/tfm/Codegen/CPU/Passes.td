@@ -122,7 +122,7 @@ def TfmCpuPackWeights : Pass<"tfm-cpu-pack-weights", "ModuleOp"> {
     the generic (marked `tfm.int8_activations`) multiplies the activation
     quantized with it (`d = amax / 127`, `roundeven(a / d) * d`) by the
     dequantized weight, and the values are packed four K steps of a column
-    together (`group = 4`: `[J, K/32, 8 | 4, P, 4]`), an int8 dot product's
+    together (`group = 4`: `[J, K/32, 8 | 4 | 6, P, 4]`), an int8 dot product's
     lane; on AVX-512 VNNI the two-steps-a-byte formats (Q4_0, Q4_K) take
     panels twice as wide (64 columns), a panel's block 1 KiB of values as
     for the byte formats, and on AVX2 every format takes 32 columns (the

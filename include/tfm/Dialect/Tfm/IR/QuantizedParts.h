@@ -24,7 +24,8 @@ namespace mlir::tfm {
 
 /// One of the arguments a quantized weight is bound as.
 enum class QuantizedPart {
-  /// The integers: a byte a K step, or two (Q4_0, Q4_K: nibbles).
+  /// The integers: a byte a K step, or two (Q4_0, Q4_K: nibbles), or Q6_K's
+  /// in 6 bits (isSixBitValues).
   Values,
   /// Q8_0, Q4_0: each block's f16 scale. Q4_K, Q5_K: each sub-block of 32's
   /// 6-bit scale and min (bytes); Q6_K: each 16's signed scale (a byte).

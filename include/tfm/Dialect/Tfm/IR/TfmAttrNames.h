@@ -77,8 +77,9 @@ inline constexpr llvm::StringLiteral kQ5_KValuesWeightFormat = "q5_k_values";
 inline constexpr llvm::StringLiteral kQ5_KScalesWeightFormat = "q5_k_scales";
 inline constexpr llvm::StringLiteral kQ5_KSuperWeightFormat = "q5_k_super";
 /// The three a Q6_K weight is bound as: its 6-bit q (0..63) a byte a K step
-/// as Q8_0's values, the signed 8-bit scale of each 16 weights ([N, K /
-/// 16]) and its super-blocks' f16 d ([N, K / 256]).
+/// as Q8_0's values (for int8 dot products in 6 bits: isSixBitValues), the
+/// signed 8-bit scale of each 16 weights ([N, K / 16]) and its
+/// super-blocks' f16 d ([N, K / 256]).
 inline constexpr llvm::StringLiteral kQ6_KValuesWeightFormat = "q6_k_values";
 inline constexpr llvm::StringLiteral kQ6_KScalesWeightFormat = "q6_k_scales";
 inline constexpr llvm::StringLiteral kQ6_KSuperWeightFormat = "q6_k_super";
