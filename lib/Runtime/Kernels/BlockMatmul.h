@@ -46,7 +46,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #if defined(__F16C__)
 #include <immintrin.h>
@@ -73,6 +75,23 @@ inline float halfBitsToFloat(uint16_t h) {
   float value;
   std::memcpy(&value, &bits, 4);
   return value;
+}
+
+/// A thread's scratch buffer `Slot` (each kernel file numbers its own),
+/// 64-byte aligned, grown as needed and kept; null if out of memory.
+template <int Slot> void *scratch(int64_t bytes) {
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> buffer;
+  thread_local int64_t capacity = 0;
+  if (bytes > capacity) {
+    // A whole number of 64-byte lines.
+    int64_t rounded = (bytes + 63) / 64 * 64;
+    buffer.reset(std::aligned_alloc(64, rounded));
+    capacity = buffer ? rounded : 0;
+  }
+  return buffer.get();
 }
 
 /// The block formats the kernels read.

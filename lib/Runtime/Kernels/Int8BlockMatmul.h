@@ -63,8 +63,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -604,18 +602,6 @@ struct Int8BlockMatmul {
         }
   }
 
-  /// A thread's buffer of `bytes` for an unpacked panel, grown as needed
-  /// and kept (null if out of memory).
-  static int8_t *unpackBuffer(int64_t bytes) {
-    thread_local std::unique_ptr<int8_t[]> buffer;
-    thread_local int64_t capacity = 0;
-    if (bytes > capacity) {
-      buffer.reset(new (std::nothrow) int8_t[bytes]);
-      capacity = buffer ? bytes : 0;
-    }
-    return buffer.get();
-  }
-
   /// More rows: kMaxRows rows at a time against panels [j0, j1), each in
   /// slices of kPrefillVectors. (A slice against every tile of rows in
   /// turn measured 5% slower on Q4_0 prefill than rows outermost.) Q6_K's
@@ -625,8 +611,11 @@ struct Int8BlockMatmul {
   static void prefill(const Operands &o, int64_t j0, int64_t j1) {
     if constexpr (kSixBit) {
       int64_t blocks = o.k / 32;
-      int8_t *bytes =
-          o.m > Isa::kMaxRows ? unpackBuffer(32 * blocks * kPanel) : nullptr;
+      // The thread's unpacked panel (scratch slot 0).
+      auto *bytes =
+          o.m > Isa::kMaxRows
+              ? static_cast<int8_t *>(scratch<0>(32 * blocks * kPanel))
+              : nullptr;
       if (bytes) {
         using Bytes = Int8BlockMatmul<Isa, V, Fm, false>;
         for (int64_t j = j0; j < j1; ++j) {

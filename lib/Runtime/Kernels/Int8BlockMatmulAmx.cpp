@@ -71,24 +71,10 @@ void configureTiles(int rows, int part) {
   _tile_loadconfig(&config);
 }
 
-/// A thread's scratch buffer `Slot` (0: an unpacked panel of nibbles or
-/// Q6_K's 6-bit values, K x P bytes; 1: Q6_K's activation sums per 16 K
-/// steps, M x K/16 int32; 2: the K formats' min factors, M x K/32 f32),
-/// grown as needed and kept.
-template <int Slot> void *scratch(int64_t bytes) {
-  struct Free {
-    void operator()(void *p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, Free> buffer;
-  thread_local int64_t capacity = 0;
-  if (bytes > capacity) {
-    // 64-byte aligned, a whole number of 64-byte lines.
-    int64_t rounded = (bytes + 63) / 64 * 64;
-    buffer.reset(std::aligned_alloc(64, rounded));
-    capacity = buffer ? rounded : 0;
-  }
-  return buffer.get(); // null if out of memory
-}
+// Scratch slots (scratch<Slot>, BlockMatmul.h): 0, an unpacked panel of
+// nibbles or Q6_K's 6-bit values, K x P bytes; 1, Q6_K's activation sums
+// per 16 K steps, M x K/16 int32; 2, the K formats' min factors, M x K/32
+// f32.
 
 template <WeightFormat Fm> struct AmxInt8Matmul {
   /// Two 4-bit steps a byte (Q4_0, Q4_K): unpacked before the products, as
