@@ -480,8 +480,7 @@ static void placeColumn(const PackedLayout &layout, int64_t col,
   case PackedLayout::QuantPart::Values: {
     const uint8_t *values = line.values.data();
     int64_t valueBytes = int64_t(line.values.size());
-    if (layout.blockFormat == BlockFormat::Q6_K && group == 4) {
-      // The int8 kernels' 6-bit layout (mlir::tfm::isSixBitValues).
+    if (layout.sixBitValues) {
       valueBytes = valueBytes * 3 / 4;
       line.sixBit.resize(valueBytes);
       packSixBitValues(values, int64_t(line.values.size()), line.sixBit.data());

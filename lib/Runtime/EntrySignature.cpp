@@ -236,6 +236,7 @@ mlir::tfm::runtime::getEntrySignature(ModuleOp module, llvm::StringRef entry) {
         packed.outIn = layout.getValue() == "out_in";
         packed.panel = panel.getInt();
         packed.group = group ? group.getInt() : 1;
+        packed.sixBitValues = isSixBitValues(quantFormat, packed.group);
         packed.fileShape.assign(shape.asArrayRef().begin(),
                                 shape.asArrayRef().end());
         packed.blockFormat = getBlockFormat(quantFormat);

@@ -74,6 +74,9 @@ struct PackedLayout {
   QuantPart quantPart = QuantPart::None;
   /// Consecutive value bytes of a column kept together (1 or 4).
   int64_t group = 1;
+  /// Q6_K's values in 6 bits (mlir::tfm::isSixBitValues of the format and
+  /// group).
+  bool sixBitValues = false;
   /// The tensor's shape in the weight file (after concatenating any parts).
   llvm::SmallVector<int64_t, 2> fileShape;
 };
