@@ -32,6 +32,28 @@ struct Matrix {
   uint16_t *scales;
 };
 
+/// Times `step(x, c)`, one decode step's GEMVs over `bytes` of weights
+/// against one quantized row x of up to K = 5632 into c (up to 32000
+/// columns): prints the median ms of 9 passes and GB/s.
+template <class Step>
+void timeSteps(const char *name, size_t bytes, Step step) {
+  std::vector<int8_t> q(5632);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(i * 37);
+  std::vector<float> d(5632 / 32, 0.01f), c(32000);
+  std::vector<int32_t> sum(5632 / 32, 3);
+  Int8Rows x{q.data(), d.data(), sum.data()};
+  double times[9];
+  for (double &time : times) {
+    double start = benchNow();
+    step(x, c.data());
+    time = benchNow() - start;
+  }
+  double median = benchMedian(times, 9);
+  std::printf("%s: %.1f MB, %.2f ms, %.2f GB/s\n", name, bytes / 1e6,
+              median * 1e3, bytes / median / 1e9);
+}
+
 /// Runs one format over every layer: the median ms of 9 passes and GB/s.
 template <WeightFormat Fm>
 void measure(const char *name, int valueBits, int64_t decodeVectors) {
@@ -55,24 +77,12 @@ void measure(const char *name, int valueBits, int64_t decodeVectors) {
       at += valueBytes + m.n * (m.k / 32) * 2;
       matrices.push_back(m);
     }
-  std::vector<int8_t> q(5632);
-  for (size_t i = 0; i < q.size(); ++i)
-    q[i] = int8_t(i * 37);
-  std::vector<float> d(5632 / 32, 0.01f), c(11264);
-  std::vector<int32_t> sum(5632 / 32, 3);
-  Int8Rows x{q.data(), d.data(), sum.data()};
-  double times[9];
-  for (double &time : times) {
-    double start = benchNow();
+  timeSteps(name, bytes, [&](const Int8Rows &x, float *c) {
     for (const Matrix &m : matrices)
       Int8BlockMatmul<Avx512Vnni, kPanel / 16, Fm>::run(
-          x, m.values, m.scales, nullptr, c.data(), m.n, 1, m.k, 0,
-          m.n / kPanel, decodeVectors);
-    time = benchNow() - start;
-  }
-  double median = benchMedian(times, 9);
-  std::printf("%s: %.1f MB, %.2f ms, %.2f GB/s\n", name, bytes / 1e6,
-              median * 1e3, bytes / median / 1e9);
+          x, m.values, m.scales, nullptr, c, m.n, 1, m.k, 0, m.n / kPanel,
+          decodeVectors);
+  });
   free(arena);
 }
 
@@ -115,24 +125,12 @@ void measureQ6K(int64_t decodeVectors) {
       at += values + super + scales;
       matrices.push_back(m);
     }
-  std::vector<int8_t> q(5632);
-  for (size_t i = 0; i < q.size(); ++i)
-    q[i] = int8_t(i * 37);
-  std::vector<float> d(5632 / 32, 0.01f), c(32000);
-  std::vector<int32_t> sum(5632 / 32, 3);
-  Int8Rows x{q.data(), d.data(), sum.data()};
-  double times[9];
-  for (double &time : times) {
-    double start = benchNow();
+  timeSteps("q6_k", bytes, [&](const Int8Rows &x, float *c) {
     for (const Q6Matrix &m : matrices)
       Int8BlockMatmul<Avx512Vnni, kPanel / 16, WeightFormat::Q6_K>::run(
-          x, m.values, m.super, m.scales, c.data(), m.n, 1, m.k, 0,
-          m.n / kPanel, decodeVectors);
-    time = benchNow() - start;
-  }
-  double median = benchMedian(times, 9);
-  std::printf("q6_k: %.1f MB, %.2f ms, %.2f GB/s\n", bytes / 1e6,
-              median * 1e3, bytes / median / 1e9);
+          x, m.values, m.super, m.scales, c, m.n, 1, m.k, 0, m.n / kPanel,
+          decodeVectors);
+  });
   free(arena);
 }
 } // namespace
