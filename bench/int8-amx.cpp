@@ -28,7 +28,7 @@ namespace {
 using Kernel = bool (*)(const int8_t *, const float *, const int32_t *,
                         const int8_t *, const uint16_t *, const uint8_t *,
                         float *, int64_t, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, int64_t);
+                        int64_t, int64_t, int64_t);
 
 struct Format {
   const char *name;
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
       double start = benchNow();
       if (!kernel(q.data(), d.data(), sum.data(), v.data(), s.data(),
                   sc.data(), c.data(), n, m, k, f.panel, 0, panels,
-                  /*decodeVectors=*/8)) {
+                  /*decodeVectors=*/8, /*prefetch=*/2048)) {
         fprintf(stderr, "%s: a kernel has no code for this panel\n", f.name);
         exit(1);
       }

@@ -4,11 +4,17 @@
 // file, in huge pages, as the runner binds them:
 // how close the kernel streams to the read ceiling of read-bandwidth.c,
 // without the rest of a decode step (bench/README.md, "int8-gemv.cpp").
-// AVX-512 VNNI hosts (the kernel's Avx512Vnni variant, 32-column panels).
+// The kernel's Avx512Vnni variant on 32-column panels, or with
+// -DINT8_GEMV_AVX2 (and AVX2 flags only) its Avx2 variant.
 //
 //   clang++-22 -O3 -std=c++20 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
 //       -mfma -mf16c -Ilib/Runtime/Kernels bench/int8-gemv.cpp -o /tmp/int8-gemv
-//   /tmp/int8-gemv [DECODE_VECTORS]   # the plan's int8_decode_vectors: 8 or 4
+//   clang++-22 -O3 -std=c++20 -mavx2 -mfma -mf16c -DINT8_GEMV_AVX2 \
+//       -Ilib/Runtime/Kernels bench/int8-gemv.cpp -o /tmp/int8-gemv-avx2
+//   /tmp/int8-gemv [DECODE_VECTORS [PREFETCH [PREFETCH_Q8]]]
+// DECODE_VECTORS: the plan's int8_decode_vectors (8 or 4; AVX2 takes 4);
+// PREFETCH and PREFETCH_Q8: its int8_prefetch_packed (Q4_0, Q6_K) and
+// int8_prefetch_bytewise (Q8_0) in bytes, 2048 if not given.
 #include "Int8BlockMatmul.h"
 
 #include "timing.h"
@@ -25,6 +31,12 @@ namespace {
 constexpr int64_t kShapes[][2] = {{2560, 2048}, {2048, 2048}, {11264, 2048},
                                   {2048, 5632}};
 constexpr int kLayers = 22, kPanel = 32;
+#ifdef INT8_GEMV_AVX2
+using Isa = Avx2;
+#else
+using Isa = Avx512Vnni;
+#endif
+constexpr int kV = kPanel / Isa::kLanes;
 
 struct Matrix {
   int64_t n, k;
@@ -56,7 +68,8 @@ void timeSteps(const char *name, size_t bytes, Step step) {
 
 /// Runs one format over every layer: the median ms of 9 passes and GB/s.
 template <WeightFormat Fm>
-void measure(const char *name, int valueBits, int64_t decodeVectors) {
+void measure(const char *name, int valueBits, int64_t decodeVectors,
+             int64_t prefetch) {
   size_t bytes = 0;
   for (auto &s : kShapes)
     bytes += size_t(s[0]) * s[1] * valueBits / 8 + s[0] * (s[1] / 32) * 2;
@@ -79,9 +92,9 @@ void measure(const char *name, int valueBits, int64_t decodeVectors) {
     }
   timeSteps(name, bytes, [&](const Int8Rows &x, float *c) {
     for (const Matrix &m : matrices)
-      Int8BlockMatmul<Avx512Vnni, kPanel / 16, Fm>::run(
-          x, m.values, m.scales, nullptr, c, m.n, 1, m.k, 0, m.n / kPanel,
-          decodeVectors);
+      Int8BlockMatmul<Isa, kV, Fm>::run(x, m.values, m.scales, nullptr, c,
+                                        m.n, 1, m.k, 0, m.n / kPanel,
+                                        decodeVectors, prefetch);
   });
   free(arena);
 }
@@ -89,7 +102,7 @@ void measure(const char *name, int valueBits, int64_t decodeVectors) {
 /// Q6_K in its 6-bit layout over the tensors a Q4_K_M file holds so: the
 /// 11 `ffn_down` and 11 `attn_v` of half the layers and the LM head, with
 /// their super-blocks' d (f16) and the scales of their 16s (bytes).
-void measureQ6K(int64_t decodeVectors) {
+void measureQ6K(int64_t decodeVectors, int64_t prefetch) {
   constexpr int64_t kQ6Shapes[][3] = {
       {2048, 5632, 11}, {256, 2048, 11}, {32000, 2048, 1}};
   struct Q6Matrix {
@@ -127,9 +140,9 @@ void measureQ6K(int64_t decodeVectors) {
     }
   timeSteps("q6_k", bytes, [&](const Int8Rows &x, float *c) {
     for (const Q6Matrix &m : matrices)
-      Int8BlockMatmul<Avx512Vnni, kPanel / 16, WeightFormat::Q6_K>::run(
+      Int8BlockMatmul<Isa, kV, WeightFormat::Q6_K>::run(
           x, m.values, m.super, m.scales, c, m.n, 1, m.k, 0, m.n / kPanel,
-          decodeVectors);
+          decodeVectors, prefetch);
   });
   free(arena);
 }
@@ -137,7 +150,9 @@ void measureQ6K(int64_t decodeVectors) {
 
 int main(int argc, char **argv) {
   int64_t decodeVectors = argc > 1 ? std::atoll(argv[1]) : 8;
-  measure<WeightFormat::Q4_0>("q4_0", 4, decodeVectors);
-  measure<WeightFormat::Q8_0>("q8_0", 8, decodeVectors);
-  measureQ6K(decodeVectors);
+  int64_t packed = argc > 2 ? std::atoll(argv[2]) : 2048;
+  int64_t bytewise = argc > 3 ? std::atoll(argv[3]) : 2048;
+  measure<WeightFormat::Q4_0>("q4_0", 4, decodeVectors, packed);
+  measure<WeightFormat::Q8_0>("q8_0", 8, decodeVectors, bytewise);
+  measureQ6K(decodeVectors, packed);
 }

@@ -63,7 +63,7 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// tfm_q8_0_int8_matmul_<isa> or tfm_q4_0_int8_matmul_<isa>:
 ///
 ///   Q, D, SUM, V [J, K/32, G, P, 4] i8, S [J, K/32, P] f16, C [M, J, P]
-///   f32, then j0, j1 and decode_vectors (index)
+///   f32, then j0, j1, decode_vectors and prefetch (index)
 ///
 /// with G = 8 (Q8_0: V[j, b, u, r, i] at K step 32 b + 4 u + i) or 4
 /// (Q4_0: two 4-bit q a byte, steps 32 b + 4 u + i and 32 b + 16 + 4 u + i
@@ -71,8 +71,10 @@ inline constexpr llvm::StringLiteral kQ6_KMatmulPrefix = "tfm_q6_k_matmul_";
 /// scaled by its two scales. A single row (decode) accumulates in
 /// decode_vectors vector registers (tfm.cpu_target's `int8_decode_vectors`:
 /// 8 or 4 on AVX-512, which then streams one 64-column panel at a time
-/// rather than two; AVX2 takes 4, the tiles ignore it); the floats do not
-/// depend on it. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
+/// rather than two; AVX2 takes 4, the tiles ignore it), and the values
+/// are prefetched `prefetch` bytes ahead of their loads (tfm.cpu_target's
+/// `int8_prefetch_packed` or `int8_prefetch_bytewise`; 0: no prefetch);
+/// the floats depend on neither. tfm_q4_k_int8_matmul_<isa> takes Q4_K's S and
 /// SC (as tfm_q4_k_matmul_) after V, its values as Q4_0's (G = 4);
 /// tfm_q5_k_int8_matmul_<isa> Q5_K's, its values as Q8_0's (G = 8), and
 /// tfm_q6_k_int8_matmul_<isa> Q6_K's, its values in 6 bits (G = 6:

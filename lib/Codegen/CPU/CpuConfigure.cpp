@@ -46,6 +46,11 @@ static DictionaryAttr targetAttr(MLIRContext *ctx, const CpuTarget &target,
       // Their decode GEMV's accumulators (and so panels streamed at once).
       b.getNamedAttr("int8_decode_vectors",
                      b.getI64IntegerAttr(target.int8DecodeVectors)),
+      // How far ahead their kernels prefetch the weights' values.
+      b.getNamedAttr("int8_prefetch_packed",
+                     b.getI64IntegerAttr(target.int8PrefetchPacked)),
+      b.getNamedAttr("int8_prefetch_bytewise",
+                     b.getI64IntegerAttr(target.int8PrefetchBytewise)),
       b.getNamedAttr("l1_bytes", b.getI64IntegerAttr(target.l1Bytes)),
       b.getNamedAttr("l2_bytes", b.getI64IntegerAttr(target.l2Bytes)),
   });

@@ -73,6 +73,18 @@ struct QuantizedKernelTarget {
   bool amxInt8 = false;
   /// Their decode GEMV's accumulator vectors (`int8_decode_vectors`).
   int64_t decodeVectors = 4;
+  /// How far ahead (bytes) their kernels prefetch the values of formats
+  /// packed below a byte a K step (`int8_prefetch_packed`: Q4_0, Q4_K,
+  /// Q6_K) and of those a byte a step (`int8_prefetch_bytewise`: Q8_0,
+  /// Q5_K); 0: none.
+  int64_t prefetchPacked = 2048, prefetchBytewise = 2048;
+
+  /// The prefetch distance of `format`'s values.
+  int64_t getInt8Prefetch(QuantFormat format) const {
+    return format == QuantFormat::q8_0 || format == QuantFormat::q5_k
+               ? prefetchBytewise
+               : prefetchPacked;
+  }
 
   /// The int8 kernel's instruction set for a GEMM of `rows` rows over
   /// `format`'s weights: "amx" where tiles are planned and the rows make

@@ -69,6 +69,23 @@ static int64_t getInt8DecodeVectors(const CpuTarget &target) {
   return llvm::StringRef(target.cpu).starts_with("znver") ? 4 : 8;
 }
 
+/// The int8 kernels' prefetch distances (CpuTarget::int8PrefetchPacked,
+/// int8PrefetchBytewise), measured on a decode step's GEMVs: 2 KiB with
+/// AVX-512 on Intel's cores; none with AVX-512 on AMD's Zen, whose
+/// hardware prefetchers stream the panels faster alone; with AVX2, 8 KiB
+/// for the packed formats, whose decode computes more per byte and lags
+/// the stream, and none for the bytewise ones, which stream at the core's
+/// read ceiling alone (docs/design.md, "Int8 prefetch").
+static void applyInt8Prefetch(CpuTarget &target) {
+  if (target.vectorBits >= 512) {
+    int64_t bytes = llvm::StringRef(target.cpu).starts_with("znver") ? 0 : 2048;
+    target.int8PrefetchPacked = target.int8PrefetchBytewise = bytes;
+    return;
+  }
+  target.int8PrefetchPacked = 8192;
+  target.int8PrefetchBytewise = 0;
+}
+
 /// Typical per-core caches of a CPU generation, for named targets (LLVM's
 /// CPU descriptions carry no cache sizes).
 static void applyTypicalCaches(CpuTarget &target) {
@@ -128,6 +145,7 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef requested) {
     if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
       target.l2Bytes = l2;
     target.int8DecodeVectors = getInt8DecodeVectors(target);
+    applyInt8Prefetch(target);
     return target;
   }
 
@@ -140,6 +158,7 @@ llvm::Expected<CpuTarget> CpuTarget::lookup(llvm::StringRef requested) {
   });
   applyTypicalCaches(target);
   target.int8DecodeVectors = getInt8DecodeVectors(target);
+  applyInt8Prefetch(target);
   return target;
 }
 

@@ -33,6 +33,8 @@ using namespace mlir::tfm;
 QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
   int64_t bits = 0, decodeVectors = 0;
+  // A plan without the prefetch fields (written before them) keeps 2 KiB.
+  int64_t prefetchPacked = 2048, prefetchBytewise = 2048;
   bool fma = false, int8 = false, vnni = false, amxInt8 = false;
   if (target) {
     if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
@@ -47,10 +49,16 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
       amxInt8 = tiles.getValue();
     if (auto vectors = target.getAs<IntegerAttr>("int8_decode_vectors"))
       decodeVectors = vectors.getInt();
+    if (auto bytes = target.getAs<IntegerAttr>("int8_prefetch_packed"))
+      prefetchPacked = bytes.getInt();
+    if (auto bytes = target.getAs<IntegerAttr>("int8_prefetch_bytewise"))
+      prefetchBytewise = bytes.getInt();
   } else if (llvm::Expected<CpuTarget> host = CpuTarget::lookup("host")) {
     bits = host->vectorBits;
     fma = host->hasFMA;
     decodeVectors = host->int8DecodeVectors;
+    prefetchPacked = host->int8PrefetchPacked;
+    prefetchBytewise = host->int8PrefetchBytewise;
   } else {
     llvm::consumeError(host.takeError());
   }
@@ -61,10 +69,19 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   if (decodeVectors <= 0)
     decodeVectors = int8Isa == "avx512" ? 8 : 4;
   if (bits >= 512)
-    return {"avx512",     32, int8, int8Isa, int8 && vnni && amxInt8,
-            decodeVectors};
+    return {"avx512",
+            32,
+            int8,
+            int8Isa,
+            int8 && vnni && amxInt8,
+            decodeVectors,
+            prefetchPacked,
+            prefetchBytewise};
   if (bits >= 256 && fma)
-    return {"avx2", 16, int8, int8Isa, false, decodeVectors};
+    return {"avx2",         16,
+            int8,           int8Isa,
+            false,          decodeVectors,
+            prefetchPacked, prefetchBytewise};
   return {"sse2", 8, false, ""};
 }
 
@@ -261,8 +278,9 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
     memrefs.push_back(subScales);
   memrefs.push_back(c);
   SmallVector<Type> types = dynamicTypes(memrefs);
-  // j0, j1, and for the int8 kernels their decode tile's vectors.
-  types.append(int8 ? 3 : 2, b.getIndexType());
+  // j0, j1, and for the int8 kernels their decode tile's vectors and their
+  // prefetch distance.
+  types.append(int8 ? 4 : 2, b.getIndexType());
   StringRef prefix = getMatmulKernelPrefix(format, int8);
   func::FuncOp kernel =
       getKernel(module, (prefix + (int8 ? int8Isa : target.isa)).str(), types);
@@ -282,8 +300,10 @@ static void lowerQuantizedMatmul(linalg::GenericOp op,
   SmallVector<Value> operands = castAll(memrefs, types);
   operands.append({first, last});
   if (int8)
-    operands.push_back(
-        arith::ConstantIndexOp::create(b, loc, target.decodeVectors));
+    operands.append(
+        {arith::ConstantIndexOp::create(b, loc, target.decodeVectors),
+         arith::ConstantIndexOp::create(b, loc,
+                                        target.getInt8Prefetch(format))});
   func::CallOp::create(b, loc, kernel, operands);
   op.erase();
 }

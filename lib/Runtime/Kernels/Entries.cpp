@@ -68,7 +68,7 @@ void runBlockMatmul(const Variant (&variants)[3], int widest,
 using Int8Variant = bool (*)(const int8_t *, const float *, const int32_t *,
                              const int8_t *, const uint16_t *, const uint8_t *,
                              float *, int64_t, int64_t, int64_t, int64_t,
-                             int64_t, int64_t, int64_t);
+                             int64_t, int64_t, int64_t, int64_t);
 using QuantizeVariant = void (*)(const float *, int64_t, const float *,
                                  int64_t, int64_t, int64_t, int8_t *, float *,
                                  int32_t *);
@@ -146,11 +146,12 @@ void runInt8BlockMatmul(const Int8Variant (&variants)[4], int widest,
                         MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,
                         const uint16_t *s, const uint8_t *sc,
                         MemRef<float, 3> *c, int64_t j0, int64_t j1,
-                        int64_t decodeVectors) {
+                        int64_t decodeVectors, int64_t prefetch) {
   int64_t panel = v->sizes[3];
-  auto args = std::make_tuple(q->data(), d->data(), sum->data(), v->data(), s,
-                              sc, c->data(), c->strides[0], q->sizes[0],
-                              q->sizes[1], panel, j0, j1, decodeVectors);
+  auto args =
+      std::make_tuple(q->data(), d->data(), sum->data(), v->data(), s, sc,
+                      c->data(), c->strides[0], q->sizes[0], q->sizes[1], panel,
+                      j0, j1, decodeVectors, prefetch);
   for (int isa = int8Isa(widest); isa >= 0; --isa)
     if (std::apply(variants[isa], args)) {
       reportInt8Isa(isa);
@@ -225,12 +226,12 @@ TFM_QUANTIZE_ROWS(_mlir_ciface_tfm_int8_quantize_rows_amx, 3)
 #undef TFM_QUANTIZE_ROWS
 
 #define TFM_INT8_BLOCK_MATMUL(NAME, VARIANTS, WIDEST)                          \
-  extern "C" void NAME(MemRef<int8_t, 2> *q, MemRef<float, 2> *d,              \
-                       MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,          \
-                       MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,            \
-                       int64_t j0, int64_t j1, int64_t decodeVectors) {        \
+  extern "C" void NAME(                                                        \
+      MemRef<int8_t, 2> *q, MemRef<float, 2> *d, MemRef<int32_t, 2> *sum,      \
+      MemRef<int8_t, 5> *v, MemRef<uint16_t, 3> *s, MemRef<float, 3> *c,       \
+      int64_t j0, int64_t j1, int64_t decodeVectors, int64_t prefetch) {       \
     runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s->data(), nullptr, c,  \
-                       j0, j1, decodeVectors);                                 \
+                       j0, j1, decodeVectors, prefetch);                       \
   }
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_sse2, kQ8_0Int8Variants, 0)
 TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q8_0_int8_matmul_avx2, kQ8_0Int8Variants, 1)
@@ -247,9 +248,9 @@ TFM_INT8_BLOCK_MATMUL(_mlir_ciface_tfm_q4_0_int8_matmul_amx, kQ4_0Int8Variants, 
                        MemRef<int32_t, 2> *sum, MemRef<int8_t, 5> *v,          \
                        MemRef<uint16_t, RANK> *s, MemRef<uint8_t, RANK> *sc,   \
                        MemRef<float, 3> *c, int64_t j0, int64_t j1,            \
-                       int64_t decodeVectors) {                                \
+                       int64_t decodeVectors, int64_t prefetch) {              \
     runInt8BlockMatmul(VARIANTS, WIDEST, q, d, sum, v, s->data(), sc->data(),  \
-                       c, j0, j1, decodeVectors);                              \
+                       c, j0, j1, decodeVectors, prefetch);                    \
   }
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_sse2, kQ4_KInt8Variants, 4, 0)
 TFM_K_INT8_MATMUL(_mlir_ciface_tfm_q4_k_int8_matmul_avx2, kQ4_KInt8Variants, 4, 1)

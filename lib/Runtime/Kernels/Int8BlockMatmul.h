@@ -356,8 +356,9 @@ struct Int8BlockMatmul {
                                           : kSixBit ? 24
                                                     : 32) *
                                          int64_t(kPanel);
-  /// How far ahead (bytes) each panel's values are prefetched.
-  static constexpr int64_t kPrefetchBytes = 2048;
+  /// Vectors of values a 64-byte line holds: a prefetch is issued for the
+  /// first of them.
+  static constexpr int kLineVectors = std::max(1, 64 / (Isa::kLanes * 4));
   /// The most vectors one row's tile accumulates in registers (decode): 8
   /// of 16 lanes (four panels of 32 columns or two of 64 on AVX-512), 4 of
   /// 8. The plan may ask for 4 on AVX-512 (run's `decodeVectors`).
@@ -376,6 +377,9 @@ struct Int8BlockMatmul {
     const uint8_t *sc;
     float *c;
     int64_t ldc, m, k;
+    /// How far ahead (bytes) each panel's values are prefetched: the plan's
+    /// (`int8_prefetch_packed`, `int8_prefetch_bytewise`); 0, none.
+    int64_t prefetch;
   };
 
   /// Rows [m0, m0 + R) against vectors [V0, V0 + T) of NP panels from j0.
@@ -450,7 +454,8 @@ struct Int8BlockMatmul {
               block + (kSixBit ? u + 1 + u / 2 : u) * kPanel * 4;
           for (int i = 0; i < T; ++i) {
             const int8_t *at = row + lane(i) * 4;
-            __builtin_prefetch(at + kPrefetchBytes);
+            if (o.prefetch && i % kLineVectors == 0)
+              __builtin_prefetch(at + o.prefetch);
             I w = Isa::load(at);
             if constexpr (Q4) {
               I low = Isa::low(w), high = Isa::high(w);
@@ -464,8 +469,8 @@ struct Int8BlockMatmul {
             } else if constexpr (kSixBit) {
               const int8_t *top =
                   block + 3 * (u / 2) * kPanel * 4 + lane(i) * 4;
-              if (u % 2 == 0)
-                __builtin_prefetch(top + kPrefetchBytes);
+              if (o.prefetch && u % 2 == 0 && i % kLineVectors == 0)
+                __builtin_prefetch(top + o.prefetch);
               I low, high;
               sixBits(w, Isa::load(top), u, low, high);
               for (int r = 0; r < R; ++r) {
@@ -628,7 +633,8 @@ struct Int8BlockMatmul {
                                          o.c + j * kPanel,
                                          o.ldc,
                                          o.m,
-                                         o.k};
+                                         o.k,
+                                         o.prefetch};
           Bytes::prefill(panel, 0, 1);
         }
         return;
@@ -659,8 +665,9 @@ struct Int8BlockMatmul {
 
   static void run(const Int8Rows &x, const int8_t *v, const uint16_t *s,
                   const uint8_t *sc, float *c, int64_t ldc, int64_t m,
-                  int64_t k, int64_t j0, int64_t j1, int64_t decodeVectors) {
-    Operands o{x, v, s, sc, c, ldc, m, k};
+                  int64_t k, int64_t j0, int64_t j1, int64_t decodeVectors,
+                  int64_t prefetch) {
+    Operands o{x, v, s, sc, c, ldc, m, k, prefetch};
     if (m != 1)
       prefill(o, j0, j1);
     else if (decodeVectors < kMaxDecodeVectors)
@@ -677,16 +684,16 @@ template <class Isa, WeightFormat Fm, int... Vs>
 bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
                   const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc,
                   int64_t m, int64_t k, int64_t j0, int64_t j1,
-                  int64_t decodeVectors) {
+                  int64_t decodeVectors, int64_t prefetch) {
   if constexpr (std::is_void_v<Isa>) {
     Int8BlockMatmulScalar<Fm>::run(rows, v, s, sc, c, ldc, m, k, panel, j0,
                                    j1);
     return true;
   } else {
-    return ((panel == Isa::kLanes * Vs &&
-             (Int8BlockMatmul<Isa, Vs, Fm>::run(rows, v, s, sc, c, ldc, m, k,
-                                                j0, j1, decodeVectors),
-              true)) ||
+    return ((panel == Isa::kLanes * Vs && (Int8BlockMatmul<Isa, Vs, Fm>::run(
+                                               rows, v, s, sc, c, ldc, m, k, j0,
+                                               j1, decodeVectors, prefetch),
+                                           true)) ||
             ...);
   }
 }
@@ -703,12 +710,12 @@ bool runInt8Panel(int64_t panel, const Int8Rows &rows, const int8_t *v,
   bool tfm::kernels::NAME##ISA(                                                \
       const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
       const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc, int64_t m,  \
-      int64_t k, int64_t panel, int64_t j0, int64_t j1,                        \
-      int64_t decodeVectors) {                                                 \
+      int64_t k, int64_t panel, int64_t j0, int64_t j1, int64_t decodeVectors, \
+      int64_t prefetch) {                                                      \
     return runInt8Panel<TRAITS, WeightFormat::FORMAT __VA_OPT__(, )            \
                                     __VA_ARGS__>(panel, Int8Rows{q, d, sum},   \
                                                  v, s, sc, c, ldc, m, k, j0,   \
-                                                 j1, decodeVectors);           \
+                                                 j1, decodeVectors, prefetch); \
   }
 #define TFM_DEFINE_INT8_BLOCK_MATMULS(ISA, TRAITS, ...)                        \
   void tfm::kernels::quantizeRows##ISA(const float *a, int64_t lda,            \

@@ -334,7 +334,7 @@ template <WeightFormat Fm> struct AmxInt8Matmul {
   bool tfm::kernels::NAME##Amx(                                                \
       const int8_t *q, const float *d, const int32_t *sum, const int8_t *v,    \
       const uint16_t *s, const uint8_t *sc, float *c, int64_t ldc, int64_t m,  \
-      int64_t k, int64_t panel, int64_t j0, int64_t j1, int64_t) {             \
+      int64_t k, int64_t panel, int64_t j0, int64_t j1, int64_t, int64_t) {    \
     return AmxInt8Matmul<WeightFormat::FORMAT>::run(q, d, sum, v, s, sc, c,    \
                                                     ldc, m, k, panel, j0, j1); \
   }

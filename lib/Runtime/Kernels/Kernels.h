@@ -35,13 +35,14 @@ TFM_DECLARE_BLOCK_MATMULS(Avx512)
 /// definition, any panel), AVX2 + FMA + F16C (vpmaddubsw), AVX-512 VNNI +
 /// BW. A single row (decode)
 /// accumulates in `decodeVectors` vectors (the plan's: 8 or 4 on AVX-512;
-/// AVX2 takes 4, the tiles ignore it). False if this variant has no code
-/// for `panel` columns.
+/// AVX2 takes 4, the tiles ignore it). The values are prefetched
+/// `prefetch` bytes ahead (the plan's; 0: not at all; the tiles ignore
+/// it). False if this variant has no code for `panel` columns.
 #define TFM_DECLARE_INT8_BLOCK_MATMUL(NAME)                                    \
   bool NAME(const int8_t *q, const float *d, const int32_t *sum,               \
             const int8_t *v, const uint16_t *s, const uint8_t *sc, float *c,   \
             int64_t ldc, int64_t m, int64_t k, int64_t panel, int64_t j0,      \
-            int64_t j1, int64_t decodeVectors);
+            int64_t j1, int64_t decodeVectors, int64_t prefetch);
 #define TFM_DECLARE_INT8_MATMUL(ISA)                                           \
   void quantizeRows##ISA(const float *a, int64_t lda, const float *amax,      \
                          int64_t ldamax, int64_t m, int64_t k, int8_t *q,      \

@@ -14,7 +14,7 @@
 // 32) then calls the VNNI kernel on them, the values [J, K/32, 8, P, 4]
 // and the scales.
 // CHECK-DAG: func.func private @tfm_int8_quantize_rows_avx512(memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface, tfm.nocapture}
-// CHECK-DAG: func.func private @tfm_q8_0_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
+// CHECK-DAG: func.func private @tfm_q8_0_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @vnni
 // CHECK-SAME: %[[A:.*]]: memref<8x2x8x4xf32>, %[[AMAX:.*]]: memref<8x2xf32>, %[[V:.*]]: memref<8x2x8x32x4xi8>, %[[S:.*]]: memref<8x2x32xf16>, %[[C:.*]]: memref<8x8x32xf32>
 // CHECK-NOT: linalg.generic
@@ -51,8 +51,9 @@ func.func @vnni(%a: memref<8x2x8x4xf32>, %amax: memref<8x2xf32>, %v: memref<8x2x
 
 // Q4_0 on AVX-512 VNNI in its 64-column panels: blocks of 128 columns are
 // two panels; 320 columns (5 panels) take three calls, the last one panel.
-// The last operand is the decode tile's accumulator vectors: a plan without
-// `int8_decode_vectors` (this one) takes AVX-512's widest, 8.
+// The last operands are the decode tile's accumulator vectors and the
+// values' prefetch distance: a plan without `int8_decode_vectors` and the
+// prefetch fields (this one) takes AVX-512's widest, 8, and 2 KiB.
 // CHECK-LABEL: func.func @vnni_q4_0
 // CHECK-SAME: %{{.*}}: memref<5x2x4x64x4xi8>, %{{.*}}: memref<5x2x64xf16>, %{{.*}}: memref<1x5x64xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx512(
@@ -61,7 +62,8 @@ func.func @vnni(%a: memref<8x2x8x4xf32>, %amax: memref<8x2xf32>, %v: memref<8x2x
 // CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c2
 // CHECK: %[[LAST:.*]] = arith.minui %[[END]], %c5
 // CHECK: %[[DV:.*]] = arith.constant 8 : index
-// CHECK: call @tfm_q4_0_int8_matmul_avx512({{.*}}, %[[FIRST]], %[[LAST]], %[[DV]])
+// CHECK: %[[PF:.*]] = arith.constant 2048 : index
+// CHECK: call @tfm_q4_0_int8_matmul_avx512({{.*}}, %[[FIRST]], %[[LAST]], %[[DV]], %[[PF]])
 module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
 func.func @vnni_q4_0(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<5x2x4x64x4xi8>, %s: memref<5x2x64xf16>, %c: memref<1x5x64xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
@@ -122,7 +124,7 @@ func.func @novnni(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<
 // Q4_K with VNNI: the kernel takes its super-blocks' D [J, K/256, 2, P]
 // and sub-blocks' SC [J, K/32, 2, P] once each (the generic reads each
 // twice), after the values.
-// CHECK-DAG: func.func private @tfm_q4_k_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf16, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
+// CHECK-DAG: func.func private @tfm_q4_k_int8_matmul_avx512(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xf16, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?x?xi8, strided<[?, ?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q4_k
 // CHECK-SAME: %[[V:arg[0-9]+]]: memref<2x8x4x32x4xi8>, %[[S:arg[0-9]+]]: memref<2x1x2x32xf16>, %[[SC:arg[0-9]+]]: memref<2x8x2x32xi8>
 // CHECK-NOT: linalg.generic
@@ -194,7 +196,7 @@ func.func @q4_k_two_buffers(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %
 // values [J, K/32, 6, P, 4] read twice (the nibbles, the high bits), then
 // D [J, K/256, P] and SC [J, K/16, P]; A [M, K/32, 2, 4, 4] collapsed to
 // [M, K/32, 32].
-// CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
+// CHECK-DAG: func.func private @tfm_q6_k_int8_matmul_avx2(memref<?x?xi8, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xi32, strided<[?, ?], offset: ?>>, memref<?x?x?x?x?xi8, strided<[?, ?, ?, ?, ?], offset: ?>>, memref<?x?x?xf16, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xi8, strided<[?, ?, ?], offset: ?>>, memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>, index, index, index, index) attributes {llvm.emit_c_interface, tfm.nocapture}
 // CHECK-LABEL: func.func @q6_k
 // CHECK: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3, 4]] : memref<2x8x2x4x4xf32> into memref<2x8x32xf32>
 // CHECK: call @tfm_int8_quantize_rows_avx2(
@@ -495,15 +497,48 @@ func.func @amx_q4_k_few_rows(%a: memref<8x8x2x4x4xf32>, %amax: memref<8x8xf32>, 
 #c = affine_map<(m, j, r, b, h, u, i) -> (m, j, r)>
 
 // The plan's decode accumulators (tfm-cpu-configure writes 4 for AMD's Zen
-// cores: one 64-column panel streamed at a time) reach every call.
+// cores: one 64-column panel streamed at a time) reach every call, and its
+// prefetch distance for the format's kind: Q4_0's values packed below a
+// byte a step take `int8_prefetch_packed`.
 // CHECK-LABEL: func.func @zen4_q4_0
 // CHECK: scf.forall
 // CHECK: %[[DV:.*]] = arith.constant 4 : index
-// CHECK: call @tfm_q4_0_int8_matmul_avx512({{.*}}, %[[DV]])
-module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "znver4", fma = true, int8_decode_vectors = 4 : i64, int8_dot = true, vector_bits = 512 : i64}} {
+// CHECK: %[[PF:.*]] = arith.constant 8192 : index
+// CHECK: call @tfm_q4_0_int8_matmul_avx512({{.*}}, %[[DV]], %[[PF]])
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "znver4", fma = true, int8_decode_vectors = 4 : i64, int8_dot = true, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, vector_bits = 512 : i64}} {
 func.func @zen4_q4_0(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<5x2x4x64x4xi8>, %s: memref<5x2x64xf16>, %c: memref<1x5x64xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
       ins(%a, %amax, %v, %s : memref<1x2x2x4x4xf32>, memref<1x2xf32>, memref<5x2x4x64x4xi8>, memref<5x2x64xf16>) outs(%c : memref<1x5x64xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q4_0"} {
+  ^bb0(%x: f32, %m: f32, %q: i8, %d: f16, %acc: f32):
+    %qf = arith.sitofp %q : i8 to f32
+    %df = arith.extf %d : f16 to f32
+    %w = arith.mulf %qf, %df : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+}
+
+// -----
+
+#a = affine_map<(m, j, r, b, u, i) -> (m, b, u, i)>
+#amax = affine_map<(m, j, r, b, u, i) -> (m, b)>
+#v = affine_map<(m, j, r, b, u, i) -> (j, b, u, r, i)>
+#s = affine_map<(m, j, r, b, u, i) -> (j, b, r)>
+#c = affine_map<(m, j, r, b, u, i) -> (m, j, r)>
+
+// Q8_0's values, a byte a step, take the plan's `int8_prefetch_bytewise`
+// (the same plan as above, whose two distances differ).
+// CHECK-LABEL: func.func @zen4_q8_0
+// CHECK: scf.forall
+// CHECK: %[[PF:.*]] = arith.constant 0 : index
+// CHECK: call @tfm_q8_0_int8_matmul_avx512({{.*}}, %[[PF]])
+module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "znver4", fma = true, int8_decode_vectors = 4 : i64, int8_dot = true, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, vector_bits = 512 : i64}} {
+func.func @zen4_q8_0(%a: memref<1x2x8x4xf32>, %amax: memref<1x2xf32>, %v: memref<4x2x8x32x4xi8>, %s: memref<4x2x32xf16>, %c: memref<1x4x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %amax, %v, %s : memref<1x2x8x4xf32>, memref<1x2xf32>, memref<4x2x8x32x4xi8>, memref<4x2x32xf16>) outs(%c : memref<1x4x32xf32>) attrs = {tfm.int8_activations, tfm.quantized_matmul = "q8_0"} {
   ^bb0(%x: f32, %m: f32, %q: i8, %d: f16, %acc: f32):
     %qf = arith.sitofp %q : i8 to f32
     %df = arith.extf %d : f16 to f32

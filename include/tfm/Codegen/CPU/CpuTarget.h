@@ -54,6 +54,13 @@ struct CpuTarget {
   /// time, whose one core reads fewer streams faster (docs/design.md, "Int8
   /// panels"); 4 with AVX2.
   int64_t int8DecodeVectors = 4;
+  /// How far ahead (bytes) the int8 kernels prefetch the weights' values
+  /// beyond what the hardware prefetchers fetch: for formats packed below a
+  /// byte a K step (Q4_0, Q4_K, Q6_K) and for those a byte a step (Q8_0,
+  /// Q5_K); 0, no prefetch. By the vector width and the CPU's name
+  /// (docs/design.md, "Int8 prefetch").
+  int64_t int8PrefetchPacked = 2048;
+  int64_t int8PrefetchBytewise = 2048;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
