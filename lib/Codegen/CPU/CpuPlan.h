@@ -77,13 +77,17 @@ struct QuantizedKernelTarget {
   /// packed below a byte a K step (`int8_prefetch_packed`: Q4_0, Q4_K,
   /// Q6_K) and of those a byte a step (`int8_prefetch_bytewise`: Q8_0,
   /// Q5_K); 0: none.
-  int64_t prefetchPacked = 2048, prefetchBytewise = 2048;
+  int64_t prefetchPacked = kDefaultInt8Prefetch,
+          prefetchBytewise = kDefaultInt8Prefetch;
+
+  /// Whether `format`'s values take a byte a K step in the int8 kernels.
+  static bool isBytewise(QuantFormat format) {
+    return format == QuantFormat::q8_0 || format == QuantFormat::q5_k;
+  }
 
   /// The prefetch distance of `format`'s values.
   int64_t getInt8Prefetch(QuantFormat format) const {
-    return format == QuantFormat::q8_0 || format == QuantFormat::q5_k
-               ? prefetchBytewise
-               : prefetchPacked;
+    return isBytewise(format) ? prefetchBytewise : prefetchPacked;
   }
 
   /// The int8 kernel's instruction set for a GEMM of `rows` rows over
@@ -95,8 +99,7 @@ struct QuantizedKernelTarget {
   llvm::StringRef getInt8Isa(QuantFormat format, int64_t rows) const {
     if (!amxInt8)
       return int8Isa;
-    bool bytes = format == QuantFormat::q8_0 || format == QuantFormat::q5_k;
-    return rows >= (bytes ? 8 : 32) ? "amx" : int8Isa;
+    return rows >= (isBytewise(format) ? 8 : 32) ? "amx" : int8Isa;
   }
 
   /// The panel width of a weight held in `format`. The int8 AVX-512 VNNI

@@ -33,8 +33,10 @@ using namespace mlir::tfm;
 QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   auto target = module->getAttrOfType<DictionaryAttr>(kCpuTargetAttrName);
   int64_t bits = 0, decodeVectors = 0;
-  // A plan without the prefetch fields (written before them) keeps 2 KiB.
-  int64_t prefetchPacked = 2048, prefetchBytewise = 2048;
+  // A plan without the prefetch fields (written before them) keeps the
+  // distance the kernels took then.
+  int64_t prefetchPacked = kDefaultInt8Prefetch,
+          prefetchBytewise = kDefaultInt8Prefetch;
   bool fma = false, int8 = false, vnni = false, amxInt8 = false;
   if (target) {
     if (auto vectorBits = target.getAs<IntegerAttr>("vector_bits"))
@@ -68,21 +70,25 @@ QuantizedKernelTarget mlir::tfm::getQuantizedKernelTarget(ModuleOp module) {
   // A plan without the field (written before it) keeps the widest tile.
   if (decodeVectors <= 0)
     decodeVectors = int8Isa == "avx512" ? 8 : 4;
-  if (bits >= 512)
-    return {"avx512",
-            32,
-            int8,
-            int8Isa,
-            int8 && vnni && amxInt8,
-            decodeVectors,
-            prefetchPacked,
-            prefetchBytewise};
-  if (bits >= 256 && fma)
-    return {"avx2",         16,
-            int8,           int8Isa,
-            false,          decodeVectors,
-            prefetchPacked, prefetchBytewise};
-  return {"sse2", 8, false, ""};
+  QuantizedKernelTarget kernels;
+  if (bits >= 512) {
+    kernels.isa = "avx512";
+    kernels.panel = 32;
+    kernels.amxInt8 = int8 && vnni && amxInt8;
+  } else if (bits >= 256 && fma) {
+    kernels.isa = "avx2";
+    kernels.panel = 16;
+  } else {
+    kernels.isa = "sse2";
+    kernels.panel = 8;
+    return kernels;
+  }
+  kernels.int8 = int8;
+  kernels.int8Isa = int8Isa;
+  kernels.decodeVectors = decodeVectors;
+  kernels.prefetchPacked = prefetchPacked;
+  kernels.prefetchBytewise = prefetchBytewise;
+  return kernels;
 }
 
 /// Whether `type`'s strides are static and end in `inner` (the innermost

@@ -356,8 +356,10 @@ struct Int8BlockMatmul {
                                           : kSixBit ? 24
                                                     : 32) *
                                          int64_t(kPanel);
-  /// Vectors of values a 64-byte line holds: a prefetch is issued for the
-  /// first of them.
+  /// Vectors of values a 64-byte line holds: one prefetch a line, issued
+  /// with its first vector (the rows of a panel's block are whole lines, the
+  /// packed weights 64-byte aligned), as a second to the same line would
+  /// only cost an issue slot.
   static constexpr int kLineVectors = std::max(1, 64 / (Isa::kLanes * 4));
   /// The most vectors one row's tile accumulates in registers (decode): 8
   /// of 16 lanes (four panels of 32 columns or two of 64 on AVX-512), 4 of
@@ -625,7 +627,8 @@ struct Int8BlockMatmul {
         using Bytes = Int8BlockMatmul<Isa, V, Fm, false>;
         for (int64_t j = j0; j < j1; ++j) {
           unpackPanel(o.v + j * blocks * kBlockBytes, blocks, bytes);
-          // Panel j's scales and columns as those of panel 0.
+          // Panel j's scales and columns as those of panel 0; its bytes,
+          // just unpacked, are in cache: no prefetch.
           typename Bytes::Operands panel{o.x,
                                          bytes,
                                          o.s + j * (blocks / 8) * kPanel,
@@ -634,7 +637,7 @@ struct Int8BlockMatmul {
                                          o.ldc,
                                          o.m,
                                          o.k,
-                                         o.prefetch};
+                                         /*prefetch=*/0};
           Bytes::prefill(panel, 0, 1);
         }
         return;

@@ -47,10 +47,13 @@
 // the rows and at least as many accumulators as the 8 FMAs in flight: 4 of
 // AVX-512's 6 rows (4 x 64 has 16), 3 of AVX2's 4 (3 x 24 has 9), 4 of
 // SSE's 6.
-// The int8 kernels' prefetch distances follow the vector width and the
-// CPU's name (docs/design.md, "Int8 prefetch"): with AVX2 code 8 KiB for
-// the formats packed below a byte a step and none for the bytewise ones;
-// with AVX-512 none on AMD's Zen (ZEN4, ZEN5), 2 KiB on Intel's.
+// The int8 kernels' prefetch distances follow their instruction set and
+// the CPU's name (docs/design.md, "Int8 prefetch"). AVX2's kernels (also
+// those of AVX-512 without VNNI): 8 KiB for the formats packed below a byte
+// a step and none for the bytewise ones on Zen and the generic levels
+// (AVX2, INT8, V3, V4), 2 KiB, not measured otherwise, on Intel's cores
+// (HASWELL, AVX512). AVX-512 VNNI's: none on Zen (ZEN4, ZEN5), 2 KiB on
+// Intel's (INT8VNNI).
 // AVX2: module attributes {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "znver3", fma = true, int8_decode_vectors = 4 : i64, int8_dot = false, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // AVX2: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // AVX2: linalg.batch_matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, {{.*}}>}
@@ -64,13 +67,13 @@
 // AVX512: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "skylake-avx512", fma = true, int8_decode_vectors = 8 : i64, int8_dot = false, int8_prefetch_bytewise = 2048 : i64, int8_prefetch_packed = 2048 : i64, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // AVX512: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, {{.*}}>} ins(%{{.*}}, %{{.*}} : tensor<12x40xbf16>, tensor<40x48xbf16>)
-// HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "haswell", fma = true, int8_decode_vectors = 4 : i64, int8_dot = false, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
+// HASWELL: module attributes {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "haswell", fma = true, int8_decode_vectors = 4 : i64, int8_dot = false, int8_prefetch_bytewise = 2048 : i64, int8_prefetch_packed = 2048 : i64, l1_bytes = 32768 : i64, l2_bytes = 524288 : i64, vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // HASWELL: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // V3: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v3", fma = true, int8_decode_vectors = 4 : i64, int8_dot = false, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, {{.*}}vector_bits = 256 : i64, vector_registers = 16 : i64}}
 // V3: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 4, register_cols = 24, min_rows = 3, block_rows = 256, block_cols = 504, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 2>}
 // ZEN4: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = true, avx512_vnni = true, cpu = "znver4", fma = true, int8_decode_vectors = 4 : i64, int8_dot = false, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 0 : i64, l1_bytes = 49152 : i64, l2_bytes = 1048576 : i64, vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // ZEN4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
-// V4: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v4", fma = true, int8_decode_vectors = 8 : i64, int8_dot = false, int8_prefetch_bytewise = 2048 : i64, int8_prefetch_packed = 2048 : i64, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
+// V4: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64-v4", fma = true, int8_decode_vectors = 8 : i64, int8_dot = false, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, {{.*}}vector_bits = 512 : i64, vector_registers = 32 : i64}}
 // V4: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 64, min_rows = 4, block_rows = 256, block_cols = 1024, block_depth = 128, dot_cols = 4, dot_depth = 32, gemv_panels = 4>}
 // SSE: {tfm.cpu_target = {amx_bf16 = false, amx_int8 = false, avx512_bf16 = false, avx512_vnni = false, cpu = "x86-64", fma = false, int8_decode_vectors = 4 : i64, int8_dot = false, {{.*}}vector_bits = 128 : i64, vector_registers = 16 : i64}}
 // SSE: linalg.matmul {tfm.cpu_tiling = #tfm.cpu_tiling<register_rows = 6, register_cols = 8, min_rows = 4, {{.*}}>}

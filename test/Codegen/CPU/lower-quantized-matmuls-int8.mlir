@@ -133,7 +133,7 @@ func.func @novnni(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memref<
 // CHECK: %[[VC:.*]] = memref.cast %[[V]]
 // CHECK: %[[SCAST:.*]] = memref.cast %[[S]]
 // CHECK: %[[SCC:.*]] = memref.cast %[[SC]]
-// CHECK: call @tfm_q4_k_int8_matmul_avx512(%{{.*}}, %{{.*}}, %{{.*}}, %[[VC]], %[[SCAST]], %[[SCC]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @tfm_q4_k_int8_matmul_avx512(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[VC]], %[[SCAST]], %[[SCC]], %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}) :
 module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "cascadelake", fma = true, int8_dot = true, vector_bits = 512 : i64}} {
 func.func @q4_k(%a: memref<3x8x2x4x4xf32>, %amax: memref<3x8xf32>, %v: memref<2x8x4x32x4xi8>, %s: memref<2x1x2x32xf16>, %sc: memref<2x8x2x32xi8>, %c: memref<3x2x32xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #d, #dmin, #sc, #min, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
@@ -533,8 +533,10 @@ func.func @zen4_q4_0(%a: memref<1x2x2x4x4xf32>, %amax: memref<1x2xf32>, %v: memr
 // (the same plan as above, whose two distances differ).
 // CHECK-LABEL: func.func @zen4_q8_0
 // CHECK: scf.forall
+// CHECK: %[[LAST:.*]] = arith.minui
+// CHECK: %[[DV:.*]] = arith.constant 4 : index
 // CHECK: %[[PF:.*]] = arith.constant 0 : index
-// CHECK: call @tfm_q8_0_int8_matmul_avx512({{.*}}, %[[PF]])
+// CHECK: call @tfm_q8_0_int8_matmul_avx512({{.*}}, %[[LAST]], %[[DV]], %[[PF]])
 module attributes {tfm.cpu_target = {avx512_vnni = true, cpu = "znver4", fma = true, int8_decode_vectors = 4 : i64, int8_dot = true, int8_prefetch_bytewise = 0 : i64, int8_prefetch_packed = 8192 : i64, vector_bits = 512 : i64}} {
 func.func @zen4_q8_0(%a: memref<1x2x8x4xf32>, %amax: memref<1x2xf32>, %v: memref<4x2x8x32x4xi8>, %s: memref<4x2x32xf16>, %c: memref<1x4x32xf32>) {
   linalg.generic {indexing_maps = [#a, #amax, #v, #s, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}

@@ -22,6 +22,11 @@
 
 namespace mlir::tfm {
 
+/// The int8 kernels' prefetch distance (bytes) where nothing measured
+/// another: the one distance they took before plans carried theirs, the
+/// best of 1-4 KiB on Q4_0 on an Intel AVX-512 VNNI host.
+inline constexpr int64_t kDefaultInt8Prefetch = 2048;
+
 struct CpuTarget {
   /// LLVM's name of the CPU (e.g. "znver3", "skylake-avx512").
   std::string cpu;
@@ -54,13 +59,13 @@ struct CpuTarget {
   /// time, whose one core reads fewer streams faster (docs/design.md, "Int8
   /// panels"); 4 with AVX2.
   int64_t int8DecodeVectors = 4;
-  /// How far ahead (bytes) the int8 kernels prefetch the weights' values
-  /// beyond what the hardware prefetchers fetch: for formats packed below a
-  /// byte a K step (Q4_0, Q4_K, Q6_K) and for those a byte a step (Q8_0,
-  /// Q5_K); 0, no prefetch. By the vector width and the CPU's name
+  /// How far ahead (bytes) the int8 kernels prefetch the values of the
+  /// formats packed below a byte a K step (Q4_0, Q4_K, Q6_K's 6 bits); 0,
+  /// no prefetch. By the int8 kernels' instruction set and the CPU's name
   /// (docs/design.md, "Int8 prefetch").
-  int64_t int8PrefetchPacked = 2048;
-  int64_t int8PrefetchBytewise = 2048;
+  int64_t int8PrefetchPacked = kDefaultInt8Prefetch;
+  /// Likewise for the formats a byte a K step (Q8_0, Q5_K).
+  int64_t int8PrefetchBytewise = kDefaultInt8Prefetch;
   /// Per-core data caches in bytes.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
